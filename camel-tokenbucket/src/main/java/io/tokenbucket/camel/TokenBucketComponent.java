@@ -1,0 +1,138 @@
+package io.tokenbucket.camel;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.tokenbucket.store.local.LocalBucketStore;
+import org.apache.camel.Endpoint;
+import org.apache.camel.spi.Metadata;
+import org.apache.camel.spi.ThreadPoolProfile;
+import org.apache.camel.spi.annotations.Component;
+import org.apache.camel.support.DefaultComponent;
+import org.apache.camel.util.ObjectHelper;
+
+/**
+ * The {@code tokenbucket:} component: creates endpoints that throttle exchanges per key with a token bucket.
+ *
+ * <p>Every endpoint option can be set here as the default for all endpoints ({@code
+ * camel.component.tokenbucket.capacity=5}). The component owns what its endpoints share: the local buckets of
+ * each limiter name (endpoints with the same name share buckets), one timer thread that wakes waiting
+ * exchanges and sweeps idle buckets, and the worker pool on which woken exchanges continue.
+ */
+@Component("tokenbucket")
+public class TokenBucketComponent extends DefaultComponent {
+
+    /** How often idle (full) local buckets are dropped. */
+    static final long SWEEP_INTERVAL_MILLIS = 1000;
+
+    @Metadata(description = "The defaults for every endpoint's options.")
+    private TokenBucketConfiguration configuration = new TokenBucketConfiguration();
+
+    @Metadata(label = "advanced", description = "The thread pool on which exchanges continue after waiting for"
+            + " their tokens (never the timer thread). Default: a Camel pool named TokenBucketWorker sized like"
+            + " Camel's default thread pool profile, with an unbounded queue.")
+    private ExecutorService workerPool;
+
+    private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
+    private ScheduledExecutorService timer;
+    private ExecutorService ownedWorkerPool;
+    private ScheduledFuture<?> sweeper;
+
+    @Override
+    protected Endpoint createEndpoint(String uri, String remaining, Map<String, Object> parameters) throws Exception {
+        if (ObjectHelper.isEmpty(remaining)) {
+            throw new IllegalArgumentException("tokenbucket: needs a limiter name, as in tokenbucket:proxies");
+        }
+        TokenBucketEndpoint endpoint = new TokenBucketEndpoint(uri, this, remaining, configuration.copy());
+        setProperties(endpoint, parameters);
+        endpoint.validate();
+        return endpoint;
+    }
+
+    @Override
+    protected void doStart() throws Exception {
+        super.doStart();
+        timer = getCamelContext().getExecutorServiceManager().newSingleThreadScheduledExecutor(this,
+                "TokenBucketTimer");
+        if (workerPool == null) {
+            // fixed size and an unbounded queue: a burst of releases queues here and never runs on the timer
+            ThreadPoolProfile defaults = getCamelContext().getExecutorServiceManager().getDefaultThreadPoolProfile();
+            int size = Math.max(defaults.getPoolSize(), Runtime.getRuntime().availableProcessors());
+            ThreadPoolProfile profile = new ThreadPoolProfile("TokenBucketWorker");
+            profile.setPoolSize(size);
+            profile.setMaxPoolSize(size);
+            profile.setMaxQueueSize(-1);
+            profile.setAllowCoreThreadTimeOut(true);
+            profile.setKeepAliveTime(60L);
+            profile.setTimeUnit(TimeUnit.SECONDS);
+            ownedWorkerPool = getCamelContext().getExecutorServiceManager().newThreadPool(this, "TokenBucketWorker",
+                    profile);
+        }
+        sweeper = timer.scheduleWithFixedDelay(this::sweep, SWEEP_INTERVAL_MILLIS, SWEEP_INTERVAL_MILLIS,
+                TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    protected void doStop() throws Exception {
+        if (sweeper != null) {
+            sweeper.cancel(false);
+        }
+        if (timer != null) {
+            getCamelContext().getExecutorServiceManager().shutdownNow(timer);
+            timer = null;
+        }
+        if (ownedWorkerPool != null) {
+            getCamelContext().getExecutorServiceManager().shutdown(ownedWorkerPool);
+            ownedWorkerPool = null;
+        }
+        localStores.clear();
+        super.doStop();
+    }
+
+    /** The local buckets of the limiter {@code name}, shared by every endpoint with that name. */
+    LocalBucketStore localStore(String name) {
+        return localStores.computeIfAbsent(name, n -> new LocalBucketStore());
+    }
+
+    /** Drops idle buckets of every limiter; runs on the timer thread once a second. */
+    void sweep() {
+        localStores.values().forEach(LocalBucketStore::sweep);
+    }
+
+    /** The scheduler that wakes waiting exchanges; it only hands them to {@link #worker()}. */
+    ScheduledExecutorService timer() {
+        return timer;
+    }
+
+    /** The pool on which exchanges continue after waiting. */
+    ExecutorService worker() {
+        return workerPool != null ? workerPool : ownedWorkerPool;
+    }
+
+    /** The defaults for every endpoint's options. */
+    public TokenBucketConfiguration getConfiguration() {
+        return configuration;
+    }
+
+    /** Sets the defaults for every endpoint's options. */
+    public void setConfiguration(TokenBucketConfiguration configuration) {
+        this.configuration = configuration;
+    }
+
+    /** The pool on which exchanges continue after waiting; null for the component's own pool (the default). */
+    public ExecutorService getWorkerPool() {
+        return workerPool;
+    }
+
+    /**
+     * Sets the pool on which exchanges continue after waiting for their tokens. The application owns it: the
+     * component does not shut it down. Default: the component's own pool named {@code TokenBucketWorker}.
+     */
+    public void setWorkerPool(ExecutorService workerPool) {
+        this.workerPool = workerPool;
+    }
+}

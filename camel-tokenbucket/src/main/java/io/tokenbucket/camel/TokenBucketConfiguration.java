@@ -1,0 +1,189 @@
+package io.tokenbucket.camel;
+
+import java.util.concurrent.TimeUnit;
+
+import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Limit;
+import org.apache.camel.RuntimeCamelException;
+import org.apache.camel.spi.Metadata;
+import org.apache.camel.spi.UriParam;
+import org.apache.camel.spi.UriParams;
+
+/**
+ * Every option of the {@code tokenbucket:} endpoint. The component holds one as the defaults for its endpoints
+ * ({@code camel.component.tokenbucket.*}) and gives each endpoint a copy that its URI options then override.
+ */
+@UriParams
+public class TokenBucketConfiguration implements Cloneable {
+
+    @UriParam(defaultValue = "1", description = "The bucket size in tokens: how many exchanges may pass at once"
+            + " after a quiet period (the burst). At least 1.")
+    private long capacity = 1;
+
+    @UriParam(description = "Tokens added back to the bucket every refillPeriod. At least 1. Default: the"
+            + " capacity (the bucket refills completely once per period).")
+    private Long refillTokens;
+
+    @UriParam(defaultValue = "1s", javaType = "java.time.Duration", description = "The refill period: Camel"
+            + " duration text (1s, 500ms, 2m, 1h) or milliseconds. refillTokens tokens come back per period,"
+            + " spread evenly over it.")
+    private long refillPeriod = 1000;
+
+    @UriParam(defaultValue = TokenBucketConstants.KEY, description = "The header whose value is the bucket key"
+            + " (for example proxyId). Exchanges with the same key share a bucket.")
+    private String keyHeader = TokenBucketConstants.KEY;
+
+    @UriParam(defaultValue = "false", description = "When true, an exchange without a non-blank key header fails"
+            + " with NoSuchHeaderException naming the header; when false such exchanges share the endpoint's one"
+            + " default bucket.")
+    private boolean requireKey;
+
+    @UriParam(defaultValue = "1", description = "The cost of one exchange in tokens, from 1 to the capacity."
+            + " The header CamelTokenBucketTokens overrides it per exchange.")
+    private long tokens = 1;
+
+    @UriParam(defaultValue = "delay", enums = "delay,reject,check", description = "delay: wait until the tokens"
+            + " are there, holding no thread; reject: never wait, fail with TokenBucketRejectedException; check:"
+            + " never wait, never fail, set header CamelTokenBucketAllowed (true consumes the tokens, false"
+            + " consumes nothing) and continue.")
+    private TokenBucketMode mode = TokenBucketMode.delay;
+
+    @UriParam(javaType = "java.time.Duration", description = "In delay mode, the longest wait accepted (Camel"
+            + " duration text or milliseconds); an exchange that would wait longer fails at once with"
+            + " TokenBucketRejectedException and consumes nothing. Unset: no limit.")
+    private Long maxWait;
+
+    @UriParam(defaultValue = "local", enums = "local", description = "Where the buckets live. local: in this"
+            + " JVM's memory, one limit per Camel instance.")
+    private TokenBucketStoreType store = TokenBucketStoreType.local;
+
+    /** A copy that can be changed without touching this one. */
+    public TokenBucketConfiguration copy() {
+        try {
+            return (TokenBucketConfiguration) clone();
+        } catch (CloneNotSupportedException e) {
+            throw new RuntimeCamelException(e);
+        }
+    }
+
+    /**
+     * Checks every option and returns the limit in nanosecond ticks.
+     *
+     * @throws IllegalArgumentException naming the option and its value
+     */
+    public Limit validate() {
+        if (refillPeriod < 1) {
+            throw new IllegalArgumentException("refillPeriod must be at least 1 millisecond, was " + refillPeriod);
+        }
+        Limit limit = Limit.of(capacity, getRefillTokens(), TimeUnit.MILLISECONDS.toNanos(refillPeriod));
+        if (tokens < 1 || tokens > capacity) {
+            throw new IllegalArgumentException("tokens must be between 1 and capacity " + capacity + ", was "
+                    + tokens);
+        }
+        if (maxWait != null && maxWait < 0) {
+            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
+        }
+        if (keyHeader == null || keyHeader.isBlank()) {
+            throw new IllegalArgumentException("keyHeader must name a header, was '" + keyHeader + "'");
+        }
+        return limit;
+    }
+
+    /** The longest wait this configuration accepts, in nanoseconds, for {@link io.tokenbucket.store.BucketStore}. */
+    public long maxWaitNanos() {
+        if (mode != TokenBucketMode.delay) {
+            return 0;
+        }
+        return maxWait == null ? BucketMath.NO_LIMIT : TimeUnit.MILLISECONDS.toNanos(maxWait);
+    }
+
+    /** The bucket size in tokens (the burst). Default 1. */
+    public long getCapacity() {
+        return capacity;
+    }
+
+    /** Sets the bucket size in tokens (the burst), at least 1. Default 1. */
+    public void setCapacity(long capacity) {
+        this.capacity = capacity;
+    }
+
+    /** Tokens added back per refill period; defaults to the capacity. */
+    public long getRefillTokens() {
+        return refillTokens != null ? refillTokens : capacity;
+    }
+
+    /** Sets the tokens added back per refill period, at least 1. Default: the capacity. */
+    public void setRefillTokens(Long refillTokens) {
+        this.refillTokens = refillTokens;
+    }
+
+    /** The refill period in milliseconds. Default 1000 (1s). */
+    public long getRefillPeriod() {
+        return refillPeriod;
+    }
+
+    /** Sets the refill period in milliseconds (Camel duration text such as 1s or 500ms when configured). Default 1s. */
+    public void setRefillPeriod(long refillPeriod) {
+        this.refillPeriod = refillPeriod;
+    }
+
+    /** The header holding the bucket key. Default {@code CamelTokenBucketKey}. */
+    public String getKeyHeader() {
+        return keyHeader;
+    }
+
+    /** Sets the header holding the bucket key. Default {@code CamelTokenBucketKey}. */
+    public void setKeyHeader(String keyHeader) {
+        this.keyHeader = keyHeader;
+    }
+
+    /** Whether an exchange without a key fails. Default false. */
+    public boolean isRequireKey() {
+        return requireKey;
+    }
+
+    /** Sets whether an exchange without a non-blank key header fails (true) or uses the default bucket (false). */
+    public void setRequireKey(boolean requireKey) {
+        this.requireKey = requireKey;
+    }
+
+    /** The cost of one exchange in tokens. Default 1. */
+    public long getTokens() {
+        return tokens;
+    }
+
+    /** Sets the cost of one exchange in tokens, from 1 to the capacity. Default 1. */
+    public void setTokens(long tokens) {
+        this.tokens = tokens;
+    }
+
+    /** What happens when the tokens are not there yet. Default {@link TokenBucketMode#delay}. */
+    public TokenBucketMode getMode() {
+        return mode;
+    }
+
+    /** Sets what happens when the tokens are not there yet. Default {@link TokenBucketMode#delay}. */
+    public void setMode(TokenBucketMode mode) {
+        this.mode = mode;
+    }
+
+    /** The longest wait accepted in delay mode, in milliseconds; null for no limit (the default). */
+    public Long getMaxWait() {
+        return maxWait;
+    }
+
+    /** Sets the longest wait accepted in delay mode, in milliseconds; null for no limit (the default). */
+    public void setMaxWait(Long maxWait) {
+        this.maxWait = maxWait;
+    }
+
+    /** Where the buckets live. Default {@link TokenBucketStoreType#local}. */
+    public TokenBucketStoreType getStore() {
+        return store;
+    }
+
+    /** Sets where the buckets live. Default {@link TokenBucketStoreType#local}. */
+    public void setStore(TokenBucketStoreType store) {
+        this.store = store;
+    }
+}

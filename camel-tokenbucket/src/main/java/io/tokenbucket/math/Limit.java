@@ -1,0 +1,130 @@
+package io.tokenbucket.math;
+
+/**
+ * One token-bucket limit: a capacity of {@code capacity} tokens (the burst), refilled by {@code refillTokens}
+ * tokens every {@code refillPeriod} ticks.
+ *
+ * <p>The math works with the <em>interval</em> {@code T}: the ticks one token takes to come back,
+ * {@code refillPeriod / refillTokens} rounded <em>up</em> to a whole tick. Rounding up means a bucket can
+ * only ever be a hair slower than configured, never faster: the sustained rate is at most one token per
+ * {@code T}. With nanosecond ticks the relative error is below 10<sup>-6</sup> for any rate under 1,000
+ * tokens per millisecond. The {@code burst} is {@code capacity × T}: how far ahead of now a bucket's
+ * {@code tat} may run before a reservation has to wait.
+ *
+ * <p>Instances are immutable and validated on creation; the messages name the option and the value.
+ */
+public final class Limit {
+
+    /** The largest burst, in ticks, that leaves room to add it to any clock reading without overflow. */
+    static final long MAX_BURST_TICKS = Long.MAX_VALUE / 4;
+
+    private final long capacity;
+    private final long refillTokens;
+    private final long refillPeriod;
+    private final long interval;
+    private final long burst;
+
+    private Limit(long capacity, long refillTokens, long refillPeriod) {
+        this.capacity = capacity;
+        this.refillTokens = refillTokens;
+        this.refillPeriod = refillPeriod;
+        this.interval = Math.max(1, ceilDiv(refillPeriod, refillTokens));
+        long b;
+        try {
+            b = Math.multiplyExact(capacity, interval);
+        } catch (ArithmeticException e) {
+            b = Long.MAX_VALUE;
+        }
+        if (b > MAX_BURST_TICKS) {
+            throw new IllegalArgumentException("capacity " + capacity + " with a refill of " + refillTokens
+                    + " per " + refillPeriod + " ticks takes longer than " + MAX_BURST_TICKS
+                    + " ticks to fill: lower capacity or refill faster");
+        }
+        this.burst = b;
+    }
+
+    /**
+     * A limit of {@code capacity} tokens refilled at {@code refillTokens} per {@code refillPeriod} ticks.
+     *
+     * @param capacity     the bucket size in tokens (the burst), at least 1
+     * @param refillTokens tokens added back per period, at least 1
+     * @param refillPeriod the period in ticks, at least 1
+     * @throws IllegalArgumentException naming the option and its value when one is out of range, or when the
+     *                                  bucket would take longer than {@link #MAX_BURST_TICKS} to fill
+     */
+    public static Limit of(long capacity, long refillTokens, long refillPeriod) {
+        requireAtLeastOne("capacity", capacity);
+        requireAtLeastOne("refillTokens", refillTokens);
+        requireAtLeastOne("refillPeriod", refillPeriod);
+        return new Limit(capacity, refillTokens, refillPeriod);
+    }
+
+    private static void requireAtLeastOne(String name, long value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(name + " must be at least 1, was " + value);
+        }
+    }
+
+    private static long ceilDiv(long x, long y) {
+        return -Math.floorDiv(-x, y);
+    }
+
+    /** The bucket size in tokens. */
+    public long capacity() {
+        return capacity;
+    }
+
+    /** Tokens added back per {@link #refillPeriod()}. */
+    public long refillTokens() {
+        return refillTokens;
+    }
+
+    /** The refill period in ticks. */
+    public long refillPeriod() {
+        return refillPeriod;
+    }
+
+    /** Ticks one token takes to come back ({@code T}), rounded up, at least 1. */
+    public long interval() {
+        return interval;
+    }
+
+    /** Ticks a full bucket's worth of tokens takes to come back ({@code capacity × T}). */
+    public long burst() {
+        return burst;
+    }
+
+    /**
+     * Ticks that {@code tokens} tokens take to come back ({@code tokens × T}).
+     *
+     * @throws IllegalArgumentException when {@code tokens} is below 1 or above the capacity: such a request can
+     *                                  never be satisfied
+     */
+    public long cost(long tokens) {
+        if (tokens < 1) {
+            throw new IllegalArgumentException("tokens must be at least 1, was " + tokens);
+        }
+        if (tokens > capacity) {
+            throw new IllegalArgumentException("tokens " + tokens + " exceeds capacity " + capacity
+                    + ": such a request can never be satisfied");
+        }
+        return tokens * interval;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Limit other && capacity == other.capacity && refillTokens == other.refillTokens
+                && refillPeriod == other.refillPeriod;
+    }
+
+    @Override
+    public int hashCode() {
+        return Long.hashCode(capacity) * 961 + Long.hashCode(refillTokens) * 31 + Long.hashCode(refillPeriod);
+    }
+
+    /** For example {@code 5 tokens, refill 5 per 1000000000 ticks}. */
+    @Override
+    public String toString() {
+        return capacity + " tokens, refill " + refillTokens + " per " + refillPeriod + " ticks";
+    }
+}
