@@ -1,0 +1,183 @@
+package io.tokenbucket.math;
+
+import org.junit.jupiter.api.Test;
+
+import static io.tokenbucket.math.BucketMath.NO_LIMIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The rate math with plain numbers. Ticks are milliseconds here unless a test says otherwise; a "bucket" is
+ * just the {@code tat} each step returns.
+ */
+class BucketMathTest {
+
+    /** Reserves {@code tokens} at each of {@code times} in turn; returns the waits. */
+    private static long[] waits(Limit limit, long tokens, long maxWait, long... times) {
+        long tat = Long.MIN_VALUE / 2;
+        long[] waits = new long[times.length];
+        for (int i = 0; i < times.length; i++) {
+            Decision d = BucketMath.reserve(tat, times[i], tokens, limit, maxWait);
+            waits[i] = d.granted() ? d.waitTicks() : -1;
+            tat = d.tat();
+        }
+        return waits;
+    }
+
+    @Test
+    void aFullBucketGrantsItsCapacityAtOnceThenSpacesByTheInterval() {
+        Limit fivePerSecond = Limit.of(5, 5, 1000);
+        assertThat(waits(fivePerSecond, 1, NO_LIMIT, 0, 0, 0, 0, 0, 0, 0, 0))
+                .containsExactly(0, 0, 0, 0, 0, 200, 400, 600);
+    }
+
+    @Test
+    void tokensComeBackAtTheRefillRate() {
+        Limit twoPerSecond = Limit.of(2, 2, 1000);
+        // burst of 2 at t=0; one token back at 500, two by 1000
+        assertThat(waits(twoPerSecond, 1, 0, 0, 0, 0, 499, 500, 500, 1500, 1500, 1500))
+                .containsExactly(0, 0, -1, -1, 0, -1, 0, 0, -1);
+    }
+
+    @Test
+    void fractionalRateOneTokenPerTenSeconds() {
+        Limit slow = Limit.of(1, 1, 10_000);
+        assertThat(waits(slow, 1, NO_LIMIT, 0, 0, 0)).containsExactly(0, 10_000, 20_000);
+        assertThat(waits(slow, 1, 0, 0, 9_999, 10_000)).containsExactly(0, -1, 0);
+    }
+
+    @Test
+    void fractionalRateThreePerSecondNeverRunsFast() {
+        Limit three = Limit.of(1, 3, 1000); // interval 334 ms
+        long[] w = waits(three, 1, NO_LIMIT, 0, 0, 0, 0);
+        assertThat(w).containsExactly(0, 334, 668, 1002);
+        // over 3 s of saturation no more than 1 + 3000/333.33 = 10 tokens
+        long tat = 0;
+        int granted = 0;
+        for (long t = 0; t <= 3000; t++) {
+            Decision d = BucketMath.reserve(tat, t, 1, three, 0);
+            if (d.granted()) {
+                granted++;
+                tat = d.tat();
+            }
+        }
+        assertThat(granted).isBetween(9, 10);
+    }
+
+    @Test
+    void costAboveOneTakesSeveralTokens() {
+        Limit ten = Limit.of(10, 10, 1000); // 100 ms per token
+        assertThat(waits(ten, 4, NO_LIMIT, 0, 0, 0, 0)).containsExactly(0, 0, 200, 600);
+    }
+
+    @Test
+    void costAboveCapacityFailsAtOnceAndClearly() {
+        Limit five = Limit.of(5, 5, 1000);
+        assertThatThrownBy(() -> BucketMath.reserve(0, 0, 6, five, NO_LIMIT))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tokens 6 exceeds capacity 5");
+    }
+
+    @Test
+    void maxWaitRefusesLongerWaitsAndARefusalConsumesNothing() {
+        Limit one = Limit.of(1, 1, 1000);
+        Decision first = BucketMath.reserve(0, 0, 1, one, 300);
+        assertThat(first.granted()).isTrue();
+        Decision refused = BucketMath.reserve(first.tat(), 100, 1, one, 300);
+        assertThat(refused.granted()).isFalse();
+        assertThat(refused.waitTicks()).isEqualTo(900);
+        assertThat(refused.tat()).isEqualTo(first.tat());
+        // the refusal left the state as it was: at 700 the wait is 300 and accepted
+        Decision later = BucketMath.reserve(refused.tat(), 700, 1, one, 300);
+        assertThat(later.granted()).isTrue();
+        assertThat(later.waitTicks()).isEqualTo(300);
+    }
+
+    @Test
+    void remainingCountsWholeTokensAfterTheReservation() {
+        Limit five = Limit.of(5, 5, 1000);
+        Decision d = BucketMath.reserve(0, 0, 2, five, NO_LIMIT);
+        assertThat(d.remaining()).isEqualTo(3);
+        assertThat(BucketMath.available(d.tat(), 0, five)).isEqualTo(3);
+        assertThat(BucketMath.available(d.tat(), 199, five)).isEqualTo(3);
+        assertThat(BucketMath.available(d.tat(), 200, five)).isEqualTo(4);
+        assertThat(BucketMath.available(d.tat(), 10_000, five)).isEqualTo(5);
+    }
+
+    @Test
+    void aWaitingReservationLeavesNothingRemaining() {
+        Limit one = Limit.of(1, 1, 1000);
+        Decision first = BucketMath.reserve(0, 0, 1, one, NO_LIMIT);
+        Decision second = BucketMath.reserve(first.tat(), 0, 1, one, NO_LIMIT);
+        assertThat(second.waitTicks()).isEqualTo(1000);
+        assertThat(second.remaining()).isZero();
+    }
+
+    @Test
+    void aLongIdlePeriodRefillsToCapacityAndNoMore() {
+        Limit three = Limit.of(3, 1, 1000);
+        long tat = BucketMath.reserve(0, 0, 3, three, NO_LIMIT).tat();
+        long muchLater = 1_000_000_000_000L;
+        assertThat(BucketMath.isFull(tat, muchLater)).isTrue();
+        assertThat(waits(three, 1, 0, muchLater, muchLater, muchLater, muchLater)).containsExactly(0, 0, 0, -1);
+    }
+
+    @Test
+    void onePerHourInNanosecondsDoesNotOverflow() {
+        long hour = 3_600_000_000_000L;
+        Limit hourly = Limit.of(1000, 1, hour);
+        long now = Long.MAX_VALUE / 2;
+        Decision d = BucketMath.reserve(now, now, 1000, hourly, NO_LIMIT);
+        assertThat(d.granted()).isTrue();
+        Decision next = BucketMath.reserve(d.tat(), now, 1, hourly, NO_LIMIT);
+        assertThat(next.waitTicks()).isEqualTo(hour);
+        assertThat(BucketMath.available(next.tat(), now + 1000 * hour, hourly)).isEqualTo(999);
+    }
+
+    @Test
+    void peekReportsWithoutCommitting() {
+        Limit one = Limit.of(1, 1, 1000);
+        long tat = BucketMath.reserve(0, 0, 1, one, NO_LIMIT).tat();
+        Decision peek = BucketMath.peek(tat, 250, 1, one);
+        assertThat(peek.granted()).isFalse();
+        assertThat(peek.waitTicks()).isEqualTo(750);
+        assertThat(peek.tat()).isEqualTo(tat);
+        assertThat(BucketMath.peek(tat, 1000, 1, one).granted()).isTrue();
+    }
+
+    @Test
+    void refundMovesTheStateBackButNeverPastFull() {
+        Limit five = Limit.of(5, 5, 1000);
+        long tat = BucketMath.reserve(0, 0, 5, five, NO_LIMIT).tat(); // empty: tat = 1000
+        assertThat(BucketMath.refund(tat, 0, 2, five)).isEqualTo(600);
+        assertThat(BucketMath.refund(tat, 0, 5, five)).isEqualTo(0);
+        assertThat(BucketMath.refund(tat, 500, 5, five)).isEqualTo(500);
+        assertThat(BucketMath.refund(tat, 2000, 1, five)).isEqualTo(tat);
+    }
+
+    @Test
+    void overSaturationTheReleasesNeverExceedTheBound() {
+        Limit limit = Limit.of(7, 3, 1000); // interval 334
+        long tat = 0;
+        long[] releases = new long[20_000];
+        int n = 0;
+        for (long t = 0; t < 20_000; t += 7) {
+            for (int k = 0; k < 3; k++) {
+                Decision d = BucketMath.reserve(tat, t, 1, limit, NO_LIMIT);
+                tat = d.tat();
+                if (t + d.waitTicks() < 20_000) {
+                    releases[n++] = t + d.waitTicks();
+                }
+            }
+        }
+        java.util.Arrays.sort(releases, 0, n);
+        for (long window : new long[] {1, 100, 1000, 5000}) {
+            long bound = 7 + window / 334 + 1;
+            for (int i = 0, j = 0; i < n; i++) {
+                while (releases[i] - releases[j] >= window) {
+                    j++;
+                }
+                assertThat(i - j + 1).as("released in a %d ms window", window).isLessThanOrEqualTo((int) bound);
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+package io.tokenbucket.store.local;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Limit;
+import io.tokenbucket.store.Reservation;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The local store on a clock the tests move by hand (nanoseconds). */
+class LocalBucketStoreTest {
+
+    private static final long MS = 1_000_000L;
+
+    private final AtomicLong clock = new AtomicLong(1_000 * MS);
+    private final LocalBucketStore store = new LocalBucketStore(clock::get);
+    private final ExecutorService pool = Executors.newFixedThreadPool(4);
+
+    @AfterEach
+    void stopPool() {
+        pool.shutdownNow();
+    }
+
+    @Test
+    void keysAreIndependent() {
+        Limit one = Limit.of(1, 1, 1000 * MS);
+        assertThat(store.reserveNow("a", one, 1, 0).granted()).isTrue();
+        assertThat(store.reserveNow("a", one, 1, 0).granted()).isFalse();
+        assertThat(store.reserveNow("b", one, 1, 0).granted()).isTrue();
+    }
+
+    @Test
+    void waitsAreReservedInOrderAndRefusalsConsumeNothing() {
+        Limit two = Limit.of(2, 2, 1000 * MS);
+        assertThat(store.reserveNow("k", two, 2, BucketMath.NO_LIMIT).waitNanos()).isZero();
+        assertThat(store.reserveNow("k", two, 1, 100 * MS).granted()).isFalse();
+        assertThat(store.reserveNow("k", two, 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(500 * MS);
+        assertThat(store.reserveNow("k", two, 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(1000 * MS);
+        clock.addAndGet(1000 * MS);
+        Reservation peek = store.peekNow("k", two, 1);
+        assertThat(peek.waitNanos()).isEqualTo(500 * MS);
+        assertThat(peek.remaining()).isZero();
+        clock.addAndGet(1000 * MS);
+        assertThat(store.peekNow("k", two, 1).remaining()).isEqualTo(2);
+    }
+
+    @Test
+    void refundGivesTokensBackAndRemoveStartsFull() {
+        Limit three = Limit.of(3, 3, 3000 * MS);
+        store.reserveNow("k", three, 3, 0);
+        assertThat(store.peekNow("k", three, 1).remaining()).isZero();
+        store.refund("k", three, 2);
+        assertThat(store.peekNow("k", three, 1).remaining()).isEqualTo(2);
+        store.remove("k");
+        assertThat(store.size()).isZero();
+        assertThat(store.peekNow("k", three, 1).remaining()).isEqualTo(3);
+    }
+
+    @Test
+    void sweepDropsOnlyFullBucketsAndChangesNoOutcome() {
+        Limit one = Limit.of(1, 1, 1000 * MS);
+        store.reserveNow("busy", one, 1, 0);
+        clock.addAndGet(500 * MS);
+        store.reserveNow("fresh", one, 1, 0);
+        clock.addAndGet(600 * MS); // "busy" is full again, "fresh" is not
+        assertThat(store.sweep()).isEqualTo(1);
+        assertThat(store.size()).isEqualTo(1);
+        assertThat(store.reserveNow("busy", one, 1, 0).granted()).isTrue();
+        assertThat(store.reserveNow("fresh", one, 1, 0).granted()).isFalse();
+    }
+
+    @Test
+    void aMillionKeysLeaveNothingBehindOnceIdle() {
+        Limit one = Limit.of(1, 1, 10 * MS);
+        for (int i = 0; i < 1_000_000; i++) {
+            assertThat(store.reserveNow("key-" + i, one, 1, 0).granted()).isTrue();
+        }
+        assertThat(store.size()).isEqualTo(1_000_000);
+        clock.addAndGet(10 * MS);
+        assertThat(store.sweep()).isEqualTo(1_000_000);
+        assertThat(store.size()).isZero();
+    }
+
+    @Test
+    void manyThreadsOnOneKeyGetExactlyTheCapacity() throws Exception {
+        Limit fifty = Limit.of(50, 50, 1000 * MS);
+        CountDownLatch start = new CountDownLatch(1);
+        AtomicLong granted = new AtomicLong();
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            futures.add(pool.submit(() -> {
+                start.await();
+                for (int i = 0; i < 10_000; i++) {
+                    if (store.reserveNow("hot", fifty, 1, 0).granted()) {
+                        granted.incrementAndGet();
+                    }
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> f : futures) {
+            f.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(granted.get()).isEqualTo(50); // the clock stood still: the burst and not one more
+    }
+
+    /**
+     * The CAMEL-24926 race: a sweep dropping a bucket while a reservation on it is in flight. In each round the
+     * clock jumps past every bucket's refill (so every bucket is full, and a sweep wants to drop it), then two
+     * threads hammer every key with the clock standing still while a third sweeps in a tight loop. Each key
+     * must grant exactly one token per round: a lost reservation would grant a second.
+     */
+    @Test
+    void sweepingDuringReservationsNeverLosesOne() throws Exception {
+        Limit onePer10ms = Limit.of(1, 1, 10 * MS);
+        int keys = 16;
+        int rounds = 2000;
+        AtomicLongArray granted = new AtomicLongArray(keys);
+        AtomicBoolean running = new AtomicBoolean(true);
+        CyclicBarrier round = new CyclicBarrier(2, () -> clock.addAndGet(20 * MS));
+        Future<?> sweeper = pool.submit(() -> {
+            long swept = 0;
+            while (running.get()) {
+                swept += store.sweep();
+            }
+            return swept;
+        });
+        List<Future<?>> workers = new ArrayList<>();
+        for (int w = 0; w < 2; w++) {
+            workers.add(pool.submit(() -> {
+                for (int r = 0; r < rounds; r++) {
+                    round.await(30, TimeUnit.SECONDS);
+                    for (int rep = 0; rep < 3; rep++) {
+                        for (int k = 0; k < keys; k++) {
+                            if (store.reserveNow("k" + k, onePer10ms, 1, 0).granted()) {
+                                granted.incrementAndGet(k);
+                            }
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> w : workers) {
+            w.get(60, TimeUnit.SECONDS);
+        }
+        running.set(false);
+        assertThat((Long) sweeper.get(10, TimeUnit.SECONDS)).as("buckets the sweep dropped").isPositive();
+        for (int k = 0; k < keys; k++) {
+            assertThat(granted.get(k)).as("tokens granted on key k%d", k).isEqualTo(rounds);
+        }
+    }
+}
