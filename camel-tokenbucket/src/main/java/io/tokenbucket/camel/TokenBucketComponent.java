@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.store.local.LocalBucketStore;
 import org.apache.camel.Endpoint;
+import org.apache.camel.spi.ExecutorServiceManager;
 import org.apache.camel.spi.Metadata;
 import org.apache.camel.spi.ThreadPoolProfile;
 import org.apache.camel.spi.annotations.Component;
@@ -56,21 +57,14 @@ public class TokenBucketComponent extends DefaultComponent {
     @Override
     protected void doStart() throws Exception {
         super.doStart();
-        timer = getCamelContext().getExecutorServiceManager().newSingleThreadScheduledExecutor(this,
-                "TokenBucketTimer");
+        // Both pools have unbounded queues: Camel's default profile bounds them at 1000 tasks, and ten thousand
+        // waiting exchanges are ten thousand scheduled wake-ups, then a burst of continuations.
+        ExecutorServiceManager pools = getCamelContext().getExecutorServiceManager();
+        timer = pools.newScheduledThreadPool(this, "TokenBucketTimer", unboundedProfile("TokenBucketTimer", 1));
         if (workerPool == null) {
-            // fixed size and an unbounded queue: a burst of releases queues here and never runs on the timer
-            ThreadPoolProfile defaults = getCamelContext().getExecutorServiceManager().getDefaultThreadPoolProfile();
-            int size = Math.max(defaults.getPoolSize(), Runtime.getRuntime().availableProcessors());
-            ThreadPoolProfile profile = new ThreadPoolProfile("TokenBucketWorker");
-            profile.setPoolSize(size);
-            profile.setMaxPoolSize(size);
-            profile.setMaxQueueSize(-1);
-            profile.setAllowCoreThreadTimeOut(true);
-            profile.setKeepAliveTime(60L);
-            profile.setTimeUnit(TimeUnit.SECONDS);
-            ownedWorkerPool = getCamelContext().getExecutorServiceManager().newThreadPool(this, "TokenBucketWorker",
-                    profile);
+            int size = Math.max(pools.getDefaultThreadPoolProfile().getPoolSize(),
+                    Runtime.getRuntime().availableProcessors());
+            ownedWorkerPool = pools.newThreadPool(this, "TokenBucketWorker", unboundedProfile("TokenBucketWorker", size));
         }
         sweeper = timer.scheduleWithFixedDelay(this::sweep, SWEEP_INTERVAL_MILLIS, SWEEP_INTERVAL_MILLIS,
                 TimeUnit.MILLISECONDS);
@@ -91,6 +85,17 @@ public class TokenBucketComponent extends DefaultComponent {
         }
         localStores.clear();
         super.doStop();
+    }
+
+    private static ThreadPoolProfile unboundedProfile(String name, int size) {
+        ThreadPoolProfile profile = new ThreadPoolProfile(name);
+        profile.setPoolSize(size);
+        profile.setMaxPoolSize(size);
+        profile.setMaxQueueSize(-1);
+        profile.setAllowCoreThreadTimeOut(true);
+        profile.setKeepAliveTime(60L);
+        profile.setTimeUnit(TimeUnit.SECONDS);
+        return profile;
     }
 
     /** The local buckets of the limiter {@code name}, shared by every endpoint with that name. */

@@ -104,8 +104,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         waiting.add(waiter);
         try {
             waiter.timer = endpoint.getComponent().timer().schedule(waiter, r.waitNanos(), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException | NullPointerException e) {
-            waiter.abandon("the component is stopping");
+        } catch (RejectedExecutionException e) {
+            waiter.abandon("its wake-up could not be scheduled (" + e.getMessage() + ")");
         }
         if (!isRunAllowed()) {
             waiter.abandon("the producer stopped"); // stopped between the reservation and the scheduling
@@ -176,10 +176,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private void continueOnWorker(Exchange exchange, AsyncCallback callback, Runnable continuation) {
         try {
             endpoint.getComponent().worker().execute(continuation);
-        } catch (RejectedExecutionException | NullPointerException e) {
-            exchange.setException(new TokenBucketException(endpoint.getName(), null,
-                    "tokenbucket:" + endpoint.getName() + " could not continue the exchange: the component is stopping",
-                    e));
+        } catch (RejectedExecutionException e) {
+            exchange.setException(new TokenBucketException(endpoint.getName(), null, "tokenbucket:"
+                    + endpoint.getName() + " could not continue the exchange on its worker pool: " + e.getMessage(), e));
             callback.done(false);
         }
     }
@@ -190,11 +189,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             waiter.abandon("the producer stopped");
         }
         super.doStop();
-    }
-
-    /** How many exchanges wait for their tokens now. */
-    int waitingCount() {
-        return waiting.size();
     }
 
     private static long ceilMillis(long nanos) {

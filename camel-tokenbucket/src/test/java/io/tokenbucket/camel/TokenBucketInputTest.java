@@ -1,0 +1,156 @@
+package io.tokenbucket.camel;
+
+import org.apache.camel.Exchange;
+import org.apache.camel.NoSuchHeaderException;
+import org.apache.camel.ResolveEndpointFailedException;
+import org.apache.camel.RoutesBuilder;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.component.mock.MockEndpoint;
+import org.apache.camel.spi.EndpointUriFactory;
+import org.apache.camel.spi.PropertyConfigurer;
+import org.apache.camel.support.PluginHelper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Options and headers: bad ones fail with a message naming them and the value; the generated metadata is used. */
+class TokenBucketInputTest extends TokenBucketTestSupport {
+
+    @Override
+    protected RoutesBuilder createRouteBuilder() {
+        return new RouteBuilder() {
+            @Override
+            public void configure() {
+                from("direct:keyed").to("tokenbucket:keyed?capacity=3&refillPeriod=1h&keyHeader=proxyId"
+                        + "&requireKey=true&mode=reject").to("mock:keyed");
+            }
+        };
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "capacity=0                    | capacity must be at least 1, was 0",
+            "capacity=-5                   | capacity must be at least 1, was -5",
+            "refillTokens=0                | refillTokens must be at least 1, was 0",
+            "refillPeriod=abc              | refillPeriod",
+            "refillPeriod=0                | refillPeriod must be at least 1 millisecond, was 0",
+            "mode=bogus                    | mode",
+            "capacity=2&tokens=3           | tokens must be between 1 and capacity 2, was 3",
+            "tokens=0                      | tokens must be between 1 and capacity 1, was 0",
+            "maxWait=-1                    | maxWait must not be negative, was -1",
+            "capacty=5                     | capacty",
+            "store=redis                   | store",
+    })
+    void aBadOptionFailsEndpointCreationNamingIt(String query, String message) {
+        assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?" + query))
+                .isInstanceOf(ResolveEndpointFailedException.class)
+                .satisfies(e -> assertThat(messages(e)).contains(message));
+    }
+
+    @Test
+    void theValueOfAnUnparseableOptionIsNamedToo() {
+        assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?mode=bogus"))
+                .satisfies(e -> assertThat(messages(e)).contains("bogus"));
+        assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?refillPeriod=abc"))
+                .satisfies(e -> assertThat(messages(e)).contains("abc"));
+    }
+
+    @Test
+    void aMissingKeyFailsNamingTheHeaderWhenOneIsRequired() {
+        Exchange e = template.request("direct:keyed", x -> x.getMessage().setHeader("proxyId", "  "));
+        assertThat(e.getException()).isInstanceOf(NoSuchHeaderException.class).hasMessageContaining("proxyId");
+        assertThat(template.request("direct:keyed", x -> { }).getException())
+                .isInstanceOf(NoSuchHeaderException.class);
+    }
+
+    @ParameterizedTest(name = "tokens header {0}")
+    @CsvSource({ "abc", "0", "-1", "4", "1.5" })
+    void aBadTokensHeaderFailsOnlyThatExchangeNamingTheHeaderAndValue(String value) throws Exception {
+        getMockEndpoint("mock:keyed").expectedMessageCount(3);
+        Exchange bad = template.request("direct:keyed", x -> {
+            x.getMessage().setHeader("proxyId", "p");
+            x.getMessage().setHeader(TokenBucketConstants.TOKENS, value);
+        });
+        assertThat(bad.getException()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(TokenBucketConstants.TOKENS).hasMessageContaining("'" + value + "'");
+        // nothing was consumed: the whole capacity of 3 is still there
+        for (int i = 0; i < 3; i++) {
+            assertThat(template.request("direct:keyed", x -> x.getMessage().setHeader("proxyId", "p"))
+                    .getException()).isNull();
+        }
+        MockEndpoint.assertIsSatisfied(context);
+    }
+
+    @Test
+    void theTokensHeaderSetsTheCost() {
+        Exchange two = template.request("direct:keyed", x -> {
+            x.getMessage().setHeader("proxyId", "q");
+            x.getMessage().setHeader(TokenBucketConstants.TOKENS, 2);
+        });
+        assertThat(two.getMessage().getHeader(TokenBucketConstants.REMAINING, Long.class)).isEqualTo(1L);
+        Exchange again = template.request("direct:keyed", x -> {
+            x.getMessage().setHeader("proxyId", "q");
+            x.getMessage().setHeader(TokenBucketConstants.TOKENS, "2");
+        });
+        assertThat(again.getException()).isInstanceOf(TokenBucketRejectedException.class);
+    }
+
+    @Test
+    void aHugeKeyIsHashedNotStored() {
+        String huge = "k".repeat(1 << 20);
+        assertThat(template.request("direct:keyed", x -> x.getMessage().setHeader("proxyId", huge)).getException())
+                .isNull();
+        Exchange second = template.request("direct:keyed", x -> x.getMessage().setHeader("proxyId", huge));
+        assertThat(second.getMessage().getHeader(TokenBucketConstants.REMAINING, Long.class)).isEqualTo(1L);
+        Exchange other = template.request("direct:keyed", x -> x.getMessage().setHeader("proxyId", huge + "x"));
+        assertThat(other.getMessage().getHeader(TokenBucketConstants.REMAINING, Long.class)).isEqualTo(2L);
+    }
+
+    @Test
+    void componentOptionsAreTheDefaultsOfEveryEndpoint() {
+        TokenBucketComponent component = component();
+        component.getConfiguration().setCapacity(7);
+        component.getConfiguration().setMode(TokenBucketMode.check);
+        TokenBucketEndpoint endpoint = context.getEndpoint("tokenbucket:defaults", TokenBucketEndpoint.class);
+        assertThat(endpoint.getConfiguration().getCapacity()).isEqualTo(7);
+        assertThat(endpoint.getConfiguration().getRefillTokens()).isEqualTo(7);
+        assertThat(endpoint.getConfiguration().getMode()).isEqualTo(TokenBucketMode.check);
+        TokenBucketEndpoint overridden = context.getEndpoint("tokenbucket:defaults?capacity=3",
+                TokenBucketEndpoint.class);
+        assertThat(overridden.getConfiguration().getCapacity()).isEqualTo(3);
+        assertThat(component.getConfiguration().getCapacity()).isEqualTo(7);
+    }
+
+    @Test
+    void camelUsesTheGeneratedConfigurersAndUriFactory() throws Exception {
+        PropertyConfigurer endpointConfigurer = PluginHelper.getConfigurerResolver(context)
+                .resolvePropertyConfigurer("tokenbucket-endpoint", context);
+        assertThat(endpointConfigurer).isInstanceOf(TokenBucketEndpointConfigurer.class);
+        assertThat(component().getComponentPropertyConfigurer()).isInstanceOf(TokenBucketComponentConfigurer.class);
+        assertThat(component().getEndpointPropertyConfigurer()).isInstanceOf(TokenBucketEndpointConfigurer.class);
+
+        EndpointUriFactory uriFactory = context.getCamelContextExtension().getEndpointUriFactory("tokenbucket");
+        assertThat(uriFactory).isInstanceOf(TokenBucketEndpointUriFactory.class);
+        String uri = uriFactory.buildUri("tokenbucket",
+                java.util.Map.of("name", "proxies", "capacity", 5, "keyHeader", "proxyId"));
+        assertThat(uri).isEqualTo("tokenbucket:proxies?capacity=5&keyHeader=proxyId");
+        assertThat(uriFactory.propertyNames()).contains("capacity", "refillTokens", "refillPeriod", "keyHeader",
+                "requireKey", "tokens", "mode", "maxWait", "store");
+
+        TokenBucketEndpoint endpoint = context.getEndpoint(uri + "&refillPeriod=2m&maxWait=1500ms",
+                TokenBucketEndpoint.class);
+        assertThat(endpoint.getConfiguration().getRefillPeriod()).isEqualTo(120_000);
+        assertThat(endpoint.getConfiguration().getMaxWait()).isEqualTo(1_500);
+    }
+
+    private static String messages(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            all.append(t.getMessage()).append(" | ");
+        }
+        return all.toString();
+    }
+}

@@ -1,0 +1,42 @@
+package io.tokenbucket.camel;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.camel.AsyncProducer;
+import org.apache.camel.Exchange;
+import org.apache.camel.support.DefaultExchange;
+import org.apache.camel.test.junit5.CamelTestSupport;
+
+/** What the tokenbucket tests share: sending exchanges without blocking, and reaching the component's state. */
+abstract class TokenBucketTestSupport extends CamelTestSupport {
+
+    /** Exchanges sent with {@link #sendAsync} and a latch counting their completions. */
+    record Sent(List<Exchange> exchanges, CountDownLatch done) {
+    }
+
+    /**
+     * Sends {@code count} exchanges to {@code uri} through an asynchronous producer, so the calling thread never
+     * blocks on a waiting exchange; body {@code i}, headers from {@code headers}.
+     */
+    Sent sendAsync(String uri, int count, Map<String, Object> headers) throws Exception {
+        AsyncProducer producer = context.getEndpoint(uri).createAsyncProducer();
+        producer.start();
+        List<Exchange> exchanges = new ArrayList<>(count);
+        CountDownLatch done = new CountDownLatch(count);
+        for (int i = 0; i < count; i++) {
+            Exchange exchange = new DefaultExchange(context);
+            exchange.getMessage().setBody(i);
+            exchange.getMessage().setHeaders(new java.util.HashMap<>(headers));
+            exchanges.add(exchange);
+            producer.process(exchange, doneSync -> done.countDown());
+        }
+        return new Sent(exchanges, done);
+    }
+
+    TokenBucketComponent component() {
+        return context.getComponent("tokenbucket", TokenBucketComponent.class);
+    }
+}
