@@ -1,0 +1,155 @@
+package io.tokenbucket.example;
+
+import java.io.PrintStream;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.ProducerTemplate;
+import org.apache.camel.main.BaseMainSupport;
+import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.main.MainSupport;
+import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.spi.CamelEvent.ExchangeEvent;
+import org.apache.camel.support.EventNotifierSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One run of the demo, hooked into Camel Main. Once Camel has started it reads the URLs of
+ * {@code example.urlFile} and sends them to {@code example.queue}; when the route has finished as many
+ * exchanges as were sent (passed or failed, so a failure cannot keep the program alive) it completes Main;
+ * before Camel stops it prints the per-proxy summary table of {@link ProxyStats}.
+ *
+ * <p>Kept out of the routes on purpose: the routes stay the reusable part, and the tests feed them directly.
+ */
+public class DemoRun extends MainListenerSupport {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DemoRun.class);
+
+    private final PrintStream out;
+    private final AtomicLong finished = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    private final AtomicBoolean allFinished = new AtomicBoolean();
+    private volatile long expected = Long.MAX_VALUE;
+    private volatile Runnable whenAllFinished = () -> { };
+    private volatile ProxyStats stats;
+    private volatile int sent;
+    private volatile Exception problem;
+
+    /** @param out where the summary table goes */
+    public DemoRun(PrintStream out) {
+        this.out = out;
+    }
+
+    @Override
+    public void beforeStart(BaseMainSupport main) {
+        // before the start: Camel decides while starting the routes whether it emits exchange events at all
+        main.getCamelContext().getManagementStrategy().addEventNotifier(new FinishLine());
+        if (main instanceof MainSupport m) {
+            whenAllFinished = m::completed;
+        }
+    }
+
+    @Override
+    public void afterStart(BaseMainSupport main) {
+        try {
+            feed(main.getCamelContext());
+        } catch (Exception e) {
+            // never thrown out of here: Camel Main would log it but leave Camel's threads running, so under
+            // exec:java the program would hang on them; completing Main stops Camel the normal way instead
+            problem = e;
+            LOG.error("The demo run failed: {}", e.getMessage());
+            allFinished.set(true);
+            whenAllFinished.run();
+        }
+    }
+
+    private void feed(CamelContext context) throws Exception {
+        stats = context.getRegistry().lookupByNameAndType(ProxyStats.BEAN, ProxyStats.class);
+        String location = context.resolvePropertyPlaceholders("{{example.urlFile}}");
+        String queue = context.resolvePropertyPlaceholders("{{example.queue}}");
+        List<String> urls;
+        try {
+            urls = UrlSource.read(context, location);
+        } catch (Exception e) {
+            throw new IllegalStateException("Cannot read the URLs of example.urlFile=" + location + ": " + e, e);
+        }
+        LOG.info("Sending {} URLs from {} to {} over proxies {}", urls.size(), location, queue,
+                context.getRegistry().lookupByNameAndType(ProxyPool.BEAN, ProxyPool.class).ids());
+        // armed before the first send: the last URL may finish before this loop ends
+        expected = urls.size();
+        checkAllFinished();
+        try (ProducerTemplate template = context.createProducerTemplate()) {
+            for (String url : urls) {
+                template.sendBody(queue, url);
+                sent++;
+            }
+        }
+    }
+
+    @Override
+    public void beforeStop(BaseMainSupport main) {
+        if (stats != null && problem == null) {
+            out.println();
+            out.print(stats.summary());
+            if (failed.get() > 0) {
+                out.println(failed.get() + " failed (see the log)");
+            }
+            out.flush();
+        }
+    }
+
+    private void checkAllFinished() {
+        // the flag: two exchanges finishing together may both see the final count
+        if (finished.get() >= expected && allFinished.compareAndSet(false, true)) {
+            whenAllFinished.run();
+        }
+    }
+
+    /** The stats of this run, once Camel has started; null before. */
+    public ProxyStats stats() {
+        return stats;
+    }
+
+    /** How many URLs this run sent to the queue. */
+    public int sent() {
+        return sent;
+    }
+
+    /** Why the run could not feed its URLs (unreadable file, bad queue URI); null when it could. */
+    public Exception problem() {
+        return problem;
+    }
+
+    /** How many exchanges of the route failed. */
+    public long failed() {
+        return failed.get();
+    }
+
+    /** Counts the exchanges of the throttled-work route as they finish. */
+    private final class FinishLine extends EventNotifierSupport {
+
+        @Override
+        public boolean isEnabled(CamelEvent event) {
+            return event.getType() == CamelEvent.Type.ExchangeCompleted
+                    || event.getType() == CamelEvent.Type.ExchangeFailed;
+        }
+
+        @Override
+        public void notify(CamelEvent event) {
+            Exchange exchange = ((ExchangeEvent) event).getExchange();
+            // the producer template's own exchanges finish too; only the route's copies count
+            if (!ThrottledWorkRoute.ROUTE_ID.equals(exchange.getFromRouteId())) {
+                return;
+            }
+            if (event.getType() == CamelEvent.Type.ExchangeFailed) {
+                failed.incrementAndGet();
+            }
+            finished.incrementAndGet();
+            checkAllFinished();
+        }
+    }
+}

@@ -1,0 +1,44 @@
+package io.tokenbucket.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIOException;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Reading URL lists from the classpath and from plain files. */
+class UrlSourceTest {
+
+    private final CamelContext context = new DefaultCamelContext();
+
+    @AfterEach
+    void close() throws Exception {
+        context.close();
+    }
+
+    @Test
+    void theBundledListHasThirtyDistinctUrls() throws Exception {
+        List<String> urls = UrlSource.read(context, "classpath:urls.txt");
+        assertThat(urls).hasSize(30).doesNotHaveDuplicates().allMatch(u -> u.startsWith("https://"));
+    }
+
+    @Test
+    void aPlainPathIsAFileAndCommentsAndBlankLinesAreSkipped(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("urls.txt"), "# mine\n\n  https://a.test/1  \nhttps://a.test/2\n");
+        assertThat(UrlSource.read(context, file.toString())).containsExactly("https://a.test/1", "https://a.test/2");
+        assertThat(UrlSource.read(context, "file:" + file)).containsExactly("https://a.test/1", "https://a.test/2");
+    }
+
+    @Test
+    void aMissingFileFailsNamingIt(@TempDir Path dir) {
+        String missing = dir.resolve("nope.txt").toString();
+        assertThatIOException().isThrownBy(() -> UrlSource.read(context, missing)).withMessageContaining("nope.txt");
+    }
+}
