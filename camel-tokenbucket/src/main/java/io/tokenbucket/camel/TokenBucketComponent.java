@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.store.local.LocalBucketStore;
+import io.tokenbucket.store.redis.RedisConnections;
 import org.apache.camel.Endpoint;
 import org.apache.camel.spi.ExecutorServiceManager;
 import org.apache.camel.spi.Metadata;
@@ -39,6 +40,7 @@ public class TokenBucketComponent extends DefaultComponent {
     private ExecutorService workerPool;
 
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
+    private RedisConnections redisConnections;
     private ScheduledExecutorService timer;
     private ExecutorService ownedWorkerPool;
     private ScheduledFuture<?> sweeper;
@@ -48,6 +50,7 @@ public class TokenBucketComponent extends DefaultComponent {
         if (ObjectHelper.isEmpty(remaining)) {
             throw new IllegalArgumentException("tokenbucket: needs a limiter name, as in tokenbucket:proxies");
         }
+        TokenBucketOptionText.check(parameters);
         TokenBucketEndpoint endpoint = new TokenBucketEndpoint(uri, this, remaining, configuration.copy());
         setProperties(endpoint, parameters);
         endpoint.validate();
@@ -84,6 +87,7 @@ public class TokenBucketComponent extends DefaultComponent {
             ownedWorkerPool = null;
         }
         localStores.clear();
+        closeRedisConnections();
         super.doStop();
     }
 
@@ -101,6 +105,21 @@ public class TokenBucketComponent extends DefaultComponent {
     /** The local buckets of the limiter {@code name}, shared by every endpoint with that name. */
     LocalBucketStore localStore(String name) {
         return localStores.computeIfAbsent(name, n -> new LocalBucketStore());
+    }
+
+    /** The Redis connections of this component's endpoints, created when the first Redis endpoint starts. */
+    synchronized RedisConnections redisConnections() {
+        if (redisConnections == null) {
+            redisConnections = new RedisConnections();
+        }
+        return redisConnections;
+    }
+
+    private synchronized void closeRedisConnections() {
+        if (redisConnections != null) {
+            redisConnections.close();
+            redisConnections = null;
+        }
     }
 
     /** Drops idle buckets of every limiter; runs on the timer thread once a second. */

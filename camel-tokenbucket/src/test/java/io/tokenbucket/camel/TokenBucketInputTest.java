@@ -35,14 +35,19 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "capacity=0                    | capacity must be at least 1, was 0",
             "capacity=-5                   | capacity must be at least 1, was -5",
             "refillTokens=0                | refillTokens must be at least 1, was 0",
-            "refillPeriod=abc              | refillPeriod",
+            "refillPeriod=abc              | refillPeriod must be a duration such as 1s, 500ms, 2m or 1h, or a number of milliseconds, was 'abc'",
+            "maxWait=5x                    | maxWait must be a duration such as 1s, 500ms, 2m or 1h, or a number of milliseconds, was '5x'",
+            "maxWait=PT1S                  | maxWait must be a duration",
+            "storeTimeout=soon             | storeTimeout must be a duration",
+            "capacity=abc                  | capacity must be a whole number, was 'abc'",
+            "refillTokens=1.5              | refillTokens must be a whole number, was '1.5'",
             "refillPeriod=0                | refillPeriod must be at least 1 millisecond, was 0",
             "mode=bogus                    | mode",
             "capacity=2&tokens=3           | tokens must be between 1 and capacity 2, was 3",
             "tokens=0                      | tokens must be between 1 and capacity 1, was 0",
             "maxWait=-1                    | maxWait must not be negative, was -1",
             "capacty=5                     | capacty",
-            "store=redis                   | store",
+            "store=memcached               | store",
     })
     void aBadOptionFailsEndpointCreationNamingIt(String query, String message) {
         assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?" + query))
@@ -144,6 +149,8 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
                 TokenBucketEndpoint.class);
         assertThat(endpoint.getConfiguration().getRefillPeriod()).isEqualTo(120_000);
         assertThat(endpoint.getConfiguration().getMaxWait()).isEqualTo(1_500);
+        assertThat(context.getEndpoint("tokenbucket:zero?maxWait=0ms", TokenBucketEndpoint.class)
+                .getConfiguration().getMaxWait()).isZero();
     }
 
     private static String messages(Throwable e) {
