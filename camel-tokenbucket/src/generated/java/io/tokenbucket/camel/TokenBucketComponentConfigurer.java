@@ -36,11 +36,19 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "configuration": target.setConfiguration(property(camelContext, io.tokenbucket.camel.TokenBucketConfiguration.class, value)); return true;
         case "keyheader":
         case "keyHeader": getOrCreateConfiguration(target).setKeyHeader(property(camelContext, java.lang.String.class, value)); return true;
+        case "keyprefix":
+        case "keyPrefix": getOrCreateConfiguration(target).setKeyPrefix(property(camelContext, java.lang.String.class, value)); return true;
         case "lazystartproducer":
         case "lazyStartProducer": target.setLazyStartProducer(property(camelContext, boolean.class, value)); return true;
         case "maxwait":
         case "maxWait": getOrCreateConfiguration(target).setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
         case "mode": getOrCreateConfiguration(target).setMode(property(camelContext, io.tokenbucket.camel.TokenBucketMode.class, value)); return true;
+        case "onstoreerror":
+        case "onStoreError": getOrCreateConfiguration(target).setOnStoreError(property(camelContext, io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class, value)); return true;
+        case "redisclient":
+        case "redisClient": getOrCreateConfiguration(target).setRedisClient(property(camelContext, io.lettuce.core.AbstractRedisClient.class, value)); return true;
+        case "redisuri":
+        case "redisUri": getOrCreateConfiguration(target).setRedisUri(property(camelContext, java.lang.String.class, value)); return true;
         case "refillperiod":
         case "refillPeriod": getOrCreateConfiguration(target).setRefillPeriod(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "refilltokens":
@@ -48,6 +56,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "requirekey":
         case "requireKey": getOrCreateConfiguration(target).setRequireKey(property(camelContext, boolean.class, value)); return true;
         case "store": getOrCreateConfiguration(target).setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
+        case "storetimeout":
+        case "storeTimeout": getOrCreateConfiguration(target).setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "tokens": getOrCreateConfiguration(target).setTokens(property(camelContext, long.class, value)); return true;
         case "workerpool":
         case "workerPool": target.setWorkerPool(property(camelContext, java.util.concurrent.ExecutorService.class, value)); return true;
@@ -64,11 +74,19 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "configuration": return io.tokenbucket.camel.TokenBucketConfiguration.class;
         case "keyheader":
         case "keyHeader": return java.lang.String.class;
+        case "keyprefix":
+        case "keyPrefix": return java.lang.String.class;
         case "lazystartproducer":
         case "lazyStartProducer": return boolean.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
         case "mode": return io.tokenbucket.camel.TokenBucketMode.class;
+        case "onstoreerror":
+        case "onStoreError": return io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class;
+        case "redisclient":
+        case "redisClient": return io.lettuce.core.AbstractRedisClient.class;
+        case "redisuri":
+        case "redisUri": return java.lang.String.class;
         case "refillperiod":
         case "refillPeriod": return long.class;
         case "refilltokens":
@@ -76,6 +94,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "requirekey":
         case "requireKey": return boolean.class;
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
+        case "storetimeout":
+        case "storeTimeout": return long.class;
         case "tokens": return long.class;
         case "workerpool":
         case "workerPool": return java.util.concurrent.ExecutorService.class;
@@ -93,11 +113,19 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "configuration": return target.getConfiguration();
         case "keyheader":
         case "keyHeader": return getOrCreateConfiguration(target).getKeyHeader();
+        case "keyprefix":
+        case "keyPrefix": return getOrCreateConfiguration(target).getKeyPrefix();
         case "lazystartproducer":
         case "lazyStartProducer": return target.isLazyStartProducer();
         case "maxwait":
         case "maxWait": return getOrCreateConfiguration(target).getMaxWait();
         case "mode": return getOrCreateConfiguration(target).getMode();
+        case "onstoreerror":
+        case "onStoreError": return getOrCreateConfiguration(target).getOnStoreError();
+        case "redisclient":
+        case "redisClient": return getOrCreateConfiguration(target).getRedisClient();
+        case "redisuri":
+        case "redisUri": return getOrCreateConfiguration(target).getRedisUri();
         case "refillperiod":
         case "refillPeriod": return getOrCreateConfiguration(target).getRefillPeriod();
         case "refilltokens":
@@ -105,6 +133,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "requirekey":
         case "requireKey": return getOrCreateConfiguration(target).isRequireKey();
         case "store": return getOrCreateConfiguration(target).getStore();
+        case "storetimeout":
+        case "storeTimeout": return getOrCreateConfiguration(target).getStoreTimeout();
         case "tokens": return getOrCreateConfiguration(target).getTokens();
         case "workerpool":
         case "workerPool": return target.getWorkerPool();

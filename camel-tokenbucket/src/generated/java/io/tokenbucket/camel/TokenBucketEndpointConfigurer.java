@@ -26,11 +26,19 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "capacity": target.getConfiguration().setCapacity(property(camelContext, long.class, value)); return true;
         case "keyheader":
         case "keyHeader": target.getConfiguration().setKeyHeader(property(camelContext, java.lang.String.class, value)); return true;
+        case "keyprefix":
+        case "keyPrefix": target.getConfiguration().setKeyPrefix(property(camelContext, java.lang.String.class, value)); return true;
         case "lazystartproducer":
         case "lazyStartProducer": target.setLazyStartProducer(property(camelContext, boolean.class, value)); return true;
         case "maxwait":
         case "maxWait": target.getConfiguration().setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
         case "mode": target.getConfiguration().setMode(property(camelContext, io.tokenbucket.camel.TokenBucketMode.class, value)); return true;
+        case "onstoreerror":
+        case "onStoreError": target.getConfiguration().setOnStoreError(property(camelContext, io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class, value)); return true;
+        case "redisclient":
+        case "redisClient": target.getConfiguration().setRedisClient(property(camelContext, io.lettuce.core.AbstractRedisClient.class, value)); return true;
+        case "redisuri":
+        case "redisUri": target.getConfiguration().setRedisUri(property(camelContext, java.lang.String.class, value)); return true;
         case "refillperiod":
         case "refillPeriod": target.getConfiguration().setRefillPeriod(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "refilltokens":
@@ -38,6 +46,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "requirekey":
         case "requireKey": target.getConfiguration().setRequireKey(property(camelContext, boolean.class, value)); return true;
         case "store": target.getConfiguration().setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
+        case "storetimeout":
+        case "storeTimeout": target.getConfiguration().setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "tokens": target.getConfiguration().setTokens(property(camelContext, long.class, value)); return true;
         default: return false;
         }
@@ -49,11 +59,19 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "capacity": return long.class;
         case "keyheader":
         case "keyHeader": return java.lang.String.class;
+        case "keyprefix":
+        case "keyPrefix": return java.lang.String.class;
         case "lazystartproducer":
         case "lazyStartProducer": return boolean.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
         case "mode": return io.tokenbucket.camel.TokenBucketMode.class;
+        case "onstoreerror":
+        case "onStoreError": return io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class;
+        case "redisclient":
+        case "redisClient": return io.lettuce.core.AbstractRedisClient.class;
+        case "redisuri":
+        case "redisUri": return java.lang.String.class;
         case "refillperiod":
         case "refillPeriod": return long.class;
         case "refilltokens":
@@ -61,6 +79,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "requirekey":
         case "requireKey": return boolean.class;
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
+        case "storetimeout":
+        case "storeTimeout": return long.class;
         case "tokens": return long.class;
         default: return null;
         }
@@ -73,11 +93,19 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "capacity": return target.getConfiguration().getCapacity();
         case "keyheader":
         case "keyHeader": return target.getConfiguration().getKeyHeader();
+        case "keyprefix":
+        case "keyPrefix": return target.getConfiguration().getKeyPrefix();
         case "lazystartproducer":
         case "lazyStartProducer": return target.isLazyStartProducer();
         case "maxwait":
         case "maxWait": return target.getConfiguration().getMaxWait();
         case "mode": return target.getConfiguration().getMode();
+        case "onstoreerror":
+        case "onStoreError": return target.getConfiguration().getOnStoreError();
+        case "redisclient":
+        case "redisClient": return target.getConfiguration().getRedisClient();
+        case "redisuri":
+        case "redisUri": return target.getConfiguration().getRedisUri();
         case "refillperiod":
         case "refillPeriod": return target.getConfiguration().getRefillPeriod();
         case "refilltokens":
@@ -85,6 +113,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "requirekey":
         case "requireKey": return target.getConfiguration().isRequireKey();
         case "store": return target.getConfiguration().getStore();
+        case "storetimeout":
+        case "storeTimeout": return target.getConfiguration().getStoreTimeout();
         case "tokens": return target.getConfiguration().getTokens();
         default: return null;
         }

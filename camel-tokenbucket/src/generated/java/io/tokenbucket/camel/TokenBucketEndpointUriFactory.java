@@ -23,20 +23,27 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(11);
+        Set<String> props = new HashSet<>(16);
         props.add("capacity");
         props.add("keyHeader");
+        props.add("keyPrefix");
         props.add("lazyStartProducer");
         props.add("maxWait");
         props.add("mode");
         props.add("name");
+        props.add("onStoreError");
+        props.add("redisClient");
+        props.add("redisUri");
         props.add("refillPeriod");
         props.add("refillTokens");
         props.add("requireKey");
         props.add("store");
+        props.add("storeTimeout");
         props.add("tokens");
         PROPERTY_NAMES = Collections.unmodifiableSet(props);
-        SECRET_PROPERTY_NAMES = Collections.emptySet();
+        Set<String> secretProps = new HashSet<>(1);
+        secretProps.add("redisUri");
+        SECRET_PROPERTY_NAMES = Collections.unmodifiableSet(secretProps);
         MULTI_VALUE_PREFIXES = Collections.emptyMap();
     }
 

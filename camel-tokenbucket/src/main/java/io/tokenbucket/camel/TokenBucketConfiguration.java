@@ -16,6 +16,9 @@ import org.apache.camel.spi.UriParams;
 @UriParams
 public class TokenBucketConfiguration implements Cloneable {
 
+    /** The Redis URI when none is given. */
+    public static final String DEFAULT_REDIS_URI = "redis://localhost:6379";
+
     @UriParam(defaultValue = "1", description = "The bucket size in tokens: how many exchanges may pass at once"
             + " after a quiet period (the burst). At least 1.")
     private long capacity = 1;
@@ -53,9 +56,37 @@ public class TokenBucketConfiguration implements Cloneable {
             + " TokenBucketRejectedException and consumes nothing. Unset: no limit.")
     private Long maxWait;
 
-    @UriParam(defaultValue = "local", enums = "local", description = "Where the buckets live. local: in this"
-            + " JVM's memory, one limit per Camel instance.")
+    @UriParam(defaultValue = "local", enums = "local,redis", description = "Where the buckets live. local: in"
+            + " this JVM's memory, one limit per Camel instance; redis: in Redis, one limit shared by every Camel"
+            + " instance using the same Redis and keyPrefix.")
     private TokenBucketStoreType store = TokenBucketStoreType.local;
+
+    @UriParam(label = "redis", defaultValue = DEFAULT_REDIS_URI, secret = true, description = "The Redis to keep"
+            + " buckets in (store=redis), as a Lettuce URI such as redis://localhost:6379/0; a user and password go"
+            + " in its user info (redis://user:secret, an at sign, then the host); rediss:// for TLS;"
+            + " redis-sentinel:// for Sentinel; redis-cluster://host1:7000,host2:7001 (the seed nodes) for a Redis"
+            + " Cluster. Endpoints with the same URI share one client and one connection.")
+    private String redisUri = DEFAULT_REDIS_URI;
+
+    @UriParam(label = "redis,advanced", javaType = "io.lettuce.core.AbstractRedisClient", description = "A Lettuce"
+            + " RedisClient or RedisClusterClient owned by the application, used instead of redisUri; the component"
+            + " makes one connection on it and never shuts it down.")
+    private Object redisClient;
+
+    @UriParam(label = "redis", defaultValue = "tokenbucket:", description = "The prefix of every Redis key: a"
+            + " bucket's key is the prefix, the limiter name, a colon and the bucket key (tokenbucket:proxies:p1)."
+            + " Instances share a limit when they share Redis and this prefix.")
+    private String keyPrefix = "tokenbucket:";
+
+    @UriParam(label = "redis", defaultValue = "fail", enums = "fail,allow,local", description = "When Redis fails"
+            + " or does not answer within storeTimeout: fail: the exchange fails with TokenBucketStoreException"
+            + " (nothing admitted without a token); allow: admit it, and count it; local: throttle it with a local"
+            + " bucket of the same limits until Redis answers again.")
+    private TokenBucketStoreErrorPolicy onStoreError = TokenBucketStoreErrorPolicy.fail;
+
+    @UriParam(label = "redis", defaultValue = "1s", javaType = "java.time.Duration", description = "How long one"
+            + " Redis call may take before it counts as a store error.")
+    private long storeTimeout = 1000;
 
     /** A copy that can be changed without touching this one. */
     public TokenBucketConfiguration copy() {
@@ -83,10 +114,26 @@ public class TokenBucketConfiguration implements Cloneable {
         if (maxWait != null && maxWait < 0) {
             throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
         }
+        if (store == TokenBucketStoreType.redis && !lettuceIsPresent()) {
+            throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
+                    + " io.lettuce:lettuce-core");
+        }
+        if (storeTimeout < 1) {
+            throw new IllegalArgumentException("storeTimeout must be at least 1 millisecond, was " + storeTimeout);
+        }
         if (keyHeader == null || keyHeader.isBlank()) {
             throw new IllegalArgumentException("keyHeader must name a header, was '" + keyHeader + "'");
         }
         return limit;
+    }
+
+    private static boolean lettuceIsPresent() {
+        try {
+            Class.forName("io.lettuce.core.AbstractRedisClient", false, TokenBucketConfiguration.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
     }
 
     /** The longest wait this configuration accepts, in nanoseconds, for {@link io.tokenbucket.store.BucketStore}. */
@@ -185,5 +232,55 @@ public class TokenBucketConfiguration implements Cloneable {
     /** Sets where the buckets live. Default {@link TokenBucketStoreType#local}. */
     public void setStore(TokenBucketStoreType store) {
         this.store = store;
+    }
+
+    /** The Redis URI (store=redis). Default {@value #DEFAULT_REDIS_URI}. */
+    public String getRedisUri() {
+        return redisUri;
+    }
+
+    /** Sets the Redis URI (store=redis), see the class description of the option. Default {@value #DEFAULT_REDIS_URI}. */
+    public void setRedisUri(String redisUri) {
+        this.redisUri = redisUri;
+    }
+
+    /** The application-owned Lettuce client, or null (the default) to create one from {@link #getRedisUri()}. */
+    public Object getRedisClient() {
+        return redisClient;
+    }
+
+    /** Sets an application-owned Lettuce {@code RedisClient} or {@code RedisClusterClient}; default none. */
+    public void setRedisClient(Object redisClient) {
+        this.redisClient = redisClient;
+    }
+
+    /** The prefix of every Redis key. Default {@code tokenbucket:}. */
+    public String getKeyPrefix() {
+        return keyPrefix;
+    }
+
+    /** Sets the prefix of every Redis key. Default {@code tokenbucket:}. */
+    public void setKeyPrefix(String keyPrefix) {
+        this.keyPrefix = keyPrefix;
+    }
+
+    /** What happens when Redis fails. Default {@link TokenBucketStoreErrorPolicy#fail}. */
+    public TokenBucketStoreErrorPolicy getOnStoreError() {
+        return onStoreError;
+    }
+
+    /** Sets what happens when Redis fails. Default {@link TokenBucketStoreErrorPolicy#fail}. */
+    public void setOnStoreError(TokenBucketStoreErrorPolicy onStoreError) {
+        this.onStoreError = onStoreError;
+    }
+
+    /** How long one Redis call may take, in milliseconds. Default 1000 (1s). */
+    public long getStoreTimeout() {
+        return storeTimeout;
+    }
+
+    /** Sets how long one Redis call may take, in milliseconds (Camel duration text when configured). Default 1s. */
+    public void setStoreTimeout(long storeTimeout) {
+        this.storeTimeout = storeTimeout;
     }
 }

@@ -15,7 +15,7 @@ import org.apache.camel.spi.UriPath;
 import org.apache.camel.support.DefaultEndpoint;
 
 /**
- * Throttles the exchanges that pass through it with a token bucket per key: each exchange takes {@code tokens}
+ * Throttles exchanges per key with a token bucket, in memory or in Redis: each exchange takes its cost in
  * tokens from the bucket of its key (a header) and waits, fails or is marked when they are not there yet.
  */
 @UriEndpoint(firstVersion = "0.1.0", scheme = "tokenbucket", title = "Token Bucket", syntax = "tokenbucket:name",
@@ -33,6 +33,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
 
     private Limit limit;
     private BucketStore store;
+    private AutoCloseable storeLease;
 
     TokenBucketEndpoint(String uri, TokenBucketComponent component, String name,
                         TokenBucketConfiguration configuration) {
@@ -57,7 +58,22 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         if (limit == null) {
             validate();
         }
-        store = getComponent().localStore(name);
+        if (configuration.getStore() == TokenBucketStoreType.redis) {
+            TokenBucketRedisStores.Opened opened = TokenBucketRedisStores.open(this, getComponent().redisConnections());
+            store = opened.store();
+            storeLease = opened.lease();
+        } else {
+            store = getComponent().localStore(name);
+        }
+    }
+
+    @Override
+    protected void doStop() throws Exception {
+        if (storeLease != null) {
+            storeLease.close();
+            storeLease = null;
+        }
+        super.doStop();
     }
 
     @Override
@@ -88,6 +104,15 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** The buckets of this endpoint's limiter. */
     BucketStore store() {
         return store;
+    }
+
+    /** Where this endpoint's buckets live, for messages: {@code local} or {@code redis at redis://***@host:6379}. */
+    String describeStore() {
+        if (configuration.getStore() == TokenBucketStoreType.local) {
+            return "local";
+        }
+        return "redis at " + (configuration.getRedisClient() != null ? "the application's client"
+                : io.tokenbucket.store.redis.RedisConnections.mask(configuration.getRedisUri()));
     }
 
     /** The limit in the user's terms, for messages: {@code capacity 5, refill 5 per 1000 ms}. */

@@ -2,10 +2,12 @@ package io.tokenbucket.camel;
 
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.tokenbucket.store.BucketKeys;
@@ -67,8 +69,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         // a remote store answers on its I/O thread: continue on the worker pool, never there
         answer.whenComplete((reservation, failure) -> continueOnWorker(exchange, callback, () -> {
             if (failure != null) {
-                exchange.setException(failure instanceof java.util.concurrent.CompletionException
-                        && failure.getCause() != null ? failure.getCause() : failure);
+                exchange.setException(storeFailed(key, failure));
                 callback.done(false);
             } else {
                 decide(exchange, callback, key, tokens, start, reservation, false);
@@ -130,6 +131,17 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 "tokenbucket:" + endpoint.getName() + " rejected key '" + key + "': " + tokens
                         + " token(s) not available " + bound + ", they would take " + waitMillis + " ms ("
                         + endpoint.describeLimit() + ")");
+    }
+
+    private TokenBucketStoreException storeFailed(String key, Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        String why = cause instanceof TimeoutException
+                ? "did not answer within storeTimeout " + endpoint.getConfiguration().getStoreTimeout() + " ms"
+                : "failed: " + cause.getClass().getSimpleName() + ": " + cause.getMessage();
+        return new TokenBucketStoreException(endpoint.getName(), key, "tokenbucket:" + endpoint.getName() + " key '"
+                + key + "': the bucket store (" + endpoint.describeStore() + ") " + why
+                + "; the exchange was not admitted (onStoreError=fail)", cause);
     }
 
     private String keyOf(Exchange exchange) throws NoSuchHeaderException {

@@ -4,5 +4,8 @@ package io.tokenbucket.camel;
 public enum TokenBucketStoreType {
 
     /** In this JVM's memory: one limit per Camel instance. */
-    local
+    local,
+
+    /** In Redis: one limit shared by every Camel instance that uses the same Redis and key prefix. */
+    redis
 }

@@ -1,0 +1,54 @@
+package io.tokenbucket.camel;
+
+import java.time.Duration;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.tokenbucket.store.BucketStore;
+import io.tokenbucket.store.FallbackBucketStore;
+import io.tokenbucket.store.redis.RedisBucketStore;
+import io.tokenbucket.store.redis.RedisConnections;
+
+/**
+ * Opens the Redis store of a {@code store=redis} endpoint. Kept apart from the endpoint so that Lettuce, an
+ * optional dependency, is only loaded by applications that use Redis.
+ */
+final class TokenBucketRedisStores {
+
+    private TokenBucketRedisStores() {
+    }
+
+    /** An open Redis store with its failure policy, and the lease to give back when the endpoint stops. */
+    record Opened(FallbackBucketStore store, AutoCloseable lease) {
+    }
+
+    static Opened open(TokenBucketEndpoint endpoint, RedisConnections connections) throws TokenBucketStoreException {
+        TokenBucketConfiguration config = endpoint.getConfiguration();
+        Duration timeout = Duration.ofMillis(config.getStoreTimeout());
+        Object client = config.getRedisClient();
+        String where = client != null ? "the application's Redis client" : RedisConnections.mask(config.getRedisUri());
+        RedisConnections.Lease lease;
+        try {
+            if (client == null) {
+                lease = connections.acquire(config.getRedisUri(), timeout);
+            } else if (client instanceof AbstractRedisClient lettuce) {
+                lease = connections.acquire(lettuce);
+            } else {
+                throw new IllegalArgumentException("redisClient must be a Lettuce RedisClient or RedisClusterClient,"
+                        + " was " + client.getClass().getName());
+            }
+        } catch (IllegalArgumentException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new TokenBucketStoreException(endpoint.getName(), null, "tokenbucket:" + endpoint.getName()
+                    + " cannot connect to Redis at " + where + ": " + e.getMessage(), e);
+        }
+        RedisBucketStore redis = new RedisBucketStore(lease.commands(),
+                config.getKeyPrefix() + endpoint.getName() + ":", timeout);
+        BucketStore fallback = switch (config.getOnStoreError()) {
+            case fail -> null;
+            case allow -> FallbackBucketStore.ALLOW_ALL;
+            case local -> endpoint.getComponent().localStore(endpoint.getName());
+        };
+        return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease);
+    }
+}

@@ -1,0 +1,61 @@
+package io.tokenbucket.store.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+
+/**
+ * The bucket script ({@code bucket.lua}), run by its SHA-1 digest: {@code EVALSHA}, and when Redis answers
+ * {@code NOSCRIPT} (it restarted, or someone ran {@code SCRIPT FLUSH}) one {@code EVAL} of the source, which
+ * also loads it again. No retries beyond that one.
+ */
+final class BucketScript {
+
+    static final String SOURCE = load();
+
+    private final String digest;
+
+    BucketScript(RedisClusterAsyncCommands<String, String> commands) {
+        this.digest = commands.digest(SOURCE);
+    }
+
+    /** Runs the script on {@code key}; the future completes on Lettuce's I/O thread. */
+    CompletableFuture<List<Long>> run(RedisClusterAsyncCommands<String, String> commands, String key,
+                                      String... args) {
+        String[] keys = { key };
+        CompletableFuture<List<Long>> bySha = commands.<List<Long>> evalsha(digest, ScriptOutputType.MULTI, keys, args)
+                .toCompletableFuture();
+        return bySha.handle((result, failure) -> {
+            if (failure == null) {
+                return CompletableFuture.completedFuture(result);
+            }
+            if (unwrap(failure) instanceof RedisNoScriptException) {
+                return commands.<List<Long>> eval(SOURCE, ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+            }
+            return CompletableFuture.<List<Long>> failedFuture(unwrap(failure));
+        }).thenCompose(f -> f);
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    }
+
+    private static String load() {
+        try (InputStream in = BucketScript.class.getResourceAsStream("bucket.lua")) {
+            if (in == null) {
+                throw new IllegalStateException("bucket.lua is missing from the classpath");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,225 @@
+package io.tokenbucket.store;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Limit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The semantics every {@link BucketStore} must have, run against each store by a subclass that only says how
+ * to make one. Real time: the Redis store runs on the Redis clock, so waits are checked within tolerances that
+ * a noisy 2-core machine keeps (a wait is never longer than computed, and at most {@link #SLACK_MS} shorter).
+ */
+public abstract class BucketStoreContract {
+
+    protected static final long MS = 1_000_000L;
+    protected static final long HOUR = TimeUnit.HOURS.toNanos(1);
+    /** How much real time may pass between two calls of one scenario. */
+    protected static final long SLACK_MS = 150;
+
+    protected BucketStore store;
+    private ExecutorService pool;
+
+    /** A fresh store whose keys are scoped to {@code namespace}. */
+    protected abstract BucketStore newStore(String namespace);
+
+    @BeforeEach
+    void openStore() {
+        store = newStore("contract-" + UUID.randomUUID() + ":");
+        pool = Executors.newFixedThreadPool(4);
+    }
+
+    @AfterEach
+    void closeStore() {
+        pool.shutdownNow();
+        store.close();
+    }
+
+    protected static <T> T get(CompletionStage<T> stage) {
+        try {
+            return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    protected Reservation reserve(String key, Limit limit, long tokens, long maxWaitNanos) {
+        return get(store.reserve(key, limit, tokens, maxWaitNanos));
+    }
+
+    @Test
+    void aFreshKeyGrantsItsBurstAtOnceThenRefuses() {
+        Limit five = Limit.of(5, 1, HOUR);
+        for (int i = 4; i >= 0; i--) {
+            Reservation r = reserve("burst", five, 1, 0);
+            assertThat(r.granted()).isTrue();
+            assertThat(r.waitNanos()).isZero();
+            assertThat(r.remaining()).isEqualTo(i);
+        }
+        Reservation refused = reserve("burst", five, 1, 0);
+        assertThat(refused.granted()).isFalse();
+        assertThat(refused.waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+        assertThat(refused.remaining()).isZero();
+    }
+
+    @Test
+    void tokensComeBackAtTheRefillRate() {
+        Limit onePer200ms = Limit.of(1, 1, 200 * MS);
+        assertThat(reserve("refill", onePer200ms, 1, 0).granted()).isTrue();
+        Reservation next = reserve("refill", onePer200ms, 1, BucketMath.NO_LIMIT);
+        assertThat(next.granted()).isTrue();
+        assertThat(next.waitNanos()).isBetween((200 - SLACK_MS) * MS, 200 * MS);
+    }
+
+    @Test
+    void fractionalRatesSpaceWaitersEvenly() {
+        Limit threePerSecond = Limit.of(1, 3, 1000 * MS);
+        long[] waits = new long[4];
+        for (int i = 0; i < 4; i++) {
+            waits[i] = reserve("third", threePerSecond, 1, BucketMath.NO_LIMIT).waitNanos() / MS;
+        }
+        assertThat(waits[0]).isZero();
+        assertThat(waits[1]).isBetween(334 - SLACK_MS, 334L);
+        assertThat(waits[2]).isBetween(667 - SLACK_MS, 668L);
+        assertThat(waits[3]).isBetween(1001 - SLACK_MS, 1002L);
+        // a tenth of a token per second, in hours
+        Limit onePerTenSeconds = Limit.of(1, 1, 10_000 * MS);
+        reserve("slow", onePerTenSeconds, 1, 0);
+        assertThat(reserve("slow", onePerTenSeconds, 1, BucketMath.NO_LIMIT).waitNanos() / MS)
+                .isBetween(10_000 - SLACK_MS, 10_000L);
+    }
+
+    @Test
+    void costTakesSeveralTokensAndCannotExceedCapacity() {
+        Limit ten = Limit.of(10, 10, HOUR);
+        assertThat(reserve("cost", ten, 4, 0).remaining()).isEqualTo(6);
+        assertThat(reserve("cost", ten, 4, 0).remaining()).isEqualTo(2);
+        Reservation third = reserve("cost", ten, 4, BucketMath.NO_LIMIT);
+        assertThat(third.waitNanos()).isBetween(2 * ten.interval() - SLACK_MS * MS, 2 * ten.interval());
+        assertThatThrownBy(() -> store.reserve("cost", ten, 11, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("exceeds capacity 10");
+    }
+
+    @Test
+    void aRefusalConsumesNothing() {
+        Limit one = Limit.of(1, 1, 1000 * MS);
+        reserve("refused", one, 1, 0);
+        long before = get(store.peek("refused", one, 1)).waitNanos();
+        for (int i = 0; i < 5; i++) {
+            Reservation r = reserve("refused", one, 1, 100 * MS);
+            assertThat(r.granted()).isFalse();
+        }
+        long after = get(store.peek("refused", one, 1)).waitNanos();
+        assertThat(after).isBetween(before - SLACK_MS * MS, before);
+    }
+
+    @Test
+    void waitersAreQueuedInReservationOrder() {
+        Limit tenPerSecond = Limit.of(1, 10, 1000 * MS);
+        long previous = -1;
+        for (int i = 0; i < 20; i++) {
+            long wait = reserve("fifo", tenPerSecond, 1, BucketMath.NO_LIMIT).waitNanos();
+            assertThat(wait).isGreaterThan(previous);
+            previous = wait;
+        }
+        assertThat(previous / MS).isBetween(1900 - SLACK_MS, 1900L);
+    }
+
+    @Test
+    void keysAreIndependent() {
+        Limit two = Limit.of(2, 2, HOUR);
+        for (int k = 0; k < 200; k++) {
+            assertThat(reserve("many-" + k, two, 2, 0).granted()).isTrue();
+        }
+        for (int k = 0; k < 200; k++) {
+            assertThat(reserve("many-" + k, two, 1, 0).granted()).isFalse();
+        }
+    }
+
+    @Test
+    void concurrentProducersGetExactlyTheCapacity() throws Exception {
+        Limit hundred = Limit.of(100, 1, HOUR);
+        AtomicLong granted = new AtomicLong();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            workers.add(pool.submit(() -> {
+                start.await();
+                List<CompletionStage<Reservation>> mine = new ArrayList<>();
+                for (int i = 0; i < 100; i++) {
+                    mine.add(store.reserve("hot", hundred, 1, 0));
+                }
+                for (CompletionStage<Reservation> r : mine) {
+                    if (get(r).granted()) {
+                        granted.incrementAndGet();
+                    }
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> w : workers) {
+            w.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(granted.get()).isEqualTo(100);
+    }
+
+    @Test
+    void peekRefundAndRemove() {
+        Limit three = Limit.of(3, 3, HOUR);
+        reserve("ops", three, 3, 0);
+        Reservation peek = get(store.peek("ops", three, 1));
+        assertThat(peek.granted()).isFalse();
+        assertThat(peek.remaining()).isZero();
+        get(store.refund("ops", three, 2));
+        assertThat(get(store.peek("ops", three, 1)).remaining()).isEqualTo(2);
+        get(store.refund("ops", three, 10));
+        assertThat(get(store.peek("ops", three, 1)).remaining()).isEqualTo(3);
+        reserve("ops", three, 3, 0);
+        get(store.remove("ops"));
+        assertThat(get(store.peek("ops", three, 3)).granted()).isTrue();
+    }
+
+    /** Two threads saturate one key for a few seconds: the tokens granted stay within the bound, and near it. */
+    @Test
+    void saturationNeverOverAdmits() throws Exception {
+        Limit limit = Limit.of(5, 100, 1000 * MS); // 10 ms per token
+        long runNanos = TimeUnit.SECONDS.toNanos(3);
+        AtomicLong granted = new AtomicLong();
+        long start = System.nanoTime();
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 2; t++) {
+            workers.add(pool.submit(() -> {
+                while (System.nanoTime() - start < runNanos) {
+                    if (get(store.reserve("saturated", limit, 1, 0)).granted()) {
+                        granted.incrementAndGet();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> w : workers) {
+            w.get(30, TimeUnit.SECONDS);
+        }
+        long elapsed = System.nanoTime() - start;
+        long bound = 5 + elapsed / limit.interval() + 1;
+        System.out.printf("%s: %d granted in %d ms of saturation, bound %d%n", getClass().getSimpleName(),
+                granted.get(), elapsed / MS, bound);
+        assertThat(granted.get()).isLessThanOrEqualTo(bound).isGreaterThanOrEqualTo(bound * 9 / 10);
+    }
+}

@@ -1,0 +1,95 @@
+package io.tokenbucket.store.redis;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Limit;
+import io.tokenbucket.store.BucketStore;
+import io.tokenbucket.store.BucketStoreContract;
+import io.tokenbucket.store.Reservation;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The store contract against a real standalone Redis, plus what only Redis has: TTLs and script reloading. */
+class RedisBucketStoreContractTest extends BucketStoreContract {
+
+    private static RedisHandle redis;
+    private static RedisConnections connections;
+    private static RedisConnections.Lease lease;
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServers.standalone();
+        connections = new RedisConnections();
+        lease = connections.acquire(redis.uri(), Duration.ofSeconds(5));
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (connections != null) {
+            connections.close();
+        }
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    @Override
+    protected BucketStore newStore(String namespace) {
+        return new RedisBucketStore(lease.commands(), namespace, Duration.ofSeconds(5));
+    }
+
+    private RedisClusterAsyncCommands<String, String> redisCommands() {
+        return lease.commands();
+    }
+
+    @Test
+    void anIdleKeyExpiresWhenItsBucketIsFullAgain() throws Exception {
+        RedisBucketStore redisStore = (RedisBucketStore) store;
+        Limit tenPerSecond = Limit.of(10, 10, 1000 * MS);
+        reserve("ttl", tenPerSecond, 4, 0);
+        long pttl = redisCommands().pttl(redisStore.redisKey("ttl")).get(5, TimeUnit.SECONDS);
+        assertThat(pttl).as("PTTL: the 400 ms until the 4 tokens are back").isBetween(400 - SLACK_MS, 400L);
+
+        Limit hourly = Limit.of(2, 1, HOUR);
+        reserve("hourly", hourly, 2, 0);
+        long ttl = redisCommands().ttl(redisStore.redisKey("hourly")).get(5, TimeUnit.SECONDS);
+        assertThat(ttl).as("TTL in seconds: two hours until full").isBetween(7190L, 7200L);
+
+        // a refused reservation writes nothing, a full bucket has no key at all
+        Limit one = Limit.of(1, 1, 60_000 * MS);
+        assertThat(reserve("untouched", one, 1, 0).granted()).isTrue();
+        get(store.refund("untouched", one, 1));
+        assertThat(redisCommands().exists(redisStore.redisKey("untouched")).get(5, TimeUnit.SECONDS)).isZero();
+    }
+
+    @Test
+    void aFlushedScriptIsLoadedAgainWithoutLosingState() throws Exception {
+        Limit three = Limit.of(3, 1, HOUR);
+        assertThat(reserve("flush", three, 2, 0).remaining()).isEqualTo(1);
+        redisCommands().scriptFlush().get(5, TimeUnit.SECONDS);
+        Reservation afterFlush = reserve("flush", three, 1, 0);
+        assertThat(afterFlush.granted()).isTrue();
+        assertThat(afterFlush.remaining()).isZero();
+        assertThat(reserve("flush", three, 1, 0).granted()).isFalse();
+        redisCommands().scriptFlush().get(5, TimeUnit.SECONDS);
+        assertThat(get(store.peek("flush", three, 1)).waitNanos()).isGreaterThan(HOUR - SLACK_MS * MS);
+    }
+
+    @Test
+    void theKeyHoldsTheStateInMicrosecondsOfTheRedisClock() throws Exception {
+        RedisBucketStore redisStore = (RedisBucketStore) store;
+        Limit one = Limit.of(1, 1, 1000 * MS);
+        reserve("clock", one, 1, BucketMath.NO_LIMIT);
+        long tat = Long.parseLong(redisCommands().get(redisStore.redisKey("clock")).get(5, TimeUnit.SECONDS));
+        java.util.List<String> time = ((io.lettuce.core.api.async.RedisServerAsyncCommands<String, String>)
+                redisCommands()).time().get(5, TimeUnit.SECONDS);
+        long redisNow = Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
+        assertThat(tat - redisNow).isBetween((1000 - SLACK_MS) * 1000L, 1000 * 1000L);
+    }
+}
