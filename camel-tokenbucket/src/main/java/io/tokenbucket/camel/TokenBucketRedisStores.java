@@ -43,7 +43,7 @@ final class TokenBucketRedisStores {
                     + " cannot connect to Redis at " + where + ": " + e.getMessage(), e);
         }
         RedisBucketStore redis = new RedisBucketStore(lease.commands(),
-                config.getKeyPrefix() + endpoint.getName() + ":", timeout);
+                RedisBucketStore.namespace(config.getKeyPrefix(), endpoint.getName()), timeout);
         BucketStore fallback = switch (config.getOnStoreError()) {
             case fail -> null;
             case allow -> FallbackBucketStore.ALLOW_ALL;

@@ -20,7 +20,7 @@ import io.tokenbucket.store.Reservation;
  * contention; no compare-and-set loop, no polling. Time is Redis {@code TIME}, so Camel instances whose clocks
  * disagree share one timeline. Works on a standalone Redis and on a Redis Cluster (one key per script call).
  *
- * <p>Keys are {@code <keyPrefix><limiter name>:<key>}. Every call fails its stage with
+ * <p>Keys are {@code <keyPrefix><limiter name>:<key>} ({@link #namespace}). Every call fails its stage with
  * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout.
  */
 public final class RedisBucketStore implements BucketStore {
@@ -42,6 +42,15 @@ public final class RedisBucketStore implements BucketStore {
         this.script = new BucketScript(commands);
         this.namespace = namespace;
         this.timeoutNanos = timeout.toNanos();
+    }
+
+    /**
+     * The namespace of a limiter's keys: {@code <keyPrefix><name>:}, with {@code %} and {@code :} in the name
+     * escaped ({@code %25}, {@code %3A}) so that two limiters can never share a key: limiter {@code a} with key
+     * {@code b:c} and limiter {@code a:b} with key {@code c} stay apart.
+     */
+    public static String namespace(String keyPrefix, String limiterName) {
+        return keyPrefix + limiterName.replace("%", "%25").replace(":", "%3A") + ":";
     }
 
     /** The Redis key of a bucket key. */

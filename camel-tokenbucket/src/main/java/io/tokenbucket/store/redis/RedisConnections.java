@@ -28,8 +28,9 @@ import io.lettuce.core.resource.Delay;
  * application-owned client), shared by every endpoint that names it, counted, and closed with the last one.
  *
  * <p>A client created here uses shared {@link ClientResources} (one set of Netty threads for all clients),
- * rejects commands while disconnected instead of queueing them (a store error is a policy decision, never a
- * hang), times commands out after the store timeout, and reconnects with a backoff capped at one second, so
+ * rejects commands while disconnected instead of queueing them (standalone; a cluster buffers them while a
+ * node connection opens), times commands out after the store timeout (a store error is a policy decision,
+ * never a hang), and reconnects with a backoff capped at one second, so
  * the store recovers within a second or two of Redis coming back. A client owned by the application is used
  * as it is and never shut down here; only the connection made on it is closed.
  *
@@ -170,8 +171,10 @@ public final class RedisConnections implements AutoCloseable {
         String scheme = uri.substring(0, Math.max(0, uri.indexOf("://")));
         if (scheme.equals("redis-cluster") || scheme.equals("rediss-cluster")) {
             RedisClusterClient client = RedisClusterClient.create(resources, clusterSeeds(uri, scheme));
+            // A cluster connection opens its node connections lazily, on the first command for each node:
+            // rejecting commands while disconnected would reject those first commands too. Commands are
+            // buffered instead, and the timeout bounds how long any of them waits.
             client.setOptions(ClusterClientOptions.builder()
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                     .timeoutOptions(TimeoutOptions.enabled(timeout))
                     .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                             .enableAllAdaptiveRefreshTriggers().build())

@@ -1,0 +1,111 @@
+package io.tokenbucket.camel;
+
+import java.util.List;
+import java.util.Map;
+
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
+import org.apache.camel.Endpoint;
+import org.apache.camel.Exchange;
+import org.apache.camel.RoutesBuilder;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.component.mock.MockEndpoint;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** store=redis through Camel: waits continue on the worker pool, endpoints share a connection, keys stay apart. */
+class TokenBucketRedisTest extends TokenBucketTestSupport {
+
+    private static RedisHandle redis;
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServers.standalone();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    private static String redisOptions() {
+        return "store=redis&redisUri=" + redis.uri();
+    }
+
+    @Override
+    protected RoutesBuilder createRouteBuilder() {
+        return new RouteBuilder() {
+            @Override
+            public void configure() {
+                from("direct:delay")
+                        .to("tokenbucket:delay?" + redisOptions() + "&capacity=2&refillPeriod=1s&keyHeader=proxyId")
+                        .process(e -> e.getMessage().setHeader("thread", Thread.currentThread().getName()))
+                        .to("mock:delay");
+                from("direct:reject").to("tokenbucket:reject?" + redisOptions() + "&capacity=1&refillPeriod=1h"
+                        + "&mode=reject");
+            }
+        };
+    }
+
+    @Test
+    void exchangesWaitForRedisTokensAndContinueOnTheWorkerPool() throws Exception {
+        MockEndpoint mock = getMockEndpoint("mock:delay");
+        mock.expectedMessageCount(3);
+        sendAsync("direct:delay", 3, Map.of("proxyId", "p1"));
+        mock.assertIsSatisfied(10_000);
+        List<Exchange> got = mock.getReceivedExchanges();
+        assertThat(got).extracting(e -> e.getMessage().getHeader(TokenBucketConstants.WAITED, Long.class))
+                .satisfies(w -> {
+                    assertThat(w.get(0)).isLessThan(400);
+                    assertThat(w.get(2)).isBetween(300L, 5_000L);
+                });
+        // Lettuce answers on its Netty event loop; the route must never continue there
+        assertThat(got).allSatisfy(e -> assertThat(e.getMessage().getHeader("thread", String.class))
+                .contains("TokenBucketWorker"));
+        assertThat((Long) redis.command("EXISTS", "tokenbucket:delay:p1")).isEqualTo(1L);
+    }
+
+    @Test
+    void aRefusalFromRedisFailsTheExchange() {
+        assertThat(template.request("direct:reject", e -> { }).getException()).isNull();
+        assertThat(template.request("direct:reject", e -> { }).getException())
+                .isInstanceOf(TokenBucketRejectedException.class).hasMessageContaining("tokenbucket:reject");
+    }
+
+    @Test
+    void endpointsWithTheSameUriShareOneConnectionClosedWithTheLast() throws Exception {
+        Endpoint a = context.getEndpoint("tokenbucket:shareA?" + redisOptions());
+        Endpoint b = context.getEndpoint("tokenbucket:shareB?" + redisOptions() + "&capacity=5");
+        a.start();
+        b.start();
+        // this test's routes and the two endpoints above: one connection, plus the one asking
+        assertThat(clients()).isEqualTo(2);
+        context.removeEndpoint(a);
+        assertThat(clients()).isEqualTo(2);
+        context.removeEndpoint(b);
+        context.getRouteController().stopAllRoutes();
+        context.removeEndpoints("tokenbucket:*");
+        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> clients() == 1);
+    }
+
+    @Test
+    void limiterNamesAndKeysCannotCollide() throws Exception {
+        Endpoint ab = context.getEndpoint("tokenbucket:a:b?" + redisOptions() + "&capacity=1&refillPeriod=1h&mode=reject");
+        Endpoint a = context.getEndpoint("tokenbucket:a?" + redisOptions() + "&capacity=1&refillPeriod=1h&mode=reject");
+        assertThat(template.request(ab, e -> e.getMessage().setHeader(TokenBucketConstants.KEY, "c")).getException())
+                .isNull();
+        assertThat(template.request(a, e -> e.getMessage().setHeader(TokenBucketConstants.KEY, "b:c"))
+                .getException()).isNull();
+        assertThat((Long) redis.command("EXISTS", "tokenbucket:a%3Ab:c", "tokenbucket:a:b:c")).isEqualTo(2L);
+    }
+
+    /** Connections Redis sees now, the one this call opens included. */
+    private static long clients() {
+        String list = (String) redis.command("CLIENT", "LIST");
+        return list.lines().filter(l -> !l.isBlank()).count();
+    }
+}

@@ -1,0 +1,62 @@
+package io.tokenbucket.store.redis;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+
+import io.lettuce.core.cluster.SlotHash;
+import io.tokenbucket.math.Limit;
+import io.tokenbucket.store.BucketStore;
+import io.tokenbucket.store.BucketStoreContract;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The store contract against a real 3-master Redis Cluster, named by a {@code redis-cluster://} URI: each bucket
+ * is one key, so buckets spread over the masters and every script call runs on the master of its key.
+ */
+class RedisClusterBucketStoreContractTest extends BucketStoreContract {
+
+    private static RedisClusterHandle cluster;
+    private static RedisConnections connections;
+    private static RedisConnections.Lease lease;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = RedisServers.cluster();
+        connections = new RedisConnections();
+        String seeds = String.join(",", cluster.uris()).replace("redis://", "");
+        lease = connections.acquire("redis-cluster://" + seeds, Duration.ofSeconds(5));
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (connections != null) {
+            connections.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Override
+    protected BucketStore newStore(String namespace) {
+        return new RedisBucketStore(lease.commands(), namespace, Duration.ofSeconds(5));
+    }
+
+    @Test
+    void bucketsSpreadOverEveryMaster() {
+        RedisBucketStore redisStore = (RedisBucketStore) store;
+        Limit one = Limit.of(1, 1, HOUR);
+        Set<Integer> masters = new HashSet<>();
+        for (int k = 0; k < 30; k++) {
+            assertThat(reserve("spread-" + k, one, 1, 0).granted()).isTrue();
+            assertThat(reserve("spread-" + k, one, 1, 0).granted()).isFalse();
+            masters.add(cluster.nodeForSlot(SlotHash.getSlot(redisStore.redisKey("spread-" + k))).port());
+        }
+        assertThat(masters).hasSize(3);
+    }
+}
