@@ -16,6 +16,7 @@ import org.apache.camel.spi.ThreadPoolProfile;
 import org.apache.camel.spi.annotations.Component;
 import org.apache.camel.support.DefaultComponent;
 import org.apache.camel.util.ObjectHelper;
+import org.apache.camel.util.URISupport;
 
 /**
  * The {@code tokenbucket:} component: creates endpoints that throttle exchanges per key with a token bucket.
@@ -27,6 +28,12 @@ import org.apache.camel.util.ObjectHelper;
  */
 @Component("tokenbucket")
 public class TokenBucketComponent extends DefaultComponent {
+
+    static {
+        // Camel masks option values whose names hold a known keyword (password, token...) when it shows a URI;
+        // a redisUri may carry a password in its user info, so its value is masked too.
+        URISupport.addSanitizeKeywords("redisUri");
+    }
 
     /** How often idle (full) local buckets are dropped. */
     static final long SWEEP_INTERVAL_MILLIS = 1000;

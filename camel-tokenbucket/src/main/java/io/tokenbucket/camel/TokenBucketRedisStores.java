@@ -39,8 +39,13 @@ final class TokenBucketRedisStores {
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (RuntimeException e) {
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
             throw new TokenBucketStoreException(endpoint.getName(), null, "tokenbucket:" + endpoint.getName()
-                    + " cannot connect to Redis at " + where + ": " + e.getMessage(), e);
+                    + " cannot connect to Redis at " + where + ": " + e.getMessage()
+                    + (root != e ? " (" + root.getMessage() + ")" : ""), e);
         }
         RedisBucketStore redis = new RedisBucketStore(lease.commands(),
                 RedisBucketStore.namespace(config.getKeyPrefix(), endpoint.getName()), timeout);

@@ -1,0 +1,168 @@
+package io.tokenbucket.camel;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.tokenbucket.store.FallbackBucketStore;
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
+import org.apache.camel.Endpoint;
+import org.apache.camel.Exchange;
+import org.apache.camel.RoutesBuilder;
+import org.apache.camel.builder.RouteBuilder;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Redis dies under load and comes back, once per store-error policy. Two threads keep sending; the test
+ * records every exchange (when it started, how long it took, how it ended) and checks the policy's promise
+ * over the outage, then that the store recovers by itself once Redis is back (a new process: no data, no
+ * script).
+ */
+class TokenBucketRedisFailureTest extends TokenBucketTestSupport {
+
+    private static final long STORE_TIMEOUT_MS = 300;
+    private static RedisHandle redis;
+
+    /** One exchange's story. */
+    record Outcome(long startNanos, long endNanos, Exception failure) {
+        boolean admitted() {
+            return failure == null;
+        }
+    }
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServers.standalone();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    @Override
+    protected RoutesBuilder createRouteBuilder() {
+        return new RouteBuilder() {
+            @Override
+            public void configure() {
+                errorHandler(noErrorHandler()); // thousands of expected failures
+            }
+        };
+    }
+
+    private Endpoint endpoint(String policy) {
+        // 50 tokens per second, burst 5, never waiting: what is admitted is exactly what the store granted
+        return context.getEndpoint("tokenbucket:outage-" + policy + "?store=redis&redisUri=" + redis.uri()
+                + "&capacity=5&refillTokens=50&refillPeriod=1s&mode=reject&onStoreError=" + policy
+                + "&storeTimeout=" + STORE_TIMEOUT_MS + "ms");
+    }
+
+    @Test
+    void failPolicyAdmitsNothingWithoutRedisAndRecovers() throws Exception {
+        Run run = outage(endpoint("fail"));
+        List<Outcome> during = run.during();
+        assertThat(during).as("exchanges during the outage").isNotEmpty();
+        assertThat(during).noneMatch(Outcome::admitted);
+        assertThat(during).allSatisfy(o -> assertThat(o.failure()).isInstanceOf(TokenBucketStoreException.class));
+        assertThat(run.all()).allSatisfy(o -> assertThat(o.endNanos() - o.startNanos())
+                .as("time to answer").isLessThan(TimeUnit.MILLISECONDS.toNanos(STORE_TIMEOUT_MS + 700)));
+        System.out.printf("onStoreError=fail: %d exchanges during a %d ms outage, none admitted; recovered %d ms"
+                + " after Redis restarted%n", during.size(), run.outageMs(), run.recoveryMs());
+    }
+
+    @Test
+    void allowPolicyAdmitsAndCountsDuringTheOutage() throws Exception {
+        Endpoint endpoint = endpoint("allow");
+        Run run = outage(endpoint);
+        assertThat(run.during()).isNotEmpty().allMatch(Outcome::admitted);
+        FallbackBucketStore store = (FallbackBucketStore) ((TokenBucketEndpoint) endpoint).store();
+        assertThat(store.fallbacks()).isGreaterThanOrEqualTo(run.during().size());
+        System.out.printf("onStoreError=allow: %d admitted and counted during a %d ms outage (%d store failures);"
+                + " recovered %d ms after Redis restarted%n", store.fallbacks(), run.outageMs(), store.failures(),
+                run.recoveryMs());
+    }
+
+    @Test
+    void localPolicyThrottlesLocallyDuringTheOutage() throws Exception {
+        Run run = outage(endpoint("local"));
+        long admitted = run.during().stream().filter(Outcome::admitted).count();
+        long bound = 5 + run.outageMs() / 20 + 1;
+        assertThat(admitted).as("admitted by the local bucket").isPositive().isLessThanOrEqualTo(bound);
+        assertThat(run.during()).filteredOn(o -> !o.admitted())
+                .allSatisfy(o -> assertThat(o.failure()).isInstanceOf(TokenBucketRejectedException.class));
+        System.out.printf("onStoreError=local: %d admitted during a %d ms outage (local bound %d); recovered %d ms"
+                + " after Redis restarted%n", admitted, run.outageMs(), bound, run.recoveryMs());
+    }
+
+    /** What happened around one outage. */
+    record Run(List<Outcome> all, long stoppedAt, long restartedAt, long recoveredAt) {
+        /** Exchanges that started after Redis was dead and ended before it was started again. */
+        List<Outcome> during() {
+            return all.stream().filter(o -> o.startNanos() > stoppedAt && o.endNanos() < restartedAt).toList();
+        }
+
+        long outageMs() {
+            return TimeUnit.NANOSECONDS.toMillis(restartedAt - stoppedAt);
+        }
+
+        long recoveryMs() {
+            return TimeUnit.NANOSECONDS.toMillis(recoveredAt - restartedAt);
+        }
+    }
+
+    /**
+     * Sends from two threads; after 300 ms kills Redis, keeps sending for 1.5 s, starts Redis again and waits
+     * until an exchange is answered by Redis again (a key appears).
+     */
+    private Run outage(Endpoint endpoint) throws Exception {
+        TokenBucketEndpoint tb = (TokenBucketEndpoint) endpoint;
+        ConcurrentLinkedQueue<Outcome> outcomes = new ConcurrentLinkedQueue<>();
+        AtomicBoolean sending = new AtomicBoolean(true);
+        ExecutorService senders = Executors.newFixedThreadPool(2);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 2; t++) {
+            futures.add(senders.submit(() -> {
+                for (int i = 0; sending.get() && i < 5_000_000; i++) {
+                    long start = System.nanoTime();
+                    Exchange e = template.request(endpoint, x -> x.getMessage()
+                            .setHeader(TokenBucketConstants.KEY, "k"));
+                    outcomes.add(new Outcome(start, System.nanoTime(), e.getException()));
+                }
+            }));
+        }
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().anyMatch(Outcome::admitted));
+            long stoppedAt;
+            long restartedAt;
+            Thread.sleep(300); // load before the outage; the outcome does not depend on it
+            redis.stop();
+            stoppedAt = System.nanoTime();
+            Thread.sleep(1500); // the outage itself: its length is the scenario, not a synchronisation
+            restartedAt = System.nanoTime();
+            redis.start();
+            String key = "tokenbucket:outage-" + tb.getConfiguration().getOnStoreError() + ":k";
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> ((Long) redis.command("EXISTS", key)) == 1L);
+            long recoveredAt = System.nanoTime();
+            return new Run(List.copyOf(outcomes), stoppedAt, restartedAt, recoveredAt);
+        } finally {
+            sending.set(false);
+            for (Future<?> f : futures) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            senders.shutdownNow();
+        }
+    }
+}

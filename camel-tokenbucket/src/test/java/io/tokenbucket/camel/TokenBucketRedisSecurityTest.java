@@ -1,0 +1,124 @@
+package io.tokenbucket.camel;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
+import org.apache.camel.Endpoint;
+import org.apache.camel.Exchange;
+import org.apache.camel.util.URISupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/**
+ * A Redis with a password: the password from the URI authenticates, and never appears in an endpoint's
+ * string, an exception message or a log line (everything this test's JVM writes to stderr is checked).
+ */
+class TokenBucketRedisSecurityTest extends TokenBucketTestSupport {
+
+    private static final String PASSWORD = "s3cret-Pa55word";
+    private static RedisHandle redis;
+
+    private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+    private PrintStream originalErr;
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServers.withPassword(PASSWORD);
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    @BeforeEach
+    void captureStderr() {
+        originalErr = System.err;
+        System.setErr(new PrintStream(new TeeStream(originalErr, stderr), true, StandardCharsets.UTF_8));
+    }
+
+    @AfterEach
+    void restoreStderr() {
+        System.setErr(originalErr);
+        assertThat(stderr.toString(StandardCharsets.UTF_8)).as("everything logged").doesNotContain(PASSWORD);
+    }
+
+    @Test
+    void thePasswordAuthenticatesAndIsNeverShown() throws Exception {
+        Endpoint endpoint = context.getEndpoint("tokenbucket:auth?store=redis&redisUri=" + redis.authenticatedUri()
+                + "&capacity=1&refillPeriod=1h&mode=reject&storeTimeout=300ms");
+        assertThat(template.request(endpoint, e -> { }).getException()).isNull();
+        Exchange refused = template.request(endpoint, e -> { });
+        assertThat(refused.getException()).isInstanceOf(TokenBucketRejectedException.class);
+        assertThat(messages(refused.getException())).doesNotContain(PASSWORD);
+        assertThat(endpoint.toString()).doesNotContain(PASSWORD);
+        assertThat(URISupport.sanitizeUri(endpoint.getEndpointUri())).doesNotContain(PASSWORD);
+
+        redis.stop();
+        try {
+            Exchange failed = template.request(endpoint, e -> { });
+            assertThat(failed.getException()).isInstanceOf(TokenBucketStoreException.class);
+            assertThat(messages(failed.getException())).contains("redis at redis://***@127.0.0.1")
+                    .doesNotContain(PASSWORD);
+        } finally {
+            redis.start();
+        }
+    }
+
+    @Test
+    void aWrongPasswordFailsTheStartWithoutShowingIt() {
+        String wrong = "wrong-Pa55word";
+        // the context is started: getEndpoint starts the endpoint, which connects
+        Throwable failure = catchThrowable(() -> context.getEndpoint("tokenbucket:wrong?store=redis&redisUri=redis://:"
+                + wrong + "@127.0.0.1:" + redis.port()));
+        assertThat(failure).isNotNull();
+        assertThat(messages(failure)).contains("cannot connect to Redis at redis://***@127.0.0.1")
+                .doesNotContain(wrong).doesNotContain(PASSWORD);
+    }
+
+    @Test
+    void withoutThePasswordRedisRefuses() {
+        assertThat(messages(catchThrowable(() -> context.getEndpoint("tokenbucket:none?store=redis&redisUri="
+                + redis.uri())))).containsIgnoringCase("NOAUTH");
+    }
+
+    private static String messages(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            all.append(t).append(" | ");
+        }
+        return all.toString();
+    }
+
+    /** Writes to two streams. */
+    private static final class TeeStream extends java.io.OutputStream {
+        private final java.io.OutputStream a;
+        private final java.io.OutputStream b;
+
+        TeeStream(java.io.OutputStream a, java.io.OutputStream b) {
+            this.a = a;
+            this.b = b;
+        }
+
+        @Override
+        public synchronized void write(int c) throws java.io.IOException {
+            a.write(c);
+            b.write(c);
+        }
+
+        @Override
+        public synchronized void write(byte[] buf, int off, int len) throws java.io.IOException {
+            a.write(buf, off, len);
+            b.write(buf, off, len);
+        }
+    }
+}
