@@ -66,11 +66,12 @@ public class TokenBucketConfiguration implements Cloneable {
             + " in its user info (redis://user:secret, an at sign, then the host); rediss:// for TLS;"
             + " redis-sentinel:// for Sentinel; redis-cluster://host1:7000,host2:7001 (the seed nodes) for a Redis"
             + " Cluster. Endpoints with the same URI share one client and one connection.")
-    private String redisUri = DEFAULT_REDIS_URI;
+    private String redisUri; // null: unset, so an application client in the registry may be used
 
     @UriParam(label = "redis,advanced", javaType = "io.lettuce.core.AbstractRedisClient", description = "A Lettuce"
             + " RedisClient or RedisClusterClient owned by the application, used instead of redisUri; the component"
-            + " makes one connection on it and never shuts it down.")
+            + " makes one connection on it and never shuts it down. When neither this nor redisUri is set and the"
+            + " registry holds exactly one such client, that one is used.")
     private Object redisClient;
 
     @UriParam(label = "redis", defaultValue = "tokenbucket:", description = "The prefix of every Redis key: a"
@@ -234,7 +235,7 @@ public class TokenBucketConfiguration implements Cloneable {
         this.store = store;
     }
 
-    /** The Redis URI (store=redis). Default {@value #DEFAULT_REDIS_URI}. */
+    /** The Redis URI (store=redis), or null when unset: then {@value #DEFAULT_REDIS_URI} or a registry client. */
     public String getRedisUri() {
         return redisUri;
     }

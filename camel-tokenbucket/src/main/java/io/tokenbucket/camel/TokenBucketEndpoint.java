@@ -34,6 +34,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     private Limit limit;
     private BucketStore store;
     private AutoCloseable storeLease;
+    private String storeDescription = "local";
 
     TokenBucketEndpoint(String uri, TokenBucketComponent component, String name,
                         TokenBucketConfiguration configuration) {
@@ -62,6 +63,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
             TokenBucketRedisStores.Opened opened = TokenBucketRedisStores.open(this, getComponent().redisConnections());
             store = opened.store();
             storeLease = opened.lease();
+            storeDescription = opened.where();
         } else {
             store = getComponent().localStore(name);
         }
@@ -108,11 +110,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
 
     /** Where this endpoint's buckets live, for messages: {@code local} or {@code redis at redis://***@host:6379}. */
     String describeStore() {
-        if (configuration.getStore() == TokenBucketStoreType.local) {
-            return "local";
-        }
-        return "redis at " + (configuration.getRedisClient() != null ? "the application's client"
-                : io.tokenbucket.store.redis.RedisConnections.mask(configuration.getRedisUri()));
+        return storeDescription;
     }
 
     /** The limit in the user's terms, for messages: {@code capacity 5, refill 5 per 1000 ms}. */

@@ -1,6 +1,7 @@
 package io.tokenbucket.camel;
 
 import java.time.Duration;
+import java.util.Set;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.tokenbucket.store.BucketStore;
@@ -17,19 +18,30 @@ final class TokenBucketRedisStores {
     private TokenBucketRedisStores() {
     }
 
-    /** An open Redis store with its failure policy, and the lease to give back when the endpoint stops. */
-    record Opened(FallbackBucketStore store, AutoCloseable lease) {
+    /**
+     * An open Redis store with its failure policy, the lease to give back when the endpoint stops, and where it
+     * is (masked, for messages).
+     */
+    record Opened(FallbackBucketStore store, AutoCloseable lease, String where) {
     }
 
     static Opened open(TokenBucketEndpoint endpoint, RedisConnections connections) throws TokenBucketStoreException {
         TokenBucketConfiguration config = endpoint.getConfiguration();
         Duration timeout = Duration.ofMillis(config.getStoreTimeout());
         Object client = config.getRedisClient();
-        String where = client != null ? "the application's Redis client" : RedisConnections.mask(config.getRedisUri());
+        String uri = config.getRedisUri();
+        if (client == null && uri == null) {
+            Set<AbstractRedisClient> found = endpoint.getCamelContext().getRegistry().findByType(AbstractRedisClient.class);
+            client = found.size() == 1 ? found.iterator().next() : null;
+        }
+        if (uri == null) {
+            uri = TokenBucketConfiguration.DEFAULT_REDIS_URI;
+        }
+        String where = client != null ? "the application's Redis client" : RedisConnections.mask(uri);
         RedisConnections.Lease lease;
         try {
             if (client == null) {
-                lease = connections.acquire(config.getRedisUri(), timeout);
+                lease = connections.acquire(uri, timeout);
             } else if (client instanceof AbstractRedisClient lettuce) {
                 lease = connections.acquire(lettuce);
             } else {
@@ -54,6 +66,6 @@ final class TokenBucketRedisStores {
             case allow -> FallbackBucketStore.ALLOW_ALL;
             case local -> endpoint.getComponent().localStore(endpoint.getName());
         };
-        return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease);
+        return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease, "redis at " + where);
     }
 }

@@ -63,9 +63,11 @@ class TokenBucketRedisTest extends TokenBucketTestSupport {
                     assertThat(w.get(0)).isLessThan(400);
                     assertThat(w.get(2)).isBetween(300L, 5_000L);
                 });
-        // Lettuce answers on its Netty event loop; the route must never continue there
+        // Lettuce answers on its Netty event loop: the route continues on the worker pool (or on the caller's
+        // thread, when the answer was already there), never on Lettuce's threads nor on the timer
         assertThat(got).allSatisfy(e -> assertThat(e.getMessage().getHeader("thread", String.class))
-                .contains("TokenBucketWorker"));
+                .doesNotContainIgnoringCase("lettuce").doesNotContain("TokenBucketTimer"));
+        assertThat(got.get(2).getMessage().getHeader("thread", String.class)).contains("TokenBucketWorker");
         assertThat((Long) redis.command("EXISTS", "tokenbucket:delay:p1")).isEqualTo(1L);
     }
 
@@ -101,6 +103,36 @@ class TokenBucketRedisTest extends TokenBucketTestSupport {
         assertThat(template.request(a, e -> e.getMessage().setHeader(TokenBucketConstants.KEY, "b:c"))
                 .getException()).isNull();
         assertThat((Long) redis.command("EXISTS", "tokenbucket:a%3Ab:c", "tokenbucket:a:b:c")).isEqualTo(2L);
+    }
+
+    @Test
+    void theOnlyApplicationClientInTheRegistryIsUsedAndNotShutDown() throws Exception {
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redis.uri());
+        try {
+            context.getRegistry().bind("myRedis", client);
+            Endpoint endpoint = context.getEndpoint("tokenbucket:autowired?store=redis&capacity=1&refillPeriod=1h"
+                    + "&mode=reject");
+            assertThat(((TokenBucketEndpoint) endpoint).describeStore()).isEqualTo("redis at the application's Redis client");
+            assertThat(template.request(endpoint, e -> { }).getException()).isNull();
+            assertThat((Long) redis.command("EXISTS", "tokenbucket:autowired:")).isEqualTo(1L);
+            context.removeEndpoint(endpoint);
+            // the application's client still works: the component closed only its own connection
+            try (var connection = client.connect()) {
+                assertThat(connection.sync().ping()).isEqualTo("PONG");
+            }
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    @Test
+    void aHugeKeyBecomesAShortRedisKey() {
+        String huge = "k".repeat(1 << 20);
+        assertThat(template.request("direct:reject", e -> e.getMessage().setHeader(TokenBucketConstants.KEY, huge))
+                .getException()).isNull();
+        String key = "tokenbucket:reject:" + io.tokenbucket.store.BucketKeys.bound(huge);
+        assertThat(key).hasSizeLessThan(100);
+        assertThat((Long) redis.command("EXISTS", key)).isEqualTo(1L);
     }
 
     /** Connections Redis sees now, the one this call opens included. */
