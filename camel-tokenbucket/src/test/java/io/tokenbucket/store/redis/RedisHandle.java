@@ -16,7 +16,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One real {@code redis-server} process on {@code 127.0.0.1:}{@link #port()}, from {@link RedisServers}.
+ * One real {@code redis-server} process on {@code 127.0.0.1:}{@link #port()}, from {@link RedisServers}. For a
+ * {@link RedisServers#withTls() TLS} server that port is its {@code tls-port} and it has no plain TCP port.
  *
  * <p>{@link #stop()} kills the process ({@code SIGKILL}, like a crash: nothing is saved) and returns once the port
  * refuses connections; {@link #start()} starts it again on the same port with the same configuration and empty data
@@ -34,6 +35,7 @@ public final class RedisHandle implements AutoCloseable {
 
     private final int port;
     private final boolean clusterNode;
+    private final boolean tls;
     private final String password;
     private final Path directory;
     private final Path config;
@@ -52,9 +54,10 @@ public final class RedisHandle implements AutoCloseable {
     }
 
     /** Writes the node's directory and {@code redis.conf}; the port is already reserved and is released on failure. */
-    RedisHandle(int port, List<String> settings, boolean clusterNode) {
+    RedisHandle(int port, List<String> settings, boolean clusterNode, boolean tls) {
         this.port = port;
         this.clusterNode = clusterNode;
+        this.tls = tls;
         this.password = requirePass(settings);
         try {
             this.directory = Files.createTempDirectory(RedisServers.root(), "node-" + port + "-");
@@ -63,13 +66,22 @@ public final class RedisHandle implements AutoCloseable {
             StringBuilder conf = new StringBuilder()
                     .append("# written by RedisServers for a test; deleted when its handle closes\n")
                     .append("bind ").append(RedisServers.HOST).append('\n')
-                    .append("port ").append(port).append('\n')
                     .append("protected-mode yes\n")
                     .append("daemonize no\n")
                     .append("dir ").append(quote(directory.toAbsolutePath().toString())).append('\n')
                     .append("logfile \"\"\n")
                     .append("save \"\"\n")
                     .append("appendonly no\n");
+            if (tls) {
+                conf.append("port 0\n")
+                        .append("tls-port ").append(port).append('\n')
+                        .append("tls-cert-file ").append(quote(RedisTls.serverCertificate().toString())).append('\n')
+                        .append("tls-key-file ").append(quote(RedisTls.serverKey().toString())).append('\n')
+                        .append("tls-ca-cert-file ").append(quote(RedisTls.caCertificate().toString())).append('\n')
+                        .append("tls-auth-clients no\n");
+            } else {
+                conf.append("port ").append(port).append('\n');
+            }
             for (String setting : settings) {
                 conf.append(setting).append('\n');
             }
@@ -91,18 +103,27 @@ public final class RedisHandle implements AutoCloseable {
         return port;
     }
 
-    /** @return {@code redis://127.0.0.1:PORT}, without credentials */
+    /** @return {@code redis://127.0.0.1:PORT} ({@code rediss://} for a TLS server), without credentials */
     public String uri() {
-        return "redis://" + RedisServers.HOST + ":" + port;
+        return scheme() + RedisServers.HOST + ":" + port;
     }
 
     /**
-     * @return {@code redis://:PASSWORD@127.0.0.1:PORT} when the server has a {@code requirepass}, else {@link #uri()}
+     * @return {@code redis://:PASSWORD@127.0.0.1:PORT} ({@code rediss://} for a TLS server) when the server has a
+     *         {@code requirepass}, else {@link #uri()}
      */
     public String authenticatedUri() {
         return password == null ? uri()
-                : "redis://:" + URLEncoder.encode(password, StandardCharsets.UTF_8) + "@" + RedisServers.HOST + ":"
+                : scheme() + ":" + URLEncoder.encode(password, StandardCharsets.UTF_8) + "@" + RedisServers.HOST + ":"
                         + port;
+    }
+
+    /**
+     * @return whether the server speaks TLS only ({@link RedisServers#withTls}): {@link #port()} is its
+     *         {@code tls-port}, its certificate is issued by {@link RedisTls#caCertificate()}
+     */
+    public boolean tls() {
+        return tls;
     }
 
     /** @return the {@code requirepass} password, or null */
@@ -211,8 +232,9 @@ public final class RedisHandle implements AutoCloseable {
     }
 
     /**
-     * Sends one command on a fresh connection, after {@code AUTH} when the server has a password. Handy for what a
-     * test needs besides its client: {@code SCRIPT FLUSH}, {@code CLIENT PAUSE 500}, {@code CONFIG SET ...}.
+     * Sends one command on a fresh connection (TLS for a TLS server), after {@code AUTH} when the server has a
+     * password. Handy for what a test needs besides its client: {@code SCRIPT FLUSH}, {@code CLIENT PAUSE 500},
+     * {@code CONFIG SET ...}.
      *
      * @param args the command and its arguments
      * @return a String (simple or bulk string), Long (integer), List (array) or null (nil)
@@ -221,7 +243,7 @@ public final class RedisHandle implements AutoCloseable {
      */
     public Object command(String... args) {
         try {
-            return RedisServers.call(port, password, COMMAND_TIMEOUT, args);
+            return RedisServers.call(port, tls, password, COMMAND_TIMEOUT, args);
         } catch (IOException e) {
             throw new UncheckedIOException("redis-server on port " + port + ": " + String.join(" ", args), e);
         }
@@ -267,26 +289,32 @@ public final class RedisHandle implements AutoCloseable {
                 throw output.contains("Address already in use") ? new PortInUse(message)
                         : new IllegalStateException(message);
             }
-            if (answersPing()) {
+            Exception probe = probePing();
+            if (probe == null) {
                 verifyOwnProcess(started);
                 return;
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("redis-server on port " + port + " did not answer PING within "
-                        + RedisServers.READY_TIMEOUT + ". Its output:\n" + logSince(logOffset));
+                throw new IllegalStateException("redis-server on port " + port + " did not answer PING"
+                        + (tls ? " over TLS" : "") + " within " + RedisServers.READY_TIMEOUT + " (last attempt: "
+                        + probe + "). Its output:\n" + logSince(logOffset));
             }
             pause();
         }
     }
 
-    /** PONG, or NOAUTH from a server with a password: either way it is serving. */
-    private boolean answersPing() {
+    /**
+     * Null when the server is serving: PONG, or NOAUTH from a server with a password (over TLS for a TLS server, the
+     * certificate verified); else why not, for the message should it never serve.
+     */
+    private Exception probePing() {
         try {
-            return "PONG".equals(RedisServers.call(port, null, PROBE_TIMEOUT, "PING"));
+            Object reply = RedisServers.call(port, tls, null, PROBE_TIMEOUT, "PING");
+            return "PONG".equals(reply) ? null : new IllegalStateException("PING answered " + reply);
         } catch (RedisServers.RedisErrorReply e) {
-            return e.getMessage().startsWith("NOAUTH");
+            return e.getMessage().startsWith("NOAUTH") ? null : e;
         } catch (IOException e) {
-            return false;
+            return e;
         }
     }
 
@@ -346,6 +374,10 @@ public final class RedisHandle implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while waiting for redis-server", e);
         }
+    }
+
+    private String scheme() {
+        return tls ? "rediss://" : "redis://";
     }
 
     private static String requirePass(List<String> settings) {

@@ -54,7 +54,8 @@ import redis.embedded.core.ExecutableProvider;
  * ({@code java.io.tmpdir/tokenbucket-redis-*}); that directory holds {@code redis.conf}, {@code redis.log} (the
  * server's stdout and stderr, quoted in any start failure) and, for cluster nodes, {@code nodes.conf}. Nothing is
  * written to the working tree. A server is ready when it answers {@code PING} ({@code PONG}, or {@code NOAUTH}
- * when it has a password), polled with a deadline of {@link #READY_TIMEOUT}; a cluster is ready when every node
+ * when it has a password), polled with a deadline of {@link #READY_TIMEOUT} (over TLS, with the certificate checked
+ * against the test CA, for a {@link #withTls()} server); a cluster is ready when every node
  * reports {@code cluster_state:ok} in {@code CLUSTER INFO}, polled with a deadline of {@link #CLUSTER_TIMEOUT}.
  * No fixed sleeps.
  *
@@ -86,6 +87,10 @@ import redis.embedded.core.ExecutableProvider;
  * <pre>{@code
  * try (RedisHandle redis = RedisServers.standalone()) {
  *     RedisClient client = RedisClient.create(redis.uri());
+ *     ...
+ * }
+ * try (RedisHandle redis = RedisServers.withTls()) {   // redis.uri() is rediss://127.0.0.1:PORT
+ *     RedisClient client = RedisClient.create(redis.uri() + "?verifyPeer=NONE");   // or trust RedisTls.caCertificate()
  *     ...
  * }
  * try (RedisClusterHandle cluster = RedisServers.cluster()) {
@@ -152,7 +157,22 @@ public final class RedisServers {
      * @return the running server; close it
      */
     public static RedisHandle standalone(String... settings) {
-        return startNode(List.of(settings), false);
+        return startNode(List.of(settings), false, false);
+    }
+
+    /**
+     * Starts a standalone server that speaks TLS only: {@code port 0} (no plain TCP), {@code tls-port} on a free
+     * loopback port, the test certificate of {@link RedisTls} ({@code tls-cert-file}, {@code tls-key-file},
+     * {@code tls-ca-cert-file}) and {@code tls-auth-clients no} (clients need no certificate). Its
+     * {@link RedisHandle#uri()} is {@code rediss://127.0.0.1:PORT}; it is ready when {@code PING} over TLS, with the
+     * server's certificate verified against the test CA, answers; {@link RedisHandle#command} speaks TLS too.
+     * Standalone only: no TLS cluster.
+     *
+     * @param settings more redis.conf lines, after the TLS ones (so they win), e.g. {@code "requirepass s3cret"}
+     * @return the running server; close it
+     */
+    public static RedisHandle withTls(String... settings) {
+        return startNode(List.of(settings), false, true);
     }
 
     /**
@@ -217,7 +237,7 @@ public final class RedisServers {
         List<RedisHandle> nodes = new ArrayList<>(masters);
         try {
             for (int i = 0; i < masters; i++) {
-                nodes.add(startNode(all, true));
+                nodes.add(startNode(all, true, false));
             }
             // As redis-cli --cluster create: distinct config epochs (only possible while a node knows nobody) and
             // the slots first, so the handshakes carry them.
@@ -289,9 +309,9 @@ public final class RedisServers {
     // ---------------------------------------------------------------- starting nodes
 
     /** Starts a node, retrying on a new port when the probed one was taken before the server could bind it. */
-    private static RedisHandle startNode(List<String> settings, boolean clusterNode) {
+    private static RedisHandle startNode(List<String> settings, boolean clusterNode, boolean tls) {
         for (int attempt = 1; ; attempt++) {
-            RedisHandle handle = new RedisHandle(freePort(clusterNode), settings, clusterNode);
+            RedisHandle handle = new RedisHandle(freePort(clusterNode), settings, clusterNode, tls);
             try {
                 handle.start();
                 return handle;
@@ -547,26 +567,34 @@ public final class RedisServers {
     /**
      * Sends one command on a fresh connection (after {@code AUTH password} when {@code password} is not null) and
      * returns the reply: a {@link String} for simple and bulk strings, a {@link Long} for integers, a {@link List}
-     * for arrays, null for nil; an error reply is thrown as {@link RedisErrorReply}. No Lettuce, so the tests'
-     * client is never the thing that checks the server.
+     * for arrays, null for nil; an error reply is thrown as {@link RedisErrorReply}. With {@code tls} the connection
+     * is TLS, the server's certificate verified against the test CA ({@link RedisTls}); a failed handshake is an
+     * {@link IOException} ({@code SSLException}). No Lettuce, so the tests' client is never the thing that checks
+     * the server.
      */
-    static Object call(int port, String password, Duration timeout, String... args) throws IOException {
-        try (Socket socket = new Socket()) {
+    static Object call(int port, boolean tls, String password, Duration timeout, String... args) throws IOException {
+        try (Socket plain = new Socket()) {
             int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
-            socket.connect(new InetSocketAddress(InetAddress.getByName(HOST), port), millis);
-            socket.setSoTimeout(millis);
-            OutputStream out = new BufferedOutputStream(socket.getOutputStream());
-            InputStream in = new BufferedInputStream(socket.getInputStream());
-            if (password != null) {
-                writeCommand(out, "AUTH", password);
+            plain.connect(new InetSocketAddress(InetAddress.getByName(HOST), port), millis);
+            plain.setSoTimeout(millis);
+            try (Socket socket = tls ? RedisTls.handshake(plain, HOST, port) : null) {
+                return exchange(socket != null ? socket : plain, password, args);
             }
-            writeCommand(out, args);
-            out.flush();
-            if (password != null) {
-                readReply(in);
-            }
-            return readReply(in);
         }
+    }
+
+    private static Object exchange(Socket socket, String password, String... args) throws IOException {
+        OutputStream out = new BufferedOutputStream(socket.getOutputStream());
+        InputStream in = new BufferedInputStream(socket.getInputStream());
+        if (password != null) {
+            writeCommand(out, "AUTH", password);
+        }
+        writeCommand(out, args);
+        out.flush();
+        if (password != null) {
+            readReply(in);
+        }
+        return readReply(in);
     }
 
     private static void writeCommand(OutputStream out, String... args) throws IOException {
