@@ -66,15 +66,22 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         if (answer.isDone() && !answer.isCompletedExceptionally()) {
             return decide(exchange, callback, key, tokens, start, answer.join(), true);
         }
-        // a remote store answers on its I/O thread: continue on the worker pool, never there
-        answer.whenComplete((reservation, failure) -> continueOnWorker(exchange, callback, () -> {
-            if (failure != null) {
-                exchange.setException(storeFailed(key, failure));
-                callback.done(false);
-            } else {
+        // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
+        // never blocking); every other outcome continues the route, which happens on the worker pool.
+        answer.whenComplete((reservation, failure) -> {
+            if (failure == null && reservation.granted() && reservation.waitNanos() > 0) {
                 decide(exchange, callback, key, tokens, start, reservation, false);
+                return;
             }
-        }));
+            continueOnWorker(exchange, callback, () -> {
+                if (failure != null) {
+                    exchange.setException(storeFailed(key, failure));
+                    callback.done(false);
+                } else {
+                    decide(exchange, callback, key, tokens, start, reservation, false);
+                }
+            });
+        });
         return false;
     }
 
@@ -185,12 +192,16 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         return tokens;
     }
 
+    /** Runs {@code continuation} on the worker pool; if the pool refuses it (stopping), fails the exchange here. */
     private void continueOnWorker(Exchange exchange, AsyncCallback callback, Runnable continuation) {
         try {
             endpoint.getComponent().worker().execute(continuation);
         } catch (RejectedExecutionException e) {
-            exchange.setException(new TokenBucketException(endpoint.getName(), null, "tokenbucket:"
-                    + endpoint.getName() + " could not continue the exchange on its worker pool: " + e.getMessage(), e));
+            if (exchange.getException() == null) {
+                exchange.setException(new TokenBucketException(endpoint.getName(), null, "tokenbucket:"
+                        + endpoint.getName() + " could not continue the exchange on its worker pool: "
+                        + e.getMessage(), e));
+            }
             callback.done(false);
         }
     }
@@ -253,7 +264,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             exchange.setException(new TokenBucketException(endpoint.getName(), key, "tokenbucket:"
                     + endpoint.getName() + " key '" + key + "': the exchange was waiting for " + tokens
                     + " token(s) when " + why + "; its tokens were refunded"));
-            callback.done(false);
+            // this may run on a store's I/O thread: the route's error handling goes to the worker pool
+            continueOnWorker(exchange, callback, () -> callback.done(false));
         }
     }
 }

@@ -41,10 +41,13 @@ class TokenBucketRedisTest extends TokenBucketTestSupport {
         return new RouteBuilder() {
             @Override
             public void configure() {
+                errorHandler(noErrorHandler()); // the stopped route fails its waiters on purpose
                 from("direct:delay")
                         .to("tokenbucket:delay?" + redisOptions() + "&capacity=2&refillPeriod=1s&keyHeader=proxyId")
                         .process(e -> e.getMessage().setHeader("thread", Thread.currentThread().getName()))
                         .to("mock:delay");
+                from("direct:hourly").routeId("hourly")
+                        .to("tokenbucket:hourly?" + redisOptions() + "&capacity=1&refillPeriod=1h");
                 from("direct:reject").to("tokenbucket:reject?" + redisOptions() + "&capacity=1&refillPeriod=1h"
                         + "&mode=reject");
             }
@@ -133,6 +136,33 @@ class TokenBucketRedisTest extends TokenBucketTestSupport {
         String key = "tokenbucket:reject:" + io.tokenbucket.store.BucketKeys.bound(huge);
         assertThat(key).hasSizeLessThan(100);
         assertThat((Long) redis.command("EXISTS", key)).isEqualTo(1L);
+    }
+
+    @Test
+    void thousandsWaitingOnRedisHoldNoThreadsAndFailCleanlyWhenTheRouteStops() throws Exception {
+        int waiters = 2_000;
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        template.sendBody("direct:hourly", "takes the only token");
+        int before = threads.getThreadCount();
+        Sent sent = sendAsync("direct:hourly", waiters, Map.of());
+        // every reservation is in Redis once the bucket owes an hour per waiter
+        await().atMost(java.time.Duration.ofSeconds(20)).until(() -> {
+            java.util.List<?> time = (java.util.List<?>) redis.command("TIME");
+            long now = Long.parseLong((String) time.get(0)) * 1_000_000 + Long.parseLong((String) time.get(1));
+            String tat = (String) redis.command("GET", "tokenbucket:hourly:");
+            return tat != null && Long.parseLong(tat) - now > (waiters - 1) * 3_600_000_000L;
+        });
+        int during = threads.getThreadCount();
+        System.out.printf("redis store: %d threads before, %d with %d exchanges waiting%n", before, during, waiters);
+        assertThat(sent.done().getCount()).isEqualTo(waiters);
+        // at most the worker pool, which handed the answers from Lettuce to the timer, was started
+        assertThat(during - before).isLessThanOrEqualTo(Math.max(10, Runtime.getRuntime().availableProcessors()) + 2);
+
+        context.getShutdownStrategy().setTimeout(1);
+        context.getRouteController().stopRoute("hourly");
+        assertThat(sent.done().await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(sent.exchanges()).allSatisfy(e -> assertThat(e.getException())
+                .isInstanceOf(TokenBucketException.class).hasMessageContaining("refunded"));
     }
 
     /** Connections Redis sees now, the one this call opens included. */
