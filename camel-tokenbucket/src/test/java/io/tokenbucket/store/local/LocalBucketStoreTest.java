@@ -8,7 +8,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -121,7 +120,7 @@ class LocalBucketStoreTest {
     /**
      * The CAMEL-24926 race: a sweep dropping a bucket while a reservation on it is in flight. In each round the
      * clock jumps past every bucket's refill (so every bucket is full, and a sweep wants to drop it), then two
-     * threads hammer every key with the clock standing still while a third sweeps in a tight loop. Each key
+     * threads hammer every key with the clock standing still while a third sweeps. Each key
      * must grant exactly one token per round: a lost reservation would grant a second.
      */
     @Test
@@ -130,12 +129,16 @@ class LocalBucketStoreTest {
         int keys = 16;
         int rounds = 2000;
         AtomicLongArray granted = new AtomicLongArray(keys);
-        AtomicBoolean running = new AtomicBoolean(true);
-        CyclicBarrier round = new CyclicBarrier(2, () -> clock.addAndGet(20 * MS));
-        Future<?> sweeper = pool.submit(() -> {
+        // three parties per round: the sweeper sweeps for as long as the workers reserve, at least once
+        CyclicBarrier round = new CyclicBarrier(3, () -> clock.addAndGet(20 * MS));
+        AtomicLong workerRoundsDone = new AtomicLong();
+        Future<Long> sweeper = pool.submit(() -> {
             long swept = 0;
-            while (running.get()) {
-                swept += store.sweep();
+            for (int r = 0; r < rounds; r++) {
+                round.await(30, TimeUnit.SECONDS);
+                do {
+                    swept += store.sweep();
+                } while (workerRoundsDone.get() < 2L * (r + 1));
             }
             return swept;
         });
@@ -151,6 +154,7 @@ class LocalBucketStoreTest {
                             }
                         }
                     }
+                    workerRoundsDone.incrementAndGet();
                 }
                 return null;
             }));
@@ -158,8 +162,7 @@ class LocalBucketStoreTest {
         for (Future<?> w : workers) {
             w.get(60, TimeUnit.SECONDS);
         }
-        running.set(false);
-        assertThat((Long) sweeper.get(10, TimeUnit.SECONDS)).as("buckets the sweep dropped").isPositive();
+        assertThat(sweeper.get(10, TimeUnit.SECONDS)).as("buckets the sweep dropped").isPositive();
         for (int k = 0; k < keys; k++) {
             assertThat(granted.get(k)).as("tokens granted on key k%d", k).isEqualTo(rounds);
         }
