@@ -4,6 +4,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import org.apache.camel.RuntimeCamelException;
 import org.apache.camel.spi.Metadata;
 import org.apache.camel.spi.UriParam;
@@ -31,6 +32,23 @@ public class TokenBucketConfiguration implements Cloneable {
             + " duration text (1s, 500ms, 2m, 1h) or milliseconds. refillTokens tokens come back per period,"
             + " spread evenly over it.")
     private long refillPeriod = 1000;
+
+    @UriParam(description = "Several limits per bucket, replacing capacity, refillTokens and refillPeriod: a"
+            + " comma-separated list of N/period (N tokens every period, a Camel duration), each with an optional"
+            + " :burst for a capacity other than N. 10/1s,1000/1h is 10 per second and 1000 per hour, checked and"
+            + " reserved together; 1/1s:5 is one per second in bursts of 5.")
+    private String limits;
+
+    @UriParam(description = "Limits of their own for some keys: pattern=limits entries separated by ;, where a"
+            + " pattern is a key or a glob with * and limits use the syntax of the limits option, for example"
+            + " premium-*=20/1s;p7=10/1s,1000/1h. The first matching entry wins; other keys get the endpoint's"
+            + " limits.")
+    private String keyLimits;
+
+    @UriParam(label = "advanced", javaType = "io.tokenbucket.camel.TokenBucketLimitResolver", description = "A"
+            + " bean that gives keys limits of their own, asked on every exchange before keyLimits: return the"
+            + " limits in the syntax of the limits option, or null for the endpoint's.")
+    private TokenBucketLimitResolver limitResolver;
 
     @UriParam(defaultValue = TokenBucketConstants.KEY, description = "The header whose value is the bucket key"
             + " (for example proxyId). Exchanges with the same key share a bucket.")
@@ -99,18 +117,22 @@ public class TokenBucketConfiguration implements Cloneable {
     }
 
     /**
-     * Checks every option and returns the limit in nanosecond ticks.
+     * Checks every option and returns the endpoint's limits in nanosecond ticks.
      *
      * @throws IllegalArgumentException naming the option and its value
      */
-    public Limit validate() {
+    public Limits validate() {
         if (refillPeriod < 1) {
             throw new IllegalArgumentException("refillPeriod must be at least 1 millisecond, was " + refillPeriod);
         }
-        Limit limit = Limit.of(capacity, getRefillTokens(), TimeUnit.MILLISECONDS.toNanos(refillPeriod));
-        if (tokens < 1 || tokens > capacity) {
-            throw new IllegalArgumentException("tokens must be between 1 and capacity " + capacity + ", was "
-                    + tokens);
+        Limits limits = this.limits != null ? TokenBucketLimitSpec.parse(this.limits, "limits")
+                : Limits.of(Limit.of(capacity, getRefillTokens(), TimeUnit.MILLISECONDS.toNanos(refillPeriod)));
+        if (tokens < 1 || tokens > limits.capacity()) {
+            throw new IllegalArgumentException("tokens must be between 1 and capacity " + limits.capacity()
+                    + ", was " + tokens);
+        }
+        if (keyLimits != null) {
+            TokenBucketLimitSpec.parseKeyLimits(keyLimits);
         }
         if (maxWait != null && maxWait < 0) {
             throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
@@ -125,7 +147,7 @@ public class TokenBucketConfiguration implements Cloneable {
         if (keyHeader == null || keyHeader.isBlank()) {
             throw new IllegalArgumentException("keyHeader must name a header, was '" + keyHeader + "'");
         }
-        return limit;
+        return limits;
     }
 
     private static boolean lettuceIsPresent() {
@@ -283,5 +305,35 @@ public class TokenBucketConfiguration implements Cloneable {
     /** Sets how long one Redis call may take, in milliseconds (Camel duration text when configured). Default 1s. */
     public void setStoreTimeout(long storeTimeout) {
         this.storeTimeout = storeTimeout;
+    }
+
+    /** Several limits per bucket ({@code 10/1s,1000/1h}), or null (the default) for capacity and refill. */
+    public String getLimits() {
+        return limits;
+    }
+
+    /** Sets several limits per bucket, replacing capacity, refillTokens and refillPeriod. Default none. */
+    public void setLimits(String limits) {
+        this.limits = limits;
+    }
+
+    /** Limits of their own for some keys ({@code premium-*=20/1s;p7=10/1s}), or null (the default). */
+    public String getKeyLimits() {
+        return keyLimits;
+    }
+
+    /** Sets limits of their own for some keys; takes effect on each key's next exchange. Default none. */
+    public void setKeyLimits(String keyLimits) {
+        this.keyLimits = keyLimits;
+    }
+
+    /** The bean giving keys limits of their own, or null (the default). */
+    public TokenBucketLimitResolver getLimitResolver() {
+        return limitResolver;
+    }
+
+    /** Sets a bean giving keys limits of their own, asked before keyLimits. Default none. */
+    public void setLimitResolver(TokenBucketLimitResolver limitResolver) {
+        this.limitResolver = limitResolver;
     }
 }

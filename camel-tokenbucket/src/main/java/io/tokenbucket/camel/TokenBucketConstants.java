@@ -27,6 +27,28 @@ public final class TokenBucketConstants {
             + " after this exchange.", javaType = "Long")
     public static final String REMAINING = "CamelTokenBucketRemaining";
 
+    @Metadata(label = "producer", description = "What to do with the key's bucket: acquire (the default: take"
+            + " the tokens), refund (give CamelTokenBucketTokens tokens back, never above capacity), remove (drop the"
+            + " key's state: it starts full), peek (set CamelTokenBucketRemaining and CamelTokenBucketWaitEstimate,"
+            + " consume nothing) or penalize (make the key unavailable for CamelTokenBucketPenalty). Only acquire"
+            + " waits or fails on a lack of tokens.", javaType = "String",
+              enums = "acquire,refund,remove,peek,penalize")
+    public static final String OPERATION = "CamelTokenBucketOperation";
+
+    @Metadata(label = "producer", description = "For operation penalize: how long the key gets no token (Camel"
+            + " duration text such as 30s, or milliseconds), for example from an upstream Retry-After. Every"
+            + " instance sharing the store backs off the key at once.", javaType = "String")
+    public static final String PENALTY = "CamelTokenBucketPenalty";
+
+    @Metadata(label = "producer", description = "For acquire: candidate keys (a comma-separated String or a"
+            + " Collection); the tokens are reserved on the one whose tokens come soonest, atomically, and its key"
+            + " is set in the key header.", javaType = "String")
+    public static final String CANDIDATES = "CamelTokenBucketCandidates";
+
+    @Metadata(label = "producer", description = "Set by peek and penalize: milliseconds until the requested"
+            + " tokens would be available (0: now).", javaType = "Long")
+    public static final String WAIT_ESTIMATE = "CamelTokenBucketWaitEstimate";
+
     private TokenBucketConstants() {
     }
 }

@@ -1,8 +1,12 @@
 package io.tokenbucket.camel;
 
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import org.apache.camel.Category;
 import org.apache.camel.Consumer;
@@ -31,7 +35,8 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     @UriParam
     private final TokenBucketConfiguration configuration;
 
-    private Limit limit;
+    private Limits limits;
+    private volatile KeyLimits keyLimits;
     private BucketStore store;
     private AutoCloseable storeLease;
     private String storeDescription = "local";
@@ -45,7 +50,11 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
 
     /** Checks the options once they are all set; a bad one fails endpoint creation, naming it. */
     void validate() {
-        limit = configuration.validate();
+        limits = configuration.validate();
+    }
+
+    /** The parsed keyLimits option, kept with the text it came from so a change at runtime is seen. */
+    private record KeyLimits(String text, List<Map.Entry<Pattern, Limits>> entries) {
     }
 
     @Override
@@ -56,7 +65,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     @Override
     protected void doStart() throws Exception {
         super.doStart();
-        if (limit == null) {
+        if (limits == null) {
             validate();
         }
         if (configuration.getStore() == TokenBucketStoreType.redis) {
@@ -98,9 +107,38 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return configuration;
     }
 
-    /** The limit in nanosecond ticks, as validated from the options. */
-    Limit limit() {
-        return limit;
+    /** The endpoint's limits in nanosecond ticks, as validated from the options. */
+    Limits limits() {
+        return limits;
+    }
+
+    /**
+     * The limits of {@code key}: the limit resolver's answer, else the first keyLimits entry that matches,
+     * else the endpoint's. Read on every exchange, so a change of either takes effect on the key's next one.
+     */
+    Limits limitsFor(String key) {
+        TokenBucketLimitResolver resolver = configuration.getLimitResolver();
+        if (resolver != null) {
+            String text = resolver.limitsFor(key);
+            if (text != null) {
+                return TokenBucketLimitSpec.parse(text, "the limits the limitResolver gave key '" + key + "'");
+            }
+        }
+        String text = configuration.getKeyLimits();
+        if (text == null) {
+            return limits;
+        }
+        KeyLimits parsed = keyLimits;
+        if (parsed == null || !parsed.text().equals(text)) {
+            parsed = new KeyLimits(text, TokenBucketLimitSpec.parseKeyLimits(text));
+            keyLimits = parsed;
+        }
+        for (Map.Entry<Pattern, Limits> entry : parsed.entries()) {
+            if (entry.getKey().matcher(key).matches()) {
+                return entry.getValue();
+            }
+        }
+        return limits;
     }
 
     /** The buckets of this endpoint's limiter. */
@@ -113,9 +151,15 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return storeDescription;
     }
 
-    /** The limit in the user's terms, for messages: {@code capacity 5, refill 5 per 1000 ms}. */
-    String describeLimit() {
-        return "capacity " + limit.capacity() + ", refill " + limit.refillTokens() + " per "
-                + TimeUnit.NANOSECONDS.toMillis(limit.refillPeriod()) + " ms";
+    /** Limits in the user's terms, for messages: {@code capacity 5, refill 5 per 1000 ms}, joined by "; ". */
+    static String describe(Limits limits) {
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < limits.size(); i++) {
+            Limit limit = limits.get(i);
+            text.append(i == 0 ? "" : "; ").append("capacity ").append(limit.capacity()).append(", refill ")
+                    .append(limit.refillTokens()).append(" per ")
+                    .append(TimeUnit.NANOSECONDS.toMillis(limit.refillPeriod())).append(" ms");
+        }
+        return text.toString();
     }
 }

@@ -1,15 +1,21 @@
 package io.tokenbucket.camel;
 
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketKeys;
 import io.tokenbucket.store.Reservation;
 import org.apache.camel.AsyncCallback;
@@ -17,14 +23,18 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.NoSuchHeaderException;
 import org.apache.camel.support.DefaultAsyncProducer;
+import org.apache.camel.util.TimeUtils;
 
 /**
- * Takes each exchange's tokens from its key's bucket, and lets it continue at once, after its wait, or not.
+ * Carries out each exchange's bucket operation (header {@code CamelTokenBucketOperation}, default
+ * {@code acquire}) on its key's bucket.
  *
- * <p>An exchange that must wait has already reserved its tokens (so waiters are served in reservation order);
- * it holds no thread while waiting: the component's timer wakes it and hands it to the worker pool, where the
- * rest of the route runs. Every exchange's callback is called exactly once, also when the producer stops
- * while it waits: it then fails with {@link TokenBucketException} and its tokens are refunded.
+ * <p>{@code acquire} takes the exchange's tokens and lets it continue at once, after its wait, or not. An
+ * exchange that must wait has already reserved its tokens (so waiters are served in reservation order); it
+ * holds no thread while waiting: the component's timer wakes it and hands it to the worker pool, where the rest
+ * of the route runs. Every exchange's callback is called exactly once, also when the producer stops while it
+ * waits: it then fails with {@link TokenBucketException} and its tokens are refunded. The other operations
+ * never wait and never fail for a lack of tokens.
  */
 public class TokenBucketProducer extends DefaultAsyncProducer {
 
@@ -35,6 +45,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
 
     private final TokenBucketEndpoint endpoint;
     private final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
+
+    /** A reservation on a key, with the key's limits. */
+    private record Reserved(String key, Limits limits, Reservation reservation) {
+    }
 
     /** A producer for {@code endpoint}. */
     public TokenBucketProducer(TokenBucketEndpoint endpoint) {
@@ -49,36 +63,73 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        String key;
-        long tokens;
-        CompletableFuture<Reservation> answer;
         long start = System.nanoTime();
+        Message message = exchange.getMessage();
         try {
-            key = keyOf(exchange);
-            tokens = tokensOf(exchange.getMessage());
-            answer = endpoint.store().reserve(key, endpoint.limit(), tokens,
-                    endpoint.getConfiguration().maxWaitNanos()).toCompletableFuture();
+            TokenBucketOperation operation = operationOf(message);
+            if (operation == TokenBucketOperation.acquire) {
+                return acquire(exchange, callback, start);
+            }
+            String key = keyOf(exchange);
+            Limits limits = endpoint.limitsFor(key);
+            return switch (operation) {
+                case refund -> answer(exchange, callback,
+                        endpoint.store().refund(key, limits, tokensOf(message, limits)),
+                        (m, r) -> m.setHeader(TokenBucketConstants.REMAINING, r.remaining()));
+                case remove -> answer(exchange, callback, endpoint.store().remove(key), (m, r) -> { });
+                case peek -> answer(exchange, callback, endpoint.store().peek(key, limits, tokensOf(message, limits)),
+                        TokenBucketProducer::estimate);
+                case penalize -> answer(exchange, callback,
+                        endpoint.store().penalize(key, limits, penaltyOf(message)), TokenBucketProducer::estimate);
+                default -> throw new IllegalStateException("unreachable: " + operation);
+            };
         } catch (Exception e) {
             exchange.setException(e);
             callback.done(true);
             return true;
         }
+    }
+
+    private boolean acquire(Exchange exchange, AsyncCallback callback, long start) throws Exception {
+        Message message = exchange.getMessage();
+        long maxWait = endpoint.getConfiguration().maxWaitNanos();
+        List<String> candidates = candidatesOf(message);
+        CompletableFuture<Reserved> answer;
+        long tokens;
+        if (candidates == null) {
+            String key = keyOf(exchange);
+            Limits limits = endpoint.limitsFor(key);
+            tokens = tokensOf(message, limits);
+            answer = endpoint.store().reserve(key, limits, tokens, maxWait).toCompletableFuture()
+                    .thenApply(r -> new Reserved(key, limits, r));
+        } else {
+            List<String> keys = candidates.stream().map(BucketKeys::bound).toList();
+            List<Limits> limits = keys.stream().map(endpoint::limitsFor).toList();
+            tokens = tokensOf(message, limits.stream().mapToLong(Limits::capacity).min().orElseThrow());
+            answer = endpoint.store().reserveFreest(keys, limits, tokens, maxWait).toCompletableFuture()
+                    .thenApply(choice -> {
+                        message.setHeader(endpoint.getConfiguration().getKeyHeader(), candidates.get(choice.index()));
+                        return new Reserved(keys.get(choice.index()), limits.get(choice.index()),
+                                choice.reservation());
+                    });
+        }
+        long cost = tokens;
         if (answer.isDone() && !answer.isCompletedExceptionally()) {
-            return decide(exchange, callback, key, tokens, start, answer.join(), true);
+            return decide(exchange, callback, answer.join(), cost, start, true);
         }
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
         // never blocking); every other outcome continues the route, which happens on the worker pool.
-        answer.whenComplete((reservation, failure) -> {
-            if (failure == null && reservation.granted() && reservation.waitNanos() > 0) {
-                decide(exchange, callback, key, tokens, start, reservation, false);
+        answer.whenComplete((reserved, failure) -> {
+            if (failure == null && reserved.reservation().granted() && reserved.reservation().waitNanos() > 0) {
+                decide(exchange, callback, reserved, cost, start, false);
                 return;
             }
             continueOnWorker(exchange, callback, () -> {
                 if (failure != null) {
-                    exchange.setException(storeFailed(key, failure));
+                    exchange.setException(storeFailed(failure));
                     callback.done(false);
                 } else {
-                    decide(exchange, callback, key, tokens, start, reservation, false);
+                    decide(exchange, callback, reserved, cost, start, false);
                 }
             });
         });
@@ -86,19 +137,20 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     /**
-     * Acts on the store's answer; returns true when the callback was called synchronously, false when the
+     * Acts on an acquire's answer; returns true when the callback was called synchronously, false when the
      * exchange waits (or continues elsewhere).
      */
-    private boolean decide(Exchange exchange, AsyncCallback callback, String key, long tokens, long start,
-                           Reservation r, boolean sync) {
+    private boolean decide(Exchange exchange, AsyncCallback callback, Reserved reserved, long tokens, long start,
+                           boolean sync) {
         Message message = exchange.getMessage();
+        Reservation r = reserved.reservation();
         TokenBucketMode mode = endpoint.getConfiguration().getMode();
         if (!r.granted()) {
             if (mode == TokenBucketMode.check) {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
             } else {
-                exchange.setException(rejected(key, tokens, r));
+                exchange.setException(rejected(reserved, tokens));
             }
             callback.done(sync);
             return sync;
@@ -108,7 +160,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(sync);
             return sync;
         }
-        Waiter waiter = new Waiter(exchange, callback, key, tokens, start, r.remaining());
+        Waiter waiter = new Waiter(exchange, callback, reserved, tokens, start);
         waiting.add(waiter);
         try {
             waiter.timer = endpoint.getComponent().timer().schedule(waiter, r.waitNanos(), TimeUnit.NANOSECONDS);
@@ -121,6 +173,34 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         return false;
     }
 
+    /**
+     * Completes an operation other than acquire: sets its headers and continues, at once when the store has
+     * answered already, else on the worker pool.
+     */
+    private <T> boolean answer(Exchange exchange, AsyncCallback callback, CompletionStage<T> stage,
+                               BiConsumer<Message, T> headers) {
+        CompletableFuture<T> answer = stage.toCompletableFuture();
+        if (answer.isDone() && !answer.isCompletedExceptionally()) {
+            headers.accept(exchange.getMessage(), answer.join());
+            callback.done(true);
+            return true;
+        }
+        answer.whenComplete((value, failure) -> continueOnWorker(exchange, callback, () -> {
+            if (failure != null) {
+                exchange.setException(storeFailed(failure));
+            } else {
+                headers.accept(exchange.getMessage(), value);
+            }
+            callback.done(false);
+        }));
+        return false;
+    }
+
+    private static void estimate(Message message, Reservation r) {
+        message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
+        message.setHeader(TokenBucketConstants.WAIT_ESTIMATE, ceilMillis(r.waitNanos()));
+    }
+
     private void passed(Message message, long waitedMillis, long remaining) {
         if (endpoint.getConfiguration().getMode() == TokenBucketMode.check) {
             message.setHeader(TokenBucketConstants.ALLOWED, Boolean.TRUE);
@@ -129,26 +209,42 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         message.setHeader(TokenBucketConstants.REMAINING, remaining);
     }
 
-    private TokenBucketRejectedException rejected(String key, long tokens, Reservation r) {
-        long waitMillis = ceilMillis(r.waitNanos());
+    private TokenBucketRejectedException rejected(Reserved reserved, long tokens) {
+        long waitMillis = ceilMillis(reserved.reservation().waitNanos());
         Long maxWait = endpoint.getConfiguration().getMaxWait();
         String bound = endpoint.getConfiguration().getMode() == TokenBucketMode.delay
                 ? "within maxWait " + maxWait + " ms" : "at once (mode=" + endpoint.getConfiguration().getMode() + ")";
-        return new TokenBucketRejectedException(endpoint.getName(), key, tokens, waitMillis,
-                "tokenbucket:" + endpoint.getName() + " rejected key '" + key + "': " + tokens
+        return new TokenBucketRejectedException(endpoint.getName(), reserved.key(), tokens, waitMillis,
+                "tokenbucket:" + endpoint.getName() + " rejected key '" + reserved.key() + "': " + tokens
                         + " token(s) not available " + bound + ", they would take " + waitMillis + " ms ("
-                        + endpoint.describeLimit() + ")");
+                        + TokenBucketEndpoint.describe(reserved.limits()) + ")");
     }
 
-    private TokenBucketStoreException storeFailed(String key, Throwable failure) {
+    private TokenBucketStoreException storeFailed(Throwable failure) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                 ? failure.getCause() : failure;
         String why = cause instanceof TimeoutException
                 ? "did not answer within storeTimeout " + endpoint.getConfiguration().getStoreTimeout() + " ms"
                 : "failed: " + cause.getClass().getSimpleName() + ": " + cause.getMessage();
-        return new TokenBucketStoreException(endpoint.getName(), key, "tokenbucket:" + endpoint.getName() + " key '"
-                + key + "': the bucket store (" + endpoint.describeStore() + ") " + why
+        return new TokenBucketStoreException(endpoint.getName(), null, "tokenbucket:" + endpoint.getName()
+                + ": the bucket store (" + endpoint.describeStore() + ") " + why
                 + "; the exchange was not admitted (onStoreError=fail)", cause);
+    }
+
+    private static TokenBucketOperation operationOf(Message message) {
+        Object raw = message.getHeader(TokenBucketConstants.OPERATION);
+        if (raw == null) {
+            return TokenBucketOperation.acquire;
+        }
+        if (raw instanceof TokenBucketOperation op) {
+            return op;
+        }
+        try {
+            return TokenBucketOperation.valueOf(raw.toString().trim());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("Header " + TokenBucketConstants.OPERATION + " must be one of acquire,"
+                    + " refund, remove, peek or penalize, was '" + shown(raw) + "'");
+        }
     }
 
     private String keyOf(Exchange exchange) throws NoSuchHeaderException {
@@ -164,14 +260,36 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         return BucketKeys.bound(key);
     }
 
-    private long tokensOf(Message message) {
-        Object raw = message.getHeader(TokenBucketConstants.TOKENS);
+    private static List<String> candidatesOf(Message message) {
+        Object raw = message.getHeader(TokenBucketConstants.CANDIDATES);
         if (raw == null) {
-            return endpoint.getConfiguration().getTokens();
+            return null;
         }
-        long capacity = endpoint.limit().capacity();
+        List<String> candidates = new ArrayList<>();
+        Iterable<?> items = raw instanceof Collection<?> c ? c : List.of(raw.toString().split(","));
+        for (Object item : items) {
+            String key = item == null ? "" : item.toString().trim();
+            if (!key.isEmpty()) {
+                candidates.add(key);
+            }
+        }
+        if (candidates.isEmpty()) {
+            throw new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " must name at least"
+                    + " one key, was '" + shown(raw) + "'");
+        }
+        return candidates;
+    }
+
+    private long tokensOf(Message message, Limits limits) {
+        return tokensOf(message, limits.capacity());
+    }
+
+    private long tokensOf(Message message, long capacity) {
+        Object raw = message.getHeader(TokenBucketConstants.TOKENS);
         long tokens;
-        if (raw instanceof Long || raw instanceof Integer || raw instanceof Short || raw instanceof Byte) {
+        if (raw == null) {
+            tokens = endpoint.getConfiguration().getTokens();
+        } else if (raw instanceof Long || raw instanceof Integer || raw instanceof Short || raw instanceof Byte) {
             tokens = ((Number) raw).longValue();
         } else {
             try {
@@ -181,15 +299,42 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             }
         }
         if (tokens < 1 || tokens > capacity) {
-            String shown = String.valueOf(raw);
-            if (shown.length() > MAX_VALUE_IN_MESSAGE) {
-                shown = shown.substring(0, MAX_VALUE_IN_MESSAGE) + "...";
-            }
             throw new IllegalArgumentException("Header " + TokenBucketConstants.TOKENS + " must be a whole number"
                     + " from 1 to the capacity " + capacity + " of tokenbucket:" + endpoint.getName() + ", was '"
-                    + shown + "'" + (tokens > capacity ? ": such an exchange could never pass" : ""));
+                    + shown(raw == null ? tokens : raw) + "'"
+                    + (tokens > capacity ? ": such an exchange could never pass" : ""));
         }
         return tokens;
+    }
+
+    private static long penaltyOf(Message message) {
+        Object raw = message.getHeader(TokenBucketConstants.PENALTY);
+        long millis = -1;
+        if (raw instanceof Number n) {
+            millis = n.longValue();
+        } else if (raw instanceof java.time.Duration d) {
+            millis = d.toMillis();
+        } else if (raw != null) {
+            String text = raw.toString().trim();
+            try {
+                millis = TimeUtils.toMilliSeconds(text);
+                if (millis == 0 && !text.matches("0+\\s*[a-zA-Z]*")) {
+                    millis = -1; // TimeUtils reads text it cannot parse as 0
+                }
+            } catch (RuntimeException e) {
+                millis = -1;
+            }
+        }
+        if (millis < 0) {
+            throw new IllegalArgumentException("Header " + TokenBucketConstants.PENALTY + " must be a duration such"
+                    + " as 30s or 2m, or milliseconds, for operation penalize, was '" + shown(raw) + "'");
+        }
+        return TimeUnit.MILLISECONDS.toNanos(millis);
+    }
+
+    private static String shown(Object value) {
+        String shown = String.valueOf(value);
+        return shown.length() > MAX_VALUE_IN_MESSAGE ? shown.substring(0, MAX_VALUE_IN_MESSAGE) + "..." : shown;
     }
 
     /** Runs {@code continuation} on the worker pool; if the pool refuses it (stopping), fails the exchange here. */
@@ -222,20 +367,18 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private final class Waiter implements Runnable {
         private final Exchange exchange;
         private final AsyncCallback callback;
-        private final String key;
+        private final Reserved reserved;
         private final long tokens;
         private final long start;
-        private final long remaining;
         private final AtomicBoolean claimed = new AtomicBoolean();
         private volatile ScheduledFuture<?> timer;
 
-        Waiter(Exchange exchange, AsyncCallback callback, String key, long tokens, long start, long remaining) {
+        Waiter(Exchange exchange, AsyncCallback callback, Reserved reserved, long tokens, long start) {
             this.exchange = exchange;
             this.callback = callback;
-            this.key = key;
+            this.reserved = reserved;
             this.tokens = tokens;
             this.start = start;
-            this.remaining = remaining;
         }
 
         /** On the timer thread: hand the exchange to the worker pool and return at once. */
@@ -244,7 +387,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (claimed.compareAndSet(false, true)) {
                 waiting.remove(this);
                 continueOnWorker(exchange, callback, () -> {
-                    passed(exchange.getMessage(), (System.nanoTime() - start) / 1_000_000, remaining);
+                    passed(exchange.getMessage(), (System.nanoTime() - start) / 1_000_000,
+                            reserved.reservation().remaining());
                     callback.done(false);
                 });
             }
@@ -260,9 +404,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (t != null) {
                 t.cancel(false);
             }
-            endpoint.store().refund(key, endpoint.limit(), tokens);
-            exchange.setException(new TokenBucketException(endpoint.getName(), key, "tokenbucket:"
-                    + endpoint.getName() + " key '" + key + "': the exchange was waiting for " + tokens
+            endpoint.store().refund(reserved.key(), reserved.limits(), tokens);
+            exchange.setException(new TokenBucketException(endpoint.getName(), reserved.key(), "tokenbucket:"
+                    + endpoint.getName() + " key '" + reserved.key() + "': the exchange was waiting for " + tokens
                     + " token(s) when " + why + "; its tokens were refunded"));
             // this may run on a store's I/O thread: the route's error handling goes to the worker pool
             continueOnWorker(exchange, callback, () -> callback.done(false));

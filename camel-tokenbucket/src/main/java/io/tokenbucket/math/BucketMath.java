@@ -88,4 +88,94 @@ public final class BucketMath {
     public static boolean isFull(long tat, long now) {
         return tat <= now;
     }
+
+    /**
+     * Makes a bucket unavailable for {@code penaltyTicks}: no token until {@code now + penaltyTicks}, then one,
+     * then one per interval (the bucket refills from empty). A longer debt already owed is kept.
+     *
+     * @return the new {@code tat}
+     */
+    public static long penalize(long tat, long now, long penaltyTicks, Limit limit) {
+        if (penaltyTicks < 0) {
+            throw new IllegalArgumentException("penalty must not be negative, was " + penaltyTicks);
+        }
+        return Math.max(tat, now + penaltyTicks + limit.burst() - limit.interval());
+    }
+
+    // ---- several limits per bucket: the same steps for each limit, decided together -----------------------
+
+    /**
+     * The state of a bucket with {@code limits.size()} limits from a stored state that may hold another number
+     * of entries (its limits were changed): entries are matched by position, a missing one is a full limit.
+     */
+    public static long[] align(long[] tats, long now, Limits limits) {
+        long[] aligned = new long[limits.size()];
+        for (int i = 0; i < aligned.length; i++) {
+            aligned[i] = tats != null && i < tats.length ? tats[i] : now;
+        }
+        return aligned;
+    }
+
+    /**
+     * Reserves {@code tokens} on every limit at once: the wait is the latest of the limits' waits, and a
+     * refusal changes no limit. With one limit this is {@link #reserve(long, long, long, Limit, long)}.
+     *
+     * @param tats one state per limit ({@link #align})
+     */
+    public static MultiDecision reserve(long[] tats, long now, long tokens, Limits limits, long maxWait) {
+        long[] next = new long[tats.length];
+        long wait = 0;
+        for (int i = 0; i < tats.length; i++) {
+            Limit limit = limits.get(i);
+            next[i] = Math.max(tats[i], now) + limit.cost(tokens);
+            wait = Math.max(wait, Math.max(0, next[i] - limit.burst() - now));
+        }
+        if (wait > maxWait) {
+            return new MultiDecision(false, wait, available(tats, now, limits), tats);
+        }
+        return new MultiDecision(true, wait, available(next, now, limits), next);
+    }
+
+    /** {@link #peek(long, long, long, Limit)} for several limits. */
+    public static MultiDecision peek(long[] tats, long now, long tokens, Limits limits) {
+        MultiDecision d = reserve(tats, now, tokens, limits, NO_LIMIT);
+        return new MultiDecision(d.waitTicks() == 0, d.waitTicks(), available(tats, now, limits), tats);
+    }
+
+    /** {@link #refund(long, long, long, Limit)} on every limit. */
+    public static long[] refund(long[] tats, long now, long tokens, Limits limits) {
+        long[] next = new long[tats.length];
+        for (int i = 0; i < tats.length; i++) {
+            next[i] = refund(tats[i], now, tokens, limits.get(i));
+        }
+        return next;
+    }
+
+    /** {@link #penalize(long, long, long, Limit)} on every limit. */
+    public static long[] penalize(long[] tats, long now, long penaltyTicks, Limits limits) {
+        long[] next = new long[tats.length];
+        for (int i = 0; i < tats.length; i++) {
+            next[i] = penalize(tats[i], now, penaltyTicks, limits.get(i));
+        }
+        return next;
+    }
+
+    /** The fewest whole tokens any limit has at {@code now}. */
+    public static long available(long[] tats, long now, Limits limits) {
+        long fewest = Long.MAX_VALUE;
+        for (int i = 0; i < tats.length; i++) {
+            fewest = Math.min(fewest, available(tats[i], now, limits.get(i)));
+        }
+        return fewest;
+    }
+
+    /** True when every limit is full at {@code now}. */
+    public static boolean isFull(long[] tats, long now) {
+        for (long tat : tats) {
+            if (tat > now) {
+                return false;
+            }
+        }
+        return true;
+    }
 }

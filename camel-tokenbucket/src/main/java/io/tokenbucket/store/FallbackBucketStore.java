@@ -1,5 +1,6 @@
 package io.tokenbucket.store;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -8,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
-import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 
 /**
  * A remote store with a policy for its failures: each call goes to the primary store; when that fails (an
@@ -27,23 +28,34 @@ public final class FallbackBucketStore implements BucketStore {
     /** A store that grants every request at once and keeps nothing: the {@code allow} policy. */
     public static final BucketStore ALLOW_ALL = new BucketStore() {
         @Override
-        public CompletionStage<Reservation> reserve(String key, Limit limit, long tokens, long maxWaitNanos) {
-            return CompletableFuture.completedFuture(new Reservation(true, 0, limit.capacity()));
+        public CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
+            return CompletableFuture.completedFuture(new Reservation(true, 0, limits.capacity()));
         }
 
         @Override
-        public CompletionStage<Reservation> peek(String key, Limit limit, long tokens) {
-            return reserve(key, limit, tokens, 0);
+        public CompletionStage<Reservation> peek(String key, Limits limits, long tokens) {
+            return reserve(key, limits, tokens, 0);
         }
 
         @Override
-        public CompletionStage<Void> refund(String key, Limit limit, long tokens) {
-            return CompletableFuture.completedFuture(null);
+        public CompletionStage<Reservation> refund(String key, Limits limits, long tokens) {
+            return reserve(key, limits, tokens, 0);
         }
 
         @Override
         public CompletionStage<Void> remove(String key) {
             return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
+            return reserve(key, limits, 1, 0);
+        }
+
+        @Override
+        public CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
+                                                     long maxWaitNanos) {
+            return reserve(keys.get(0), limits.get(0), tokens, maxWaitNanos).thenApply(r -> new Choice(0, r));
         }
     };
 
@@ -68,23 +80,34 @@ public final class FallbackBucketStore implements BucketStore {
     }
 
     @Override
-    public CompletionStage<Reservation> reserve(String key, Limit limit, long tokens, long maxWaitNanos) {
-        return call(s -> s.reserve(key, limit, tokens, maxWaitNanos));
+    public CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
+        return call(s -> s.reserve(key, limits, tokens, maxWaitNanos));
     }
 
     @Override
-    public CompletionStage<Reservation> peek(String key, Limit limit, long tokens) {
-        return call(s -> s.peek(key, limit, tokens));
+    public CompletionStage<Reservation> peek(String key, Limits limits, long tokens) {
+        return call(s -> s.peek(key, limits, tokens));
     }
 
     @Override
-    public CompletionStage<Void> refund(String key, Limit limit, long tokens) {
-        return call(s -> s.refund(key, limit, tokens));
+    public CompletionStage<Reservation> refund(String key, Limits limits, long tokens) {
+        return call(s -> s.refund(key, limits, tokens));
     }
 
     @Override
     public CompletionStage<Void> remove(String key) {
         return call(s -> s.remove(key));
+    }
+
+    @Override
+    public CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
+        return call(s -> s.penalize(key, limits, penaltyNanos));
+    }
+
+    @Override
+    public CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
+                                                 long maxWaitNanos) {
+        return call(s -> s.reserveFreest(keys, limits, tokens, maxWaitNanos));
     }
 
     /** Calls that failed on the primary store (including timeouts). */

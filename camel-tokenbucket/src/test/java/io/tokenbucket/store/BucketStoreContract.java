@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -59,7 +60,7 @@ public abstract class BucketStoreContract {
     }
 
     protected Reservation reserve(String key, Limit limit, long tokens, long maxWaitNanos) {
-        return get(store.reserve(key, limit, tokens, maxWaitNanos));
+        return get(store.reserve(key, Limits.of(limit), tokens, maxWaitNanos));
     }
 
     @Test
@@ -111,7 +112,7 @@ public abstract class BucketStoreContract {
         assertThat(reserve("cost", ten, 4, 0).remaining()).isEqualTo(2);
         Reservation third = reserve("cost", ten, 4, BucketMath.NO_LIMIT);
         assertThat(third.waitNanos()).isBetween(2 * ten.interval() - SLACK_MS * MS, 2 * ten.interval());
-        assertThatThrownBy(() -> store.reserve("cost", ten, 11, 0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> store.reserve("cost", Limits.of(ten), 11, 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("exceeds capacity 10");
     }
 
@@ -119,12 +120,12 @@ public abstract class BucketStoreContract {
     void aRefusalConsumesNothing() {
         Limit one = Limit.of(1, 1, 1000 * MS);
         reserve("refused", one, 1, 0);
-        long before = get(store.peek("refused", one, 1)).waitNanos();
+        long before = get(store.peek("refused", Limits.of(one), 1)).waitNanos();
         for (int i = 0; i < 5; i++) {
             Reservation r = reserve("refused", one, 1, 100 * MS);
             assertThat(r.granted()).isFalse();
         }
-        long after = get(store.peek("refused", one, 1)).waitNanos();
+        long after = get(store.peek("refused", Limits.of(one), 1)).waitNanos();
         assertThat(after).isBetween(before - SLACK_MS * MS, before);
     }
 
@@ -162,7 +163,7 @@ public abstract class BucketStoreContract {
                 start.await();
                 List<CompletionStage<Reservation>> mine = new ArrayList<>();
                 for (int i = 0; i < 100; i++) {
-                    mine.add(store.reserve("hot", hundred, 1, 0));
+                    mine.add(store.reserve("hot", Limits.of(hundred), 1, 0));
                 }
                 for (CompletionStage<Reservation> r : mine) {
                     if (get(r).granted()) {
@@ -183,16 +184,129 @@ public abstract class BucketStoreContract {
     void peekRefundAndRemove() {
         Limit three = Limit.of(3, 3, HOUR);
         reserve("ops", three, 3, 0);
-        Reservation peek = get(store.peek("ops", three, 1));
+        Reservation peek = get(store.peek("ops", Limits.of(three), 1));
         assertThat(peek.granted()).isFalse();
         assertThat(peek.remaining()).isZero();
-        get(store.refund("ops", three, 2));
-        assertThat(get(store.peek("ops", three, 1)).remaining()).isEqualTo(2);
-        get(store.refund("ops", three, 10));
-        assertThat(get(store.peek("ops", three, 1)).remaining()).isEqualTo(3);
+        get(store.refund("ops", Limits.of(three), 2));
+        assertThat(get(store.peek("ops", Limits.of(three), 1)).remaining()).isEqualTo(2);
+        get(store.refund("ops", Limits.of(three), 10));
+        assertThat(get(store.peek("ops", Limits.of(three), 1)).remaining()).isEqualTo(3);
         reserve("ops", three, 3, 0);
         get(store.remove("ops"));
-        assertThat(get(store.peek("ops", three, 3)).granted()).isTrue();
+        assertThat(get(store.peek("ops", Limits.of(three), 3)).granted()).isTrue();
+    }
+
+    // ---- bucket operations of a proxy fleet --------------------------------------------------------------
+
+    @Test
+    void severalLimitsWaitForTheLatestAndARefusalConsumesFromNone() {
+        Limits twoPerSecondThreePerHour = Limits.of(Limit.of(2, 2, 1000 * MS), Limit.of(3, 3, HOUR));
+        assertThat(get(store.reserve("multi", twoPerSecondThreePerHour, 1, 0)).remaining()).isEqualTo(1);
+        assertThat(get(store.reserve("multi", twoPerSecondThreePerHour, 1, 0)).remaining()).isZero();
+        // the per-second limit is empty: half a second to wait
+        Reservation third = get(store.reserve("multi", twoPerSecondThreePerHour, 1, BucketMath.NO_LIMIT));
+        assertThat(third.waitNanos()).isBetween((500 - SLACK_MS) * MS, 500 * MS);
+        // now the hourly limit is empty too, and it is the latest: an hour (minus the hour's first token)
+        long before = get(store.peek("multi", twoPerSecondThreePerHour, 1)).waitNanos();
+        assertThat(before).isBetween(HOUR / 3 - SLACK_MS * MS, HOUR / 3);
+        Reservation refused = get(store.reserve("multi", twoPerSecondThreePerHour, 1, 1000 * MS));
+        assertThat(refused.granted()).isFalse();
+        long after = get(store.peek("multi", twoPerSecondThreePerHour, 1)).waitNanos();
+        assertThat(after).isBetween(before - SLACK_MS * MS, before);
+    }
+
+    @Test
+    void eachKeyMayHaveItsOwnLimits() {
+        Limits one = Limits.of(Limit.of(1, 1, HOUR));
+        Limits three = Limits.of(Limit.of(3, 3, HOUR));
+        assertThat(get(store.reserve("standard", one, 1, 0)).granted()).isTrue();
+        assertThat(get(store.reserve("standard", one, 1, 0)).granted()).isFalse();
+        for (int i = 0; i < 3; i++) {
+            assertThat(get(store.reserve("premium", three, 1, 0)).granted()).isTrue();
+        }
+        assertThat(get(store.reserve("premium", three, 1, 0)).granted()).isFalse();
+    }
+
+    @Test
+    void aChangeOfLimitsKeepsTheTimeUntilFull() {
+        Limits tenPerSecond = Limits.of(Limit.of(10, 10, 1000 * MS));
+        Limits twentyPerSecond = Limits.of(Limit.of(20, 20, 1000 * MS));
+        assertThat(get(store.reserve("change", tenPerSecond, 5, 0)).remaining()).isEqualTo(5);
+        // 500 ms until full: under 20 per second that is 10 tokens owed of 20
+        assertThat(get(store.peek("change", twentyPerSecond, 1)).remaining()).isBetween(10L, 12L);
+        // a second limit added later starts full
+        Limits withHourly = Limits.of(Limit.of(20, 20, 1000 * MS), Limit.of(100, 100, HOUR));
+        assertThat(get(store.reserve("change", withHourly, 1, 0)).remaining()).isBetween(9L, 11L);
+    }
+
+    @Test
+    void penalizeMakesTheKeyUnavailableThenItRefillsFromEmpty() {
+        Limits tenPerSecond = Limits.of(Limit.of(10, 10, 1000 * MS));
+        Reservation penalized = get(store.penalize("banned", tenPerSecond, 500 * MS));
+        assertThat(penalized.granted()).isFalse();
+        assertThat(penalized.waitNanos()).isBetween((500 - SLACK_MS) * MS, 500 * MS);
+        assertThat(get(store.reserve("banned", tenPerSecond, 1, 0)).granted()).isFalse();
+        // a shorter penalty does not shorten the one owed
+        get(store.penalize("banned", tenPerSecond, 100 * MS));
+        Reservation waiting = get(store.reserve("banned", tenPerSecond, 1, BucketMath.NO_LIMIT));
+        assertThat(waiting.waitNanos()).isBetween((500 - SLACK_MS) * MS, 500 * MS);
+        // after the penalty the bucket refills from empty: one token per interval
+        assertThat(get(store.reserve("banned", tenPerSecond, 1, BucketMath.NO_LIMIT)).waitNanos())
+                .isBetween((600 - SLACK_MS) * MS, 600 * MS);
+    }
+
+    @Test
+    void refundReportsWhatRemains() {
+        Limits five = Limits.of(Limit.of(5, 5, HOUR));
+        get(store.reserve("estimate", five, 4, 0));
+        assertThat(get(store.refund("estimate", five, 3)).remaining()).isEqualTo(4);
+        assertThat(get(store.refund("estimate", five, 3)).remaining()).isEqualTo(5);
+    }
+
+    /** Candidate keys share a hash tag ({@code {fleet}}) so that a Redis Cluster keeps them in one slot. */
+    private static final List<String> FLEET = List.of("{fleet}p1", "{fleet}p2", "{fleet}p3");
+
+    @Test
+    void reserveFreestTakesTheKeyWhoseTokensComeSoonest() {
+        Limits onePerHour = Limits.of(Limit.of(1, 1, HOUR));
+        List<Limits> limits = List.of(onePerHour, onePerHour, onePerHour);
+        get(store.reserve(FLEET.get(0), onePerHour, 1, 0));
+        Choice second = get(store.reserveFreest(FLEET, limits, 1, 0));
+        assertThat(second.index()).isEqualTo(1);
+        assertThat(second.reservation().granted()).isTrue();
+        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).index()).isEqualTo(2);
+        Choice none = get(store.reserveFreest(FLEET, limits, 1, 0));
+        assertThat(none.reservation().granted()).isFalse();
+        assertThat(none.index()).as("p1 was taken first, so its token comes back first").isZero();
+        Choice queued = get(store.reserveFreest(FLEET, limits, 1, BucketMath.NO_LIMIT));
+        assertThat(queued.index()).isZero();
+        assertThat(queued.reservation().waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+    }
+
+    @Test
+    void reserveFreestUnderContentionNeverOverAdmits() throws Exception {
+        Limits tenPerHour = Limits.of(Limit.of(10, 10, HOUR));
+        List<Limits> limits = List.of(tenPerHour, tenPerHour, tenPerHour);
+        java.util.concurrent.atomic.AtomicLongArray perKey = new java.util.concurrent.atomic.AtomicLongArray(3);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            workers.add(pool.submit(() -> {
+                start.await();
+                for (int i = 0; i < 25; i++) {
+                    Choice c = get(store.reserveFreest(FLEET, limits, 1, 0));
+                    if (c.reservation().granted()) {
+                        perKey.incrementAndGet(c.index());
+                    }
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> w : workers) {
+            w.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(new long[] {perKey.get(0), perKey.get(1), perKey.get(2)}).containsExactly(10, 10, 10);
     }
 
     /** Two threads saturate one key for a few seconds: the tokens granted stay within the bound, and near it. */
@@ -206,7 +320,7 @@ public abstract class BucketStoreContract {
         for (int t = 0; t < 2; t++) {
             workers.add(pool.submit(() -> {
                 while (System.nanoTime() - start < runNanos) {
-                    if (get(store.reserve("saturated", limit, 1, 0)).granted()) {
+                    if (get(store.reserve("saturated", Limits.of(limit), 1, 0)).granted()) {
                         granted.incrementAndGet();
                     }
                 }

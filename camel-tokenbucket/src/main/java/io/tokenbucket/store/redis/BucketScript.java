@@ -27,10 +27,9 @@ final class BucketScript {
         this.digest = commands.digest(SOURCE);
     }
 
-    /** Runs the script on {@code key}; the future completes on Lettuce's I/O thread. */
-    CompletableFuture<List<Long>> run(RedisClusterAsyncCommands<String, String> commands, String key,
+    /** Runs the script on {@code keys}; the future completes on Lettuce's I/O thread. */
+    CompletableFuture<List<Long>> run(RedisClusterAsyncCommands<String, String> commands, String[] keys,
                                       String... args) {
-        String[] keys = { key };
         CompletableFuture<List<Long>> bySha = commands.<List<Long>> evalsha(digest, ScriptOutputType.MULTI, keys, args)
                 .toCompletableFuture();
         return bySha.handle((result, failure) -> {

@@ -1,15 +1,20 @@
 package io.tokenbucket.store.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
+import io.tokenbucket.store.Choice;
 import io.tokenbucket.store.Reservation;
 
 /**
@@ -25,7 +30,7 @@ import io.tokenbucket.store.Reservation;
  */
 public final class RedisBucketStore implements BucketStore {
 
-    private static final long MICROS_PER_NANO = 1000;
+    private static final long NANOS_PER_MICRO = 1000;
 
     private final RedisClusterAsyncCommands<String, String> commands;
     private final BucketScript script;
@@ -59,21 +64,28 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     @Override
-    public CompletionStage<Reservation> reserve(String key, Limit limit, long tokens, long maxWaitNanos) {
-        limit.cost(tokens); // fails at once, without a round trip, for a cost that can never be satisfied
-        long maxWait = maxWaitNanos == BucketMath.NO_LIMIT ? -1 : ceilMicros(maxWaitNanos);
-        return call(key, "reserve", limit, tokens, maxWait);
+    public CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
+        limits.checkCost(tokens); // fails at once, without a round trip, for a cost that can never be satisfied
+        return call("reserve", List.of(key), List.of(limits), tokens, maxWaitMicros(maxWaitNanos))
+                .thenApply(RedisBucketStore::reservation);
     }
 
     @Override
-    public CompletionStage<Reservation> peek(String key, Limit limit, long tokens) {
-        limit.cost(tokens);
-        return call(key, "peek", limit, tokens, -1);
+    public CompletionStage<Reservation> peek(String key, Limits limits, long tokens) {
+        limits.checkCost(tokens);
+        return call("peek", List.of(key), List.of(limits), tokens, -1).thenApply(RedisBucketStore::reservation);
     }
 
     @Override
-    public CompletionStage<Void> refund(String key, Limit limit, long tokens) {
-        return call(key, "refund", limit, Math.min(tokens, limit.capacity()), -1).thenApply(r -> null);
+    public CompletionStage<Reservation> refund(String key, Limits limits, long tokens) {
+        return call("refund", List.of(key), List.of(limits), Math.min(tokens, limits.capacity()), -1)
+                .thenApply(RedisBucketStore::reservation);
+    }
+
+    @Override
+    public CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
+        return call("penalize", List.of(key), List.of(limits), 1, ceilMicros(penaltyNanos))
+                .thenApply(RedisBucketStore::reservation);
     }
 
     @Override
@@ -81,16 +93,56 @@ public final class RedisBucketStore implements BucketStore {
         return timed(commands.del(redisKey(key)).toCompletableFuture()).thenApply(n -> null);
     }
 
-    private CompletableFuture<Reservation> call(String key, String op, Limit limit, long tokens, long maxWaitMicros) {
-        // the interval in microseconds, rounded up again: never faster than the nanosecond limit
-        long intervalMicros = Math.max(1, (limit.interval() + MICROS_PER_NANO - 1) / MICROS_PER_NANO);
-        return timed(script.run(commands, redisKey(key), op, Long.toString(limit.capacity()),
-                Long.toString(intervalMicros), Long.toString(tokens), Long.toString(maxWaitMicros)))
-                .thenApply(RedisBucketStore::reservation);
+    /**
+     * One script call over all candidates: exact, since Redis runs it alone.
+     *
+     * @throws IllegalArgumentException on a Redis Cluster when the candidates' keys are not in one hash slot
+     */
+    @Override
+    public CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
+                                                 long maxWaitNanos) {
+        limits.forEach(l -> l.checkCost(tokens));
+        if (commands instanceof RedisAdvancedClusterAsyncCommands) {
+            int slot = SlotHash.getSlot(redisKey(keys.get(0)));
+            for (String key : keys) {
+                if (SlotHash.getSlot(redisKey(key)) != slot) {
+                    throw new IllegalArgumentException("the candidate keys " + keys + " are in different Redis"
+                            + " Cluster hash slots, so one script cannot choose among them: put a hash tag in"
+                            + " keyPrefix (for example keyPrefix={tb}:) so that every key of the limiter shares a"
+                            + " slot");
+                }
+            }
+        }
+        return call("reserve", keys, limits, tokens, maxWaitMicros(maxWaitNanos))
+                .thenApply(reply -> new Choice((int) (reply.get(3) - 1), reservation(reply)));
+    }
+
+    private CompletableFuture<List<Long>> call(String op, List<String> keys, List<Limits> limits, long tokens,
+                                               long arg) {
+        String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
+        List<String> args = new ArrayList<>();
+        args.add(op);
+        args.add(Long.toString(tokens));
+        args.add(Long.toString(arg));
+        for (Limits l : limits) {
+            args.add(Integer.toString(l.size()));
+            for (int i = 0; i < l.size(); i++) {
+                Limit limit = l.get(i);
+                // the interval in microseconds, rounded up again: never faster than the nanosecond limit
+                long intervalMicros = Math.max(1, ceilMicros(limit.interval()));
+                args.add(Long.toString(limit.capacity()));
+                args.add(Long.toString(intervalMicros));
+            }
+        }
+        return timed(script.run(commands, redisKeys, args.toArray(new String[0])));
+    }
+
+    private static long maxWaitMicros(long maxWaitNanos) {
+        return maxWaitNanos == BucketMath.NO_LIMIT ? -1 : ceilMicros(maxWaitNanos);
     }
 
     private static Reservation reservation(List<Long> reply) {
-        return new Reservation(reply.get(0) == 1, reply.get(1) * MICROS_PER_NANO, reply.get(2));
+        return new Reservation(reply.get(0) == 1, reply.get(1) * NANOS_PER_MICRO, reply.get(2));
     }
 
     private <T> CompletableFuture<T> timed(CompletableFuture<T> future) {
@@ -98,6 +150,6 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     private static long ceilMicros(long nanos) {
-        return nanos / MICROS_PER_NANO + (nanos % MICROS_PER_NANO == 0 ? 0 : 1);
+        return nanos / NANOS_PER_MICRO + (nanos % NANOS_PER_MICRO == 0 ? 0 : 1);
     }
 }

@@ -1,64 +1,134 @@
--- One bucket operation, atomically, on the Redis clock. This is io.tokenbucket.math.BucketMath line for line,
+-- One bucket operation, atomically, on the Redis clock. This is io.tokenbucket.math.BucketMath step for step,
 -- in microseconds: read the state, decide, write the new state with a TTL at time-to-full, answer.
 --
--- KEYS[1]  the bucket key; its value is the bucket's tat (the instant it will be full again), in microseconds
--- ARGV[1]  the operation: 'reserve', 'peek' or 'refund'
--- ARGV[2]  capacity C, in tokens
--- ARGV[3]  interval T, the microseconds one token takes to come back (rounded up)
--- ARGV[4]  tokens n, from 1 to C (checked by the caller)
--- ARGV[5]  reserve only: the longest acceptable wait in microseconds, or -1 for no limit
--- returns  { granted (1 or 0), wait in microseconds, whole tokens remaining }
+-- KEYS      the bucket keys: one, or for 'reserve' several candidates (the freest is chosen)
+--           each holds its bucket's state: one tat per limit (the instant that limit is full again, in
+--           microseconds), separated by spaces; no key is a full bucket
+-- ARGV[1]   the operation: 'reserve', 'peek', 'refund' or 'penalize'
+-- ARGV[2]   tokens n, from 1 to the smallest capacity (checked by the caller)
+-- ARGV[3]   reserve: the longest acceptable wait in microseconds, or -1 for no limit; penalize: the penalty
+-- ARGV[4..] the limits of each key in turn: their number m, then m pairs of capacity C and interval T
+--           (the microseconds one token takes to come back, rounded up)
+-- returns   { granted (1 or 0), wait in microseconds, whole tokens remaining, the chosen key's position }
 --
 -- Every number stays below 2^53, so Lua's doubles hold them exactly; they are written with %.0f because
 -- tostring() would round a 16-digit number to 14 digits.
 
-local key = KEYS[1]
 local op = ARGV[1]
-local capacity = tonumber(ARGV[2])
-local interval = tonumber(ARGV[3])
-local tokens = tonumber(ARGV[4])
-local max_wait = tonumber(ARGV[5])
+local tokens = tonumber(ARGV[2])
+local arg = tonumber(ARGV[3])
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local burst = capacity * interval
--- no state is a full bucket (BucketMath.isFull): an expired key is exactly that
-local tat = tonumber(redis.call('GET', key)) or now
 
--- BucketMath.available
-local function available(at)
-  local debt = math.max(0, at - now)
-  return math.max(0, math.floor((burst - debt) / interval))
+local limits = {}
+local pos = 4
+for k = 1, #KEYS do
+  local m = tonumber(ARGV[pos])
+  pos = pos + 1
+  local l = {}
+  for i = 1, m do
+    l[i] = { capacity = tonumber(ARGV[pos]), interval = tonumber(ARGV[pos + 1]) }
+    pos = pos + 2
+  end
+  limits[k] = l
 end
 
-local function store(new_tat)
-  if new_tat <= now then
-    redis.call('DEL', key)
+-- BucketMath.align: the stored states by position, a missing one is a full limit
+local function load(k)
+  local tats = {}
+  local stored = redis.call('GET', KEYS[k])
+  if stored then
+    for v in string.gmatch(stored, '%S+') do
+      tats[#tats + 1] = tonumber(v)
+    end
+  end
+  for i = 1, #limits[k] do
+    if tats[i] == nil then
+      tats[i] = now
+    end
+  end
+  return tats
+end
+
+-- BucketMath.available: the fewest whole tokens of any limit
+local function available(tats, l)
+  local fewest = nil
+  for i = 1, #l do
+    local burst = l[i].capacity * l[i].interval
+    local a = math.max(0, math.floor((burst - math.max(0, tats[i] - now)) / l[i].interval))
+    if fewest == nil or a < fewest then
+      fewest = a
+    end
+  end
+  return fewest
+end
+
+-- BucketMath.reserve without the decision: the next states and the latest wait
+local function reserve(tats, l)
+  local next, wait = {}, 0
+  for i = 1, #l do
+    next[i] = math.max(tats[i], now) + tokens * l[i].interval
+    wait = math.max(wait, next[i] - l[i].capacity * l[i].interval - now)
+  end
+  return next, wait
+end
+
+-- the state, with a TTL at the moment every limit is full again; a full bucket is no key (BucketMath.isFull)
+local function store(k, tats, m)
+  local parts, latest = {}, now
+  for i = 1, m do
+    parts[i] = string.format('%.0f', tats[i])
+    latest = math.max(latest, tats[i])
+  end
+  if latest <= now then
+    redis.call('DEL', KEYS[k])
   else
-    redis.call('SET', key, string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
+    redis.call('SET', KEYS[k], table.concat(parts, ' '), 'PX', math.ceil((latest - now) / 1000))
   end
 end
 
--- BucketMath.refund
+if op == 'reserve' then
+  -- the candidate whose tokens come soonest, the first of equals
+  local best, best_tats, best_next, best_wait
+  for k = 1, #KEYS do
+    local tats = load(k)
+    local next, wait = reserve(tats, limits[k])
+    if best == nil or wait < best_wait then
+      best, best_tats, best_next, best_wait = k, tats, next, wait
+    end
+  end
+  if arg >= 0 and best_wait > arg then
+    return { 0, best_wait, available(best_tats, limits[best]), best }
+  end
+  store(best, best_next, #limits[best])
+  return { 1, best_wait, available(best_next, limits[best]), best }
+end
+
+local l = limits[1]
+local tats = load(1)
+
 if op == 'refund' then
-  if tat > now then
-    tat = math.max(now, tat - math.min(tokens, capacity) * interval)
-    store(tat)
+  -- BucketMath.refund, never past full
+  for i = 1, #l do
+    if tats[i] > now then
+      tats[i] = math.max(now, tats[i] - math.min(tokens, l[i].capacity) * l[i].interval)
+    end
   end
-  return { 1, 0, available(tat) }
+  store(1, tats, #l)
+  return { 1, 0, available(tats, l), 1 }
 end
 
--- BucketMath.reserve
-local new_tat = math.max(tat, now) + tokens * interval
-local wait = math.max(0, new_tat - burst - now)
+if op == 'penalize' then
+  -- BucketMath.penalize: no token before now + penalty, then refilling from empty
+  for i = 1, #l do
+    tats[i] = math.max(tats[i], now + arg + l[i].capacity * l[i].interval - l[i].interval)
+  end
+  store(1, tats, #l)
+elseif op ~= 'peek' then
+  return redis.error_reply('bucket.lua: unknown operation ' .. tostring(op))
+end
 
 -- BucketMath.peek
-if op == 'peek' then
-  return { wait == 0 and 1 or 0, wait, available(tat) }
-end
-
-if max_wait >= 0 and wait > max_wait then
-  return { 0, wait, available(tat) }
-end
-store(new_tat)
-return { 1, wait, available(new_tat) }
+local _, wait = reserve(tats, l)
+return { wait == 0 and 1 or 0, wait, available(tats, l), 1 }

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.Reservation;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -49,23 +50,23 @@ class LocalBucketStoreTest {
         assertThat(store.reserveNow("k", two, 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(500 * MS);
         assertThat(store.reserveNow("k", two, 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(1000 * MS);
         clock.addAndGet(1000 * MS);
-        Reservation peek = store.peekNow("k", two, 1);
+        Reservation peek = store.peekNow("k", Limits.of(two), 1);
         assertThat(peek.waitNanos()).isEqualTo(500 * MS);
         assertThat(peek.remaining()).isZero();
         clock.addAndGet(1000 * MS);
-        assertThat(store.peekNow("k", two, 1).remaining()).isEqualTo(2);
+        assertThat(store.peekNow("k", Limits.of(two), 1).remaining()).isEqualTo(2);
     }
 
     @Test
     void refundGivesTokensBackAndRemoveStartsFull() {
         Limit three = Limit.of(3, 3, 3000 * MS);
         store.reserveNow("k", three, 3, 0);
-        assertThat(store.peekNow("k", three, 1).remaining()).isZero();
-        store.refund("k", three, 2);
-        assertThat(store.peekNow("k", three, 1).remaining()).isEqualTo(2);
+        assertThat(store.peekNow("k", Limits.of(three), 1).remaining()).isZero();
+        store.refund("k", Limits.of(three), 2);
+        assertThat(store.peekNow("k", Limits.of(three), 1).remaining()).isEqualTo(2);
         store.remove("k");
         assertThat(store.size()).isZero();
-        assertThat(store.peekNow("k", three, 1).remaining()).isEqualTo(3);
+        assertThat(store.peekNow("k", Limits.of(three), 1).remaining()).isEqualTo(3);
     }
 
     @Test

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.BucketStoreContract;
 import io.tokenbucket.store.Reservation;
@@ -64,7 +65,7 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         // a refused reservation writes nothing, a full bucket has no key at all
         Limit one = Limit.of(1, 1, 60_000 * MS);
         assertThat(reserve("untouched", one, 1, 0).granted()).isTrue();
-        get(store.refund("untouched", one, 1));
+        get(store.refund("untouched", Limits.of(one), 1));
         assertThat(redisCommands().exists(redisStore.redisKey("untouched")).get(5, TimeUnit.SECONDS)).isZero();
     }
 
@@ -78,7 +79,7 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         assertThat(afterFlush.remaining()).isZero();
         assertThat(reserve("flush", three, 1, 0).granted()).isFalse();
         redisCommands().scriptFlush().get(5, TimeUnit.SECONDS);
-        assertThat(get(store.peek("flush", three, 1)).waitNanos()).isGreaterThan(HOUR - SLACK_MS * MS);
+        assertThat(get(store.peek("flush", Limits.of(three), 1)).waitNanos()).isGreaterThan(HOUR - SLACK_MS * MS);
     }
 
     @Test

@@ -6,6 +6,7 @@ import java.util.Set;
 
 import io.lettuce.core.cluster.SlotHash;
 import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.BucketStoreContract;
 import org.junit.jupiter.api.AfterAll;
@@ -58,5 +59,14 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
             masters.add(cluster.nodeForSlot(SlotHash.getSlot(redisStore.redisKey("spread-" + k))).port());
         }
         assertThat(masters).hasSize(3);
+    }
+
+    @Test
+    void candidatesInDifferentSlotsFailClearly() {
+        Limits one = Limits.of(Limit.of(1, 1, HOUR));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.reserveFreest(java.util.List.of("a", "b", "c"),
+                        java.util.List.of(one, one, one), 1, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("different Redis Cluster hash slots").hasMessageContaining("keyPrefix={tb}:");
     }
 }
