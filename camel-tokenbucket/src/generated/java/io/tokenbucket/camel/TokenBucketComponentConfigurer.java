@@ -36,10 +36,15 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "configuration": target.setConfiguration(property(camelContext, io.tokenbucket.camel.TokenBucketConfiguration.class, value)); return true;
         case "keyheader":
         case "keyHeader": getOrCreateConfiguration(target).setKeyHeader(property(camelContext, java.lang.String.class, value)); return true;
+        case "keylimits":
+        case "keyLimits": getOrCreateConfiguration(target).setKeyLimits(property(camelContext, java.lang.String.class, value)); return true;
         case "keyprefix":
         case "keyPrefix": getOrCreateConfiguration(target).setKeyPrefix(property(camelContext, java.lang.String.class, value)); return true;
         case "lazystartproducer":
         case "lazyStartProducer": target.setLazyStartProducer(property(camelContext, boolean.class, value)); return true;
+        case "limitresolver":
+        case "limitResolver": getOrCreateConfiguration(target).setLimitResolver(property(camelContext, io.tokenbucket.camel.TokenBucketLimitResolver.class, value)); return true;
+        case "limits": getOrCreateConfiguration(target).setLimits(property(camelContext, java.lang.String.class, value)); return true;
         case "maxwait":
         case "maxWait": getOrCreateConfiguration(target).setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
         case "mode": getOrCreateConfiguration(target).setMode(property(camelContext, io.tokenbucket.camel.TokenBucketMode.class, value)); return true;
@@ -74,10 +79,15 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "configuration": return io.tokenbucket.camel.TokenBucketConfiguration.class;
         case "keyheader":
         case "keyHeader": return java.lang.String.class;
+        case "keylimits":
+        case "keyLimits": return java.lang.String.class;
         case "keyprefix":
         case "keyPrefix": return java.lang.String.class;
         case "lazystartproducer":
         case "lazyStartProducer": return boolean.class;
+        case "limitresolver":
+        case "limitResolver": return io.tokenbucket.camel.TokenBucketLimitResolver.class;
+        case "limits": return java.lang.String.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
         case "mode": return io.tokenbucket.camel.TokenBucketMode.class;
@@ -113,10 +123,15 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "configuration": return target.getConfiguration();
         case "keyheader":
         case "keyHeader": return getOrCreateConfiguration(target).getKeyHeader();
+        case "keylimits":
+        case "keyLimits": return getOrCreateConfiguration(target).getKeyLimits();
         case "keyprefix":
         case "keyPrefix": return getOrCreateConfiguration(target).getKeyPrefix();
         case "lazystartproducer":
         case "lazyStartProducer": return target.isLazyStartProducer();
+        case "limitresolver":
+        case "limitResolver": return getOrCreateConfiguration(target).getLimitResolver();
+        case "limits": return getOrCreateConfiguration(target).getLimits();
         case "maxwait":
         case "maxWait": return getOrCreateConfiguration(target).getMaxWait();
         case "mode": return getOrCreateConfiguration(target).getMode();

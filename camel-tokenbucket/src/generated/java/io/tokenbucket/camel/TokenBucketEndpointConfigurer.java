@@ -26,10 +26,15 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "capacity": target.getConfiguration().setCapacity(property(camelContext, long.class, value)); return true;
         case "keyheader":
         case "keyHeader": target.getConfiguration().setKeyHeader(property(camelContext, java.lang.String.class, value)); return true;
+        case "keylimits":
+        case "keyLimits": target.getConfiguration().setKeyLimits(property(camelContext, java.lang.String.class, value)); return true;
         case "keyprefix":
         case "keyPrefix": target.getConfiguration().setKeyPrefix(property(camelContext, java.lang.String.class, value)); return true;
         case "lazystartproducer":
         case "lazyStartProducer": target.setLazyStartProducer(property(camelContext, boolean.class, value)); return true;
+        case "limitresolver":
+        case "limitResolver": target.getConfiguration().setLimitResolver(property(camelContext, io.tokenbucket.camel.TokenBucketLimitResolver.class, value)); return true;
+        case "limits": target.getConfiguration().setLimits(property(camelContext, java.lang.String.class, value)); return true;
         case "maxwait":
         case "maxWait": target.getConfiguration().setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
         case "mode": target.getConfiguration().setMode(property(camelContext, io.tokenbucket.camel.TokenBucketMode.class, value)); return true;
@@ -59,10 +64,15 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "capacity": return long.class;
         case "keyheader":
         case "keyHeader": return java.lang.String.class;
+        case "keylimits":
+        case "keyLimits": return java.lang.String.class;
         case "keyprefix":
         case "keyPrefix": return java.lang.String.class;
         case "lazystartproducer":
         case "lazyStartProducer": return boolean.class;
+        case "limitresolver":
+        case "limitResolver": return io.tokenbucket.camel.TokenBucketLimitResolver.class;
+        case "limits": return java.lang.String.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
         case "mode": return io.tokenbucket.camel.TokenBucketMode.class;
@@ -93,10 +103,15 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "capacity": return target.getConfiguration().getCapacity();
         case "keyheader":
         case "keyHeader": return target.getConfiguration().getKeyHeader();
+        case "keylimits":
+        case "keyLimits": return target.getConfiguration().getKeyLimits();
         case "keyprefix":
         case "keyPrefix": return target.getConfiguration().getKeyPrefix();
         case "lazystartproducer":
         case "lazyStartProducer": return target.isLazyStartProducer();
+        case "limitresolver":
+        case "limitResolver": return target.getConfiguration().getLimitResolver();
+        case "limits": return target.getConfiguration().getLimits();
         case "maxwait":
         case "maxWait": return target.getConfiguration().getMaxWait();
         case "mode": return target.getConfiguration().getMode();

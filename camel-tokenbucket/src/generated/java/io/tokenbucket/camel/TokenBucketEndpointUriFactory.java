@@ -23,11 +23,14 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(16);
+        Set<String> props = new HashSet<>(19);
         props.add("capacity");
         props.add("keyHeader");
+        props.add("keyLimits");
         props.add("keyPrefix");
         props.add("lazyStartProducer");
+        props.add("limitResolver");
+        props.add("limits");
         props.add("maxWait");
         props.add("mode");
         props.add("name");
