@@ -42,7 +42,8 @@ public interface BucketStore extends AutoCloseable {
     CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos);
 
     /**
-     * Reserves {@code tokens} on whichever of {@code keys} has them soonest (the first of equals), as
+     * Reserves {@code tokens} on whichever of {@code keys} has them soonest (of equals, the one with the most
+     * tokens, then the first), as
      * {@link #reserve} would on that key.
      *
      * @param limits the limits of each key, in the same order

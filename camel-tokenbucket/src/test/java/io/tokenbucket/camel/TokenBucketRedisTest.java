@@ -165,6 +165,27 @@ class TokenBucketRedisTest extends TokenBucketTestSupport {
                 .isInstanceOf(TokenBucketException.class).hasMessageContaining("refunded"));
     }
 
+    @Test
+    void operationsThroughRedisSetTheirHeaders() {
+        Endpoint fleet = context.getEndpoint("tokenbucket:fleet?" + redisOptions() + "&capacity=1&refillPeriod=1h"
+                + "&keyHeader=proxyId&mode=reject");
+        template.request(fleet, e -> e.getMessage().setHeader("proxyId", "p1"));
+        Exchange chosen = template.request(fleet, e -> e.getMessage().setHeader(TokenBucketConstants.CANDIDATES,
+                "p1,p2"));
+        assertThat(chosen.getException()).isNull();
+        assertThat(chosen.getMessage().getHeader("proxyId")).isEqualTo("p2");
+        Exchange penalized = template.request(fleet, e -> {
+            e.getMessage().setHeader("proxyId", "p3");
+            e.getMessage().setHeader(TokenBucketConstants.OPERATION, "penalize");
+            e.getMessage().setHeader(TokenBucketConstants.PENALTY, "90s");
+        });
+        assertThat(penalized.getMessage().getHeader(TokenBucketConstants.WAIT_ESTIMATE, Long.class))
+                .isBetween(89_000L, 90_000L);
+        long pttl = (Long) redis.command("PTTL", "tokenbucket:fleet:p3");
+        // with capacity 1 the bucket is full again (one token) as the penalty ends: the key expires then
+        assertThat(pttl).isBetween(89_000L, 90_000L);
+    }
+
     /** Connections Redis sees now, the one this call opens included. */
     private static long clients() {
         String list = (String) redis.command("CLIENT", "LIST");

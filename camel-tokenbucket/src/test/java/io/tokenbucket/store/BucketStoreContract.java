@@ -284,6 +284,16 @@ public abstract class BucketStoreContract {
     }
 
     @Test
+    void ofCandidatesReadyAtOnceTheOneWithMostTokensIsChosen() {
+        Limits twoPerHour = Limits.of(Limit.of(2, 2, HOUR));
+        List<Limits> limits = List.of(twoPerHour, twoPerHour, twoPerHour);
+        get(store.reserve(FLEET.get(0), twoPerHour, 1, 0));
+        get(store.reserve(FLEET.get(2), twoPerHour, 1, 0));
+        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).index()).isEqualTo(1);
+        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).index()).as("all equal: the first").isZero();
+    }
+
+    @Test
     void reserveFreestUnderContentionNeverOverAdmits() throws Exception {
         Limits tenPerHour = Limits.of(Limit.of(10, 10, HOUR));
         List<Limits> limits = List.of(tenPerHour, tenPerHour, tenPerHour);

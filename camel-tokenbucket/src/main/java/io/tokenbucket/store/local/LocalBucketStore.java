@@ -159,7 +159,8 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     /**
-     * Chooses the candidate whose tokens come soonest, then reserves there accepting no longer a wait than the
+     * Chooses the candidate whose tokens come soonest (of equals, the one with most tokens, then the first),
+     * then reserves there accepting no longer a wait than the
      * one it chose by: if another thread took that key's tokens meanwhile, the reservation is refused (nothing
      * consumed) and the choice is made again. Each step is atomic; the choice and the reservation together are
      * as good as atomic unless the candidates are taken faster than {@value #CHOICES} choices can be made, when
@@ -171,11 +172,13 @@ public final class LocalBucketStore implements BucketStore {
         for (int attempt = 1; ; attempt++) {
             int best = 0;
             long bestWait = Long.MAX_VALUE;
+            long bestRemaining = -1;
             for (int i = 0; i < keys.size(); i++) {
-                long wait = peekNow(keys.get(i), limits.get(i), tokens).waitNanos();
-                if (wait < bestWait) {
+                Reservation peek = peekNow(keys.get(i), limits.get(i), tokens);
+                if (peek.waitNanos() < bestWait || peek.waitNanos() == bestWait && peek.remaining() > bestRemaining) {
                     best = i;
-                    bestWait = wait;
+                    bestWait = peek.waitNanos();
+                    bestRemaining = peek.remaining();
                 }
             }
             if (bestWait > maxWaitNanos) {

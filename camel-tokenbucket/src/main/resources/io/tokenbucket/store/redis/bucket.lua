@@ -1,7 +1,8 @@
 -- One bucket operation, atomically, on the Redis clock. This is io.tokenbucket.math.BucketMath step for step,
 -- in microseconds: read the state, decide, write the new state with a TTL at time-to-full, answer.
 --
--- KEYS      the bucket keys: one, or for 'reserve' several candidates (the freest is chosen)
+-- KEYS      the bucket keys: one, or for 'reserve' several candidates (the freest is chosen: tokens soonest,
+--           then most tokens, then first)
 --           each holds its bucket's state: one tat per limit (the instant that limit is full again, in
 --           microseconds), separated by spaces; no key is a full bucket
 -- ARGV[1]   the operation: 'reserve', 'peek', 'refund' or 'penalize'
@@ -89,13 +90,14 @@ local function store(k, tats, m)
 end
 
 if op == 'reserve' then
-  -- the candidate whose tokens come soonest, the first of equals
-  local best, best_tats, best_next, best_wait
+  -- the candidate whose tokens come soonest; of equals, the one with most tokens, then the first
+  local best, best_tats, best_next, best_wait, best_available
   for k = 1, #KEYS do
     local tats = load(k)
     local next, wait = reserve(tats, limits[k])
-    if best == nil or wait < best_wait then
-      best, best_tats, best_next, best_wait = k, tats, next, wait
+    local a = available(tats, limits[k])
+    if best == nil or wait < best_wait or (wait == best_wait and a > best_available) then
+      best, best_tats, best_next, best_wait, best_available = k, tats, next, wait, a
     end
   end
   if arg >= 0 and best_wait > arg then
