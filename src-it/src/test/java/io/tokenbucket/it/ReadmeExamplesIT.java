@@ -1,0 +1,78 @@
+package io.tokenbucket.it;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.spi.Resource;
+import org.apache.camel.support.PluginHelper;
+import org.apache.camel.support.ResourceHelper;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The YAML routes shown in README.md load into Camel as they are written, and the penalize example does what
+ * the README says.
+ */
+class ReadmeExamplesIT {
+
+    private static final Pattern YAML_BLOCK = Pattern.compile("```yaml\n(.*?)```", Pattern.DOTALL);
+
+    private static List<String> yamlRoutes() throws Exception {
+        String readme = Files.readString(Path.of(System.getProperty("basedir", "."), "..", "README.md"));
+        List<String> routes = new ArrayList<>();
+        Matcher m = YAML_BLOCK.matcher(readme);
+        while (m.find()) {
+            if (m.group(1).startsWith("- route:")) {
+                routes.add(m.group(1));
+            }
+        }
+        return routes;
+    }
+
+    @Test
+    void everyYamlRouteOfTheReadmeLoads() throws Exception {
+        List<String> routes = yamlRoutes();
+        assertThat(routes).hasSizeGreaterThanOrEqualTo(3);
+        for (String yaml : routes) {
+            try (CamelContext camel = new DefaultCamelContext()) {
+                camel.getRegistry().bind("proxyPool", new Object() {
+                    public String next() {
+                        return "p1";
+                    }
+                });
+                load(camel, yaml);
+                camel.start();
+                assertThat(camel.getRoutes()).as(yaml).hasSize(1);
+            }
+        }
+    }
+
+    @Test
+    void thePenalizeExampleBacksTheProxyOff() throws Exception {
+        String yaml = yamlRoutes().stream().filter(y -> y.contains("penalize")).findFirst().orElseThrow();
+        try (CamelContext camel = new DefaultCamelContext()) {
+            load(camel, yaml);
+            camel.start();
+            Exchange e = camel.createProducerTemplate().request("direct:throttled-by-upstream", x -> {
+                x.getMessage().setHeader("proxyId", "p1");
+                x.getMessage().setHeader("Retry-After", "30");
+            });
+            assertThat(e.getException()).isNull();
+            assertThat(e.getMessage().getHeader("CamelTokenBucketWaitEstimate", Long.class))
+                    .isBetween(29_000L, 30_000L);
+        }
+    }
+
+    private static void load(CamelContext camel, String yaml) throws Exception {
+        Resource resource = ResourceHelper.fromString("readme-example.yaml", yaml);
+        PluginHelper.getRoutesLoader(camel).loadRoutes(resource);
+    }
+}
