@@ -49,6 +49,11 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "maxWait=-1                    | maxWait must not be negative, was -1",
             "capacty=5                     | capacty",
             "store=memcached               | store",
+            "limits=10/1s,lots             | limits must be limits such as 10/1s or 10/1s,1000/1h or 1/1s:5 (one per second, bursts of 5), was '10/1s,lots'",
+            "limits=0/1s                   | limits '0/1s': capacity must be at least 1, was 0",
+            "limits=5/1s&tokens=6          | tokens must be between 1 and capacity 5, was 6",
+            "keyLimits=gold                | keyLimits must be entries such as premium-*=20/1s;p7=10/1s separated by ';', was 'gold'",
+            "keyLimits=gold=fast           | keyLimits entry gold must be limits such as 10/1s",
     })
     void aBadOptionFailsEndpointCreationNamingIt(String query, String message) {
         assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?" + query))
