@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -18,10 +19,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One run of the demo, hooked into Camel Main. Once Camel has started it reads the URLs of
- * {@code example.urlFile} and sends them to {@code example.queue}; when the route has finished as many
- * exchanges as were sent (passed or failed, so a failure cannot keep the program alive) it completes Main;
- * before Camel stops it prints the per-proxy summary table of {@link ProxyStats}.
+ * One run of the scraper, hooked into Camel Main. When {@code example.queue} is the embedded {@code seda:}
+ * queue, it reads the URLs of {@code example.urlFile} once Camel has started and sends them there; when the
+ * route has finished as many exchanges as were sent (fetched, dead-lettered or failed, so nothing can keep
+ * the program alive) it completes Main; before Camel stops it prints the final per-proxy summary. With a
+ * broker as the queue it feeds nothing and the application runs until stopped.
  *
  * <p>Kept out of the routes on purpose: the routes stay the reusable part, and the tests feed them directly.
  */
@@ -36,12 +38,19 @@ public class DemoRun extends MainListenerSupport {
     private volatile long expected = Long.MAX_VALUE;
     private volatile Runnable whenAllFinished = () -> { };
     private volatile ProxyStats stats;
+    private volatile ProxyPool pool;
+    private volatile Supplier<String> footerSupplier = () -> "";
     private volatile int sent;
     private volatile Exception problem;
 
     /** @param out where the summary table goes */
     public DemoRun(PrintStream out) {
         this.out = out;
+    }
+
+    /** Text printed under the final summary (the demo adds what its target saw). */
+    public void footer(Supplier<String> footer) {
+        this.footerSupplier = footer;
     }
 
     @Override
@@ -69,16 +78,20 @@ public class DemoRun extends MainListenerSupport {
 
     private void feed(CamelContext context) throws Exception {
         stats = context.getRegistry().lookupByNameAndType(ProxyStats.BEAN, ProxyStats.class);
+        pool = context.getRegistry().lookupByNameAndType(ProxyPool.BEAN, ProxyPool.class);
         String location = context.resolvePropertyPlaceholders("{{example.urlFile}}");
         String queue = context.resolvePropertyPlaceholders("{{example.queue}}");
+        if (!queue.startsWith("seda:")) {
+            LOG.info("URLs come from {}; the scraper runs until stopped", queue);
+            return;
+        }
         List<String> urls;
         try {
             urls = UrlSource.read(context, location);
         } catch (Exception e) {
             throw new IllegalStateException("Cannot read the URLs of example.urlFile=" + location + ": " + e, e);
         }
-        LOG.info("Sending {} URLs from {} to {} over proxies {}", urls.size(), location, queue,
-                context.getRegistry().lookupByNameAndType(ProxyPool.BEAN, ProxyPool.class).ids());
+        LOG.info("Sending {} URLs from {} to {} over proxies {}", urls.size(), location, queue, pool.ids());
         // armed before the first send: the last URL may finish before this loop ends
         expected = urls.size();
         checkAllFinished();
@@ -92,12 +105,20 @@ public class DemoRun extends MainListenerSupport {
 
     @Override
     public void beforeStop(BaseMainSupport main) {
-        if (stats != null && problem == null) {
-            out.println();
-            out.print(stats.summary());
-            if (failed.get() > 0) {
-                out.println(failed.get() + " failed (see the log)");
+        // the progress table would otherwise interleave with the summary while Camel stops
+        main.getCamelContext().hasServices(ProgressReporter.class).forEach(r -> {
+            try {
+                r.stop();
+            } catch (Exception e) {
+                LOG.debug("Progress reporter did not stop", e);
             }
+        });
+        if (stats != null && problem == null) {
+            out.print(System.lineSeparator() + "== summary ==" + System.lineSeparator() + stats.table(pool.health()));
+            if (failed.get() > 0) {
+                out.println(failed.get() + " exchanges failed (see the log)");
+            }
+            out.print(footerSupplier.get());
             out.flush();
         }
     }
@@ -124,12 +145,17 @@ public class DemoRun extends MainListenerSupport {
         return problem;
     }
 
+    /** The pool of this run, once Camel has started; null before. */
+    public ProxyPool pool() {
+        return pool;
+    }
+
     /** How many exchanges of the route failed. */
     public long failed() {
         return failed.get();
     }
 
-    /** Counts the exchanges of the throttled-work route as they finish. */
+    /** Counts the exchanges of the scraper route as they finish. */
     private final class FinishLine extends EventNotifierSupport {
 
         @Override
@@ -142,7 +168,7 @@ public class DemoRun extends MainListenerSupport {
         public void notify(CamelEvent event) {
             Exchange exchange = ((ExchangeEvent) event).getExchange();
             // the producer template's own exchanges finish too; only the route's copies count
-            if (!ThrottledWorkRoute.ROUTE_ID.equals(exchange.getFromRouteId())) {
+            if (!ScraperRoute.ROUTE_ID.equals(exchange.getFromRouteId())) {
                 return;
             }
             if (event.getType() == CamelEvent.Type.ExchangeFailed) {

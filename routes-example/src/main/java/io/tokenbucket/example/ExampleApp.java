@@ -1,41 +1,86 @@
 package io.tokenbucket.example;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+
+import io.tokenbucket.example.demo.DemoSite;
 import org.apache.camel.main.Main;
 
 /**
- * Runs the demo: {@code mvn -B -DskipTests install && mvn -B -pl routes-example exec:java}. Reads the URLs,
- * throttles them per proxy, prints the per-proxy table and ends by itself once every URL has passed.
+ * Runs the scraper: {@code mvn -B -DskipTests install && mvn -B -pl routes-example exec:java}.
  *
- * <p>Settings come from {@code application.properties}, overridable as system properties
- * ({@code -Dexample.dsl=yaml}) or environment variables ({@code EXAMPLE_CAPACITY=5}).
+ * <p>By default ({@code example.demo=true}) it first starts the offline demo on 127.0.0.1 (a target site that
+ * answers 429 to a proxy over 10 requests per second, and three Jetty forward proxies with credentials, each
+ * limited to 4 per second in the proxy file), scrapes its 120 pages, prints the summary and ends by itself.
+ * {@code -Dexample.throttle=false} runs the same without {@code tokenbucket:}, to see the 429s it prevents.
+ * {@code -Dexample.demo=false} scrapes {@code example.urlFile} through {@code example.proxyFile} instead.
+ *
+ * <p>Settings come from {@code application.properties}, overridable as system properties or environment
+ * variables ({@code EXAMPLE_CAPACITY=5}).
  */
 public final class ExampleApp {
+
+    /** Demo size and limits: low enough that the throttle is visible, the run still short (about 10 s). */
+    static final int DEMO_URLS = 120;
+    static final String DEMO_PROXY_LIMIT = "4/1s";
+    static final int DEMO_TARGET_LIMIT = 10;
 
     private ExampleApp() {
     }
 
     /**
      * Runs to completion. Never calls {@code System.exit}: under {@code exec:java} that would end Maven too;
-     * a run in which not every URL passed fails with an exception instead.
+     * a run in which not every URL got an outcome fails with an exception instead.
      *
      * @param args Camel Main command line arguments (none needed)
      */
     public static void main(String[] args) throws Exception {
         DemoRun run = new DemoRun(System.out);
-        int exitCode = createMain(run).run(args);
+        Main main = createMain(run);
+        DemoSite demo = null;
+        if (Boolean.parseBoolean(setting("example.demo", "true"))) {
+            Path dir = Files.createDirectories(Path.of(setting("example.outputDir", "target/scrape")));
+            // a run's results only: the results endpoints append
+            Files.deleteIfExists(dir.resolve("results.jsonl"));
+            Files.deleteIfExists(dir.resolve("dead-letter.jsonl"));
+            demo = new DemoSite(dir, 3, DEMO_PROXY_LIMIT, DEMO_URLS, DEMO_TARGET_LIMIT, 1000);
+            main.addOverrideProperty("example.proxyFile", demo.proxyFile().toString());
+            main.addOverrideProperty("example.urlFile", demo.urlFile().toString());
+            main.addOverrideProperty("example.outputDir", dir.toString());
+            DemoSite site = demo;
+            run.footer(() -> "The target answered 429 " + site.target().tooManyByClient().values().stream()
+                    .mapToLong(Long::longValue).sum() + " times " + site.target().tooManyByClient()
+                    + " (throttle " + (Boolean.parseBoolean(setting("example.throttle", "true")) ? "on" : "off")
+                    + "); results in " + dir.toAbsolutePath() + System.lineSeparator());
+        }
+        int exitCode;
+        try {
+            exitCode = main.run(args);
+        } finally {
+            if (demo != null) {
+                demo.close();
+            }
+        }
         if (run.problem() != null) {
-            throw new IllegalStateException("The demo run failed: " + run.problem().getMessage(), run.problem());
+            throw new IllegalStateException("The run failed: " + run.problem().getMessage(), run.problem());
         }
         ProxyStats stats = run.stats();
-        long passed = stats == null ? 0 : stats.total();
-        if (exitCode != 0 || stats == null || passed < run.sent()) {
-            throw new IllegalStateException("The run did not complete: " + passed + " of " + run.sent()
-                    + " URLs passed (Camel Main exit code " + exitCode + ")");
+        long done = stats == null ? 0 : stats.fetched() + stats.deadLetters();
+        if (exitCode != 0 || stats == null || done < run.sent()) {
+            throw new IllegalStateException("The run did not complete: " + done + " of " + run.sent()
+                    + " URLs have an outcome (Camel Main exit code " + exitCode + ")");
         }
     }
 
+    /** A setting before Camel runs: system property, then environment variable (EXAMPLE_DEMO), then default. */
+    static String setting(String key, String defaultValue) {
+        String env = System.getenv(key.replace('.', '_').toUpperCase(Locale.ROOT));
+        return System.getProperty(key, env != null ? env : defaultValue);
+    }
+
     /**
-     * A Camel Main set up for the demo, not yet started.
+     * A Camel Main set up for the scraper, not yet started.
      *
      * @param run the listener that feeds the URLs and prints the summary
      */

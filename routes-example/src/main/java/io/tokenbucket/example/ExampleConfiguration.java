@@ -1,17 +1,22 @@
 package io.tokenbucket.example;
 
+import java.nio.file.Path;
 import java.util.Locale;
 
+import io.tokenbucket.camel.TokenBucketComponent;
+import io.tokenbucket.camel.TokenBucketStoreType;
 import org.apache.camel.CamelConfiguration;
 import org.apache.camel.CamelContext;
 import org.apache.camel.support.PluginHelper;
+import org.apache.camel.util.TimeUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sets up what both DSLs need: binds the {@link ProxyPool} (from {@code example.proxies}) and the
- * {@link ProxyStats}, then adds the route in the DSL that {@code example.dsl} names ({@code java} or
- * {@code yaml}).
+ * Sets up what both DSLs need from the {@code example.*} properties: the {@link ProxyPool} (from
+ * {@code example.proxyFile}, or {@code example.proxies}), {@link ProxyStats}, the {@link ProxyChooser} and
+ * {@link FetchOutcome} steps, the progress table, the Redis store when {@code example.redisUri} is set; then
+ * adds the route in the DSL that {@code example.dsl} names ({@code java} or {@code yaml}).
  *
  * <p>The choice is made here rather than with {@code camel.main.routes-include-pattern} alone because the Java
  * route must then also be left out, and Camel Main has no property for "add this RouteBuilder only if". The
@@ -20,23 +25,68 @@ import org.slf4j.LoggerFactory;
 public class ExampleConfiguration implements CamelConfiguration {
 
     /** Where the YAML version of the route lives. */
-    public static final String YAML_ROUTE = "classpath:routes/throttled-work.yaml";
+    public static final String YAML_ROUTE = "classpath:routes/scraper.yaml";
 
     private static final Logger LOG = LoggerFactory.getLogger(ExampleConfiguration.class);
 
     @Override
     public void configure(CamelContext context) throws Exception {
-        ProxyPool pool = ProxyPool.parse(context.resolvePropertyPlaceholders("{{example.proxies}}"));
+        String proxyFile = property(context, "example.proxyFile", "");
+        ProxySource source = proxyFile.isBlank() ? ProxySource.text(property(context, "example.proxies", ""))
+                : ProxySource.file(Path.of(proxyFile));
+        ProxyPool pool = new ProxyPool(source, (int) number(context, "example.failuresToUnhealthy", "3"),
+                millis(context, "example.cooldown", "5s"), ProxyBuckets.NONE, System::nanoTime);
+        ProxyStats stats = new ProxyStats();
         context.getRegistry().bind(ProxyPool.BEAN, pool);
-        context.getRegistry().bind(ProxyStats.BEAN, new ProxyStats());
+        context.getRegistry().bind(ProxyStats.BEAN, stats);
+        context.getRegistry().bind(ProxyChooser.BEAN, new ProxyChooser(pool, number(context, "example.capacity", "2"),
+                millis(context, "example.refillPeriod", "1s"), millis(context, "example.maxBackoff", "2s"), context));
+        context.getRegistry().bind(NoAutomaticRetries.BEAN, new NoAutomaticRetries());
+        context.getRegistry().bind(FetchOutcome.BEAN, new FetchOutcome(pool, stats,
+                (int) number(context, "example.maxAttempts", "4"), millis(context, "example.penalty", "1s")));
+        long progress = millis(context, "example.progressInterval", "0");
+        if (progress > 0) {
+            context.addService(new ProgressReporter(context, stats, pool, progress, System.out));
+        }
 
-        String dsl = context.resolvePropertyPlaceholders("{{example.dsl:java}}").trim().toLowerCase(Locale.ROOT);
+        String redisUri = property(context, "example.redisUri", "");
+        if (!redisUri.isBlank()) {
+            // one property moves every proxy's bucket to Redis, so instances sharing it share the limits
+            TokenBucketComponent tokenBucket = context.getComponent("tokenbucket", TokenBucketComponent.class);
+            tokenBucket.getConfiguration().setStore(TokenBucketStoreType.redis);
+            tokenBucket.getConfiguration().setRedisUri(redisUri);
+        }
+
+        String dsl = property(context, "example.dsl", "java").toLowerCase(Locale.ROOT);
         switch (dsl) {
-            case "java" -> context.addRoutes(new ThrottledWorkRoute());
+            case "java" -> context.addRoutes(new ScraperRoute());
             case "yaml" -> PluginHelper.getRoutesLoader(context)
                     .loadRoutes(PluginHelper.getResourceLoader(context).resolveResource(YAML_ROUTE));
             default -> throw new IllegalArgumentException("example.dsl must be java or yaml, was '" + dsl + "'");
         }
-        LOG.info("Route {} in the {} DSL, proxies {}", ThrottledWorkRoute.ROUTE_ID, dsl, pool.ids());
+        LOG.info("Route {} in the {} DSL, proxies {}, buckets {}", ScraperRoute.ROUTE_ID, dsl, pool.ids(),
+                redisUri.isBlank() ? "local" : "in Redis");
+    }
+
+    private static String property(CamelContext context, String key, String defaultValue) {
+        return context.getPropertiesComponent().resolveProperty(key).orElse(defaultValue).strip();
+    }
+
+    private static long number(CamelContext context, String key, String defaultValue) {
+        String value = property(context, key, defaultValue);
+        try {
+            return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be a whole number, was '" + value + "'");
+        }
+    }
+
+    private static long millis(CamelContext context, String key, String defaultValue) {
+        String value = property(context, key, defaultValue);
+        try {
+            return TimeUtils.toMilliSeconds(value);
+        } catch (RuntimeException e) { // Camel's parser also throws index errors on some text
+            throw new IllegalArgumentException(key + " must be a duration such as 500ms or 2s, was '" + value + "'");
+        }
     }
 }

@@ -1,61 +1,188 @@
 package io.tokenbucket.example;
 
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The proxies the work is spread over, handed out in round robin. Bound in the registry as {@value #BEAN} so
- * that both DSLs choose a proxy the same way ({@code method("proxyPool", "next")}).
+ * The proxies the URLs are spread over, with their health. Bound in the registry as {@value #BEAN}.
  *
- * <p>A later version skips unhealthy proxies here; callers only ever ask for {@link #next()}.
+ * <p>{@link #choose} hands out the available proxies in round robin, preferring one the URL has not tried
+ * yet; a proxy is unavailable while it is unhealthy (cooldown) or penalised (429). The list comes from a
+ * {@link ProxySource}; {@link #refresh()} re-reads it when it changed, keeping the health of the proxies that
+ * stay. Time is a nanosecond clock given to the constructor, so the tests need no sleeps.
  */
 public class ProxyPool {
 
     /** The registry name the routes refer to. */
     public static final String BEAN = "proxyPool";
 
-    private final List<String> ids;
+    private static final Logger LOG = LoggerFactory.getLogger(ProxyPool.class);
+
+    private final ProxySource source;
+    private final int failuresToUnhealthy;
+    private final long cooldownNanos;
+    private final ProxyBuckets buckets;
+    private final LongSupplier clock;
     private final AtomicLong turn = new AtomicLong();
+    private volatile Map<String, Entry> entries = Map.of();
+    private volatile List<String> orderedIds = List.of();
 
     /**
-     * @param ids the proxy ids, in the order they take turns; at least one, no blanks, no duplicates
+     * @param source              where the proxy list comes from
+     * @param failuresToUnhealthy consecutive failures that make a proxy unhealthy, at least 1
+     * @param cooldownMillis      how long an unhealthy proxy is left alone before it is tried again
+     * @param buckets             told about penalties and removals (the seam for the bucket operations)
+     * @param clock               nanosecond clock ({@code System::nanoTime})
      */
-    public ProxyPool(List<String> ids) {
-        if (ids == null || ids.isEmpty()) {
-            throw new IllegalArgumentException("example.proxies must name at least one proxy");
+    public ProxyPool(ProxySource source, int failuresToUnhealthy, long cooldownMillis, ProxyBuckets buckets,
+                     LongSupplier clock) {
+        if (failuresToUnhealthy < 1) {
+            throw new IllegalArgumentException("example.failuresToUnhealthy must be at least 1, was "
+                    + failuresToUnhealthy);
         }
-        for (String id : ids) {
-            if (id == null || id.isBlank()) {
-                throw new IllegalArgumentException("example.proxies must not contain blank ids, was " + ids);
-            }
-        }
-        if (new LinkedHashSet<>(ids).size() != ids.size()) {
-            // a duplicate would share its bucket with its twin and silently get two turns per round
-            throw new IllegalArgumentException("example.proxies must not repeat an id, was " + ids);
-        }
-        this.ids = List.copyOf(ids);
+        this.source = source;
+        this.failuresToUnhealthy = failuresToUnhealthy;
+        this.cooldownNanos = TimeUnit.MILLISECONDS.toNanos(cooldownMillis);
+        this.buckets = buckets;
+        this.clock = clock;
+        install(source.read());
     }
 
-    /** A pool from comma-separated ids such as {@code p1, p2,p3}; blanks around ids are ignored. */
-    public static ProxyPool parse(String commaSeparated) {
-        List<String> ids = new ArrayList<>();
-        for (String part : String.valueOf(commaSeparated).split(",")) {
-            if (!part.isBlank()) {
-                ids.add(part.trim());
-            }
+    /** Re-reads the proxy list if its source changed; a list that fails to parse is logged and ignored. */
+    public void refresh() {
+        if (!source.changed()) {
+            return;
         }
-        return new ProxyPool(ids);
+        try {
+            install(source.read());
+        } catch (RuntimeException e) {
+            LOG.warn("Proxy list {} not reloaded, keeping the current one: {}", source, e.getMessage());
+        }
     }
 
-    /** The id of the proxy whose turn it is; safe to call from many threads. */
-    public String next() {
-        return ids.get((int) Math.floorMod(turn.getAndIncrement(), (long) ids.size()));
+    private synchronized void install(List<ProxyConfig> configs) {
+        Map<String, Entry> old = entries;
+        Map<String, Entry> next = new LinkedHashMap<>();
+        for (ProxyConfig config : configs) {
+            if (next.containsKey(config.id())) {
+                // a twin would share its bucket and silently get two turns per round
+                throw new IllegalArgumentException("Proxy id " + config.id() + " appears twice in " + source);
+            }
+            Entry kept = old.get(config.id());
+            ProxyHealth health = kept != null && kept.config.equals(config) ? kept.health
+                    : new ProxyHealth(failuresToUnhealthy, cooldownNanos);
+            next.put(config.id(), new Entry(config, health));
+        }
+        for (String gone : old.keySet()) {
+            if (!next.containsKey(gone)) {
+                buckets.remove(gone);
+            }
+        }
+        entries = Map.copyOf(next);
+        orderedIds = List.copyOf(next.keySet());
+        if (!old.isEmpty() || !next.isEmpty()) {
+            LOG.info("Proxies from {}: {}", source, next.values().stream().map(e -> e.config).toList());
+        }
+    }
+
+    /**
+     * The next available proxy in round robin, preferring one not in {@code tried}; null when none is
+     * available now (see {@link #millisUntilAvailable()}).
+     */
+    public ProxyConfig choose(Collection<String> tried) {
+        List<String> ids = orderedIds;
+        Map<String, Entry> current = entries;
+        long now = clock.getAsLong();
+        int n = ids.size();
+        if (n == 0) {
+            return null;
+        }
+        long start = turn.getAndIncrement();
+        ProxyConfig fallback = null;
+        for (int i = 0; i < n; i++) {
+            Entry e = current.get(ids.get((int) Math.floorMod(start + i, (long) n)));
+            if (e != null && e.health.available(now)) {
+                if (!tried.contains(e.config.id())) {
+                    return e.config;
+                }
+                if (fallback == null) {
+                    fallback = e.config; // every available proxy was tried: the same one again beats waiting
+                }
+            }
+        }
+        return fallback;
+    }
+
+    /** Milliseconds until the first proxy becomes available again; -1 when the pool is empty. */
+    public long millisUntilAvailable() {
+        long now = clock.getAsLong();
+        long best = Long.MAX_VALUE;
+        for (Entry e : entries.values()) {
+            best = Math.min(best, e.health.nanosUntilAvailable(now));
+        }
+        return best == Long.MAX_VALUE ? -1 : TimeUnit.NANOSECONDS.toMillis(best);
+    }
+
+    /** A fetch through the proxy got an answer that is not the proxy's fault. */
+    public void success(String id) {
+        Entry e = entries.get(id);
+        if (e != null) {
+            e.health.success();
+        }
+    }
+
+    /** A fetch through the proxy failed (connect error, timeout, 407, 5xx). */
+    public void failure(String id, String reason) {
+        Entry e = entries.get(id);
+        if (e != null && e.health.failure(clock.getAsLong())) {
+            LOG.warn("Proxy {} is unhealthy after {} failures in a row (last: {}); retried in {} ms", id,
+                    failuresToUnhealthy, reason, TimeUnit.NANOSECONDS.toMillis(cooldownNanos));
+            buckets.remove(id);
+        }
+    }
+
+    /** The target answered 429 through this proxy: it rests for {@code millis}. */
+    public void penalise(String id, long millis) {
+        Entry e = entries.get(id);
+        if (e != null) {
+            e.health.penalise(clock.getAsLong(), TimeUnit.MILLISECONDS.toNanos(millis));
+            buckets.penalize(id, millis);
+        }
+    }
+
+    /** The health word of each proxy (healthy, probing, rests 0.8s, DOWN 4.2s), in pool order. */
+    public Map<String, String> health() {
+        long now = clock.getAsLong();
+        Map<String, String> health = new LinkedHashMap<>();
+        entries.forEach((id, e) -> health.put(id, e.health.describe(now)));
+        Map<String, String> ordered = new LinkedHashMap<>();
+        for (String id : orderedIds) {
+            if (health.containsKey(id)) {
+                ordered.put(id, health.get(id));
+            }
+        }
+        return ordered;
     }
 
     /** The proxy ids in turn order. */
     public List<String> ids() {
-        return ids;
+        return orderedIds;
+    }
+
+    /** The config of a proxy, or null when it is no longer in the pool. */
+    public ProxyConfig config(String id) {
+        Entry e = entries.get(id);
+        return e == null ? null : e.config;
+    }
+
+    private record Entry(ProxyConfig config, ProxyHealth health) {
     }
 }

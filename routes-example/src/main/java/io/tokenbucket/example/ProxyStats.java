@@ -1,5 +1,6 @@
 package io.tokenbucket.example;
 
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -7,18 +8,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.tokenbucket.camel.TokenBucketConstants;
-import org.apache.camel.Exchange;
-
 /**
- * What passed the throttle, per proxy: how many exchanges, how long they waited for their tokens and when the
- * last one arrived. Bound in the registry as {@value #BEAN}; the routes call {@link #record(Exchange)} right
- * after {@code tokenbucket:}. Its clock starts with the first exchange recorded, so the rates show the
- * throttle, not how long Camel took to start.
+ * What each proxy did: URLs fetched, bytes, time waited for tokens, failures and 429s. Bound in the registry
+ * as {@value #BEAN}; {@link FetchOutcome} records every attempt. Its clock starts with the first attempt, so
+ * the rates show the throttle, not how long Camel took to start. {@link #table} renders the progress table
+ * and the final summary.
  */
 public class ProxyStats {
 
-    /** The registry name the routes refer to. */
+    /** The registry name. */
     public static final String BEAN = "proxyStats";
 
     /** The header the routes put the chosen proxy id in (and the key header of {@code tokenbucket:}). */
@@ -27,84 +25,124 @@ public class ProxyStats {
     private static final long NOT_STARTED = Long.MIN_VALUE;
 
     private final ConcurrentMap<String, Tally> tallies = new ConcurrentHashMap<>();
-    private final AtomicLong total = new AtomicLong();
+    private final AtomicLong deadLetters = new AtomicLong();
     private final AtomicLong startNanos = new AtomicLong(NOT_STARTED);
 
-    /** Counts one exchange that passed the throttle, under its proxy and with its wait. */
-    public void record(Exchange exchange) {
-        String proxy = exchange.getMessage().getHeader(PROXY_HEADER, "(none)", String.class);
-        Long waited = exchange.getMessage().getHeader(TokenBucketConstants.WAITED, 0L, Long.class);
-        long now = System.nanoTime();
-        startNanos.compareAndSet(NOT_STARTED, now);
-        tallies.computeIfAbsent(proxy, p -> new Tally()).add(waited, now);
-        total.incrementAndGet();
+    /** An attempt through {@code proxy} got the URL's answer. */
+    public void fetched(String proxy, long waitedMs, long bytes) {
+        tally(proxy).add(1, 0, 0, waitedMs, bytes);
     }
 
-    /** How many exchanges passed in all. */
-    public long total() {
-        return total.get();
+    /** An attempt through {@code proxy} failed (connect error, timeout, 407, 5xx). */
+    public void failure(String proxy, long waitedMs) {
+        tally(proxy).add(0, 1, 0, waitedMs, 0);
     }
 
-    /** How many exchanges passed per proxy id, sorted by id. */
-    public Map<String, Long> counts() {
+    /** The target answered 429 through {@code proxy}. */
+    public void tooManyRequests(String proxy, long waitedMs) {
+        tally(proxy).add(0, 0, 1, waitedMs, 0);
+    }
+
+    /** A URL went to the dead letter. */
+    public void deadLetter() {
+        deadLetters.incrementAndGet();
+    }
+
+    private Tally tally(String proxy) {
+        startNanos.compareAndSet(NOT_STARTED, System.nanoTime());
+        return tallies.computeIfAbsent(proxy == null ? "(none)" : proxy, p -> new Tally());
+    }
+
+    /** URLs fetched per proxy id, sorted by id. */
+    public Map<String, Long> fetchedByProxy() {
         Map<String, Long> counts = new TreeMap<>();
-        tallies.forEach((proxy, tally) -> counts.put(proxy, tally.snapshot().count));
+        tallies.forEach((proxy, tally) -> counts.put(proxy, tally.snapshot().fetched));
         return counts;
     }
 
+    /** URLs fetched in all. */
+    public long fetched() {
+        return tallies.values().stream().mapToLong(t -> t.snapshot().fetched).sum();
+    }
+
+    /** 429 answers in all. */
+    public long tooManyRequests() {
+        return tallies.values().stream().mapToLong(t -> t.snapshot().tooMany).sum();
+    }
+
+    /** Failed attempts in all. */
+    public long failures() {
+        return tallies.values().stream().mapToLong(t -> t.snapshot().failures).sum();
+    }
+
+    /** URLs sent to the dead letter. */
+    public long deadLetters() {
+        return deadLetters.get();
+    }
+
     /**
-     * The per-proxy table: count, rate per second (from the first exchange recorded to the proxy's last one,
-     * so it includes the initial burst of {@code capacity}) and mean wait for tokens.
+     * The per-proxy table: fetched, rate per second since the first attempt, mean wait for tokens per attempt,
+     * failures, 429s and health; then a total line.
+     *
+     * @param health the health word per proxy (from {@link ProxyPool#health()}); proxies only in one of the
+     *               two still get a row
      */
-    public String summary() {
+    public String table(Map<String, String> health) {
         Map<String, Snapshot> rows = new TreeMap<>();
         tallies.forEach((proxy, tally) -> rows.put(proxy, tally.snapshot()));
+        Map<String, String> order = new LinkedHashMap<>();
+        health.keySet().forEach(id -> order.put(id, health.get(id)));
+        rows.keySet().forEach(id -> order.putIfAbsent(id, "removed"));
         long first = startNanos.get();
-        long start = first == NOT_STARTED ? System.nanoTime() : first;
+        double seconds = first == NOT_STARTED ? 0 : (System.nanoTime() - first) / 1e9;
         StringBuilder table = new StringBuilder();
-        table.append(String.format(Locale.ROOT, "%-10s %6s %8s %13s%n", "proxy", "count", "rate/s", "mean wait ms"));
-        long count = 0;
-        long waited = 0;
-        long last = start;
-        for (Map.Entry<String, Snapshot> row : rows.entrySet()) {
-            Snapshot s = row.getValue();
-            table.append(line(row.getKey(), s.count, s.waitedMillis, s.lastNanos - start));
-            count += s.count;
-            waited += s.waitedMillis;
-            if (s.lastNanos - last > 0) { // nanoTime values compare by difference only
-                last = s.lastNanos;
-            }
+        table.append(String.format(Locale.ROOT, "%-12s %8s %7s %9s %8s %5s  %s%n", "proxy", "fetched", "rate/s",
+                "wait ms", "failures", "429s", "health"));
+        Snapshot all = new Snapshot(0, 0, 0, 0, 0);
+        for (Map.Entry<String, String> row : order.entrySet()) {
+            Snapshot s = rows.getOrDefault(row.getKey(), new Snapshot(0, 0, 0, 0, 0));
+            table.append(line(row.getKey(), s, seconds, row.getValue()));
+            all = all.plus(s);
         }
-        table.append(line("all", count, waited, last - start));
-        table.append(String.format(Locale.ROOT, "%d passed in %.2f s%n", count, (last - start) / 1e9));
+        table.append(line("all", all, seconds, deadLetters.get() + " dead letters"));
+        table.append(String.format(Locale.ROOT, "%d fetched, %d failed attempts, %d answered 429, %d dead letters"
+                + " in %.1f s%n", all.fetched, all.failures, all.tooMany, deadLetters.get(), seconds));
         return table.toString();
     }
 
-    private static String line(String name, long count, long waitedMillis, long spanNanos) {
-        String rate = spanNanos > 0 ? String.format(Locale.ROOT, "%.2f", count / (spanNanos / 1e9)) : "-";
-        String meanWait = count > 0 ? String.format(Locale.ROOT, "%.0f", (double) waitedMillis / count) : "-";
-        return String.format(Locale.ROOT, "%-10s %6d %8s %13s%n", name, count, rate, meanWait);
+    private static String line(String name, Snapshot s, double seconds, String health) {
+        String rate = seconds > 0 ? String.format(Locale.ROOT, "%.2f", s.fetched / seconds) : "-";
+        long attempts = s.fetched + s.failures + s.tooMany;
+        String wait = attempts > 0 ? String.format(Locale.ROOT, "%.0f", (double) s.waitedMs / attempts) : "-";
+        return String.format(Locale.ROOT, "%-12s %8d %7s %9s %8d %5d  %s%n", name, s.fetched, rate, wait,
+                s.failures, s.tooMany, health);
     }
 
-    /** One proxy's running totals; synchronized because exchanges pass on many threads. */
+    /** One proxy's running totals; synchronized because attempts end on many threads. */
     private static final class Tally {
-        private long count;
-        private long waitedMillis;
-        private long lastNanos;
+        private long fetched;
+        private long failures;
+        private long tooMany;
+        private long waitedMs;
+        private long bytes;
 
-        synchronized void add(long waited, long now) {
-            count++;
-            waitedMillis += waited;
-            if (count == 1 || now - lastNanos > 0) { // exchanges of one proxy may record out of order
-                lastNanos = now;
-            }
+        synchronized void add(long fetched, long failures, long tooMany, long waitedMs, long bytes) {
+            this.fetched += fetched;
+            this.failures += failures;
+            this.tooMany += tooMany;
+            this.waitedMs += waitedMs;
+            this.bytes += bytes;
         }
 
         synchronized Snapshot snapshot() {
-            return new Snapshot(count, waitedMillis, lastNanos);
+            return new Snapshot(fetched, failures, tooMany, waitedMs, bytes);
         }
     }
 
-    private record Snapshot(long count, long waitedMillis, long lastNanos) {
+    private record Snapshot(long fetched, long failures, long tooMany, long waitedMs, long bytes) {
+        Snapshot plus(Snapshot o) {
+            return new Snapshot(fetched + o.fetched, failures + o.failures, tooMany + o.tooMany,
+                    waitedMs + o.waitedMs, bytes + o.bytes);
+        }
     }
 }

@@ -3,28 +3,61 @@ package io.tokenbucket.example;
 import org.apache.camel.builder.RouteBuilder;
 
 /**
- * The throttled work in the Java DSL; {@code routes/throttled-work.yaml} is the same route in YAML.
+ * The scraper in the Java DSL; {@code routes/scraper.yaml} is the same route in YAML.
  *
- * <p>Each URL from the queue gets the next proxy of the {@link ProxyPool} as its {@code proxyId} header, then
- * waits (holding no thread) in {@code tokenbucket:} until that proxy's bucket has a token, so each proxy is
- * throttled on its own while the others keep working. {@link ProxyStats} records what passed, and the
- * results endpoint receives it. The HTTP fetch through the proxy will go between the throttle and the record.
+ * <p>Each URL from the queue is tried until it has an outcome: {@link ProxyChooser} picks a healthy proxy
+ * (round robin, preferring one this URL has not tried; waiting without a thread when none is available),
+ * {@code tokenbucket:} waits until that proxy's bucket has a token, camel-http fetches the URL through the
+ * proxy, and {@link FetchOutcome} classifies the answer, updates the proxy's health and decides: done, or
+ * another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
+ * times to the dead letter, each as one JSON line ({@link ScrapeResult}).
  */
-public class ThrottledWorkRoute extends RouteBuilder {
+public class ScraperRoute extends RouteBuilder {
 
     /** The route id, the same in both DSLs. */
-    public static final String ROUTE_ID = "throttled-work";
+    public static final String ROUTE_ID = "scraper";
 
-    /** The throttle; requireKey makes a missing proxy id an error instead of a silently shared bucket. */
+    /**
+     * The throttle: one bucket per proxy id; requireKey makes a missing proxy id an error instead of a
+     * silently shared bucket. The limit is the proxy's own ({@code limit=} in the proxy file) or the default.
+     */
     public static final String THROTTLE = "tokenbucket:proxies?keyHeader=" + ProxyStats.PROXY_HEADER
-            + "&requireKey=true&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
+            + "&requireKey=true&capacity=${exchangeProperty.proxyCapacity}"
+            + "&refillPeriod=${exchangeProperty.proxyRefillMs}";
+
+    /**
+     * The fetch: the target is header {@code CamelHttpUri}; the endpoint only carries the proxy, so there is
+     * one endpoint (one connection pool) per proxy. Non-2xx answers do not throw: {@link FetchOutcome} reads
+     * the status, and HttpClient's own retries are off ({@link NoAutomaticRetries}). The credentials are RAW so any character survives, and Camel masks them in endpoint URIs.
+     */
+    public static final String FETCH = "http://scrape-target?throwExceptionOnFailure=false"
+            + "&httpClientConfigurer=#" + NoAutomaticRetries.BEAN
+            + "&proxyAuthHost=${exchangeProperty.proxyHost}&proxyAuthPort=${exchangeProperty.proxyPort}"
+            + "&proxyAuthUsername=RAW(${exchangeProperty.proxyUser})"
+            + "&proxyAuthPassword=RAW(${exchangeProperty.proxyPassword})"
+            + "&connectTimeout={{example.connectTimeout}}&responseTimeout={{example.responseTimeout}}";
 
     @Override
     public void configure() {
         from("{{example.queue}}").routeId(ROUTE_ID)
-                .setHeader(ProxyStats.PROXY_HEADER, method(ProxyPool.BEAN, "next"))
-                .to(THROTTLE)
-                .to("bean:" + ProxyStats.BEAN + "?method=record")
-                .to("{{example.results}}");
+            .loopDoWhile(simple("${exchangeProperty." + Scrape.DONE + "} != true"))
+                .process(ProxyChooser.BEAN)
+                // example.throttle=false leaves the throttle out, to show the 429s it prevents
+                .filter(simple("{{example.throttle}}"))
+                    .toD(THROTTLE)
+                .end()
+                .doTry()
+                    .toD(FETCH)
+                .doCatch(Exception.class)
+                    // the exception stays in property CamelExceptionCaught for FetchOutcome
+                    .log("${header." + ProxyStats.PROXY_HEADER + "}: ${exception.message}").id("fetch-error")
+                .end()
+                .process(FetchOutcome.BEAN)
+            .end()
+            .choice()
+                .when(exchangeProperty(Scrape.OUTCOME).isEqualTo(Scrape.FETCHED))
+                    .to("{{example.results}}")
+                .otherwise()
+                    .to("{{example.deadLetter}}");
     }
 }

@@ -21,13 +21,14 @@ public final class UrlSource {
 
     /**
      * @param context  resolves {@code classpath:}, {@code file:} and other Camel resource schemes
-     * @param location a Camel resource such as {@code classpath:urls.txt}, or a plain file path
+     * @param location a Camel resource such as {@code classpath:urls.txt}, a plain file path, or {@code -} for
+     *                 standard input
      * @return the URLs in file order
      * @throws IOException when the location cannot be read (its message names the location)
      */
     public static List<String> read(CamelContext context, String location) throws IOException {
         // a plain path means a file: Camel would otherwise look it up on the classpath
-        try (InputStream in = ResourceHelper.hasScheme(location)
+        try (InputStream in = "-".equals(location) ? System.in : ResourceHelper.hasScheme(location)
                 ? ResourceHelper.resolveMandatoryResourceAsInputStream(context, location)
                 : Files.newInputStream(Path.of(location));
              BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {

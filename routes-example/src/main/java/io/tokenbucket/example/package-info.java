@@ -1,10 +1,13 @@
 /**
- * The example application of the {@code tokenbucket:} component: a Camel Main program that spreads URLs over
- * a pool of (for now pretend) proxies and throttles the work of each proxy with one token bucket per proxy.
+ * The example application of the {@code tokenbucket:} component: a Camel Main scraper that takes URLs from a
+ * queue, chooses a healthy proxy in round robin ({@link io.tokenbucket.example.ProxyPool},
+ * {@link io.tokenbucket.example.ProxyChooser}), waits for that proxy's token in {@code tokenbucket:}, fetches
+ * the URL through the proxy with camel-http and records the outcome ({@link io.tokenbucket.example.FetchOutcome},
+ * {@link io.tokenbucket.example.ScrapeResult}).
  *
- * <p>The route exists twice, in the Java DSL ({@link io.tokenbucket.example.ThrottledWorkRoute}) and in the
- * YAML DSL ({@code routes/throttled-work.yaml}); {@link io.tokenbucket.example.ExampleConfiguration} loads the
- * one that {@code example.dsl} names. The fetching through the proxies comes later; the structure (choose a
- * proxy, take its token, do the work, record, deliver) is already the one the scraper will have.
+ * <p>The route exists twice, in the Java DSL ({@link io.tokenbucket.example.ScraperRoute}) and in the YAML DSL
+ * ({@code routes/scraper.yaml}); {@link io.tokenbucket.example.ExampleConfiguration} loads the one that
+ * {@code example.dsl} names. {@link io.tokenbucket.example.ExampleApp} runs it, by default against the offline
+ * demo of package {@code demo}.
  */
 package io.tokenbucket.example;

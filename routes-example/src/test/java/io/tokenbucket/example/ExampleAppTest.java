@@ -7,8 +7,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
+import java.util.List;
 
+import io.tokenbucket.example.demo.DemoSite;
 import org.apache.camel.main.Main;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -16,33 +17,39 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The whole demo as {@code exec:java} runs it, made small: it must end by itself and print the table. */
+/** The whole application as {@code exec:java} runs it, made small: it must end by itself and print the summary. */
 class ExampleAppTest {
 
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })
     @Timeout(30) // the run must end by itself; this only turns a hang into a failure
-    void runsUntilEveryUrlPassedThenPrintsTheTable(String dsl, @TempDir Path dir) throws Exception {
-        Path urls = Files.writeString(dir.resolve("urls.txt"),
-                "# six URLs, two per proxy\n" + "https://a.test/1\nhttps://a.test/2\nhttps://a.test/3\n"
-                        + "\nhttps://a.test/4\nhttps://a.test/5\nhttps://a.test/6\n");
+    void scrapesEveryUrlThroughTheProxiesWritesJsonLinesAndPrintsTheSummary(String dsl, @TempDir Path dir)
+            throws Exception {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         DemoRun run = new DemoRun(new PrintStream(printed, true, StandardCharsets.UTF_8));
-        Main main = ExampleApp.createMain(run);
-        main.addOverrideProperty("example.dsl", dsl);
-        main.addOverrideProperty("example.urlFile", urls.toString());
-        main.addOverrideProperty("example.capacity", "1");
-        main.addOverrideProperty("example.refillPeriod", "200ms");
-        main.addOverrideProperty("example.results", "log:results?level=DEBUG");
+        try (DemoSite site = new DemoSite(dir, 3, "3/300ms", 12, 1000, 1000)) {
+            Main main = ExampleApp.createMain(run);
+            main.addOverrideProperty("example.dsl", dsl);
+            main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
+            main.addOverrideProperty("example.urlFile", site.urlFile().toString());
+            main.addOverrideProperty("example.outputDir", dir.resolve("out").toString());
+            main.addOverrideProperty("example.progressInterval", "0");
 
-        int exitCode = main.run(new String[0]); // returns only once Main completed
+            int exitCode = main.run(new String[0]); // returns only once Main completed
 
-        assertThat(exitCode).isZero();
-        assertThat(run.sent()).isEqualTo(6);
+            assertThat(exitCode).isZero();
+        }
+        assertThat(run.sent()).isEqualTo(12);
         assertThat(run.failed()).isZero();
-        assertThat(run.stats().counts()).containsExactlyInAnyOrderEntriesOf(Map.of("p1", 2L, "p2", 2L, "p3", 2L));
+        assertThat(run.stats().fetchedByProxy()).containsOnlyKeys("p1", "p2", "p3");
+        assertThat(run.stats().fetched()).isEqualTo(12);
+        List<String> lines = Files.readAllLines(dir.resolve("out/results.jsonl"));
+        assertThat(lines).hasSize(12).allMatch(l -> l.startsWith("{\"url\":") && l.contains("\"status\":200"));
+        assertThat(Files.exists(dir.resolve("out/dead-letter.jsonl"))).isFalse();
         String table = printed.toString(StandardCharsets.UTF_8);
-        assertThat(table).contains("mean wait ms").containsPattern("(?m)^all\\s+6\\s").contains("6 passed in ");
+        assertThat(table).contains("== summary ==", "rate/s", "wait ms", "failures", "429s", "health")
+                .containsPattern("(?m)^all\\s+12\\s").contains("12 fetched, 0 failed attempts, 0 answered 429");
+        assertThat(table).doesNotContain("s3cret");
     }
 
     @Test
@@ -50,7 +57,9 @@ class ExampleAppTest {
     void anUnreadableUrlFileEndsTheRunWithTheReason(@TempDir Path dir) throws Exception {
         DemoRun run = new DemoRun(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
         Main main = ExampleApp.createMain(run);
+        main.addOverrideProperty("example.proxies", "http://127.0.0.1:9 id=nowhere");
         main.addOverrideProperty("example.urlFile", dir.resolve("missing.txt").toString());
+        main.addOverrideProperty("example.progressInterval", "0");
 
         main.run(new String[0]); // must return although nothing was sent: Camel stops the normal way
 

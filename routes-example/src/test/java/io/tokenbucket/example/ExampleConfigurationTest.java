@@ -8,18 +8,29 @@ import org.apache.camel.CamelContext;
 import org.apache.camel.impl.DefaultCamelContext;
 import org.junit.jupiter.api.Test;
 
-/** The DSL choice; the happy paths are covered by the route tests. */
+/** Settings that are refused by name; the happy paths are covered by the route tests. */
 class ExampleConfigurationTest {
 
     @Test
     void anUnknownDslIsRejectedByName() throws Exception {
+        assertRejected("example.dsl", "xml", "example.dsl must be java or yaml, was 'xml'");
+    }
+
+    @Test
+    void badNumbersAndDurationsAreRejectedByName() throws Exception {
+        assertRejected("example.maxAttempts", "0", "example.maxAttempts must be at least 1, was 0");
+        assertRejected("example.cooldown", "soon", "example.cooldown must be a duration such as 500ms or 2s,"
+                + " was 'soon'");
+    }
+
+    private static void assertRejected(String key, String value, String message) throws Exception {
         try (CamelContext context = new DefaultCamelContext()) {
             Properties properties = new Properties();
-            properties.setProperty("example.proxies", "p1");
-            properties.setProperty("example.dsl", "xml");
+            properties.setProperty("example.proxies", "http://127.0.0.1:9 id=p1");
+            properties.setProperty(key, value);
             context.getPropertiesComponent().setInitialProperties(properties);
             assertThatIllegalArgumentException().isThrownBy(() -> new ExampleConfiguration().configure(context))
-                    .withMessage("example.dsl must be java or yaml, was 'xml'");
+                    .withMessage(message);
         }
     }
 }

@@ -1,0 +1,65 @@
+package io.tokenbucket.example;
+
+import java.io.PrintStream;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.support.service.ServiceSupport;
+
+/**
+ * Prints the per-proxy table every {@code example.progressInterval} while the scraper runs, so a person
+ * watching a long run sees each proxy's progress and health. Prints nothing before the first attempt. A Camel
+ * service: it starts and stops with the context.
+ */
+public class ProgressReporter extends ServiceSupport {
+
+    private final CamelContext context;
+    private final ProxyStats stats;
+    private final ProxyPool pool;
+    private final long intervalMillis;
+    private final PrintStream out;
+    private ScheduledExecutorService timer;
+
+    /**
+     * @param context        owns the timer thread
+     * @param stats          what to print
+     * @param pool           the health column
+     * @param intervalMillis how often, at least 100
+     * @param out            where
+     */
+    public ProgressReporter(CamelContext context, ProxyStats stats, ProxyPool pool, long intervalMillis,
+                            PrintStream out) {
+        this.context = context;
+        this.stats = stats;
+        this.pool = pool;
+        this.intervalMillis = Math.max(100, intervalMillis);
+        this.out = out;
+    }
+
+    @Override
+    protected void doStart() {
+        timer = context.getExecutorServiceManager().newSingleThreadScheduledExecutor(this, "ScraperProgress");
+        timer.scheduleAtFixedRate(this::print, intervalMillis, intervalMillis, TimeUnit.MILLISECONDS);
+    }
+
+    private void print() {
+        long attempts = stats.fetched() + stats.failures() + stats.tooManyRequests();
+        if (attempts == 0) {
+            return;
+        }
+        // one print call: the table must not interleave with log lines
+        out.print(System.lineSeparator() + "-- progress at " + LocalTime.now().truncatedTo(ChronoUnit.SECONDS)
+                + " --" + System.lineSeparator() + stats.table(pool.health()));
+        out.flush();
+    }
+
+    @Override
+    protected void doStop() {
+        if (timer != null) {
+            context.getExecutorServiceManager().shutdown(timer);
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package io.tokenbucket.example;
+
+/**
+ * Names of the exchange properties one URL carries through its attempts. Exchange properties rather than
+ * headers on purpose: headers go out with the HTTP request and show in logs; the proxy's credentials and the
+ * bookkeeping must do neither.
+ */
+public final class Scrape {
+
+    /** The URL to fetch (the body read from the queue). */
+    public static final String URL = "scrapeUrl";
+    /** {@code System.nanoTime()} when the URL was taken from the queue. */
+    public static final String START_NANOS = "scrapeStartNanos";
+    /** Attempts made so far (an attempt is one proxy chosen for the URL). */
+    public static final String ATTEMPTS = "scrapeAttempts";
+    /** The ids of the proxies tried so far, in order ({@code List<String>}). */
+    public static final String TRIED = "scrapeTried";
+    /** Milliseconds waited for tokens over all attempts. */
+    public static final String WAITED = "scrapeWaited";
+    /** True once the URL has its outcome; ends the attempt loop. */
+    public static final String DONE = "scrapeDone";
+    /** {@value #FETCHED} or {@value #DEAD}. */
+    public static final String OUTCOME = "scrapeOutcome";
+    /** The last HTTP status (Integer), absent when no answer came. */
+    public static final String STATUS = "scrapeStatus";
+    /** Why the last attempt failed. */
+    public static final String REASON = "scrapeReason";
+
+    /** The chosen proxy's host, port, credentials and limit, read by the throttle and fetch URIs. */
+    public static final String PROXY_HOST = "proxyHost";
+    /** See {@link #PROXY_HOST}. */
+    public static final String PROXY_PORT = "proxyPort";
+    /** See {@link #PROXY_HOST}; empty when the proxy has no credentials. */
+    public static final String PROXY_USER = "proxyUser";
+    /** See {@link #PROXY_HOST}; empty when the proxy has no credentials. */
+    public static final String PROXY_PASSWORD = "proxyPassword";
+    /** The chosen proxy's bucket capacity (its own limit or the default). */
+    public static final String PROXY_CAPACITY = "proxyCapacity";
+    /** The chosen proxy's refill period in milliseconds. */
+    public static final String PROXY_REFILL_MS = "proxyRefillMs";
+
+    /** Outcome: fetched, delivered to the results endpoint. */
+    public static final String FETCHED = "fetched";
+    /** Outcome: failed on every attempt, delivered to the dead-letter endpoint. */
+    public static final String DEAD = "dead";
+
+    private Scrape() {
+    }
+}

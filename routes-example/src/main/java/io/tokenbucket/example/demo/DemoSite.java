@@ -1,0 +1,86 @@
+package io.tokenbucket.example.demo;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+/**
+ * The whole offline demo on loopback: a {@link DemoTarget} and {@code proxies} {@link DemoProxy} forward
+ * proxies with credentials, plus the files the scraper reads: a proxy file (one line per proxy, each with its
+ * own {@code limit=}) and a URL file of {@code urls} pages of the target.
+ */
+public final class DemoSite implements AutoCloseable {
+
+    private final DemoTarget target;
+    private final List<DemoProxy> proxies = new ArrayList<>();
+    private final Path proxyFile;
+    private final Path urlFile;
+
+    /**
+     * @param dir          where the proxy and URL files are written
+     * @param proxies      how many proxies (ids p1, p2, ...)
+     * @param proxyLimit   each proxy's {@code limit=} in the proxy file, e.g. {@code 4/1s}; null for none
+     * @param urls         how many URLs
+     * @param targetLimit  requests per proxy the target allows per {@code windowMillis}
+     * @param windowMillis the target's window
+     */
+    public DemoSite(Path dir, int proxies, String proxyLimit, int urls, int targetLimit, long windowMillis)
+            throws Exception {
+        target = new DemoTarget(targetLimit, windowMillis);
+        for (int i = 1; i <= proxies; i++) {
+            // a different password per proxy, so a mix-up would show as 407s
+            this.proxies.add(new DemoProxy("p" + i, "scraper", "s3cret-" + i));
+        }
+        proxyFile = dir.resolve("proxies.txt");
+        writeProxyFile(proxyLimit);
+        urlFile = dir.resolve("urls.txt");
+        Files.writeString(urlFile, IntStream.rangeClosed(1, urls).mapToObj(i -> target.baseUrl() + "/page/" + i)
+                .collect(Collectors.joining("\n", "", "\n")));
+    }
+
+    /** (Re)writes the proxy file with every proxy, each with {@code limit} when not null. */
+    public void writeProxyFile(String limit) throws IOException {
+        writeProxyFile(proxies, limit);
+    }
+
+    /** Writes the proxy file with the given proxies only (to show that the file is watched). */
+    public void writeProxyFile(List<DemoProxy> listed, String limit) throws IOException {
+        StringBuilder text = new StringBuilder("# demo proxies: http://user:password@host:port id=NAME limit=N/period\n");
+        for (DemoProxy proxy : listed) {
+            text.append(proxy.line()).append(limit == null ? "" : " limit=" + limit).append('\n');
+        }
+        Files.writeString(proxyFile, text);
+    }
+
+    /** The target site. */
+    public DemoTarget target() {
+        return target;
+    }
+
+    /** The proxies, p1 first. */
+    public List<DemoProxy> proxies() {
+        return proxies;
+    }
+
+    /** The proxy file. */
+    public Path proxyFile() {
+        return proxyFile;
+    }
+
+    /** The URL file. */
+    public Path urlFile() {
+        return urlFile;
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (DemoProxy proxy : proxies) {
+            proxy.close();
+        }
+        target.close();
+    }
+}

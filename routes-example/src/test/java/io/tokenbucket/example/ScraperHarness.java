@@ -1,0 +1,105 @@
+package io.tokenbucket.example;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+
+import io.tokenbucket.example.demo.DemoSite;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.ProducerTemplate;
+import org.apache.camel.builder.NotifyBuilder;
+import org.apache.camel.component.mock.MockEndpoint;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.util.json.JsonObject;
+import org.apache.camel.util.json.Jsoner;
+
+/**
+ * A scraper under test: the application's own {@link ExampleConfiguration} and route (Java or YAML) in a
+ * plain Camel context, reading {@code application.properties} with test overrides, against a real
+ * {@link DemoSite} on loopback; results and dead letters go to mocks.
+ */
+final class ScraperHarness implements AutoCloseable {
+
+    final DemoSite site;
+    final CamelContext context = new DefaultCamelContext();
+    final MockEndpoint results;
+    final MockEndpoint dead;
+
+    ScraperHarness(String dsl, Path dir, DemoSite site, Map<String, String> overrides) throws Exception {
+        this.site = site;
+        Properties properties = new Properties();
+        properties.setProperty("example.dsl", dsl);
+        properties.setProperty("example.proxyFile", site.proxyFile().toString());
+        // one consumer: the URLs take their proxies in queue order, so the round robin is exact
+        properties.setProperty("example.queue", "seda:urls?size=10000");
+        properties.setProperty("example.results", "mock:results");
+        properties.setProperty("example.deadLetter", "mock:dead");
+        properties.setProperty("example.progressInterval", "0");
+        properties.putAll(overrides);
+        context.getPropertiesComponent().setLocation("classpath:application.properties");
+        context.getPropertiesComponent().setOverrideProperties(properties);
+        new ExampleConfiguration().configure(context);
+        context.start();
+        results = context.getEndpoint("mock:results", MockEndpoint.class);
+        dead = context.getEndpoint("mock:dead", MockEndpoint.class);
+    }
+
+    /** Sends the URLs and waits (generously, returning as soon as it is true) until each has an outcome. */
+    void scrape(List<String> urls) {
+        NotifyBuilder done = new NotifyBuilder(context).fromRoute(ScraperRoute.ROUTE_ID).whenDone(urls.size())
+                .create();
+        try (ProducerTemplate template = context.createProducerTemplate()) {
+            urls.forEach(url -> template.sendBody("{{example.queue}}", url));
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+        if (!done.matches(40, TimeUnit.SECONDS)) {
+            throw new AssertionError("Not every URL got an outcome: " + results.getReceivedCounter()
+                    + " results, " + dead.getReceivedCounter() + " dead letters of " + urls.size());
+        }
+    }
+
+    /** The URLs of the demo site's URL file ({@code /page/1} ...). */
+    List<String> pages(int count) {
+        List<String> urls = new ArrayList<>();
+        for (int i = 1; i <= count; i++) {
+            urls.add(site.target().baseUrl() + "/page/" + i);
+        }
+        return urls;
+    }
+
+    /** The JSON lines the results endpoint received, parsed. */
+    List<JsonObject> resultLines() {
+        return lines(results);
+    }
+
+    /** The JSON lines the dead-letter endpoint received, parsed. */
+    List<JsonObject> deadLines() {
+        return lines(dead);
+    }
+
+    private static List<JsonObject> lines(MockEndpoint endpoint) {
+        List<JsonObject> lines = new ArrayList<>();
+        for (Exchange e : endpoint.getReceivedExchanges()) {
+            lines.add((JsonObject) Jsoner.deserialize(e.getMessage().getBody(String.class), (JsonObject) null));
+        }
+        return lines;
+    }
+
+    ProxyStats stats() {
+        return context.getRegistry().lookupByNameAndType(ProxyStats.BEAN, ProxyStats.class);
+    }
+
+    ProxyPool pool() {
+        return context.getRegistry().lookupByNameAndType(ProxyPool.BEAN, ProxyPool.class);
+    }
+
+    @Override
+    public void close() throws Exception {
+        context.close();
+    }
+}

@@ -1,0 +1,179 @@
+package io.tokenbucket.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.demo.DemoTarget.Hit;
+import org.apache.camel.util.json.JsonObject;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The scraper route against real servers on loopback: a target with its own rate limit and three Jetty
+ * forward proxies with credentials. Every scenario runs the Java and the YAML route with the same assertions,
+ * which is what "the YAML route is equivalent" means here.
+ */
+class ScraperRouteTest {
+
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void rotatesAndHoldsEachProxysRateAtTheTarget(String dsl) throws Exception {
+        // each proxy 2 at once then 4/s; the target would only refuse beyond 20/s, so any 429 is a failure
+        try (DemoSite site = new DemoSite(dir, 3, "2/500ms", 30, 20, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of())) {
+            List<String> urls = scraper.pages(30);
+            scraper.scrape(urls);
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            for (JsonObject line : scraper.resultLines()) {
+                String url = line.getString("url");
+                int page = Integer.parseInt(url.substring(url.lastIndexOf('/') + 1));
+                assertThat(line.getString("proxy")).as("proxy of %s", url).isEqualTo("p" + ((page - 1) % 3 + 1));
+                assertThat(line.getInteger("status")).isEqualTo(200);
+                assertThat(line.getInteger("attempts")).isEqualTo(1);
+                assertThat(line.getLong("bytes")).isPositive();
+            }
+            List<Hit> hits = site.target().hits();
+            assertThat(hits).allMatch(h -> h.status() == 200);
+            for (String proxy : List.of("p1", "p2", "p3")) {
+                List<Long> times = hits.stream().filter(h -> h.client().equals(proxy)).map(Hit::nanos).toList();
+                assertThat(times).as("requests via %s", proxy).hasSize(10);
+                // never more than burst + rate * window (+1 for rounding) in any second, measured at the target
+                assertThat(maxInAnyWindow(times, 1000)).as("most requests via %s in a second", proxy)
+                        .isLessThanOrEqualTo(2 + 4 + 1);
+                // and the 8 after the burst really took their 250 ms each (generous for a noisy machine)
+                assertThat(TimeUnit.NANOSECONDS.toMillis(times.get(9) - times.get(0))).as("span of %s", proxy)
+                        .isGreaterThanOrEqualTo(1600);
+            }
+            assertThat(scraper.resultLines()).allMatch(l -> l.getLong("waitedMs") >= 0);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void failsOverWhenAProxyDiesMidRun(String dsl) throws Exception {
+        try (DemoSite site = new DemoSite(dir, 3, "5/200ms", 60, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site,
+                     Map.of("example.failuresToUnhealthy", "2", "example.cooldown", "60s"))) {
+            List<String> urls = scraper.pages(60);
+            Thread killer = new Thread(() -> {
+                try {
+                    // mid-run: once the target has seen 12 requests, p2 goes away
+                    assertThat(site.target().awaitHits(12, 20_000)).isTrue();
+                    site.proxies().get(1).stop();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            killer.start();
+            scraper.scrape(urls);
+            killer.join();
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            assertThat(scraper.deadLines()).isEmpty();
+            Map<String, Long> fetched = scraper.stats().fetchedByProxy();
+            assertThat(fetched.get("p2")).isLessThan(20);
+            assertThat(fetched.get("p1") + fetched.get("p3")).isGreaterThan(40);
+            assertThat(scraper.resultLines()).anyMatch(l -> l.getInteger("attempts") > 1);
+            assertThat(scraper.pool().health().get("p2")).startsWith("DOWN");
+            assertThat(scraper.pool().health().get("p1")).isEqualTo("healthy");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void a429RestsTheProxyForItsRetryAfter(String dsl) throws Exception {
+        // no throttle and a strict target (3 per second per proxy): 429s are certain
+        try (DemoSite site = new DemoSite(dir, 3, null, 24, 3, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site,
+                     Map.of("example.throttle", "false", "example.maxAttempts", "30"))) {
+            List<String> urls = scraper.pages(24);
+            scraper.scrape(urls);
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            List<Hit> hits = site.target().hits();
+            long refused = hits.stream().filter(h -> h.status() == 429).count();
+            assertThat(refused).isPositive();
+            assertThat(scraper.stats().tooManyRequests()).isEqualTo(refused);
+            // after a 429 (Retry-After: 1) the proxy rests for that second. Attempts that had chosen it before the
+            // 429 came back (waiting URLs do not hold the queue, so several are in flight) may still arrive in the
+            // first 200 ms; after that, nothing until the second is over.
+            for (Hit refusedHit : hits) {
+                if (refusedHit.status() != 429) {
+                    continue;
+                }
+                assertThat(hits).filteredOn(h -> h.client().equals(refusedHit.client()))
+                        .as("requests via %s while it rests after its 429", refusedHit.client())
+                        .noneMatch(h -> h.nanos() - refusedHit.nanos() > TimeUnit.MILLISECONDS.toNanos(200)
+                                && h.nanos() - refusedHit.nanos() < TimeUnit.MILLISECONDS.toNanos(900));
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    @SuppressWarnings("unchecked")
+    void aUrlThatFailsEverywhereGoesToTheDeadLetterWithItsReason(String dsl) throws Exception {
+        try (DemoSite site = new DemoSite(dir, 3, "10/100ms", 0, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site,
+                     Map.of("example.maxAttempts", "3", "example.failuresToUnhealthy", "100"))) {
+            List<String> urls = new ArrayList<>(scraper.pages(9));
+            String broken = site.target().baseUrl() + "/status/503";
+            String missing = site.target().baseUrl() + "/status/404";
+            urls.add(3, broken);
+            urls.add(missing);
+            scraper.scrape(urls);
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            assertThat(scraper.deadLines()).singleElement().satisfies(dead -> {
+                assertThat(dead.getString("url")).isEqualTo(broken);
+                assertThat(dead.getString("reason")).contains("HTTP 503");
+                assertThat(dead.getInteger("attempts")).isEqualTo(3);
+                // each attempt on another proxy
+                assertThat((List<Object>) List.copyOf(dead.getCollection("proxies"))).containsExactlyInAnyOrder((Object) "p1", "p2", "p3");
+            });
+            // a 404 is the URL's own answer: a result, not a proxy failure
+            assertThat(scraper.resultLines()).filteredOn(l -> l.getString("url").equals(missing))
+                    .singleElement().satisfies(l -> assertThat(l.getInteger("status")).isEqualTo(404));
+            assertThat(site.target().hits().stream().filter(h -> h.path().equals("/status/503")).count())
+                    .isEqualTo(3);
+        }
+    }
+
+    /** Nothing lost, nothing twice: each URL has exactly one outcome, and no line holds a credential. */
+    private static void assertEachUrlExactlyOnce(ScraperHarness scraper, List<String> urls) {
+        List<String> outcomes = Stream.concat(scraper.resultLines().stream(), scraper.deadLines().stream())
+                .map(l -> l.getString("url")).toList();
+        assertThat(outcomes).containsExactlyInAnyOrderElementsOf(urls);
+        Stream.concat(scraper.results.getReceivedExchanges().stream(), scraper.dead.getReceivedExchanges().stream())
+                .map(e -> e.getMessage().getBody(String.class))
+                .forEach(line -> assertThat(line).doesNotContain("s3cret").endsWith("\n"));
+        // a fetched URL was fetched once: the target saw one 200 per URL
+        long ok = scraper.site.target().hits().stream().filter(h -> h.status() == 200).count();
+        assertThat(ok).isEqualTo(scraper.resultLines().stream().filter(l -> l.getInteger("status") == 200).count());
+    }
+
+    private static int maxInAnyWindow(List<Long> sortedNanos, long windowMillis) {
+        long window = TimeUnit.MILLISECONDS.toNanos(windowMillis);
+        int best = 0;
+        int start = 0;
+        for (int end = 0; end < sortedNanos.size(); end++) {
+            while (sortedNanos.get(end) - sortedNanos.get(start) >= window) {
+                start++;
+            }
+            best = Math.max(best, end - start + 1);
+        }
+        return best;
+    }
+}
