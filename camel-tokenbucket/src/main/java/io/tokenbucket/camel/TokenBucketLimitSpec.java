@@ -10,7 +10,6 @@ import java.util.regex.Pattern;
 
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
-import org.apache.camel.util.TimeUtils;
 
 /**
  * Reads the limit syntax of the {@code limits} and {@code keyLimits} options and of
@@ -46,7 +45,7 @@ final class TokenBucketLimitSpec {
         for (String item : text.split(",")) {
             Matcher m = ITEM.matcher(item);
             long periodMillis;
-            if (!m.matches() || (periodMillis = millis(m.group(2))) < 1) {
+            if (!m.matches() || (periodMillis = TokenBucketOptionText.durationMillis(m.group(2))) < 1) {
                 throw new IllegalArgumentException(source + " must be limits such as 10/1s or 10/1s,1000/1h or"
                         + " 1/1s:5 (one per second, bursts of 5), was '" + text + "'");
             }
@@ -86,13 +85,5 @@ final class TokenBucketLimitSpec {
             entries.add(Map.entry(pattern, parse(entry.substring(eq + 1).trim(), "keyLimits entry " + glob)));
         }
         return entries;
-    }
-
-    private static long millis(String duration) {
-        try {
-            return TimeUtils.toMilliSeconds(duration.trim());
-        } catch (RuntimeException e) {
-            return 0;
-        }
     }
 }

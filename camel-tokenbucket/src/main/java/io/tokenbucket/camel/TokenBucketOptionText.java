@@ -19,6 +19,9 @@ final class TokenBucketOptionText {
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
     private static final Pattern ZERO_DURATION = Pattern.compile("\\s*0+\\s*[a-zA-Z]*\\s*");
 
+    /** What {@link #durationMillis} answers for text that is not a duration. */
+    static final long NOT_A_DURATION = Long.MIN_VALUE;
+
     private TokenBucketOptionText() {
     }
 
@@ -34,19 +37,24 @@ final class TokenBucketOptionText {
             if (WHOLE_NUMBERS.contains(option.getKey()) && !WHOLE_NUMBER.matcher(text).matches()) {
                 throw new IllegalArgumentException(option.getKey() + " must be a whole number, was '" + text + "'");
             }
-            if (DURATIONS.contains(option.getKey()) && !isDuration(text)) {
+            if (DURATIONS.contains(option.getKey()) && durationMillis(text) == NOT_A_DURATION) {
                 throw new IllegalArgumentException(option.getKey() + " must be a duration such as 1s, 500ms, 2m or"
                         + " 1h, or a number of milliseconds, was '" + text + "'");
             }
         }
     }
 
-    private static boolean isDuration(String text) {
+    /**
+     * The milliseconds of a Camel duration text ({@code 1s}, {@code 500ms}, {@code 2m}, {@code 1h}, or a plain
+     * number of milliseconds), or {@link #NOT_A_DURATION} when it is not one.
+     */
+    static long durationMillis(String text) {
         try {
+            long millis = TimeUtils.toMilliSeconds(text.trim());
             // TimeUtils answers 0 for text it cannot read: only a written zero may give 0
-            return TimeUtils.toMilliSeconds(text) != 0 || ZERO_DURATION.matcher(text).matches();
+            return millis != 0 || ZERO_DURATION.matcher(text).matches() ? millis : NOT_A_DURATION;
         } catch (RuntimeException e) {
-            return false;
+            return NOT_A_DURATION;
         }
     }
 }

@@ -23,7 +23,6 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.NoSuchHeaderException;
 import org.apache.camel.support.DefaultAsyncProducer;
-import org.apache.camel.util.TimeUtils;
 
 /**
  * Carries out each exchange's bucket operation (header {@code CamelTokenBucketOperation}, default
@@ -315,15 +314,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         } else if (raw instanceof java.time.Duration d) {
             millis = d.toMillis();
         } else if (raw != null) {
-            String text = raw.toString().trim();
-            try {
-                millis = TimeUtils.toMilliSeconds(text);
-                if (millis == 0 && !text.matches("0+\\s*[a-zA-Z]*")) {
-                    millis = -1; // TimeUtils reads text it cannot parse as 0
-                }
-            } catch (RuntimeException e) {
-                millis = -1;
-            }
+            millis = TokenBucketOptionText.durationMillis(raw.toString());
         }
         if (millis < 0) {
             throw new IllegalArgumentException("Header " + TokenBucketConstants.PENALTY + " must be a duration such"
