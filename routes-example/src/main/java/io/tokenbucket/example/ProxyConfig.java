@@ -90,7 +90,7 @@ public record ProxyConfig(String id, String host, int port, String username, Str
 
     /** Masks the password of a proxy URL inside any text (used for error messages about unparsable lines). */
     static String mask(String text) {
-        return text.replaceAll("(?i)(https?://[^:/@\\s]*:)[^@\\s]*@", "$1***@");
+        return text.replaceAll("(?i)([a-z][a-z0-9+.-]*://[^:/@\\s]*:)[^@\\s]*@", "$1***@");
     }
 
     private static String decode(String s) {

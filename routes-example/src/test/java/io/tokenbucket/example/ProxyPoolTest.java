@@ -1,0 +1,118 @@
+package io.tokenbucket.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Round robin, health, cooldown, penalty and reloading, on a fake clock: no sleeps. */
+class ProxyPoolTest {
+
+    private final AtomicLong nanos = new AtomicLong(1_000);
+    private final List<String> bucketCalls = new ArrayList<>();
+    private final ProxyBuckets buckets = new ProxyBuckets() {
+        @Override
+        public void penalize(String proxyId, long millis) {
+            bucketCalls.add("penalize " + proxyId + " " + millis);
+        }
+
+        @Override
+        public void remove(String proxyId) {
+            bucketCalls.add("remove " + proxyId);
+        }
+    };
+
+    private ProxyPool pool(ProxySource source) {
+        return new ProxyPool(source, 2, 5_000, buckets, nanos::get);
+    }
+
+    private static ProxySource three() {
+        return ProxySource.text("http://u:pw@h:1 id=p1, http://h:2 id=p2, http://h:3 id=p3");
+    }
+
+    @Test
+    void handsOutTheProxiesInRoundRobinAndPrefersUntriedOnes() {
+        ProxyPool pool = pool(three());
+        assertThat(IntStream.range(0, 4).mapToObj(i -> pool.choose(Set.of()).id())).containsExactly("p1", "p2",
+                "p3", "p1");
+        assertThat(pool.choose(Set.of("p2", "p3")).id()).isEqualTo("p1"); // p2's turn, but this URL tried it
+        assertThat(pool.choose(Set.of("p1", "p2", "p3"))).isNotNull(); // all tried: one again rather than wait
+    }
+
+    @Test
+    void consecutiveFailuresMakeAProxyUnhealthyUntilTheCooldownThenItIsProbed() {
+        ProxyPool pool = pool(three());
+        pool.failure("p2", "refused");
+        pool.success("p2"); // the streak is broken
+        pool.failure("p2", "refused");
+        assertThat(pool.health().get("p2")).isEqualTo("healthy");
+        pool.failure("p2", "refused");
+        assertThat(pool.health().get("p2")).startsWith("DOWN");
+        assertThat(bucketCalls).containsExactly("remove p2");
+        assertThat(IntStream.range(0, 6).mapToObj(i -> pool.choose(Set.of()).id())).doesNotContain("p2");
+
+        nanos.addAndGet(TimeUnit.SECONDS.toNanos(5));
+        assertThat(pool.health().get("p2")).isEqualTo("probing");
+        assertThat(IntStream.range(0, 3).mapToObj(i -> pool.choose(Set.of()).id())).contains("p2");
+        pool.failure("p2", "refused again"); // a failed probe: straight back to the cooldown
+        assertThat(pool.health().get("p2")).startsWith("DOWN");
+    }
+
+    @Test
+    void aPenaltyRestsTheProxyAndWhenAllRestTheWaitIsKnown() {
+        ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1"), 2, 5_000, buckets, nanos::get);
+        pool.penalise("p1", 1_500);
+        assertThat(pool.choose(Set.of())).isNull();
+        assertThat(pool.millisUntilAvailable()).isEqualTo(1_500);
+        assertThat(bucketCalls).containsExactly("penalize p1 1500");
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_500));
+        assertThat(pool.choose(Set.of()).id()).isEqualTo("p1");
+    }
+
+    @Test
+    void aChangedProxyFileTakesEffectAndKeepsTheHealthOfProxiesThatStay(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("proxies.txt"), "http://h:1 id=p1\nhttp://h:2 id=p2\n");
+        ProxyPool pool = pool(ProxySource.file(file));
+        pool.failure("p1", "x");
+        pool.failure("p1", "x");
+        Files.writeString(file, "# p2 removed, p3 added\nhttp://h:1 id=p1\nhttp://h:3 id=p3 limit=7/2s\n");
+
+        pool.refresh();
+
+        assertThat(pool.ids()).containsExactly("p1", "p3");
+        assertThat(pool.health()).containsEntry("p3", "healthy").hasEntrySatisfying("p1",
+                h -> assertThat(h).startsWith("DOWN"));
+        assertThat(pool.config("p3").capacity()).isEqualTo(7);
+        assertThat(pool.config("p3").refillPeriodMs()).isEqualTo(2_000);
+        assertThat(bucketCalls).contains("remove p2");
+
+        Files.writeString(file, "not a proxy\n");
+        pool.refresh(); // a broken edit is ignored: the scraper keeps the proxies it has
+        assertThat(pool.ids()).containsExactly("p1", "p3");
+    }
+
+    @Test
+    void parsesProxyLinesAndNeverShowsThePassword() {
+        ProxyConfig config = ProxyConfig.parse("http://scraper:p%40ss@10.0.0.7:3128 limit=5/1s");
+        assertThat(config.id()).isEqualTo("10.0.0.7:3128");
+        assertThat(config.password()).isEqualTo("p@ss");
+        assertThat(config.toString()).isEqualTo("10.0.0.7:3128=http://scraper:***@10.0.0.7:3128")
+                .doesNotContain("p@ss");
+        assertThatIllegalArgumentException().isThrownBy(() -> ProxyConfig.parse("ftp://u:secret@h:1"))
+                .withMessageContaining("u:***@").withMessageNotContaining("secret");
+        assertThatIllegalArgumentException().isThrownBy(() -> ProxyConfig.parse("http://u:secret@h:1 speed=9"))
+                .withMessageContaining("speed=9").withMessageNotContaining("secret");
+        assertThatIllegalArgumentException().isThrownBy(() -> pool(ProxySource.text("http://h:1 id=a, http://h:2 id=a")))
+                .withMessageContaining("appears twice");
+    }
+}
