@@ -114,6 +114,11 @@ public class TokenBucketComponent extends DefaultComponent {
         return localStores.computeIfAbsent(name, n -> new LocalBucketStore());
     }
 
+    /** The local buckets of the limiter {@code name} if any were made, else null. */
+    LocalBucketStore existingLocalStore(String name) {
+        return localStores.get(name);
+    }
+
     /** The Redis connections of this component's endpoints, created when the first Redis endpoint starts. */
     synchronized RedisConnections redisConnections() {
         if (redisConnections == null) {

@@ -8,7 +8,16 @@ import java.util.regex.Pattern;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
+import io.tokenbucket.store.BucketKeys;
+import io.tokenbucket.store.FallbackBucketStore;
+import io.tokenbucket.store.Reservation;
+import io.tokenbucket.store.local.LocalBucketStore;
 import org.apache.camel.Category;
+import org.apache.camel.api.management.ManagedAttribute;
+import org.apache.camel.health.HealthCheckHelper;
+import org.apache.camel.health.WritableHealthCheckRepository;
+import org.apache.camel.api.management.ManagedOperation;
+import org.apache.camel.api.management.ManagedResource;
 import org.apache.camel.Consumer;
 import org.apache.camel.Processor;
 import org.apache.camel.Producer;
@@ -25,6 +34,7 @@ import org.apache.camel.support.DefaultEndpoint;
 @UriEndpoint(firstVersion = "0.1.0", scheme = "tokenbucket", title = "Token Bucket", syntax = "tokenbucket:name",
              producerOnly = true, remote = false, category = { Category.CORE, Category.CLUSTERING },
              headersClass = TokenBucketConstants.class)
+@ManagedResource(description = "Managed TokenBucketEndpoint")
 public class TokenBucketEndpoint extends DefaultEndpoint {
 
     @UriPath(description = "The limiter name. Endpoints with the same name share their buckets; keys are"
@@ -35,11 +45,13 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     @UriParam
     private final TokenBucketConfiguration configuration;
 
-    private Limits limits;
+    private volatile Limits limits;
+    private final TokenBucketStatistics statistics = new TokenBucketStatistics();
     private volatile KeyLimits keyLimits;
     private BucketStore store;
     private AutoCloseable storeLease;
     private String storeDescription = "local";
+    private TokenBucketHealthCheck healthCheck;
 
     TokenBucketEndpoint(String uri, TokenBucketComponent component, String name,
                         TokenBucketConfiguration configuration) {
@@ -73,6 +85,12 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
             store = opened.store();
             storeLease = opened.lease();
             storeDescription = opened.where();
+            WritableHealthCheckRepository checks = HealthCheckHelper.getHealthCheckRepository(getCamelContext(),
+                    "producers", WritableHealthCheckRepository.class);
+            if (checks != null) {
+                healthCheck = new TokenBucketHealthCheck(this, opened.probe());
+                checks.addHealthCheck(healthCheck);
+            }
         } else {
             store = getComponent().localStore(name);
         }
@@ -80,6 +98,14 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
 
     @Override
     protected void doStop() throws Exception {
+        if (healthCheck != null) {
+            WritableHealthCheckRepository checks = HealthCheckHelper.getHealthCheckRepository(getCamelContext(),
+                    "producers", WritableHealthCheckRepository.class);
+            if (checks != null) {
+                checks.removeHealthCheck(healthCheck);
+            }
+            healthCheck = null;
+        }
         if (storeLease != null) {
             storeLease.close();
             storeLease = null;
@@ -98,8 +124,105 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     }
 
     /** The limiter name. */
+    @ManagedAttribute(description = "The limiter name: endpoints with the same name share their buckets")
     public String getName() {
         return name;
+    }
+
+    /** What this endpoint's exchanges met. */
+    public TokenBucketStatistics getStatistics() {
+        return statistics;
+    }
+
+    TokenBucketStatistics statistics() {
+        return statistics;
+    }
+
+    /** The endpoint's limits, for example {@code capacity 5, refill 5 per 1000 ms}. */
+    @ManagedAttribute(description = "The endpoint's limits (keys may have their own: keyLimits, limitResolver)")
+    public String getLimitsDescription() {
+        return limits == null ? "" : describe(limits);
+    }
+
+    /** Where the buckets live, the Redis URI masked. */
+    @ManagedAttribute(description = "Where the buckets live")
+    public String getStoreDescription() {
+        return storeDescription;
+    }
+
+    /** The endpoint's mode. */
+    @ManagedAttribute(description = "delay, reject or check")
+    public String getModeName() {
+        return configuration.getMode().name();
+    }
+
+    /** Exchanges that got their tokens. */
+    @ManagedAttribute(description = "Exchanges that got their tokens (at once or after waiting)")
+    public long getAdmittedCount() {
+        return statistics.getAdmitted();
+    }
+
+    /** Exchanges that waited for their tokens. */
+    @ManagedAttribute(description = "Admitted exchanges that waited for their tokens")
+    public long getDelayedCount() {
+        return statistics.getDelayed();
+    }
+
+    /** Exchanges that did not get their tokens. */
+    @ManagedAttribute(description = "Exchanges that did not get their tokens (rejected, over maxWait, check false)")
+    public long getRejectedCount() {
+        return statistics.getRejected();
+    }
+
+    /** Exchanges whose store did not answer: failed (onStoreError=fail) or answered by the fallback policy. */
+    @ManagedAttribute(description = "Exchanges whose store (Redis) did not answer")
+    public long getStoreErrorCount() {
+        return statistics.getStoreErrors() + (store instanceof FallbackBucketStore f ? f.fallbacks() : 0);
+    }
+
+    /** Mean wait of the delayed exchanges, in milliseconds. */
+    @ManagedAttribute(description = "Mean wait of the delayed exchanges (ms)")
+    public double getMeanWaitMillis() {
+        return statistics.getMeanWaitMillis();
+    }
+
+    /** Buckets held in memory for this endpoint's name (the local store, or Redis's local fallback). */
+    @ManagedAttribute(description = "Buckets held in this JVM's memory for this limiter name")
+    public int getLocalKeys() {
+        LocalBucketStore local = getComponent().existingLocalStore(name);
+        return local == null ? 0 : local.size();
+    }
+
+    /** Drops the state of {@code key}: its bucket starts full. */
+    @ManagedOperation(description = "Drop a key's bucket (it starts full)")
+    public void removeKey(String key) {
+        store.remove(BucketKeys.bound(key)).toCompletableFuture().join();
+    }
+
+    /** Tokens left and the wait for one token on {@code key}, consuming nothing. */
+    @ManagedOperation(description = "Tokens left on a key and the wait for one more (ms), consuming nothing")
+    public String peekKey(String key) {
+        String bounded = BucketKeys.bound(key);
+        Reservation r = store.peek(bounded, limitsFor(bounded), 1).toCompletableFuture().join();
+        return "remaining=" + r.remaining() + ", waitMillis=" + (r.waitNanos() + 999_999) / 1_000_000;
+    }
+
+    /**
+     * Changes the endpoint's limits at runtime, in the syntax of the {@code limits} option; each key's next
+     * exchange uses them and keeps its state (the time until full).
+     */
+    @ManagedOperation(description = "Change the endpoint's limits at runtime, e.g. 10/1s,1000/1h")
+    public void updateLimits(String text) {
+        Limits parsed = TokenBucketLimitSpec.parse(text, "limits");
+        configuration.setLimits(text);
+        limits = parsed;
+    }
+
+    /** Changes the per-key limits at runtime, in the syntax of the {@code keyLimits} option. */
+    @ManagedOperation(description = "Change the per-key limits at runtime, e.g. premium-*=20/1s")
+    public void updateKeyLimits(String text) {
+        TokenBucketLimitSpec.parseKeyLimits(text);
+        configuration.setKeyLimits(text);
     }
 
     /** The endpoint's options. */

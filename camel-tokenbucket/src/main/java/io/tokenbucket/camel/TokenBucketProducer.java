@@ -145,6 +145,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         Reservation r = reserved.reservation();
         TokenBucketMode mode = endpoint.getConfiguration().getMode();
         if (!r.granted()) {
+            endpoint.statistics().rejected();
             if (mode == TokenBucketMode.check) {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
@@ -155,6 +156,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             return sync;
         }
         if (r.waitNanos() == 0) {
+            endpoint.statistics().admitted(0);
             passed(message, 0, r.remaining());
             callback.done(sync);
             return sync;
@@ -220,6 +222,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {
+        endpoint.statistics().storeError();
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                 ? failure.getCause() : failure;
         String why = cause instanceof TimeoutException
@@ -378,8 +381,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (claimed.compareAndSet(false, true)) {
                 waiting.remove(this);
                 continueOnWorker(exchange, callback, () -> {
-                    passed(exchange.getMessage(), (System.nanoTime() - start) / 1_000_000,
-                            reserved.reservation().remaining());
+                    long waited = System.nanoTime() - start;
+                    endpoint.statistics().admitted(waited);
+                    passed(exchange.getMessage(), waited / 1_000_000, reserved.reservation().remaining());
                     callback.done(false);
                 });
             }

@@ -2,6 +2,9 @@ package io.tokenbucket.camel;
 
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.tokenbucket.store.BucketStore;
@@ -22,7 +25,7 @@ final class TokenBucketRedisStores {
      * An open Redis store with its failure policy, the lease to give back when the endpoint stops, and where it
      * is (masked, for messages).
      */
-    record Opened(FallbackBucketStore store, AutoCloseable lease, String where) {
+    record Opened(FallbackBucketStore store, AutoCloseable lease, String where, Supplier<Throwable> probe) {
     }
 
     static Opened open(TokenBucketEndpoint endpoint, RedisConnections connections) throws TokenBucketStoreException {
@@ -66,6 +69,21 @@ final class TokenBucketRedisStores {
             case allow -> FallbackBucketStore.ALLOW_ALL;
             case local -> endpoint.getComponent().localStore(endpoint.getName());
         };
-        return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease, "redis at " + where);
+        RedisConnections.Lease leased = lease;
+        Supplier<Throwable> probe = () -> {
+            try {
+                leased.commands().ping().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                return null;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return e;
+            } catch (ExecutionException e) {
+                return e.getCause();
+            } catch (Exception e) {
+                return e;
+            }
+        };
+        return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease, "redis at " + where,
+                probe);
     }
 }

@@ -1,6 +1,7 @@
 package io.tokenbucket.store.local;
 
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -210,6 +211,20 @@ public final class LocalBucketStore implements BucketStore {
             }
         }
         return dropped;
+    }
+
+    /**
+     * The {@code n} keys furthest from full now, with the nanoseconds until their first limit is full again:
+     * the busiest keys, for monitoring. Reads every bucket: call it from a console, not per exchange.
+     */
+    public List<Map.Entry<String, Long>> busiest(int n) {
+        long now = clock.getAsLong();
+        return buckets.entrySet().stream()
+                .filter(e -> e.getValue().get() != RETIRED && e.getValue().get() > now)
+                .map(e -> Map.entry(e.getKey(), e.getValue().get() - now))
+                .sorted(Map.Entry.<String, Long> comparingByValue().reversed())
+                .limit(n)
+                .toList();
     }
 
     /** The number of buckets held now: active keys, plus full ones not yet swept. */

@@ -1,0 +1,86 @@
+package io.tokenbucket.camel;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.tokenbucket.store.local.LocalBucketStore;
+import org.apache.camel.spi.annotations.DevConsole;
+import org.apache.camel.support.console.AbstractDevConsole;
+import org.apache.camel.util.json.JsonObject;
+
+/**
+ * The {@code tokenbucket} dev console: each {@code tokenbucket:} endpoint with its limits, store, mode,
+ * counters and its busiest keys (local buckets: the keys furthest from full). Shown by Camel's HTTP dev
+ * console and by {@code camel get}-style tooling when camel-console is present.
+ */
+@DevConsole(name = "tokenbucket", group = "camel", displayName = "Token Bucket",
+            description = "Token bucket endpoints: limits, store, counters and busiest keys")
+public class TokenBucketDevConsole extends AbstractDevConsole {
+
+    /** How many of the busiest keys are listed per endpoint. */
+    static final int BUSIEST = 10;
+
+    /** The console, as Camel's console registry creates it. */
+    public TokenBucketDevConsole() {
+        super("camel", "tokenbucket", "Token Bucket", "Token bucket endpoints: limits, store, counters and busiest keys");
+    }
+
+    private List<TokenBucketEndpoint> endpoints() {
+        return getCamelContext().getEndpoints().stream()
+                .filter(TokenBucketEndpoint.class::isInstance).map(TokenBucketEndpoint.class::cast).toList();
+    }
+
+    @Override
+    protected String doCallText(Map<String, Object> options) {
+        StringBuilder text = new StringBuilder();
+        for (TokenBucketEndpoint e : endpoints()) {
+            text.append(String.format("tokenbucket:%s%n    limits: %s%n    store: %s, mode: %s%n"
+                    + "    admitted: %d, delayed: %d, rejected: %d, store errors: %d, mean wait: %.1f ms,"
+                    + " local keys: %d%n", e.getName(), e.getLimitsDescription(), e.getStoreDescription(),
+                    e.getModeName(), e.getAdmittedCount(), e.getDelayedCount(), e.getRejectedCount(),
+                    e.getStoreErrorCount(), e.getMeanWaitMillis(), e.getLocalKeys()));
+            for (Map.Entry<String, Long> key : busiest(e)) {
+                text.append(String.format("    busy key %s: full again in %d ms%n", key.getKey(),
+                        key.getValue() / 1_000_000));
+            }
+        }
+        return text.toString();
+    }
+
+    @Override
+    protected Map<String, Object> doCallJson(Map<String, Object> options) {
+        JsonObject root = new JsonObject();
+        List<JsonObject> list = new ArrayList<>();
+        for (TokenBucketEndpoint e : endpoints()) {
+            JsonObject jo = new JsonObject();
+            jo.put("name", e.getName());
+            jo.put("limits", e.getLimitsDescription());
+            jo.put("store", e.getStoreDescription());
+            jo.put("mode", e.getModeName());
+            jo.put("admitted", e.getAdmittedCount());
+            jo.put("delayed", e.getDelayedCount());
+            jo.put("rejected", e.getRejectedCount());
+            jo.put("storeErrors", e.getStoreErrorCount());
+            jo.put("meanWaitMillis", e.getMeanWaitMillis());
+            jo.put("localKeys", e.getLocalKeys());
+            List<Map<String, Object>> keys = new ArrayList<>();
+            for (Map.Entry<String, Long> key : busiest(e)) {
+                Map<String, Object> k = new LinkedHashMap<>();
+                k.put("key", key.getKey());
+                k.put("fullInMillis", key.getValue() / 1_000_000);
+                keys.add(k);
+            }
+            jo.put("busiestKeys", keys);
+            list.add(jo);
+        }
+        root.put("endpoints", list);
+        return root;
+    }
+
+    private List<Map.Entry<String, Long>> busiest(TokenBucketEndpoint endpoint) {
+        LocalBucketStore local = endpoint.getComponent().existingLocalStore(endpoint.getName());
+        return local == null ? List.of() : local.busiest(BUSIEST);
+    }
+}
