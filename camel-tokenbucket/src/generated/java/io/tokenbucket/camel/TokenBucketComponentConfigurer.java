@@ -47,6 +47,12 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "limits": getOrCreateConfiguration(target).setLimits(property(camelContext, java.lang.String.class, value)); return true;
         case "maxwait":
         case "maxWait": getOrCreateConfiguration(target).setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
+        case "meterregistry":
+        case "meterRegistry": target.setMeterRegistry(property(camelContext, io.micrometer.core.instrument.MeterRegistry.class, value)); return true;
+        case "metricsmaxkeys":
+        case "metricsMaxKeys": getOrCreateConfiguration(target).setMetricsMaxKeys(property(camelContext, int.class, value)); return true;
+        case "metricsperkey":
+        case "metricsPerKey": getOrCreateConfiguration(target).setMetricsPerKey(property(camelContext, boolean.class, value)); return true;
         case "mode": getOrCreateConfiguration(target).setMode(property(camelContext, io.tokenbucket.camel.TokenBucketMode.class, value)); return true;
         case "onstoreerror":
         case "onStoreError": getOrCreateConfiguration(target).setOnStoreError(property(camelContext, io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class, value)); return true;
@@ -90,6 +96,12 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "limits": return java.lang.String.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
+        case "meterregistry":
+        case "meterRegistry": return io.micrometer.core.instrument.MeterRegistry.class;
+        case "metricsmaxkeys":
+        case "metricsMaxKeys": return int.class;
+        case "metricsperkey":
+        case "metricsPerKey": return boolean.class;
         case "mode": return io.tokenbucket.camel.TokenBucketMode.class;
         case "onstoreerror":
         case "onStoreError": return io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class;
@@ -134,6 +146,12 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "limits": return getOrCreateConfiguration(target).getLimits();
         case "maxwait":
         case "maxWait": return getOrCreateConfiguration(target).getMaxWait();
+        case "meterregistry":
+        case "meterRegistry": return target.getMeterRegistry();
+        case "metricsmaxkeys":
+        case "metricsMaxKeys": return getOrCreateConfiguration(target).getMetricsMaxKeys();
+        case "metricsperkey":
+        case "metricsPerKey": return getOrCreateConfiguration(target).isMetricsPerKey();
         case "mode": return getOrCreateConfiguration(target).getMode();
         case "onstoreerror":
         case "onStoreError": return getOrCreateConfiguration(target).getOnStoreError();

@@ -37,6 +37,10 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "limits": target.getConfiguration().setLimits(property(camelContext, java.lang.String.class, value)); return true;
         case "maxwait":
         case "maxWait": target.getConfiguration().setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
+        case "metricsmaxkeys":
+        case "metricsMaxKeys": target.getConfiguration().setMetricsMaxKeys(property(camelContext, int.class, value)); return true;
+        case "metricsperkey":
+        case "metricsPerKey": target.getConfiguration().setMetricsPerKey(property(camelContext, boolean.class, value)); return true;
         case "mode": target.getConfiguration().setMode(property(camelContext, io.tokenbucket.camel.TokenBucketMode.class, value)); return true;
         case "onstoreerror":
         case "onStoreError": target.getConfiguration().setOnStoreError(property(camelContext, io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class, value)); return true;
@@ -75,6 +79,10 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "limits": return java.lang.String.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
+        case "metricsmaxkeys":
+        case "metricsMaxKeys": return int.class;
+        case "metricsperkey":
+        case "metricsPerKey": return boolean.class;
         case "mode": return io.tokenbucket.camel.TokenBucketMode.class;
         case "onstoreerror":
         case "onStoreError": return io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class;
@@ -114,6 +122,10 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "limits": return target.getConfiguration().getLimits();
         case "maxwait":
         case "maxWait": return target.getConfiguration().getMaxWait();
+        case "metricsmaxkeys":
+        case "metricsMaxKeys": return target.getConfiguration().getMetricsMaxKeys();
+        case "metricsperkey":
+        case "metricsPerKey": return target.getConfiguration().isMetricsPerKey();
         case "mode": return target.getConfiguration().getMode();
         case "onstoreerror":
         case "onStoreError": return target.getConfiguration().getOnStoreError();

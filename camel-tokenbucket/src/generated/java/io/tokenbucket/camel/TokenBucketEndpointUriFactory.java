@@ -23,7 +23,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(19);
+        Set<String> props = new HashSet<>(21);
         props.add("capacity");
         props.add("keyHeader");
         props.add("keyLimits");
@@ -32,6 +32,8 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("limitResolver");
         props.add("limits");
         props.add("maxWait");
+        props.add("metricsMaxKeys");
+        props.add("metricsPerKey");
         props.add("mode");
         props.add("name");
         props.add("onStoreError");

@@ -46,6 +46,11 @@ public class TokenBucketComponent extends DefaultComponent {
             + " Camel's default thread pool profile, with an unbounded queue.")
     private ExecutorService workerPool;
 
+    @Metadata(label = "advanced", javaType = "io.micrometer.core.instrument.MeterRegistry", description = "The"
+            + " Micrometer registry for the endpoints' meters. Default: the only MeterRegistry in Camel's registry,"
+            + " else camel-micrometer's (metricsRegistry); no meters when there is none or Micrometer is absent.")
+    private Object meterRegistry;
+
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
     private RedisConnections redisConnections;
     private ScheduledExecutorService timer;
@@ -157,6 +162,16 @@ public class TokenBucketComponent extends DefaultComponent {
     /** Sets the defaults for every endpoint's options. */
     public void setConfiguration(TokenBucketConfiguration configuration) {
         this.configuration = configuration;
+    }
+
+    /** The Micrometer registry configured for the meters, or null (the default) to look one up. */
+    public Object getMeterRegistry() {
+        return meterRegistry;
+    }
+
+    /** Sets the Micrometer {@code MeterRegistry} for the endpoints' meters. Default: looked up. */
+    public void setMeterRegistry(Object meterRegistry) {
+        this.meterRegistry = meterRegistry;
     }
 
     /** The pool on which exchanges continue after waiting; null for the component's own pool (the default). */

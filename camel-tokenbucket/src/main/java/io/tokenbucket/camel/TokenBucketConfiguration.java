@@ -79,6 +79,15 @@ public class TokenBucketConfiguration implements Cloneable {
             + " instance using the same Redis and keyPrefix.")
     private TokenBucketStoreType store = TokenBucketStoreType.local;
 
+    @UriParam(label = "advanced,metrics", defaultValue = "false", description = "Whether Micrometer meters are also"
+            + " kept per key (tokenbucket.key.exchanges with a key tag), for at most metricsMaxKeys keys: worth it for a"
+            + " proxy fleet of hundreds of keys, not for millions of API keys.")
+    private boolean metricsPerKey;
+
+    @UriParam(label = "advanced,metrics", defaultValue = "100", description = "With metricsPerKey, how many keys"
+            + " get meters of their own: the first keys seen, up to this many.")
+    private int metricsMaxKeys = 100;
+
     @UriParam(label = "redis", defaultValue = DEFAULT_REDIS_URI, secret = true, description = "The Redis to keep"
             + " buckets in (store=redis), as a Lettuce URI such as redis://localhost:6379/0; a user and password go"
             + " in its user info (redis://user:secret, an at sign, then the host); rediss:// for TLS;"
@@ -137,9 +146,12 @@ public class TokenBucketConfiguration implements Cloneable {
         if (maxWait != null && maxWait < 0) {
             throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
         }
-        if (store == TokenBucketStoreType.redis && !lettuceIsPresent()) {
+        if (store == TokenBucketStoreType.redis && !TokenBucketEndpoint.isPresent("io.lettuce.core.AbstractRedisClient")) {
             throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
                     + " io.lettuce:lettuce-core");
+        }
+        if (metricsMaxKeys < 0) {
+            throw new IllegalArgumentException("metricsMaxKeys must not be negative, was " + metricsMaxKeys);
         }
         if (storeTimeout < 1) {
             throw new IllegalArgumentException("storeTimeout must be at least 1 millisecond, was " + storeTimeout);
@@ -148,15 +160,6 @@ public class TokenBucketConfiguration implements Cloneable {
             throw new IllegalArgumentException("keyHeader must name a header, was '" + keyHeader + "'");
         }
         return limits;
-    }
-
-    private static boolean lettuceIsPresent() {
-        try {
-            Class.forName("io.lettuce.core.AbstractRedisClient", false, TokenBucketConfiguration.class.getClassLoader());
-            return true;
-        } catch (ClassNotFoundException e) {
-            return false;
-        }
     }
 
     /** The longest wait this configuration accepts, in nanoseconds, for {@link io.tokenbucket.store.BucketStore}. */
@@ -335,5 +338,25 @@ public class TokenBucketConfiguration implements Cloneable {
     /** Sets a bean giving keys limits of their own, asked before keyLimits. Default none. */
     public void setLimitResolver(TokenBucketLimitResolver limitResolver) {
         this.limitResolver = limitResolver;
+    }
+
+    /** Whether meters are kept per key too. Default false. */
+    public boolean isMetricsPerKey() {
+        return metricsPerKey;
+    }
+
+    /** Sets whether meters are kept per key too, for at most {@link #getMetricsMaxKeys()} keys. Default false. */
+    public void setMetricsPerKey(boolean metricsPerKey) {
+        this.metricsPerKey = metricsPerKey;
+    }
+
+    /** How many keys get meters of their own with metricsPerKey. Default 100. */
+    public int getMetricsMaxKeys() {
+        return metricsMaxKeys;
+    }
+
+    /** Sets how many keys get meters of their own with metricsPerKey (the first seen). Default 100. */
+    public void setMetricsMaxKeys(int metricsMaxKeys) {
+        this.metricsMaxKeys = metricsMaxKeys;
     }
 }

@@ -45,6 +45,8 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     @UriParam
     private final TokenBucketConfiguration configuration;
 
+    private static final boolean MICROMETER_PRESENT = isPresent("io.micrometer.core.instrument.MeterRegistry");
+
     private volatile Limits limits;
     private final TokenBucketStatistics statistics = new TokenBucketStatistics();
     private volatile KeyLimits keyLimits;
@@ -52,12 +54,23 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     private AutoCloseable storeLease;
     private String storeDescription = "local";
     private TokenBucketHealthCheck healthCheck;
+    private AutoCloseable metrics;
 
     TokenBucketEndpoint(String uri, TokenBucketComponent component, String name,
                         TokenBucketConfiguration configuration) {
         super(uri, component);
         this.name = name;
         this.configuration = configuration;
+    }
+
+    /** Whether an optional dependency's class can be loaded. */
+    static boolean isPresent(String className) {
+        try {
+            Class.forName(className, false, TokenBucketEndpoint.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
     }
 
     /** Checks the options once they are all set; a bad one fails endpoint creation, naming it. */
@@ -94,10 +107,17 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         } else {
             store = getComponent().localStore(name);
         }
+        if (MICROMETER_PRESENT) {
+            metrics = TokenBucketMetrics.bind(this);
+        }
     }
 
     @Override
     protected void doStop() throws Exception {
+        if (metrics != null) {
+            metrics.close();
+            metrics = null;
+        }
         if (healthCheck != null) {
             WritableHealthCheckRepository checks = HealthCheckHelper.getHealthCheckRepository(getCamelContext(),
                     "producers", WritableHealthCheckRepository.class);

@@ -1,6 +1,9 @@
 package io.tokenbucket.camel;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 
 /**
  * What an endpoint's exchanges met, counted without locks: the one source of the endpoint's JMX attributes,
@@ -13,17 +16,74 @@ public final class TokenBucketStatistics {
     private final LongAdder rejected = new LongAdder();
     private final LongAdder storeErrors = new LongAdder();
     private final LongAdder waitNanos = new LongAdder();
+    private final Map<String, KeyCounts> keys = new ConcurrentHashMap<>();
+    private volatile int maxKeys;
+    private volatile Consumer<String> onNewKey = key -> { };
 
-    void admitted(long waitedNanos) {
+    /** Admitted and rejected exchanges of one key, kept only when per-key counting is on. */
+    public static final class KeyCounts {
+        private final LongAdder admitted = new LongAdder();
+        private final LongAdder rejected = new LongAdder();
+
+        /** Exchanges of the key that got their tokens. */
+        public long getAdmitted() {
+            return admitted.sum();
+        }
+
+        /** Exchanges of the key that did not. */
+        public long getRejected() {
+            return rejected.sum();
+        }
+    }
+
+    /**
+     * Counts per key too, for the first {@code maxKeys} keys seen (0: not at all); {@code onNewKey} hears of
+     * each key as it starts being counted.
+     */
+    void countPerKey(int maxKeys, Consumer<String> onNewKey) {
+        this.onNewKey = onNewKey;
+        this.maxKeys = maxKeys;
+    }
+
+    /** The per-key counts, for the keys counted. */
+    public Map<String, KeyCounts> getKeys() {
+        return keys;
+    }
+
+    private KeyCounts key(String key) {
+        if (maxKeys == 0) {
+            return null;
+        }
+        KeyCounts counts = keys.get(key);
+        if (counts == null && keys.size() < maxKeys) {
+            KeyCounts fresh = new KeyCounts();
+            counts = keys.putIfAbsent(key, fresh);
+            if (counts == null) {
+                counts = fresh;
+                onNewKey.accept(key);
+            }
+        }
+        return counts;
+    }
+
+    void admitted(String key, long waitedNanos) {
         admitted.increment();
+        KeyCounts counts = key(key);
+        if (counts != null) {
+            counts.admitted.increment();
+        }
         if (waitedNanos > 0) {
             delayed.increment();
             waitNanos.add(waitedNanos);
         }
     }
 
-    void rejected() {
+    void rejected(String key) {
         rejected.increment();
+        KeyCounts counts = key(key);
+        if (counts != null) {
+            counts.rejected.increment();
+        }
     }
 
     void storeError() {

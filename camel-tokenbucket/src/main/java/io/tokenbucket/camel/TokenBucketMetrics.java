@@ -1,0 +1,97 @@
+package io.tokenbucket.camel;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.FunctionTimer;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import org.apache.camel.CamelContext;
+
+/**
+ * Binds an endpoint's {@link TokenBucketStatistics} to a Micrometer {@link MeterRegistry} as function meters
+ * (they read the counters; nothing is counted twice). Kept apart from the endpoint so that Micrometer, an
+ * optional dependency, is only loaded by applications that have it.
+ *
+ * <p>Meters, tagged {@code endpoint=<name>}: {@code tokenbucket.exchanges} ({@code outcome} admitted, delayed,
+ * rejected, store_error), {@code tokenbucket.wait} (a timer of the delayed exchanges' waits),
+ * {@code tokenbucket.local.keys} (buckets in memory) and, when {@code metricsPerKey=true}, for at most
+ * {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted or
+ * rejected).
+ */
+final class TokenBucketMetrics implements AutoCloseable {
+
+    /** The name under which camel-micrometer binds its registry. */
+    static final String CAMEL_REGISTRY_NAME = "metricsRegistry";
+
+    private final MeterRegistry registry;
+    private final List<Meter> meters = new CopyOnWriteArrayList<>();
+
+    private TokenBucketMetrics(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    /**
+     * Binds {@code endpoint}'s meters to the registry configured on the component, else the only
+     * {@link MeterRegistry} in Camel's registry, else camel-micrometer's; returns null when there is none.
+     */
+    static TokenBucketMetrics bind(TokenBucketEndpoint endpoint) {
+        CamelContext camel = endpoint.getCamelContext();
+        Object configured = endpoint.getComponent().getMeterRegistry();
+        MeterRegistry registry = configured instanceof MeterRegistry r ? r
+                : camel.getRegistry().findSingleByType(MeterRegistry.class);
+        if (registry == null) {
+            registry = camel.getRegistry().lookupByNameAndType(CAMEL_REGISTRY_NAME, MeterRegistry.class);
+        }
+        if (registry == null) {
+            return null;
+        }
+        TokenBucketMetrics metrics = new TokenBucketMetrics(registry);
+        metrics.register(endpoint);
+        return metrics;
+    }
+
+    private void register(TokenBucketEndpoint endpoint) {
+        TokenBucketStatistics stats = endpoint.statistics();
+        Tags tags = Tags.of("endpoint", endpoint.getName());
+        exchanges(tags, "admitted", stats, TokenBucketStatistics::getAdmitted);
+        exchanges(tags, "delayed", stats, TokenBucketStatistics::getDelayed);
+        exchanges(tags, "rejected", stats, TokenBucketStatistics::getRejected);
+        meters.add(FunctionCounter.builder("tokenbucket.exchanges", endpoint, TokenBucketEndpoint::getStoreErrorCount)
+                .tags(tags.and("outcome", "store_error")).description("Exchanges by outcome").register(registry));
+        meters.add(FunctionTimer.builder("tokenbucket.wait", stats, TokenBucketStatistics::getDelayed,
+                        TokenBucketStatistics::getWaitNanos, TimeUnit.NANOSECONDS)
+                .tags(tags).description("How long delayed exchanges waited for their tokens").register(registry));
+        meters.add(Gauge.builder("tokenbucket.local.keys", endpoint, TokenBucketEndpoint::getLocalKeys)
+                .tags(tags).description("Buckets held in this JVM's memory").register(registry));
+        if (endpoint.getConfiguration().isMetricsPerKey()) {
+            stats.countPerKey(endpoint.getConfiguration().getMetricsMaxKeys(), key -> {
+                TokenBucketStatistics.KeyCounts counts = stats.getKeys().get(key);
+                Tags keyTags = tags.and("key", key);
+                meters.add(FunctionCounter.builder("tokenbucket.key.exchanges", counts,
+                                TokenBucketStatistics.KeyCounts::getAdmitted)
+                        .tags(keyTags.and("outcome", "admitted")).register(registry));
+                meters.add(FunctionCounter.builder("tokenbucket.key.exchanges", counts,
+                                TokenBucketStatistics.KeyCounts::getRejected)
+                        .tags(keyTags.and("outcome", "rejected")).register(registry));
+            });
+        }
+    }
+
+    private void exchanges(Tags tags, String outcome, TokenBucketStatistics stats,
+                           java.util.function.ToDoubleFunction<TokenBucketStatistics> count) {
+        meters.add(FunctionCounter.builder("tokenbucket.exchanges", stats, count)
+                .tags(tags.and("outcome", outcome)).description("Exchanges by outcome").register(registry));
+    }
+
+    /** Removes the endpoint's meters from the registry. */
+    @Override
+    public void close() {
+        meters.forEach(registry::remove);
+        meters.clear();
+    }
+}

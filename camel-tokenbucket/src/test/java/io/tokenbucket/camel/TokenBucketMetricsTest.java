@@ -1,0 +1,56 @@
+package io.tokenbucket.camel;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.camel.RoutesBuilder;
+import org.apache.camel.builder.RouteBuilder;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Micrometer meters, seen where an operator sees them: a Prometheus scrape. */
+class TokenBucketMetricsTest extends TokenBucketTestSupport {
+
+    private final PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+    @Override
+    protected RoutesBuilder createRouteBuilder() {
+        // camel-micrometer's name for its registry: the component finds it there
+        context.getRegistry().bind(TokenBucketMetrics.CAMEL_REGISTRY_NAME, prometheus);
+        return new RouteBuilder() {
+            @Override
+            public void configure() {
+                errorHandler(noErrorHandler());
+                from("direct:metered").to("tokenbucket:metered?capacity=2&refillTokens=20&refillPeriod=1s"
+                        + "&maxWait=60ms&metricsPerKey=true&metricsMaxKeys=2");
+            }
+        };
+    }
+
+    private void send(String key) {
+        template.request("direct:metered", e -> e.getMessage().setHeader(TokenBucketConstants.KEY, key));
+    }
+
+    @Test
+    void countersTimerAndGaugeReachAPrometheusScrape() throws Exception {
+        send("a");
+        send("a");
+        // sent together: the first waits 50 ms, the second would wait 100 ms, over maxWait
+        Sent two = sendAsync("direct:metered", 2, java.util.Map.of(TokenBucketConstants.KEY, "a"));
+        assertThat(two.done().await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        send("b");
+        send("c"); // a third key: over metricsMaxKeys, counted only in the totals
+        String scrape = prometheus.scrape();
+        assertThat(scrape)
+                .contains("tokenbucket_exchanges_total{endpoint=\"metered\",outcome=\"admitted\"} 5.0")
+                .contains("tokenbucket_exchanges_total{endpoint=\"metered\",outcome=\"delayed\"} 1.0")
+                .contains("tokenbucket_exchanges_total{endpoint=\"metered\",outcome=\"rejected\"} 1.0")
+                .contains("tokenbucket_exchanges_total{endpoint=\"metered\",outcome=\"store_error\"} 0.0")
+                .contains("tokenbucket_wait_seconds_count{endpoint=\"metered\"} 1")
+                .contains("tokenbucket_local_keys{endpoint=\"metered\"} 3.0")
+                .contains("tokenbucket_key_exchanges_total{endpoint=\"metered\",key=\"a\",outcome=\"admitted\"} 3.0")
+                .contains("tokenbucket_key_exchanges_total{endpoint=\"metered\",key=\"a\",outcome=\"rejected\"} 1.0")
+                .contains("key=\"b\"")
+                .doesNotContain("key=\"c\"");
+    }
+}
