@@ -344,6 +344,8 @@ public abstract class BucketStoreContract {
         long bound = 5 + elapsed / limit.interval() + 1;
         System.out.printf("%s: %d granted in %d ms of saturation, bound %d%n", getClass().getSimpleName(),
                 granted.get(), elapsed / MS, bound);
-        assertThat(granted.get()).isLessThanOrEqualTo(bound).isGreaterThanOrEqualTo(bound * 9 / 10);
+        // never over: exact; near the bound: loosely, since a loaded 2-core machine may starve the two threads
+        // (the under-serving figure belongs to the benchmarks, measured on a quiet machine)
+        assertThat(granted.get()).isLessThanOrEqualTo(bound).isGreaterThanOrEqualTo(bound * 3 / 4);
     }
 }
