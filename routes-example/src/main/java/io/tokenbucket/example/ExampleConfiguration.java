@@ -34,13 +34,26 @@ public class ExampleConfiguration implements CamelConfiguration {
         String proxyFile = property(context, "example.proxyFile", "");
         ProxySource source = proxyFile.isBlank() ? ProxySource.text(property(context, "example.proxies", ""))
                 : ProxySource.file(Path.of(proxyFile));
+        boolean throttle = Boolean.parseBoolean(property(context, "example.throttle", "true"));
+        String choose = property(context, "example.choose", "freest").toLowerCase(Locale.ROOT);
+        if (!choose.equals("freest") && !choose.equals("roundrobin")) {
+            throw new IllegalArgumentException("example.choose must be freest or roundrobin, was '" + choose + "'");
+        }
+        // penalties and removals go to the proxies' buckets too (every instance sharing Redis sees them); without
+        // the throttle there are no buckets to tell
+        ProxyBuckets buckets = throttle ? new TokenBucketProxyBuckets(context, ScraperRoute.THROTTLE)
+                : ProxyBuckets.NONE;
         ProxyPool pool = new ProxyPool(source, (int) number(context, "example.failuresToUnhealthy", "3"),
-                millis(context, "example.cooldown", "5s"), ProxyBuckets.NONE, System::nanoTime);
+                millis(context, "example.cooldown", "5s"), buckets, System::nanoTime);
         ProxyStats stats = new ProxyStats();
         context.getRegistry().bind(ProxyPool.BEAN, pool);
         context.getRegistry().bind(ProxyStats.BEAN, stats);
-        context.getRegistry().bind(ProxyChooser.BEAN, new ProxyChooser(pool, number(context, "example.capacity", "2"),
-                millis(context, "example.refillPeriod", "1s"), millis(context, "example.maxBackoff", "2s"), context));
+        // the freest proxy needs the throttle to choose it; without the throttle it is round robin
+        boolean freest = throttle && choose.equals("freest");
+        context.getRegistry().bind(ProxyChooser.BEAN, new ProxyChooser(pool, freest,
+                millis(context, "example.maxBackoff", "2s"), context));
+        context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool));
+        context.getRegistry().bind(ProxyInUse.BEAN, new ProxyInUse(pool));
         context.getRegistry().bind(NoAutomaticRetries.BEAN, new NoAutomaticRetries());
         context.getRegistry().bind(FetchOutcome.BEAN, new FetchOutcome(pool, stats,
                 (int) number(context, "example.maxAttempts", "4"), millis(context, "example.penalty", "1s")));
@@ -64,8 +77,9 @@ public class ExampleConfiguration implements CamelConfiguration {
                     .loadRoutes(PluginHelper.getResourceLoader(context).resolveResource(YAML_ROUTE));
             default -> throw new IllegalArgumentException("example.dsl must be java or yaml, was '" + dsl + "'");
         }
-        LOG.info("Route {} in the {} DSL, proxies {}, buckets {}", ScraperRoute.ROUTE_ID, dsl, pool.ids(),
-                redisUri.isBlank() ? "local" : "in Redis");
+        LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}", ScraperRoute.ROUTE_ID, dsl, pool.ids(),
+                freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank() ? "local"
+                        : "in Redis");
     }
 
     private static String property(CamelContext context, String key, String defaultValue) {

@@ -1,13 +1,11 @@
 package io.tokenbucket.example;
 
 /**
- * What the pool tells the proxies' buckets when a proxy's health changes: the seam where the component's
- * bucket operations plug in once they exist (a later issue adds a {@code penalize} operation to
- * {@code tokenbucket:}, and {@code remove}). Until then {@link #NONE} is used and the penalty lives in the
- * {@link ProxyPool} alone, which simply stops handing the proxy out.
- *
- * <p>With the operations, a penalty would also hold back the exchanges already waiting in the proxy's
- * bucket, and with {@code store=redis} every instance would see it.
+ * What the pool tells the proxies' buckets when a proxy's health changes. The application uses
+ * {@link TokenBucketProxyBuckets}, which sends the component's {@code penalize} and {@code remove} bucket
+ * operations to the throttle endpoint, so a penalty also holds back the exchanges queued on the proxy's bucket
+ * and, with {@code store=redis}, every instance sees it. {@link #NONE} (without the throttle, and in unit tests)
+ * leaves the penalty to the {@link ProxyPool} alone, which simply stops handing the proxy out.
  */
 public interface ProxyBuckets {
 

@@ -6,6 +6,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.camel.TokenBucketConstants;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -13,9 +14,13 @@ import org.apache.camel.support.AsyncProcessorSupport;
 import org.apache.camel.support.service.ServiceHelper;
 
 /**
- * The step that starts each attempt: clears what the previous attempt left on the message, chooses a proxy
- * from the {@link ProxyPool} and puts it on the exchange (header {@value ProxyStats#PROXY_HEADER} for the
- * bucket key; host, port, credentials and limit as {@link Scrape} properties). Bound as {@value #BEAN}.
+ * The step that starts each attempt: clears what the previous attempt left on the message and chooses from the
+ * {@link ProxyPool}. With {@code example.choose=freest} (the default) it offers every available proxy this URL
+ * has not tried yet as header {@code CamelTokenBucketCandidates}; {@code tokenbucket:} then reserves on the one
+ * whose token comes soonest and writes its id into header {@value ProxyStats#PROXY_HEADER}, so a URL never waits
+ * on a slow or penalised proxy while another is free. With {@code example.choose=roundrobin} (and whenever the
+ * throttle is off) it sets {@value ProxyStats#PROXY_HEADER} itself, in round robin. {@link ProxyInUse} then
+ * puts the chosen proxy's settings on the exchange. Bound as {@value #BEAN}.
  *
  * <p>When no proxy is available (all unhealthy or penalised, or the pool is empty) the exchange waits without
  * holding a thread: the attempt is scheduled again when the first proxy comes back, or with a backoff that
@@ -31,8 +36,7 @@ public class ProxyChooser extends AsyncProcessorSupport {
     static final long MIN_BACKOFF_MS = 50;
 
     private final ProxyPool pool;
-    private final long defaultCapacity;
-    private final long defaultRefillMs;
+    private final boolean freest;
     private final long maxBackoffMillis;
     private final CamelContext context;
     private ScheduledExecutorService timer;
@@ -40,16 +44,14 @@ public class ProxyChooser extends AsyncProcessorSupport {
 
     /**
      * @param pool             the proxies
-     * @param defaultCapacity  bucket capacity of proxies without their own limit
-     * @param defaultRefillMs  refill period of proxies without their own limit
+     * @param freest           true: offer every available proxy as a candidate and let {@code tokenbucket:}
+     *                         take the freest; false: round robin (also what a run without the throttle needs)
      * @param maxBackoffMillis the longest single wait when no proxy is available
      * @param context          owns the timer and worker threads
      */
-    public ProxyChooser(ProxyPool pool, long defaultCapacity, long defaultRefillMs, long maxBackoffMillis,
-                        CamelContext context) {
+    public ProxyChooser(ProxyPool pool, boolean freest, long maxBackoffMillis, CamelContext context) {
         this.pool = pool;
-        this.defaultCapacity = defaultCapacity;
-        this.defaultRefillMs = defaultRefillMs;
+        this.freest = freest;
         this.maxBackoffMillis = maxBackoffMillis;
         this.context = context;
     }
@@ -86,11 +88,20 @@ public class ProxyChooser extends AsyncProcessorSupport {
         pool.refresh();
         @SuppressWarnings("unchecked")
         List<String> tried = exchange.getProperty(Scrape.TRIED, List.class);
-        ProxyConfig proxy = pool.choose(tried);
-        if (proxy != null) {
-            use(exchange, proxy, tried);
-            callback.done(sync);
-            return sync;
+        if (freest) {
+            List<String> candidates = pool.candidates(tried);
+            if (!candidates.isEmpty()) {
+                offer(exchange, candidates);
+                callback.done(sync);
+                return sync;
+            }
+        } else {
+            ProxyConfig proxy = pool.choose(tried);
+            if (proxy != null) {
+                use(exchange, proxy);
+                callback.done(sync);
+                return sync;
+            }
         }
         if (!ServiceHelper.isStarted(this) || exchange.getContext().isStopping()) {
             exchange.setException(new IllegalStateException("No proxy available and the route is stopping"));
@@ -105,18 +116,11 @@ public class ProxyChooser extends AsyncProcessorSupport {
         return false;
     }
 
-    private void use(Exchange exchange, ProxyConfig proxy, List<String> tried) {
-        tried.add(proxy.id());
-        exchange.setProperty(Scrape.ATTEMPTS, tried.size());
+    private void use(Exchange exchange, ProxyConfig proxy) {
         exchange.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxy.id());
-        exchange.getMessage().setHeader(Exchange.HTTP_URI, exchange.getProperty(Scrape.URL));
-        exchange.getMessage().setHeader(Exchange.HTTP_METHOD, "GET");
-        exchange.setProperty(Scrape.PROXY_HOST, proxy.host());
-        exchange.setProperty(Scrape.PROXY_PORT, proxy.port());
-        exchange.setProperty(Scrape.PROXY_USER, proxy.hasCredentials() ? proxy.username() : "");
-        exchange.setProperty(Scrape.PROXY_PASSWORD, proxy.hasCredentials() ? proxy.password() : "");
-        exchange.setProperty(Scrape.PROXY_CAPACITY, proxy.capacity() > 0 ? proxy.capacity() : defaultCapacity);
-        exchange.setProperty(Scrape.PROXY_REFILL_MS, proxy.refillPeriodMs() > 0 ? proxy.refillPeriodMs()
-                : defaultRefillMs);
+    }
+
+    private void offer(Exchange exchange, List<String> candidates) {
+        exchange.getMessage().setHeader(TokenBucketConstants.CANDIDATES, String.join(",", candidates));
     }
 }

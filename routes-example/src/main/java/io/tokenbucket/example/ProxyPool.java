@@ -1,5 +1,6 @@
 package io.tokenbucket.example;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * The proxies the URLs are spread over, with their health. Bound in the registry as {@value #BEAN}.
  *
  * <p>{@link #choose} hands out the available proxies in round robin, preferring one the URL has not tried
- * yet; a proxy is unavailable while it is unhealthy (cooldown) or penalised (429). The list comes from a
+ * yet; {@link #candidates} lists them all for {@code tokenbucket:} to take the freest; a proxy is unavailable while it is unhealthy (cooldown) or penalised (429). The list comes from a
  * {@link ProxySource}; {@link #refresh()} re-reads it when it changed, keeping the health of the proxies that
  * stay. Time is a nanosecond clock given to the constructor, so the tests need no sleeps.
  */
@@ -61,14 +62,19 @@ public class ProxyPool {
         if (!source.changed()) {
             return;
         }
+        List<String> gone;
         try {
-            install(source.read());
+            gone = install(source.read());
         } catch (RuntimeException e) {
             LOG.warn("Proxy list {} not reloaded, keeping the current one: {}", source, e.getMessage());
+            return;
         }
+        // outside the lock: with store=redis this is a call to Redis
+        gone.forEach(buckets::remove);
     }
 
-    private synchronized void install(List<ProxyConfig> configs) {
+    /** Installs the list; returns the ids that left the pool (their buckets are to be removed). */
+    private synchronized List<String> install(List<ProxyConfig> configs) {
         Map<String, Entry> old = entries;
         Map<String, Entry> next = new LinkedHashMap<>();
         for (ProxyConfig config : configs) {
@@ -81,9 +87,10 @@ public class ProxyPool {
                     : new ProxyHealth(failuresToUnhealthy, cooldownNanos);
             next.put(config.id(), new Entry(config, health));
         }
-        for (String gone : old.keySet()) {
-            if (!next.containsKey(gone)) {
-                buckets.remove(gone);
+        List<String> gone = new ArrayList<>();
+        for (String id : old.keySet()) {
+            if (!next.containsKey(id)) {
+                gone.add(id);
             }
         }
         entries = Map.copyOf(next);
@@ -91,6 +98,7 @@ public class ProxyPool {
         if (!old.isEmpty() || !next.isEmpty()) {
             LOG.info("Proxies from {}: {}", source, next.values().stream().map(e -> e.config).toList());
         }
+        return gone;
     }
 
     /**
@@ -119,6 +127,32 @@ public class ProxyPool {
             }
         }
         return fallback;
+    }
+
+    /**
+     * The ids of the proxies available now that are not in {@code tried} (all available ones when every one
+     * was tried: the same proxy again beats waiting), starting at the next turn so that proxies equally free
+     * take turns; empty when none is available. {@code tokenbucket:} takes the freest of them
+     * (header {@code CamelTokenBucketCandidates}).
+     */
+    public List<String> candidates(Collection<String> tried) {
+        List<String> ids = orderedIds;
+        Map<String, Entry> current = entries;
+        long now = clock.getAsLong();
+        int n = ids.size();
+        List<String> untried = new ArrayList<>(n);
+        List<String> available = new ArrayList<>(n);
+        long start = n == 0 ? 0 : turn.getAndIncrement();
+        for (int i = 0; i < n; i++) {
+            Entry e = current.get(ids.get((int) Math.floorMod(start + i, (long) n)));
+            if (e != null && e.health.available(now)) {
+                available.add(e.config.id());
+                if (!tried.contains(e.config.id())) {
+                    untried.add(e.config.id());
+                }
+            }
+        }
+        return untried.isEmpty() ? available : untried;
     }
 
     /** Milliseconds until the first proxy becomes available again; -1 when the pool is empty. */

@@ -26,7 +26,7 @@ public final class Scrape {
     /** Why the last attempt failed. */
     public static final String REASON = "scrapeReason";
 
-    /** The chosen proxy's host, port, credentials and limit, read by the throttle and fetch URIs. */
+    /** The chosen proxy's host, port and credentials, read by the fetch URI. */
     public static final String PROXY_HOST = "proxyHost";
     /** See {@link #PROXY_HOST}. */
     public static final String PROXY_PORT = "proxyPort";
@@ -34,10 +34,6 @@ public final class Scrape {
     public static final String PROXY_USER = "proxyUser";
     /** See {@link #PROXY_HOST}; empty when the proxy has no credentials. */
     public static final String PROXY_PASSWORD = "proxyPassword";
-    /** The chosen proxy's bucket capacity (its own limit or the default). */
-    public static final String PROXY_CAPACITY = "proxyCapacity";
-    /** The chosen proxy's refill period in milliseconds. */
-    public static final String PROXY_REFILL_MS = "proxyRefillMs";
 
     /** Outcome: fetched, delivered to the results endpoint. */
     public static final String FETCHED = "fetched";

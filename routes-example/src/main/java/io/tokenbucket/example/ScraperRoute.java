@@ -5,11 +5,13 @@ import org.apache.camel.builder.RouteBuilder;
 /**
  * The scraper in the Java DSL; {@code routes/scraper.yaml} is the same route in YAML.
  *
- * <p>Each URL from the queue is tried until it has an outcome: {@link ProxyChooser} picks a healthy proxy
- * (round robin, preferring one this URL has not tried; waiting without a thread when none is available),
- * {@code tokenbucket:} waits until that proxy's bucket has a token, camel-http fetches the URL through the
- * proxy, and {@link FetchOutcome} classifies the answer, updates the proxy's health and decides: done, or
- * another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
+ * <p>Each URL from the queue is tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies
+ * this URL has not tried (waiting without a thread when none is available), {@code tokenbucket:} reserves a
+ * token on the freest of them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the
+ * chooser names one in round robin and the bucket waits for its token), {@link ProxyInUse} puts that proxy's
+ * settings on the exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies
+ * the answer, updates the proxy's health (a 429 also penalises the proxy's bucket, an unhealthy proxy's bucket
+ * is removed: {@link TokenBucketProxyBuckets}) and decides: done, or another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
  * times to the dead letter, each as one JSON line ({@link ScrapeResult}).
  */
 public class ScraperRoute extends RouteBuilder {
@@ -19,11 +21,14 @@ public class ScraperRoute extends RouteBuilder {
 
     /**
      * The throttle: one bucket per proxy id; requireKey makes a missing proxy id an error instead of a
-     * silently shared bucket. The limit is the proxy's own ({@code limit=} in the proxy file) or the default.
+     * silently shared bucket. The limit is the proxy's own ({@code limit=} in the proxy file, given by
+     * {@link ProxyLimits}) or the default. One static endpoint for every proxy: it takes the freest of the
+     * candidates {@link ProxyChooser} offers, and {@link TokenBucketProxyBuckets} sends its {@code penalize} and
+     * {@code remove} operations to the same endpoint.
      */
     public static final String THROTTLE = "tokenbucket:proxies?keyHeader=" + ProxyStats.PROXY_HEADER
-            + "&requireKey=true&capacity=${exchangeProperty.proxyCapacity}"
-            + "&refillPeriod=${exchangeProperty.proxyRefillMs}";
+            + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
+            + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
 
     /**
      * The fetch: the target is header {@code CamelHttpUri}; the endpoint only carries the proxy, so there is
@@ -44,9 +49,10 @@ public class ScraperRoute extends RouteBuilder {
                 .process(ProxyChooser.BEAN)
                 // example.throttle=false leaves the throttle out, to show the 429s it prevents
                 .filter(simple("{{example.throttle}}"))
-                    .toD(THROTTLE)
+                    .to(THROTTLE)
                 .end()
                 .doTry()
+                    .process(ProxyInUse.BEAN)
                     .toD(FETCH)
                 .doCatch(Exception.class)
                     // the exception stays in property CamelExceptionCaught for FetchOutcome

@@ -17,6 +17,11 @@ class ExampleConfigurationTest {
     }
 
     @Test
+    void anUnknownWayToChooseIsRejectedByName() throws Exception {
+        assertRejected("example.choose", "random", "example.choose must be freest or roundrobin, was 'random'");
+    }
+
+    @Test
     void badNumbersAndDurationsAreRejectedByName() throws Exception {
         assertRejected("example.maxAttempts", "0", "example.maxAttempts must be at least 1, was 0");
         assertRejected("example.cooldown", "soon", "example.cooldown must be a duration such as 500ms or 2s,"

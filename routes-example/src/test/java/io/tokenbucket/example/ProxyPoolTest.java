@@ -50,6 +50,20 @@ class ProxyPoolTest {
     }
 
     @Test
+    void offersTheAvailableUntriedProxiesAsCandidatesTakingTurnsAtTheHead() {
+        ProxyPool pool = pool(three());
+        assertThat(pool.candidates(Set.of())).containsExactly("p1", "p2", "p3");
+        assertThat(pool.candidates(Set.of())).containsExactly("p2", "p3", "p1"); // equals are not always p1
+        assertThat(pool.candidates(Set.of("p1"))).containsExactlyInAnyOrder("p2", "p3");
+        pool.penalise("p2", 1_000);
+        assertThat(pool.candidates(Set.of("p1"))).containsExactly("p3");
+        assertThat(pool.candidates(Set.of("p1", "p3"))).containsExactlyInAnyOrder("p1", "p3"); // all tried: again
+        pool.penalise("p1", 1_000);
+        pool.penalise("p3", 1_000);
+        assertThat(pool.candidates(Set.of())).isEmpty();
+    }
+
+    @Test
     void consecutiveFailuresMakeAProxyUnhealthyUntilTheCooldownThenItIsProbed() {
         ProxyPool pool = pool(three());
         pool.failure("p2", "refused");

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.example.demo.DemoSite;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -50,6 +51,11 @@ final class ScraperHarness implements AutoCloseable {
 
     /** Sends the URLs and waits (generously, returning as soon as it is true) until each has an outcome. */
     void scrape(List<String> urls) {
+        await(send(urls), urls.size());
+    }
+
+    /** Sends the URLs; the answer is what {@link #await} waits on. */
+    NotifyBuilder send(List<String> urls) {
         NotifyBuilder done = new NotifyBuilder(context).fromRoute(ScraperRoute.ROUTE_ID).whenDone(urls.size())
                 .create();
         try (ProducerTemplate template = context.createProducerTemplate()) {
@@ -57,9 +63,32 @@ final class ScraperHarness implements AutoCloseable {
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
+        return done;
+    }
+
+    /** Waits (generously, returning as soon as it is true) until the {@code count} URLs sent have an outcome. */
+    void await(NotifyBuilder done, int count) {
         if (!done.matches(40, TimeUnit.SECONDS)) {
             throw new AssertionError("Not every URL got an outcome: " + results.getReceivedCounter()
-                    + " results, " + dead.getReceivedCounter() + " dead letters of " + urls.size());
+                    + " results, " + dead.getReceivedCounter() + " dead letters of " + count);
+        }
+    }
+
+    /** The milliseconds until the proxy's bucket (as this instance's throttle endpoint sees it) has a token. */
+    long millisUntilToken(String proxyId) {
+        try (ProducerTemplate template = context.createProducerTemplate()) {
+            Exchange peek = template.request(ScraperRoute.THROTTLE, e -> {
+                e.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxyId);
+                e.getMessage().setHeader(TokenBucketConstants.OPERATION, "peek");
+            });
+            if (peek.getException() != null) {
+                throw new IllegalStateException(peek.getException());
+            }
+            return peek.getMessage().getHeader(TokenBucketConstants.WAIT_ESTIMATE, Long.class);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -2,6 +2,7 @@ package io.tokenbucket.example;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
 import org.apache.camel.util.json.JsonObject;
@@ -29,9 +31,10 @@ class ScraperRouteTest {
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })
     void rotatesAndHoldsEachProxysRateAtTheTarget(String dsl) throws Exception {
-        // each proxy 2 at once then 4/s; the target would only refuse beyond 20/s, so any 429 is a failure
+        // each proxy 2 at once then 4/s; the target would only refuse beyond 20/s, so any 429 is a failure.
+        // example.choose=roundrobin: the proxies in turn, so the proxy of each URL is known in advance
         try (DemoSite site = new DemoSite(dir, 3, "2/500ms", 30, 20, 1000);
-             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of())) {
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.choose", "roundrobin"))) {
             List<String> urls = scraper.pages(30);
             scraper.scrape(urls);
 
@@ -57,6 +60,40 @@ class ScraperRouteTest {
                         .isGreaterThanOrEqualTo(1600);
             }
             assertThat(scraper.resultLines()).allMatch(l -> l.getLong("waitedMs") >= 0);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void theFreestProxyTakesTheUrlWhileASlowOneRefills(String dsl) throws Exception {
+        // p1 allows one URL per 5 s, p2 and p3 four per second each. In round robin every third URL would wait
+        // for p1 (the 7th of 20 for 30 s); the freest choice sends them to p2 and p3 instead
+        try (DemoSite site = new DemoSite(dir, 3, null, 0, 1000, 1000)) {
+            List<DemoProxy> proxies = site.proxies();
+            Files.writeString(site.proxyFile(), proxies.get(0).line() + " limit=1/5s\n" + proxies.get(1).line()
+                    + " limit=4/1s\n" + proxies.get(2).line() + " limit=4/1s\n");
+            try (ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of())) {
+                List<String> urls = scraper.pages(20);
+                long start = System.nanoTime();
+                scraper.scrape(urls);
+                long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+                assertEachUrlExactlyOnce(scraper, urls);
+                Map<String, Long> fetched = scraper.stats().fetchedByProxy();
+                // p1's one token, and at most one more if the run were slow enough to reach its next one
+                assertThat(fetched.getOrDefault("p1", 0L)).as("URLs via the slow p1").isBetween(1L, 2L);
+                assertThat(fetched.get("p2") + fetched.get("p3")).isGreaterThanOrEqualTo(18);
+                // 8 at once, then 12 at 8 per second: about 1.5 s of waiting, never p1's 5 s
+                assertThat(scraper.resultLines()).allMatch(l -> l.getInteger("attempts") == 1)
+                        .allMatch(l -> l.getLong("waitedMs") < 4_000);
+                assertThat(tookMs).as("the whole run, ms").isLessThan(15_000);
+                List<Hit> hits = site.target().hits();
+                for (String proxy : List.of("p2", "p3")) {
+                    List<Long> times = hits.stream().filter(h -> h.client().equals(proxy)).map(Hit::nanos).toList();
+                    assertThat(maxInAnyWindow(times, 1000)).as("most requests via %s in a second", proxy)
+                            .isLessThanOrEqualTo(4 + 4 + 1);
+                }
+            }
         }
     }
 
@@ -152,7 +189,7 @@ class ScraperRouteTest {
     }
 
     /** Nothing lost, nothing twice: each URL has exactly one outcome, and no line holds a credential. */
-    private static void assertEachUrlExactlyOnce(ScraperHarness scraper, List<String> urls) {
+    static void assertEachUrlExactlyOnce(ScraperHarness scraper, List<String> urls) {
         List<String> outcomes = Stream.concat(scraper.resultLines().stream(), scraper.deadLines().stream())
                 .map(l -> l.getString("url")).toList();
         assertThat(outcomes).containsExactlyInAnyOrderElementsOf(urls);
@@ -164,7 +201,7 @@ class ScraperRouteTest {
         assertThat(ok).isEqualTo(scraper.resultLines().stream().filter(l -> l.getInteger("status") == 200).count());
     }
 
-    private static int maxInAnyWindow(List<Long> sortedNanos, long windowMillis) {
+    static int maxInAnyWindow(List<Long> sortedNanos, long windowMillis) {
         long window = TimeUnit.MILLISECONDS.toNanos(windowMillis);
         int best = 0;
         int start = 0;

@@ -1,0 +1,89 @@
+package io.tokenbucket.example;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import io.tokenbucket.camel.TokenBucketConstants;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.ProducerTemplate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The pool's health changes carried to the proxies' buckets with the component's bucket operations, sent to
+ * the route's own throttle endpoint ({@link ScraperRoute#THROTTLE}, so the same buckets, limits and store):
+ * <ul>
+ * <li>{@link #penalize}: operation {@code penalize} with {@code CamelTokenBucketPenalty}: the proxy's bucket
+ *     gives no token until the penalty is over, then refills from empty. With {@code store=redis} every instance
+ *     sharing the store backs the proxy off at once, also those whose own pool never saw the 429. Exchanges
+ *     already waiting keep their reserved turn (a penalty never releases anyone early); new ones queue after it.</li>
+ * <li>{@link #remove}: operation {@code remove}: an unhealthy or removed proxy's bucket is dropped, so the proxy
+ *     starts with a full bucket when it comes back.</li>
+ * </ul>
+ * The operations are sent asynchronously ({@link ProducerTemplate#asyncSend}, on the template's own threads):
+ * the caller, a route thread, never waits for Redis, and can never tie up the component's worker pool, on which
+ * the operation's own answer continues. A failed operation is logged, never thrown: the pool's own record of
+ * the penalty or the health still holds for this instance.
+ */
+public class TokenBucketProxyBuckets implements ProxyBuckets {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TokenBucketProxyBuckets.class);
+
+    private final CamelContext context;
+    private final String endpointUri;
+    private volatile ProducerTemplate template;
+
+    /**
+     * @param context     the application's context
+     * @param endpointUri the throttle endpoint, placeholders allowed ({@link ScraperRoute#THROTTLE})
+     */
+    public TokenBucketProxyBuckets(CamelContext context, String endpointUri) {
+        this.context = context;
+        this.endpointUri = endpointUri;
+    }
+
+    @Override
+    public void penalize(String proxyId, long millis) {
+        send("penalize", proxyId, Map.of(TokenBucketConstants.PENALTY, Math.max(0, millis)));
+    }
+
+    @Override
+    public void remove(String proxyId) {
+        send("remove", proxyId, Map.of());
+    }
+
+    /** Sends one operation; the future completes once the store has answered (tests wait on it). */
+    CompletableFuture<Exchange> send(String operation, String proxyId, Map<String, Object> headers) {
+        if (proxyId == null || !context.getStatus().isStarted()) {
+            return CompletableFuture.completedFuture(null); // nothing to tell, or nobody left to tell it to
+        }
+        CompletableFuture<Exchange> sent = template().asyncSend(endpointUri, exchange -> {
+            exchange.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxyId);
+            exchange.getMessage().setHeader(TokenBucketConstants.OPERATION, operation);
+            headers.forEach(exchange.getMessage()::setHeader);
+        });
+        return sent.whenComplete((exchange, failure) -> {
+            Throwable problem = failure != null ? failure : exchange.getException();
+            if (problem != null) {
+                LOG.warn("Could not {} the bucket of proxy {}: {}", operation, proxyId, problem.getMessage());
+            } else {
+                LOG.debug("{} proxy {} {}", operation, proxyId, headers);
+            }
+        });
+    }
+
+    private ProducerTemplate template() {
+        ProducerTemplate t = template;
+        if (t == null) {
+            synchronized (this) {
+                t = template;
+                if (t == null) {
+                    t = context.createProducerTemplate();
+                    template = t;
+                }
+            }
+        }
+        return t;
+    }
+}
