@@ -39,11 +39,11 @@ class TokenBucketModesTest extends TokenBucketTestSupport {
         assertThat(third.getException()).isInstanceOf(TokenBucketRejectedException.class)
                 .hasMessageContaining("tokenbucket:api").hasMessageContaining("'u1'")
                 .hasMessageContaining("capacity 2, refill 2 per 3600000 ms")
-                .hasMessageContaining("1800000 ms");
+                .hasMessageMatching(".*they would take 1(79999\\d|800000) ms.*");
         TokenBucketRejectedException rejected = (TokenBucketRejectedException) third.getException();
         assertThat(rejected.getKey()).isEqualTo("u1");
         assertThat(rejected.getEndpointName()).isEqualTo("api");
-        assertThat(rejected.getWaitMillis()).isEqualTo(1_800_000);
+        assertThat(rejected.getWaitMillis()).isBetween(1_799_000L, 1_800_000L); // real time passes between calls
         MockEndpoint.assertIsSatisfied(context);
     }
 
