@@ -27,6 +27,12 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
         };
     }
 
+    @Test
+    void theRegistryIsFoundUnderCamelMicrometersName() {
+        assertThat(TokenBucketMetrics.CAMEL_REGISTRY_NAME)
+                .isEqualTo(org.apache.camel.component.micrometer.MicrometerConstants.METRICS_REGISTRY_NAME);
+    }
+
     private void send(String key) {
         template.request("direct:metered", e -> e.getMessage().setHeader(TokenBucketConstants.KEY, key));
     }
