@@ -7,8 +7,6 @@ import java.util.Set;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
-import io.tokenbucket.store.redis.RedisHandle;
-import io.tokenbucket.store.redis.RedisServers;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
 import org.apache.camel.builder.RouteBuilder;
@@ -16,27 +14,13 @@ import org.apache.camel.console.DevConsole;
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckHelper;
 import org.apache.camel.support.PluginHelper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** The endpoint in Camel's tools: JMX attributes and operations, the dev console, the health check. */
-class TokenBucketObservabilityTest extends TokenBucketTestSupport {
-
-    private static RedisHandle redis;
-
-    @BeforeAll
-    static void startRedis() {
-        redis = RedisServers.standalone();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
+class TokenBucketObservabilityTest extends TokenBucketRedisTestSupport {
 
     @Override
     protected boolean useJmx() {

@@ -11,14 +11,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.tokenbucket.store.FallbackBucketStore;
-import io.tokenbucket.store.redis.RedisHandle;
-import io.tokenbucket.store.redis.RedisServers;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
 import org.apache.camel.builder.RouteBuilder;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,26 +26,15 @@ import static org.awaitility.Awaitility.await;
  * over the outage, then that the store recovers by itself once Redis is back (a new process: no data, no
  * script).
  */
-class TokenBucketRedisFailureTest extends TokenBucketTestSupport {
+class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
 
     private static final long STORE_TIMEOUT_MS = 300;
-    private static RedisHandle redis;
 
     /** One exchange's story. */
     record Outcome(long startNanos, long endNanos, Exception failure) {
         boolean admitted() {
             return failure == null;
         }
-    }
-
-    @BeforeAll
-    static void startRedis() {
-        redis = RedisServers.standalone();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
     }
 
     @Override

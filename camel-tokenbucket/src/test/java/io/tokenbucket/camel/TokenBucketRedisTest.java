@@ -3,34 +3,18 @@ package io.tokenbucket.camel;
 import java.util.List;
 import java.util.Map;
 
-import io.tokenbucket.store.redis.RedisHandle;
-import io.tokenbucket.store.redis.RedisServers;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.component.mock.MockEndpoint;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** store=redis through Camel: waits continue on the worker pool, endpoints share a connection, keys stay apart. */
-class TokenBucketRedisTest extends TokenBucketTestSupport {
-
-    private static RedisHandle redis;
-
-    @BeforeAll
-    static void startRedis() {
-        redis = RedisServers.standalone();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
+class TokenBucketRedisTest extends TokenBucketRedisTestSupport {
 
     private static String redisOptions() {
         return "store=redis&redisUri=" + redis.uri();
