@@ -1,0 +1,108 @@
+package io.tokenbucket.benchmarks;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * The entry point of {@code benchmarks.jar}:
+ * <pre>
+ * java -jar benchmarks/target/benchmarks.jar local  [JMH options]   measurement 1, 1 and 2 threads, with ratios
+ * java -jar benchmarks/target/benchmarks.jar route  [JMH options]   measurement 3, with ratios
+ * java -XX:+UseSerialGC -Xmx3g -jar benchmarks/target/benchmarks.jar memory [keys]   measurement 5
+ * java -jar benchmarks/target/benchmarks.jar jmh    [JMH options]   plain JMH (org.openjdk.jmh.Main)
+ * </pre>
+ * The JMH options given override the short defaults ({@code -f 1 -wi 2 -w 2s -i 3 -r 2s}); {@code -t} is ignored
+ * by {@code local}, which runs 1 and 2 threads.
+ */
+public final class Bench {
+
+    private Bench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String what = args.length > 0 ? args[0] : "help";
+        String[] rest = args.length > 0 ? Arrays.copyOfRange(args, 1, args.length) : new String[0];
+        switch (what) {
+            case "local" -> {
+                for (int threads : new int[] {1, 2}) {
+                    report("measurement 1: local acquire, " + threads + " thread(s), ops/s", "ours",
+                            run(LocalAcquire.class, threads, rest));
+                }
+            }
+            case "route" -> report("measurement 3: route overhead, 1 thread, exchanges/s", "tokenbucket",
+                    run(RouteOverhead.class, 1, rest));
+            case "memory" -> MemoryPerKey.main(rest);
+            case "jmh" -> org.openjdk.jmh.Main.main(rest);
+            default -> System.out.println("usage: java -jar benchmarks.jar local|route|memory [keys]|jmh [JMH options]");
+        }
+    }
+
+    /** Runs every benchmark of {@code type} with {@code threads} threads and the short defaults. */
+    static Collection<RunResult> run(Class<?> type, int threads, String[] jmhArgs) throws Exception {
+        CommandLineOptions cli = new CommandLineOptions(jmhArgs);
+        ChainedOptionsBuilder b = new OptionsBuilder().parent(cli)
+                .include(type.getName() + "\\.")
+                .threads(threads);
+        if (!cli.getForkCount().hasValue()) {
+            b.forks(1);
+        }
+        if (!cli.getWarmupIterations().hasValue()) {
+            b.warmupIterations(2);
+        }
+        if (!cli.getWarmupTime().hasValue()) {
+            b.warmupTime(TimeValue.seconds(2));
+        }
+        if (!cli.getMeasurementIterations().hasValue()) {
+            b.measurementIterations(3);
+        }
+        if (!cli.getMeasurementTime().hasValue()) {
+            b.measurementTime(TimeValue.seconds(2));
+        }
+        return new Runner(b.build()).run();
+    }
+
+    /**
+     * Prints one table per parameter set: each benchmark's score and error, and ours divided by it, all from
+     * the same run.
+     */
+    static List<String> report(String title, String ours, Collection<RunResult> results) {
+        Map<String, Map<String, RunResult>> byParams = new LinkedHashMap<>();
+        for (RunResult r : results) {
+            var p = r.getParams();
+            String params = p.getParamsKeys().stream().map(k -> k + "=" + p.getParam(k)).reduce((x, y) -> x + " " + y)
+                    .orElse("");
+            String name = p.getBenchmark().substring(p.getBenchmark().lastIndexOf('.') + 1);
+            byParams.computeIfAbsent(params, k -> new LinkedHashMap<>()).put(name, r);
+        }
+        List<String> lines = new ArrayList<>();
+        lines.add("");
+        lines.add("## " + title);
+        for (var e : byParams.entrySet()) {
+            RunResult mine = e.getValue().get(ours);
+            lines.add("");
+            lines.add("### " + e.getKey() + (mine == null ? "" : ", threads=" + mine.getParams().getThreads()));
+            lines.add("| benchmark | score | ± error (99.9%) | " + ours + " / this |");
+            lines.add("|---|---:|---:|---:|");
+            for (var r : e.getValue().entrySet()) {
+                var s = r.getValue().getPrimaryResult();
+                String ratio = mine == null ? "n/a"
+                        : String.format("%.2f", mine.getPrimaryResult().getScore() / s.getScore());
+                lines.add(String.format("| %s | %,.0f | %,.0f | %s |", r.getKey(), s.getScore(), s.getScoreError(),
+                        ratio));
+            }
+        }
+        lines.forEach(System.out::println);
+        return lines;
+    }
+}

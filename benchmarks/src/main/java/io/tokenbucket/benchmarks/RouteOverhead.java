@@ -1,0 +1,109 @@
+package io.tokenbucket.benchmarks;
+
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.ProducerTemplate;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * Measurement 3: exchanges per second through {@code direct -> X -> noop}, where X is nothing ({@code bare}),
+ * {@code tokenbucket:} ({@code tokenbucket}) or Camel's Throttle EIP in total-requests mode with a
+ * correlation expression ({@code throttle}), both at the same limit, which does not bind at the rates reached
+ * here: {@code perMs} per millisecond with a burst of {@code perMs} (1 M/s or 10 M/s per key). Throttle keeps one
+ * permit object per request of the period in a {@code DelayQueue}, so its cost grows with {@code perMs}.
+ * Each call is {@code ProducerTemplate.sendBodyAndHeader} with the key in header {@code k}, keys taken round
+ * robin from {@code keys} strings.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+public class RouteOverhead {
+
+    /** The limit, in exchanges per millisecond and burst, of both tokenbucket: and throttle(). */
+    @Param({"1000", "10000"})
+    public int perMs;
+
+    @Param({"1", "100"})
+    public int keys;
+
+    String[] names;
+    CamelContext camel;
+    ProducerTemplate template;
+
+    @State(Scope.Thread)
+    public static class Cursor {
+        int i;
+
+        @Setup
+        public void start(RouteOverhead bench) {
+            i = ThreadLocalRandom.current().nextInt(bench.keys);
+        }
+
+        String next(String[] names) {
+            int j = i + 1;
+            if (j == names.length) {
+                j = 0;
+            }
+            i = j;
+            return names[j];
+        }
+    }
+
+    @Setup
+    public void setup() throws Exception {
+        names = new String[keys];
+        for (int i = 0; i < keys; i++) {
+            names[i] = "key-" + i;
+        }
+        camel = new DefaultCamelContext();
+        camel.addRoutes(new RouteBuilder() {
+            @Override
+            public void configure() {
+                from("direct:bare").process(e -> { });
+                from("direct:tokenbucket")
+                        .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillTokens=" + perMs
+                                + "&refillPeriod=1")
+                        .process(e -> { });
+                from("direct:throttle")
+                        .throttle(constant(perMs)).totalRequestsMode().timePeriodMillis(1)
+                        .correlationExpression(header("k"))
+                        .process(e -> { });
+            }
+        });
+        camel.start();
+        template = camel.createProducerTemplate();
+    }
+
+    @TearDown
+    public void tearDown() throws Exception {
+        template.stop();
+        camel.stop();
+    }
+
+    @Benchmark
+    public void bare(Cursor c) {
+        template.sendBodyAndHeader("direct:bare", "x", "k", c.next(names));
+    }
+
+    @Benchmark
+    public void tokenbucket(Cursor c) {
+        template.sendBodyAndHeader("direct:tokenbucket", "x", "k", c.next(names));
+    }
+
+    @Benchmark
+    public void throttle(Cursor c) {
+        template.sendBodyAndHeader("direct:throttle", "x", "k", c.next(names));
+    }
+}

@@ -1,0 +1,74 @@
+package io.tokenbucket.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Collection;
+
+import org.junit.jupiter.api.Test;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Not a benchmark: checks in seconds that each harness runs (one short iteration, in this JVM) and that the
+ * limits the benchmarks use never bind, so that they measure bookkeeping, not refusals.
+ */
+class BenchSmokeTest {
+
+    @Test
+    void localLimitsNeverBind() {
+        for (String impl : new String[] {"ours", "bucket4j", "guava", "resilience4j", "atomicCas"}) {
+            LocalAcquire bench = new LocalAcquire();
+            bench.keys = 1;
+            bench.setup(impl);
+            LocalAcquire.Cursor cursor = new LocalAcquire.Cursor();
+            cursor.start(bench);
+            for (int i = 0; i < 300_000; i++) {
+                boolean granted = switch (impl) {
+                    case "ours" -> bench.ours(cursor).granted();
+                    case "bucket4j" -> bench.bucket4j(cursor);
+                    case "guava" -> bench.guava(cursor);
+                    case "resilience4j" -> bench.resilience4j(cursor);
+                    default -> bench.atomicCas(cursor);
+                };
+                assertThat(granted).as("%s, call %d", impl, i).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void localHarnessRuns() throws Exception {
+        assertThat(oneIteration(LocalAcquire.class, "1")).hasSize(5);
+    }
+
+    @Test
+    void routeHarnessRuns() throws Exception {
+        assertThat(oneIteration(RouteOverhead.class, "1")).hasSize(3);
+    }
+
+    @Test
+    void memoryDriverRuns() throws Exception {
+        MemoryPerKey.main(new String[] {"20000"});
+    }
+
+    private static Collection<RunResult> oneIteration(Class<?> type, String keys) throws Exception {
+        var options = new OptionsBuilder()
+                .include(type.getName() + "\\.")
+                .param("keys", keys);
+        if (type == RouteOverhead.class) {
+            options.param("perMs", "1000");
+        }
+        Collection<RunResult> results = new Runner(options
+                .forks(0)
+                .warmupIterations(0)
+                .measurementIterations(1)
+                .measurementTime(TimeValue.milliseconds(200))
+                .build()).run();
+        for (RunResult r : results) {
+            assertThat(r.getPrimaryResult().getScore()).as(r.getParams().getBenchmark()).isPositive();
+        }
+        Bench.report("smoke: " + type.getSimpleName(), type == LocalAcquire.class ? "ours" : "tokenbucket", results);
+        return results;
+    }
+}
