@@ -19,7 +19,10 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * Measurement 3: exchanges per second through {@code direct -> X -> noop}, where X is nothing ({@code bare}),
- * {@code tokenbucket:} ({@code tokenbucket}) or Camel's Throttle EIP in total-requests mode with a
+ * {@code tokenbucket:} ({@code tokenbucket}), a {@code to(...)} of the cheapest possible producer endpoint
+ * ({@code noopStep}: {@link NoopComponent}, whose asynchronous producer completes at once and does nothing, so
+ * {@code noopStep - bare} is Camel's own per-step cost of a producer endpoint and {@code tokenbucket - noopStep}
+ * is ours) or Camel's Throttle EIP in total-requests mode with a
  * correlation expression ({@code throttle}), both at the same limit, which does not bind at the rates reached
  * here: {@code perMs} per millisecond with a burst of {@code perMs} (1 M/s or 10 M/s per key). Throttle keeps one
  * permit object per request of the period in a {@code DelayQueue}, so its cost grows with {@code perMs}.
@@ -68,10 +71,12 @@ public class RouteOverhead {
             names[i] = "key-" + i;
         }
         camel = new DefaultCamelContext();
+        camel.addComponent("noop", new NoopComponent());
         camel.addRoutes(new RouteBuilder() {
             @Override
             public void configure() {
                 from("direct:bare").process(e -> { });
+                from("direct:noopStep").to("noop:x").process(e -> { });
                 from("direct:tokenbucket")
                         .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillTokens=" + perMs
                                 + "&refillPeriod=1")
@@ -95,6 +100,11 @@ public class RouteOverhead {
     @Benchmark
     public void bare(Cursor c) {
         template.sendBodyAndHeader("direct:bare", "x", "k", c.next(names));
+    }
+
+    @Benchmark
+    public void noopStep(Cursor c) {
+        template.sendBodyAndHeader("direct:noopStep", "x", "k", c.next(names));
     }
 
     @Benchmark

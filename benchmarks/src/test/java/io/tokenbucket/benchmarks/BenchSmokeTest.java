@@ -44,7 +44,7 @@ class BenchSmokeTest {
 
     @Test
     void routeHarnessRuns() throws Exception {
-        assertThat(oneIteration(RouteOverhead.class, "1")).hasSize(3);
+        assertThat(oneIteration(RouteOverhead.class, "1")).hasSize(4);
     }
 
     @Test
