@@ -52,6 +52,16 @@ class BenchSmokeTest {
         MemoryPerKey.main(new String[] {"20000"});
     }
 
+    @Test
+    void waitingDriverRuns() throws Exception {
+        WaitingWithoutThreads.main(new String[] {"200", "20"});
+    }
+
+    @Test
+    void accuracyDriverRuns() throws Exception {
+        Accuracy.main(new String[] {"2", "1", "5", "10"});
+    }
+
     private static Collection<RunResult> oneIteration(Class<?> type, String keys) throws Exception {
         var options = new OptionsBuilder()
                 .include(type.getName() + "\\.")
