@@ -242,7 +242,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             return op;
         }
         try {
-            return TokenBucketOperation.valueOf(raw.toString().trim());
+            return TokenBucketOperation.valueOf(raw.toString().trim().toLowerCase(java.util.Locale.ROOT));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("Header " + TokenBucketConstants.OPERATION + " must be one of acquire,"
                     + " refund, remove, peek or penalize, was '" + shown(raw) + "'");

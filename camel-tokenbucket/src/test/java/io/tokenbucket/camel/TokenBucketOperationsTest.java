@@ -70,7 +70,7 @@ class TokenBucketOperationsTest extends TokenBucketTestSupport {
 
     @Test
     void penalizeBacksTheKeyOffForTheGivenTime() {
-        Exchange penalized = fleet("penalize", "p2", Map.of(TokenBucketConstants.PENALTY, "30s"));
+        Exchange penalized = fleet("Penalize", "p2", Map.of(TokenBucketConstants.PENALTY, "30s"));
         assertThat(header(penalized, TokenBucketConstants.WAIT_ESTIMATE)).isBetween(29_000L, 30_000L);
         Exchange refused = fleet(null, "p2", Map.of());
         assertThat(refused.getException()).isInstanceOf(TokenBucketRejectedException.class);
