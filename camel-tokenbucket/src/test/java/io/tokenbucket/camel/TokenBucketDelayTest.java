@@ -3,7 +3,6 @@ package io.tokenbucket.camel;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.IntStream;
 
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
@@ -24,8 +23,6 @@ class TokenBucketDelayTest extends TokenBucketTestSupport {
                 from("direct:burst").to("tokenbucket:burst?capacity=2&refillPeriod=1s&keyHeader=proxyId")
                         .process(e -> e.getMessage().setHeader("thread", Thread.currentThread().getName()))
                         .to("mock:burst");
-                from("direct:fifo").to("tokenbucket:fifo?capacity=1&refillTokens=100&refillPeriod=1s")
-                        .to("mock:fifo");
                 from("direct:sync").to("tokenbucket:sync?capacity=1&refillPeriod=300ms").to("mock:sync");
             }
         };
@@ -60,14 +57,6 @@ class TokenBucketDelayTest extends TokenBucketTestSupport {
         sendAsync("direct:burst", 2, Map.of("proxyId", "b"));
         mock.assertIsSatisfied(5_000);
         assertThat(mock.getReceivedExchanges()).allSatisfy(e -> assertThat(waited(e)).isZero());
-    }
-
-    @Test
-    void waitersOnAKeyAreReleasedInArrivalOrder() throws Exception {
-        MockEndpoint mock = getMockEndpoint("mock:fifo");
-        mock.expectedBodiesReceived(IntStream.range(0, 60).boxed().toArray());
-        sendAsync("direct:fifo", 60, Map.of());
-        mock.assertIsSatisfied(10_000);
     }
 
     @Test
