@@ -154,10 +154,6 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return statistics;
     }
 
-    TokenBucketStatistics statistics() {
-        return statistics;
-    }
-
     /** The endpoint's limits, for example {@code capacity 5, refill 5 per 1000 ms}. */
     @ManagedAttribute(description = "The endpoint's limits (keys may have their own: keyLimits, limitResolver)")
     public String getLimitsDescription() {

@@ -56,7 +56,7 @@ final class TokenBucketMetrics implements AutoCloseable {
     }
 
     private void register(TokenBucketEndpoint endpoint) {
-        TokenBucketStatistics stats = endpoint.statistics();
+        TokenBucketStatistics stats = endpoint.getStatistics();
         Tags tags = Tags.of("endpoint", endpoint.getName());
         exchanges(tags, "admitted", stats, TokenBucketStatistics::getAdmitted);
         exchanges(tags, "delayed", stats, TokenBucketStatistics::getDelayed);

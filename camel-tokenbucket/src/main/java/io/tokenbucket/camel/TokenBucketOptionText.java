@@ -14,7 +14,7 @@ import org.apache.camel.util.TimeUtils;
  */
 final class TokenBucketOptionText {
 
-    private static final Set<String> WHOLE_NUMBERS = Set.of("capacity", "refillTokens", "tokens");
+    private static final Set<String> WHOLE_NUMBERS = Set.of("capacity", "refillTokens", "tokens", "metricsMaxKeys");
     private static final Set<String> DURATIONS = Set.of("refillPeriod", "maxWait", "storeTimeout");
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
     private static final Pattern ZERO_DURATION = Pattern.compile("\\s*0+\\s*[a-zA-Z]*\\s*");

@@ -145,7 +145,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         Reservation r = reserved.reservation();
         TokenBucketMode mode = endpoint.getConfiguration().getMode();
         if (!r.granted()) {
-            endpoint.statistics().rejected(reserved.key());
+            endpoint.getStatistics().rejected(reserved.key());
             if (mode == TokenBucketMode.check) {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
@@ -156,7 +156,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             return sync;
         }
         if (r.waitNanos() == 0) {
-            endpoint.statistics().admitted(reserved.key(), 0);
+            endpoint.getStatistics().admitted(reserved.key(), 0);
             passed(message, 0, r.remaining());
             callback.done(sync);
             return sync;
@@ -222,7 +222,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {
-        endpoint.statistics().storeError();
+        endpoint.getStatistics().storeError();
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                 ? failure.getCause() : failure;
         String why = cause instanceof TimeoutException
@@ -382,7 +382,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 waiting.remove(this);
                 continueOnWorker(exchange, callback, () -> {
                     long waited = System.nanoTime() - start;
-                    endpoint.statistics().admitted(reserved.key(), waited);
+                    endpoint.getStatistics().admitted(reserved.key(), waited);
                     passed(exchange.getMessage(), waited / 1_000_000, reserved.reservation().remaining());
                     callback.done(false);
                 });

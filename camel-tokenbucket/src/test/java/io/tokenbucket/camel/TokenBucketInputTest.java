@@ -42,6 +42,7 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "storeTimeout=soon             | storeTimeout must be a duration",
             "capacity=abc                  | capacity must be a whole number, was 'abc'",
             "refillTokens=1.5              | refillTokens must be a whole number, was '1.5'",
+            "metricsMaxKeys=many           | metricsMaxKeys must be a whole number, was 'many'",
             "refillPeriod=0                | refillPeriod must be at least 1 millisecond, was 0",
             "mode=bogus                    | mode",
             "capacity=2&tokens=3           | tokens must be between 1 and capacity 2, was 3",
