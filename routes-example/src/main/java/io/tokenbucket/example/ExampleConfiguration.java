@@ -15,8 +15,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Sets up what both DSLs need from the {@code example.*} properties: the {@link ProxyPool} (from
  * {@code example.proxyFile}, or {@code example.proxies}), {@link ProxyStats}, the {@link ProxyChooser} and
- * {@link FetchOutcome} steps, the progress table, the Redis store when {@code example.redisUri} is set; then
- * adds the route in the DSL that {@code example.dsl} names ({@code java} or {@code yaml}).
+ * {@link FetchOutcome} steps ({@link StoreUnavailable} for URLs whose store stayed down), the progress table, the
+ * Redis store when {@code example.redisUri} is set (on a Redis Cluster with {@link #CLUSTER_HASH_TAG} in the key
+ * prefix); then adds the route in the DSL that {@code example.dsl} names: {@code java}, {@code yaml} (the copy in
+ * the jar), or {@code main}: none, Camel Main loads it from {@code camel.main.routes-include-pattern}, e.g.
+ * {@code file:/etc/scraper/scraper.yaml} (the YAML route copied out of the jar and edited).
  *
  * <p>The choice is made here rather than with {@code camel.main.routes-include-pattern} alone because the Java
  * route must then also be left out, and Camel Main has no property for "add this RouteBuilder only if". The
@@ -26,6 +29,12 @@ public class ExampleConfiguration implements CamelConfiguration {
 
     /** Where the YAML version of the route lives. */
     public static final String YAML_ROUTE = "classpath:routes/scraper.yaml";
+
+    /**
+     * Added to the component's {@code keyPrefix} on a Redis Cluster (when it has no hash tag yet): every proxy's
+     * bucket in one hash slot, so that one script can choose the freest proxy.
+     */
+    public static final String CLUSTER_HASH_TAG = "{scraper}:";
 
     private static final Logger LOG = LoggerFactory.getLogger(ExampleConfiguration.class);
 
@@ -55,6 +64,10 @@ public class ExampleConfiguration implements CamelConfiguration {
         context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool));
         context.getRegistry().bind(ProxyInUse.BEAN, new ProxyInUse(pool));
         context.getRegistry().bind(NoAutomaticRetries.BEAN, new NoAutomaticRetries());
+        // read by the routes' error handler (Camel's redelivery policy); checked here to be refused by name
+        long storeRetries = number(context, "example.storeRetries", "120");
+        number(context, "example.storeRetryDelay", "500");
+        context.getRegistry().bind(StoreUnavailable.BEAN, new StoreUnavailable(stats, storeRetries));
         context.getRegistry().bind(FetchOutcome.BEAN, new FetchOutcome(pool, stats,
                 (int) number(context, "example.maxAttempts", "4"), millis(context, "example.penalty", "1s")));
         long progress = millis(context, "example.progressInterval", "0");
@@ -68,6 +81,14 @@ public class ExampleConfiguration implements CamelConfiguration {
             TokenBucketComponent tokenBucket = context.getComponent("tokenbucket", TokenBucketComponent.class);
             tokenBucket.getConfiguration().setStore(TokenBucketStoreType.redis);
             tokenBucket.getConfiguration().setRedisUri(redisUri);
+            if (redisUri.startsWith("redis-cluster") || redisUri.startsWith("rediss-cluster")) {
+                // the freest proxy is chosen by one script over every candidate's key, so on a cluster they must
+                // share a hash slot: a hash tag in the prefix, unless one was configured
+                String prefix = tokenBucket.getConfiguration().getKeyPrefix();
+                if (!prefix.contains("{")) {
+                    tokenBucket.getConfiguration().setKeyPrefix(prefix + CLUSTER_HASH_TAG);
+                }
+            }
         }
 
         String dsl = property(context, "example.dsl", "java").toLowerCase(Locale.ROOT);
@@ -75,7 +96,10 @@ public class ExampleConfiguration implements CamelConfiguration {
             case "java" -> context.addRoutes(new ScraperRoute());
             case "yaml" -> PluginHelper.getRoutesLoader(context)
                     .loadRoutes(PluginHelper.getResourceLoader(context).resolveResource(YAML_ROUTE));
-            default -> throw new IllegalArgumentException("example.dsl must be java or yaml, was '" + dsl + "'");
+            // Camel Main loads the route itself from camel.main.routes-include-pattern (a file of your own)
+            case "main" -> { }
+            default -> throw new IllegalArgumentException("example.dsl must be java, yaml or main, was '" + dsl
+                    + "'");
         }
         LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}", ScraperRoute.ROUTE_ID, dsl, pool.ids(),
                 freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank() ? "local"

@@ -1,5 +1,6 @@
 package io.tokenbucket.example;
 
+import io.tokenbucket.camel.TokenBucketStoreException;
 import org.apache.camel.builder.RouteBuilder;
 
 /**
@@ -44,6 +45,16 @@ public class ScraperRoute extends RouteBuilder {
 
     @Override
     public void configure() {
+        // the bucket store (Redis) failed and onStoreError=fail admitted nothing: the throttle step is tried again
+        // (without holding a thread while it waits), and a URL whose store stays down goes to the dead letter
+        onException(TokenBucketStoreException.class)
+            .maximumRedeliveries("{{example.storeRetries}}")
+            .redeliveryDelay("{{example.storeRetryDelay}}")
+            .asyncDelayedRedelivery()
+            .handled(true)
+            .process(StoreUnavailable.BEAN)
+            .to("{{example.deadLetter}}");
+
         from("{{example.queue}}").routeId(ROUTE_ID)
             .loopDoWhile(simple("${exchangeProperty." + Scrape.DONE + "} != true"))
                 .process(ProxyChooser.BEAN)

@@ -13,7 +13,7 @@ class ExampleConfigurationTest {
 
     @Test
     void anUnknownDslIsRejectedByName() throws Exception {
-        assertRejected("example.dsl", "xml", "example.dsl must be java or yaml, was 'xml'");
+        assertRejected("example.dsl", "xml", "example.dsl must be java, yaml or main, was 'xml'");
     }
 
     @Test

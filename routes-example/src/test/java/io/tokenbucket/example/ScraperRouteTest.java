@@ -188,6 +188,29 @@ class ScraperRouteTest {
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void aUrlWhoseBucketStoreStaysDownGoesToTheDeadLetterAfterItsRedeliveries(String dsl) throws Exception {
+        TestRedis redis = new TestRedis(dir.resolve("redis"));
+        try (redis;
+             DemoSite site = new DemoSite(dir, 2, "10/100ms", 0, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.redisUri", redis.uri(),
+                     "example.storeRetries", "3", "example.storeRetryDelay", "20"))) {
+            redis.close(); // the endpoint connected when it started; now its store is gone
+            List<String> urls = scraper.pages(2);
+            scraper.scrape(urls);
+
+            // onStoreError=fail: nothing admitted without a token, so nothing reached the target
+            assertThat(site.target().hits()).isEmpty();
+            assertThat(scraper.resultLines()).isEmpty();
+            assertThat(scraper.deadLines()).hasSize(2).allSatisfy(dead -> assertThat(dead.getString("reason"))
+                    .startsWith("bucket store unavailable after 3 redeliveries: "));
+            assertThat(scraper.stats().deadLetters()).isEqualTo(2);
+            // the store's failure is no proxy's fault
+            assertThat(scraper.pool().health().values()).containsOnly("healthy");
+        }
+    }
+
     /** Nothing lost, nothing twice: each URL has exactly one outcome, and no line holds a credential. */
     static void assertEachUrlExactlyOnce(ScraperHarness scraper, List<String> urls) {
         List<String> outcomes = Stream.concat(scraper.resultLines().stream(), scraper.deadLines().stream())

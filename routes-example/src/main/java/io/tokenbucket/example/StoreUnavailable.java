@@ -1,0 +1,42 @@
+package io.tokenbucket.example;
+
+import org.apache.camel.Exchange;
+import org.apache.camel.Processor;
+
+/**
+ * The dead letter of a URL whose token could not be reserved because the bucket store (Redis) kept failing:
+ * with {@code camel.component.tokenbucket.on-store-error=fail} (the default) {@code tokenbucket:} admits nothing
+ * without a token and fails the exchange with {@code TokenBucketStoreException}; the route's error handler
+ * redelivers it to the throttle every {@code example.storeRetryDelay} milliseconds, {@code example.storeRetries} times, and
+ * only then calls this step, which writes the URL's dead-letter line with the store's error as the reason. The
+ * proxies are not blamed: a store failure is nobody's health. Bound as {@value #BEAN}.
+ */
+public class StoreUnavailable implements Processor {
+
+    /** The registry name the routes refer to. */
+    public static final String BEAN = "storeUnavailable";
+
+    private final ProxyStats stats;
+    private final long retries;
+
+    /**
+     * @param stats   counts the dead letter
+     * @param retries how many times the route's error handler tried the throttle again ({@code example.storeRetries})
+     */
+    public StoreUnavailable(ProxyStats stats, long retries) {
+        this.stats = stats;
+        this.retries = retries;
+    }
+
+    @Override
+    public void process(Exchange exchange) {
+        Exception error = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
+        exchange.setProperty(Scrape.REASON, "bucket store unavailable after " + retries
+                + " redeliveries: "
+                + (error == null ? "unknown error" : ProxyConfig.mask(String.valueOf(error.getMessage()))));
+        stats.deadLetter();
+        exchange.getMessage().setBody(ScrapeResult.dead(exchange));
+        exchange.setProperty(Scrape.OUTCOME, Scrape.DEAD);
+        exchange.setProperty(Scrape.DONE, true);
+    }
+}
