@@ -59,7 +59,36 @@ class BenchSmokeTest {
 
     @Test
     void accuracyDriverRuns() throws Exception {
-        Accuracy.main(new String[] {"2", "1", "5", "10"});
+        Accuracy.Summary s = Accuracy.run(false, 1, 2, 1, 5, 10, null);
+        assertThat(s.allReleased()).isTrue();
+        assertThat(s.failed()).isZero();
+        assertThat(s.maxSliding()).isLessThanOrEqualTo((int) s.bound());
+    }
+
+    /** Starts its own redis-server (the one embedded-redis ships, unless one is on the PATH): 3 instances. */
+    @Test
+    void accuracyDriverRunsOnRedis() throws Exception {
+        Accuracy.Summary s = Accuracy.run(true, 3, 2, 1, 5, 10, null);
+        assertThat(s.allReleased()).isTrue();
+        assertThat(s.failed()).isZero();
+        assertThat(s.maxSliding()).isLessThanOrEqualTo((int) s.bound());
+    }
+
+    /**
+     * Starts its own redis-server; runs redis-benchmark too when it is on the PATH (it is optional). Checks that
+     * our store and Bucket4j-Lettuce complete acquires without errors, and that the never-binding limit grants all.
+     */
+    @Test
+    void redisDriverRuns() throws Exception {
+        var results = RedisAcquire.run(new String[] {"0.3", "0.1", "1", "100", "1,hot8"});
+        for (String peer : new String[] {"ours", "bucket4j", "bare-evalsha"}) {
+            RedisAcquire.Run free = results.get(peer + " 1").get(0);
+            assertThat(free.granted()).as(peer).isPositive();
+            assertThat(free.rejected() + free.timeouts() + free.otherErrors()).as(peer).isZero();
+            RedisAcquire.Run hot = results.get(peer + " hot8").get(0);
+            assertThat(hot.granted()).as(peer).isPositive();
+            assertThat(hot.timeouts() + hot.otherErrors()).as(peer).isZero();
+        }
     }
 
     private static Collection<RunResult> oneIteration(Class<?> type, String keys) throws Exception {
