@@ -62,7 +62,7 @@ final class TokenBucketRedisStores {
                     + " cannot connect to Redis at " + where + ": " + e.getMessage()
                     + (root != e ? " (" + root.getMessage() + ")" : ""), e);
         }
-        RedisBucketStore redis = new RedisBucketStore(lease.commands(),
+        RedisBucketStore redis = new RedisBucketStore(lease::commands, lease.isCluster(),
                 RedisBucketStore.namespace(config.getKeyPrefix(), endpoint.getName()), timeout);
         BucketStore fallback = switch (config.getOnStoreError()) {
             case fail -> null;
@@ -71,6 +71,9 @@ final class TokenBucketRedisStores {
         };
         RedisConnections.Lease leased = lease;
         Supplier<Throwable> probe = () -> {
+            if (leased.commands() == null) {
+                return leased.notConnected();
+            }
             try {
                 leased.commands().ping().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 return null;

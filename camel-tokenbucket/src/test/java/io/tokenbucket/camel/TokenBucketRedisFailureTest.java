@@ -107,6 +107,40 @@ class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
         }
     }
 
+    @Test
+    void anEndpointStartsWhileRedisIsDownAppliesItsPolicyAndConnectsWhenRedisComesUp() throws Exception {
+        redis.stop();
+        try {
+            // starting the endpoint does not need Redis: the connection is made in the background
+            Endpoint fail = context.getEndpoint("tokenbucket:down-fail?store=redis&redisUri=" + redis.uri()
+                    + "&capacity=5&refillPeriod=1s&mode=reject&onStoreError=fail");
+            Endpoint local = context.getEndpoint("tokenbucket:down-local?store=redis&redisUri=" + redis.uri()
+                    + "&capacity=5&refillPeriod=1s&mode=reject&onStoreError=local");
+            Exchange failed = template.request(fail, x -> x.getMessage().setHeader(TokenBucketConstants.KEY, "k"));
+            assertThat(failed.getException()).isInstanceOf(TokenBucketStoreException.class)
+                    .hasMessageContaining("Not connected to Redis yet");
+            // local: five admitted by a local bucket, the sixth rejected by it
+            for (int i = 0; i < 5; i++) {
+                assertThat(template.request(local, x -> x.getMessage().setHeader(TokenBucketConstants.KEY, "k"))
+                        .getException()).isNull();
+            }
+            assertThat(template.request(local, x -> x.getMessage().setHeader(TokenBucketConstants.KEY, "k"))
+                    .getException()).isInstanceOf(TokenBucketRejectedException.class);
+            assertThat(redis.isRunning()).isFalse();
+
+            redis.start();
+            long restarted = System.nanoTime();
+            // within the reconnect backoff (1 s) and the policy's bypass (1 s), the bucket is in Redis
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> template
+                    .request(fail, x -> x.getMessage().setHeader(TokenBucketConstants.KEY, "k")).getException() == null);
+            assertThat((Long) redis.command("EXISTS", "tokenbucket:down-fail:k")).isEqualTo(1L);
+            System.out.printf("started without Redis; first exchange answered by Redis %d ms after it came up%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
+        } finally {
+            redis.start();
+        }
+    }
+
     /**
      * Sends from two threads; after 300 ms kills Redis, keeps sending for 1.5 s, starts Redis again and waits
      * until an exchange is answered by Redis again (a key appears).

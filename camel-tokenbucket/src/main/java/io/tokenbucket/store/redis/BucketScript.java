@@ -21,16 +21,16 @@ final class BucketScript {
 
     static final String SOURCE = load();
 
-    private final String digest;
+    /** The SHA-1 of the source, hex: what {@code EVALSHA} names it by (computed here: no connection needed). */
+    static final String DIGEST = sha1(SOURCE);
 
-    BucketScript(RedisClusterAsyncCommands<String, String> commands) {
-        this.digest = commands.digest(SOURCE);
+    private BucketScript() {
     }
 
     /** Runs the script on {@code keys}; the future completes on Lettuce's I/O thread. */
-    CompletableFuture<List<Long>> run(RedisClusterAsyncCommands<String, String> commands, String[] keys,
+    static CompletableFuture<List<Long>> run(RedisClusterAsyncCommands<String, String> commands, String[] keys,
                                       String... args) {
-        CompletableFuture<List<Long>> bySha = commands.<List<Long>> evalsha(digest, ScriptOutputType.MULTI, keys, args)
+        CompletableFuture<List<Long>> bySha = commands.<List<Long>> evalsha(DIGEST, ScriptOutputType.MULTI, keys, args)
                 .toCompletableFuture();
         return bySha.handle((result, failure) -> {
             if (failure == null) {
@@ -45,6 +45,15 @@ final class BucketScript {
 
     private static Throwable unwrap(Throwable t) {
         return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    }
+
+    private static String sha1(String text) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-1")
+                    .digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is missing from this JVM", e);
+        }
     }
 
     private static String load() {

@@ -6,7 +6,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
+import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -32,8 +34,8 @@ public final class RedisBucketStore implements BucketStore {
 
     private static final long NANOS_PER_MICRO = 1000;
 
-    private final RedisClusterAsyncCommands<String, String> commands;
-    private final BucketScript script;
+    private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
+    private final boolean cluster;
     private final String namespace;
     private final long timeoutNanos;
 
@@ -43,10 +45,32 @@ public final class RedisBucketStore implements BucketStore {
      * @param timeout   how long one call may take before its stage fails
      */
     public RedisBucketStore(RedisClusterAsyncCommands<String, String> commands, String namespace, Duration timeout) {
+        this(() -> commands, commands instanceof RedisAdvancedClusterAsyncCommands, namespace, timeout);
+    }
+
+    /**
+     * A store on a connection that may not be open yet: while {@code commands} gives null every call fails its
+     * stage with a {@link RedisConnectionException} (the store policy decides), without waiting.
+     *
+     * @param commands  the current asynchronous commands of the connection, null while it is not open
+     * @param cluster   whether it is a Redis Cluster connection (candidates must then share a hash slot)
+     * @param namespace the prefix of this limiter's keys, {@code <keyPrefix><name>:}
+     * @param timeout   how long one call may take before its stage fails
+     */
+    public RedisBucketStore(Supplier<RedisClusterAsyncCommands<String, String>> commands, boolean cluster,
+                            String namespace, Duration timeout) {
         this.commands = commands;
-        this.script = new BucketScript(commands);
+        this.cluster = cluster;
         this.namespace = namespace;
         this.timeoutNanos = timeout.toNanos();
+    }
+
+    private RedisClusterAsyncCommands<String, String> connected() {
+        RedisClusterAsyncCommands<String, String> c = commands.get();
+        if (c == null) {
+            throw new RedisConnectionException("Not connected to Redis yet (connecting in the background)");
+        }
+        return c;
     }
 
     /**
@@ -90,7 +114,13 @@ public final class RedisBucketStore implements BucketStore {
 
     @Override
     public CompletionStage<Void> remove(String key) {
-        return timed(commands.del(redisKey(key)).toCompletableFuture()).thenApply(n -> null);
+        RedisClusterAsyncCommands<String, String> c;
+        try {
+            c = connected();
+        } catch (RedisConnectionException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return timed(c.del(redisKey(key)).toCompletableFuture()).thenApply(n -> null);
     }
 
     /**
@@ -102,7 +132,7 @@ public final class RedisBucketStore implements BucketStore {
     public CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
                                                  long maxWaitNanos) {
         limits.forEach(l -> l.checkCost(tokens));
-        if (commands instanceof RedisAdvancedClusterAsyncCommands) {
+        if (cluster) {
             int slot = SlotHash.getSlot(redisKey(keys.get(0)));
             for (String key : keys) {
                 if (SlotHash.getSlot(redisKey(key)) != slot) {
@@ -134,7 +164,13 @@ public final class RedisBucketStore implements BucketStore {
                 args.add(Long.toString(intervalMicros));
             }
         }
-        return timed(script.run(commands, redisKeys, args.toArray(new String[0])));
+        RedisClusterAsyncCommands<String, String> c;
+        try {
+            c = connected();
+        } catch (RedisConnectionException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return timed(BucketScript.run(c, redisKeys, args.toArray(new String[0])));
     }
 
     private static long maxWaitMicros(long maxWaitNanos) {

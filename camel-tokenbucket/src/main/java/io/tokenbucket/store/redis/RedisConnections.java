@@ -1,10 +1,15 @@
 package io.tokenbucket.store.redis;
 
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -22,6 +27,9 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import io.netty.channel.ConnectTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Redis connections of one component: one client and one connection per Redis URI (or per
@@ -34,6 +42,12 @@ import io.lettuce.core.resource.Delay;
  * the store recovers within a second or two of Redis coming back. A client owned by the application is used
  * as it is and never shut down here; only the connection made on it is closed.
  *
+ * <p>When Redis cannot be reached at the first connect (connection refused, no route, connect timeout: Redis is
+ * down or not up yet), the lease is given anyway, without a connection ({@link Lease#commands()} is null), and the
+ * connection is made in the background, every second at most, until it opens: an application starts while its
+ * Redis is down, and its store policy decides meanwhile. Any other failure (a wrong password, TLS, a bad URI)
+ * is a mistake that waiting does not mend, and fails {@link #acquire} at once.
+ *
  * <p>URIs: whatever Lettuce's {@link RedisURI} accepts ({@code redis://[user:password@]host:port[/db]},
  * {@code rediss://} for TLS, {@code redis-sentinel://...}); a Redis Cluster is named by
  * {@code redis-cluster://[user:password@]host:port[,host:port...]} (or {@code rediss-cluster://}), the seed
@@ -43,8 +57,13 @@ public final class RedisConnections implements AutoCloseable {
 
     private static final Pattern USER_INFO = Pattern.compile("(?<=://)[^@/]*@");
 
+    private static final Logger LOG = LoggerFactory.getLogger(RedisConnections.class);
+    private static final long FIRST_RETRY_MILLIS = 50;
+    private static final long MAX_RETRY_MILLIS = 1000;
+
     private final Map<Object, Shared> shared = new HashMap<>();
     private ClientResources resources;
+    private ScheduledExecutorService connector;
 
     /** A share of one connection; {@link #close()} gives it back. */
     public final class Lease implements AutoCloseable {
@@ -57,9 +76,22 @@ public final class RedisConnections implements AutoCloseable {
             this.connection = connection;
         }
 
-        /** The asynchronous commands of the shared connection (standalone or cluster). */
+        /**
+         * The asynchronous commands of the shared connection (standalone or cluster); null while the first
+         * connection has not opened yet ({@link #notConnected()} says why).
+         */
         public RedisClusterAsyncCommands<String, String> commands() {
             return connection.commands;
+        }
+
+        /** Whether the connection is to a Redis Cluster. */
+        public boolean isCluster() {
+            return connection.client instanceof RedisClusterClient;
+        }
+
+        /** Why there is no connection yet: the last failure to open it; null once it is open. */
+        public Throwable notConnected() {
+            return connection.commands == null ? connection.lastFailure : null;
         }
 
         /** Gives the lease back; the last one closes the connection, and the client when it was created here. */
@@ -78,23 +110,81 @@ public final class RedisConnections implements AutoCloseable {
         }
     }
 
-    private static final class Shared {
+    /** One connection and its leases; opened at once, or in the background when Redis is down. */
+    private final class Shared {
         final AbstractRedisClient client;
         final boolean owned;
-        final StatefulConnection<String, String> connection;
-        final RedisClusterAsyncCommands<String, String> commands;
+        final String where;
+        volatile StatefulConnection<String, String> connection;
+        volatile RedisClusterAsyncCommands<String, String> commands;
+        volatile Throwable lastFailure;
         int leases;
+        private boolean closed;
+        private int attempts;
 
-        Shared(AbstractRedisClient client, boolean owned, StatefulConnection<String, String> connection,
-               RedisClusterAsyncCommands<String, String> commands) {
+        Shared(AbstractRedisClient client, boolean owned, String where) {
             this.client = client;
             this.owned = owned;
-            this.connection = connection;
-            this.commands = commands;
+            this.where = where;
+        }
+
+        /** Connects now; on a failure that waiting may mend, keeps trying in the background instead. */
+        void open() {
+            try {
+                opened(connectNow(client));
+            } catch (RuntimeException e) {
+                if (!isUnreachable(e)) {
+                    throw e;
+                }
+                lastFailure = e;
+                LOG.warn("Redis at {} cannot be reached ({}); connecting in the background", where, rootMessage(e));
+                retryLater();
+            }
+        }
+
+        private synchronized void opened(StatefulConnection<String, String> c) {
+            connection = c;
+            commands = c instanceof StatefulRedisClusterConnection<String, String> cluster ? cluster.async()
+                    : ((StatefulRedisConnection<String, String>) c).async();
+        }
+
+        private void retryLater() {
+            synchronized (RedisConnections.this) {
+                if (closed) {
+                    return;
+                }
+                long delay = Math.min(MAX_RETRY_MILLIS, FIRST_RETRY_MILLIS << Math.min(attempts++, 10));
+                connector().schedule(this::retry, delay, TimeUnit.MILLISECONDS);
+            }
+        }
+
+        private void retry() {
+            synchronized (RedisConnections.this) {
+                if (closed) {
+                    return;
+                }
+            }
+            try {
+                StatefulConnection<String, String> c = connectNow(client);
+                synchronized (RedisConnections.this) {
+                    if (closed) {
+                        c.close();
+                        return;
+                    }
+                    opened(c);
+                }
+                LOG.info("Connected to Redis at {} after {} attempts", where, attempts + 1);
+            } catch (RuntimeException e) {
+                lastFailure = e;
+                retryLater();
+            }
         }
 
         void close() {
-            connection.close();
+            closed = true;
+            if (connection != null) {
+                connection.close();
+            }
             if (owned) {
                 client.shutdown();
             }
@@ -111,7 +201,13 @@ public final class RedisConnections implements AutoCloseable {
     public synchronized Lease acquire(String uri, Duration timeout) {
         Shared s = shared.get(uri);
         if (s == null) {
-            s = connect(createClient(uri, timeout), true);
+            s = new Shared(createClient(uri, timeout), true, mask(uri));
+            try {
+                s.open();
+            } catch (RuntimeException e) {
+                s.close();
+                throw e;
+            }
             shared.put(uri, s);
         }
         s.leases++;
@@ -125,7 +221,8 @@ public final class RedisConnections implements AutoCloseable {
     public synchronized Lease acquire(AbstractRedisClient client) {
         Shared s = shared.get(client);
         if (s == null) {
-            s = connect(client, false);
+            s = new Shared(client, false, "the application's Redis client");
+            s.open();
             shared.put(client, s);
         }
         s.leases++;
@@ -137,6 +234,10 @@ public final class RedisConnections implements AutoCloseable {
     public synchronized void close() {
         shared.values().forEach(Shared::close);
         shared.clear();
+        if (connector != null) {
+            connector.shutdownNow();
+            connector = null;
+        }
         if (resources != null) {
             resources.shutdown();
             resources = null;
@@ -148,17 +249,50 @@ public final class RedisConnections implements AutoCloseable {
         return uri == null ? null : USER_INFO.matcher(uri).replaceAll("***@");
     }
 
-    private static Shared connect(AbstractRedisClient client, boolean owned) {
+    private static StatefulConnection<String, String> connectNow(AbstractRedisClient client) {
         if (client instanceof RedisClusterClient cluster) {
-            StatefulRedisClusterConnection<String, String> c = cluster.connect(StringCodec.UTF8);
-            return new Shared(client, owned, c, c.async());
+            return cluster.connect(StringCodec.UTF8);
         }
         if (client instanceof RedisClient standalone) {
-            StatefulRedisConnection<String, String> c = standalone.connect(StringCodec.UTF8);
-            return new Shared(client, owned, c, c.async());
+            return standalone.connect(StringCodec.UTF8);
         }
         throw new IllegalArgumentException("redisClient must be a Lettuce RedisClient or RedisClusterClient, was "
                 + client.getClass().getName());
+    }
+
+    /** Redis is down or not up yet (refused, no route, connect timeout): worth trying again, unlike a bad password. */
+    static boolean isUnreachable(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof ConnectException || t instanceof NoRouteToHostException
+                    || t instanceof ConnectTimeoutException) {
+                return true;
+            }
+            for (Throwable suppressed : t.getSuppressed()) {
+                if (isUnreachable(suppressed)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static String rootMessage(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return mask(root.getMessage());
+    }
+
+    private synchronized ScheduledExecutorService connector() {
+        if (connector == null) {
+            connector = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "tokenbucket-redis-connect");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        return connector;
     }
 
     private AbstractRedisClient createClient(String uri, Duration timeout) {
