@@ -28,6 +28,10 @@ public class ProxyInUse implements Processor {
 
     @Override
     public void process(Exchange exchange) {
+        // a throttle step that failed (the store was down) and was redelivered by the error handler leaves its
+        // exception here although it then succeeded: FetchOutcome must see only this fetch's own failure
+        exchange.removeProperty(Exchange.EXCEPTION_CAUGHT);
+        exchange.setProperty(Scrape.FETCH_NANOS, System.nanoTime());
         String id = exchange.getMessage().getHeader(ProxyStats.PROXY_HEADER, String.class);
         @SuppressWarnings("unchecked")
         List<String> tried = exchange.getProperty(Scrape.TRIED, List.class);

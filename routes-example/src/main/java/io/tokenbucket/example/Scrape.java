@@ -11,6 +11,8 @@ public final class Scrape {
     public static final String URL = "scrapeUrl";
     /** {@code System.nanoTime()} when the URL was taken from the queue. */
     public static final String START_NANOS = "scrapeStartNanos";
+    /** {@code System.nanoTime()} when the current attempt's fetch began (its token granted, its proxy set). */
+    public static final String FETCH_NANOS = "scrapeFetchNanos";
     /** Attempts made so far (an attempt is one proxy chosen for the URL). */
     public static final String ATTEMPTS = "scrapeAttempts";
     /** The ids of the proxies tried so far, in order ({@code List<String>}). */

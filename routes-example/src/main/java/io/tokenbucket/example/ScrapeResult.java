@@ -29,6 +29,8 @@ public final class ScrapeResult {
         line.put("waitedMs", exchange.getProperty(Scrape.WAITED, 0L, Long.class));
         line.put("attempts", exchange.getProperty(Scrape.ATTEMPTS));
         line.put("elapsedMs", elapsedMillis(exchange));
+        line.put("fetchMs", TimeUnit.NANOSECONDS.toMillis(System.nanoTime()
+                - exchange.getProperty(Scrape.FETCH_NANOS, System.nanoTime(), Long.class)));
         return Jsoner.serialize(line) + "\n";
     }
 

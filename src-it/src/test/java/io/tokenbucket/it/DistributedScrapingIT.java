@@ -1,0 +1,400 @@
+package io.tokenbucket.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.demo.DemoTarget.Hit;
+import io.tokenbucket.store.redis.RedisClusterHandle;
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
+import org.apache.camel.util.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Scenarios 1 to 4 of the end-to-end proof: three instances of the example application, each a JVM of its own
+ * started from the built jars ({@link ExampleInstance}), each fed a third of the URLs, sharing one real Redis (or a
+ * real 3-master Redis Cluster) and fetching through three real forward proxies from a target that records every
+ * request with its proxy and time. Everything is measured at the target.
+ *
+ * <p>Each proxy's bucket: 3 at once, then 3 per second, for the three instances together. The target itself
+ * answers 429 to a proxy over 12 requests in a second: above what the shared bucket lets arrive (6 in any second,
+ * a few more while the JVMs' first fetches are slow, see {@link TargetLoad}), far below what the instances send
+ * without a throttle (24 fetches at once).
+ */
+class DistributedScrapingIT {
+
+    private static final int URLS = 90;
+    private static final int INSTANCES = 3;
+    private static final String PROXY_LIMIT = "3/1s";
+    private static final TargetLoad BUCKET = new TargetLoad(3, 1000);
+    private static final int TARGET_LIMIT = 12;
+    private static final List<String> PROXIES = List.of("p1", "p2", "p3");
+    private static final Duration RUN_TIMEOUT = Duration.ofSeconds(120);
+
+    /** Kept after the run: each instance's log, results and dead letters, under target/e2e/<scenario>. */
+    private static final Path DIR = Path.of(System.getProperty("basedir", "."), "target", "e2e");
+
+    @Test
+    void threeInstancesOnOneRedisHoldEachProxysLimitAtTheTarget() throws Exception {
+        try (RedisHandle redis = RedisServers.standalone()) {
+            Outcome run = scrape("redis", redis.uri(), Map.of(), fleet -> { });
+
+            run.assertEveryUrlFetchedOnce();
+            run.assertNo429s();
+            run.assertEveryInstanceUsedEveryProxy();
+            run.assertBoundHolds(PROXIES);
+            run.print("1. 3 JVMs, one Redis", "");
+        }
+    }
+
+    @Test
+    void threeInstancesOnARedisClusterHoldEachProxysLimitAtTheTarget() throws Exception {
+        try (RedisClusterHandle cluster = RedisServers.cluster()) {
+            String uri = "redis-cluster://" + cluster.uris().stream().map(u -> u.substring("redis://".length()))
+                    .collect(Collectors.joining(","));
+            Map<String, Long> keysPerNode = new HashMap<>();
+            Outcome run = scrape("cluster", uri, Map.of(), fleet -> {
+                // mid-run, where the buckets are: all in the slot of the example's hash tag {scraper}, one node
+                assertThat(fleet.site().target().awaitHits(20, RUN_TIMEOUT.toMillis())).isTrue();
+                for (RedisHandle node : cluster.nodes()) {
+                    keysPerNode.put(node.uri(), (long) ((List<?>) node.command("KEYS", "tokenbucket:*")).size());
+                }
+            });
+
+            run.assertEveryUrlFetchedOnce();
+            run.assertNo429s();
+            run.assertEveryInstanceUsedEveryProxy();
+            run.assertBoundHolds(PROXIES);
+            assertThat(keysPerNode.values()).as("bucket keys per cluster node, mid-run").filteredOn(n -> n > 0)
+                    .singleElement();
+            run.print("2. 3 JVMs, 3-master Redis Cluster", "; bucket keys per node mid-run " + keysPerNode.values());
+        }
+    }
+
+    @Test
+    void redisDiesMidRunWithOnStoreErrorFailNothingIsAdmittedWithoutATokenAndTheRunCompletes() throws Exception {
+        try (RedisHandle redis = RedisServers.standalone()) {
+            Outage outage = new Outage(redis, true);
+            Outcome run = scrape("fail", redis.uri(), Map.of("camel.component.tokenbucket.on-store-error", "fail",
+                    "example.storeRetryDelay", "200"), true, outage::run);
+
+            // every URL has an outcome, fetched once: the late instance's exchanges that failed during the outage
+            // were redelivered by the route's error handler until Redis was back
+            run.assertEveryUrlFetchedOnce();
+            run.assertNo429s();
+            // nothing admitted without a token: none of the late instance's URLs reached the target while Redis
+            // was dead (the others had booked their turns before)
+            assertThat(outage.lateHitsDuringOutage(run)).as("requests of the instance that started during the"
+                    + " outage, while Redis was dead").isZero();
+            assertThat(outage.lateInstanceFailures).as("store failures the late instance logged").isPositive();
+            run.assertBoundHolds(PROXIES);
+            assertThat(outage.recoveryMillis).as("ms from restart to the first bucket in Redis").isBetween(0L, 10_000L);
+            run.print("3a. Redis killed mid-run, onStoreError=fail", outage.describe(run));
+        }
+    }
+
+    @Test
+    void redisDiesMidRunWithOnStoreErrorLocalTheRunContinuesThrottledLocally() throws Exception {
+        try (RedisHandle redis = RedisServers.standalone()) {
+            Outage outage = new Outage(redis, false);
+            Outcome run = scrape("local", redis.uri(), Map.of("camel.component.tokenbucket.on-store-error", "local"),
+                    true, outage::run);
+
+            // the target may refuse some (a local bucket beside the shared one allows more): those URLs take another
+            // attempt; each still ends fetched or dead-lettered, and fetched once
+            run.assertEveryUrlHasOneOutcome();
+            // the late instance went on with local buckets while Redis was dead
+            assertThat(outage.lateHitsDuringOutage(run)).as("requests of the instance that started during the"
+                    + " outage, while Redis was dead").isPositive();
+            // throttled: per proxy, at most the shared bucket's bound plus one local bucket's in any second
+            for (String proxy : PROXIES) {
+                assertThat(TargetLoad.maxInAnyWindow(run.hits, h -> h.client().equals(proxy), 1_000))
+                        .as("most requests via %s in a second", proxy).isLessThanOrEqualTo(2 * BUCKET.bound(2_000));
+            }
+            run.print("3b. Redis killed mid-run, onStoreError=local", outage.describe(run));
+        }
+    }
+
+    @Test
+    void aProxyDiesMidRunItsUrlsMoveToTheOthersAndTheLimitsHold() throws Exception {
+        try (RedisHandle redis = RedisServers.standalone()) {
+            long[] stoppedAt = new long[2]; // when p3's stop began, when it was over
+            Outcome run = scrape("proxy", redis.uri(), Map.of(), fleet -> {
+                assertThat(fleet.site().target().awaitHits(20, RUN_TIMEOUT.toMillis())).isTrue();
+                stoppedAt[0] = System.nanoTime();
+                fleet.site().proxies().get(2).stop();
+                stoppedAt[1] = System.nanoTime();
+            });
+
+            // each URL one outcome, fetched: a URL whose request through p3 reached the target while p3 was dying
+            // lost its answer on the way back, so it was fetched again elsewhere (at least once, as HTTP through a
+            // dying proxy goes); no other URL was fetched twice
+            assertThat(run.results).map(l -> l.getString("url")).containsExactlyInAnyOrderElementsOf(run.urls);
+            assertThat(run.dead).isEmpty();
+            Map<String, Long> fetches = TargetLoad.fetchesPerPath(run.hits);
+            for (Map.Entry<String, Long> twice : fetches.entrySet()) {
+                if (twice.getValue() > 1) {
+                    assertThat(run.hits).as("requests for %s, fetched %d times", twice.getKey(), twice.getValue())
+                            .filteredOn(h -> h.path().equals(twice.getKey()) && h.status() == 200)
+                            .hasSize(2).first().satisfies(h -> {
+                                assertThat(h.client()).isEqualTo("p3");
+                                assertThat(h.nanos()).isLessThanOrEqualTo(stoppedAt[1]);
+                            });
+                }
+            }
+            long twice = fetches.values().stream().filter(n -> n > 1).count();
+            run.assertNo429s();
+            assertThat(run.hits).filteredOn(h -> h.client().equals("p3") && h.nanos() > stoppedAt[1]).isEmpty();
+            // the URLs that met the dead proxy were fetched through another one
+            assertThat(run.results).anyMatch(l -> l.getInteger("attempts") > 1);
+            long viaP3 = run.results.stream().filter(l -> "p3".equals(l.getString("proxy"))).count();
+            assertThat(viaP3).as("URLs fetched via p3 before it died").isLessThan(URLS / 3);
+            run.assertBoundHolds(List.of("p1", "p2"));
+            run.print("4. p3 killed mid-run", "; fetched via p3 before it died " + viaP3 + ", retried URLs "
+                    + run.results.stream().filter(l -> l.getInteger("attempts") > 1).count() + ", fetched twice"
+                    + " (answer lost as p3 died) " + twice);
+        }
+    }
+
+    /** What happens while the instances run (in the test's thread); returns when it is done. */
+    @FunctionalInterface
+    private interface MidRun {
+        void during(Fleet fleet) throws Exception;
+    }
+
+    /** The site and the instances of a run; the last instance starts when {@link #startLast()} is called. */
+    private interface Fleet {
+        DemoSite site();
+
+        /** Starts the last instance (only when the scenario holds it back); returns it. */
+        ExampleInstance startLast() throws Exception;
+    }
+
+    /**
+     * Scenario 3's outage. Each instance books every URL's turn in its first second (a waiting exchange holds its
+     * reservation, not a thread), so an outage later in the run meets no request from the instances already running.
+     * So: Redis is killed once the target has seen 20 requests of the first two instances; the third instance starts
+     * while it is dead and sends all its URLs into the outage; Redis comes back (same port, no data, no script) once
+     * that instance has sent them and met the store's failures for 3 seconds. Recovery: from the restart to the first
+     * bucket key in the new Redis.
+     */
+    private static final class Outage {
+        private final RedisHandle redis;
+        private ExampleInstance late;
+        private long killedAt;
+        private long restartedAt;
+        private long recoveryMillis = -1;
+        private long lateInstanceFailures;
+
+        private final boolean awaitRecovery;
+
+        /** @param awaitRecovery whether to wait for (and time) the first bucket in the restarted Redis */
+        Outage(RedisHandle redis, boolean awaitRecovery) {
+            this.redis = redis;
+            this.awaitRecovery = awaitRecovery;
+        }
+
+        void run(Fleet fleet) throws Exception {
+            assertThat(fleet.site().target().awaitHits(20, RUN_TIMEOUT.toMillis())).isTrue();
+            redis.stop();
+            killedAt = System.nanoTime();
+            late = fleet.startLast();
+            long deadline = System.nanoTime() + RUN_TIMEOUT.toNanos();
+            while (!late.log().contains("Sending ") && late.isAlive() && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            }
+            assertThat(late.log()).as("the late instance, started while Redis is dead, sent its URLs")
+                    .contains("Sending ");
+            Thread.sleep(3_000); // the rest of the outage: the late instance meets the dead store for 3 s
+            lateInstanceFailures = late.log().lines().filter(l -> l.contains("Cannot reconnect")
+                    || l.contains("Connection refused")).count();
+            redis.start();
+            restartedAt = System.nanoTime();
+            deadline = restartedAt + TimeUnit.SECONDS.toNanos(awaitRecovery ? 30 : 0);
+            while ((Long) redis.command("DBSIZE") == 0 && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            }
+            if ((Long) redis.command("DBSIZE") > 0) {
+                recoveryMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restartedAt);
+            }
+        }
+
+        /** Requests at the target, between the kill and the restart, of the URLs of the instance started then. */
+        long lateHitsDuringOutage(Outcome run) {
+            List<String> lateUrls = late.results().stream().map(l -> URI.create(l.getString("url")).getPath())
+                    .toList();
+            return run.hits.stream().filter(h -> h.nanos() > killedAt && h.nanos() < restartedAt
+                    && lateUrls.contains(h.path())).count();
+        }
+
+        String describe(Outcome run) {
+            long during = run.hits.stream().filter(h -> h.nanos() > killedAt && h.nanos() < restartedAt).count();
+            return "; Redis dead for " + TimeUnit.NANOSECONDS.toMillis(restartedAt - killedAt) + " ms from "
+                    + TimeUnit.NANOSECONDS.toMillis(killedAt - run.began) + " ms into the run; requests at the target"
+                    + " during the outage " + during + " (of them from the instance started in it: "
+                    + lateHitsDuringOutage(run) + "); recovery (restart to first bucket in Redis) "
+                    + (!awaitRecovery ? "not measured (the late instance booked every URL locally)"
+                    : recoveryMillis < 0 ? "none within 30 s" : recoveryMillis + " ms");
+        }
+    }
+
+    /**
+     * Runs {@link #INSTANCES} instances, each with a third of the URLs, against a new demo site, and waits until
+     * each has ended by itself (every URL of its share has an outcome).
+     */
+    private Outcome scrape(String label, String redisUri, Map<String, String> settings, MidRun midRun)
+            throws Exception {
+        return scrape(label, redisUri, settings, false, midRun);
+    }
+
+    /**
+     * @param holdLast true: the last instance starts only when {@code midRun} calls {@link Fleet#startLast()}
+     */
+    private Outcome scrape(String label, String redisUri, Map<String, String> settings, boolean holdLast,
+                           MidRun midRun) throws Exception {
+        Path runDir = DIR.resolve(label);
+        if (Files.exists(runDir)) {
+            try (Stream<Path> old = Files.walk(runDir)) {
+                old.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+        Files.createDirectories(runDir);
+        try (DemoSite site = new DemoSite(runDir, PROXIES.size(), PROXY_LIMIT, URLS, TARGET_LIMIT, 1000)) {
+            List<String> urls = Files.readAllLines(site.urlFile()).stream().filter(l -> !l.isBlank()).toList();
+            List<ExampleInstance> instances = new ArrayList<>();
+            List<Map<String, String>> configs = new ArrayList<>();
+            for (int i = 0; i < INSTANCES; i++) {
+                Path share = runDir.resolve("urls-" + (i + 1) + ".txt");
+                int first = i;
+                Files.write(share, urls.stream().filter(u -> urls.indexOf(u) % INSTANCES == first).toList());
+                Map<String, String> all = new HashMap<>(settings);
+                all.put("example.proxyFile", site.proxyFile().toString());
+                all.put("example.urlFile", share.toString());
+                all.put("example.redisUri", redisUri);
+                configs.add(all);
+            }
+            try {
+                int now = holdLast ? INSTANCES - 1 : INSTANCES;
+                for (int i = 0; i < now; i++) {
+                    instances.add(ExampleInstance.start(label + "-" + (i + 1), runDir, configs.get(i)));
+                }
+                long began = System.nanoTime();
+                midRun.during(new Fleet() {
+                    @Override
+                    public DemoSite site() {
+                        return site;
+                    }
+
+                    @Override
+                    public ExampleInstance startLast() throws Exception {
+                        ExampleInstance last = ExampleInstance.start(label + "-" + INSTANCES, runDir,
+                                configs.get(INSTANCES - 1));
+                        instances.add(last);
+                        return last;
+                    }
+                });
+                assertThat(instances).as("instances started").hasSize(INSTANCES);
+                for (ExampleInstance instance : instances) {
+                    assertThat(instance.awaitExit(RUN_TIMEOUT)).as("exit code of %s%s", instance,
+                            instance.logTail()).isZero();
+                }
+                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
+                List<Hit> hits = site.target().hits();
+                // for a look after a failure: what the target saw, ms since the run began
+                Files.write(runDir.resolve("target-hits.tsv"), hits.stream().map(h -> TimeUnit.NANOSECONDS.toMillis(
+                        h.nanos() - began) + "\t" + h.client() + "\t" + h.path() + "\t" + h.status()).toList());
+                return new Outcome(urls, hits, instances, began, millis);
+            } finally {
+                for (ExampleInstance instance : instances) {
+                    instance.close();
+                }
+            }
+        }
+    }
+
+    /** A finished run: the URLs, what the target saw, what each instance wrote. */
+    private static final class Outcome {
+        final List<String> urls;
+        final List<Hit> hits;
+        final List<ExampleInstance> instances;
+        final List<JsonObject> results;
+        final List<JsonObject> dead;
+        final Map<String, Long> transitMillis;
+        final long began;
+        final long millis;
+
+        Outcome(List<String> urls, List<Hit> hits, List<ExampleInstance> instances, long began, long millis) {
+            this.began = began;
+            this.urls = urls;
+            this.hits = hits;
+            this.instances = instances;
+            this.results = instances.stream().flatMap(i -> i.results().stream()).toList();
+            this.dead = instances.stream().flatMap(i -> i.deadLetters().stream()).toList();
+            // a fetched URL's longest possible transit from its token to the target: the duration of the fetch
+            // that got it (from the step right after the throttle to the answer)
+            this.transitMillis = TargetLoad.fetchMillisByPath(results);
+            this.millis = millis;
+        }
+
+        void assertEveryUrlHasOneOutcome() {
+            assertThat(Stream.concat(results.stream(), dead.stream()).map(l -> l.getString("url")))
+                    .as("URLs with an outcome (fetched or dead-lettered)").containsExactlyInAnyOrderElementsOf(urls);
+            assertThat(TargetLoad.fetchesPerPath(hits).values()).as("200s per URL at the target").containsOnly(1L);
+        }
+
+        void assertEveryUrlFetchedOnce() {
+            assertEveryUrlHasOneOutcome();
+            assertThat(dead).as("dead letters").isEmpty();
+            assertThat(TargetLoad.fetchesPerPath(hits)).as("URLs fetched at the target").hasSize(urls.size());
+        }
+
+        void assertNo429s() {
+            assertThat(hits).as("requests the target refused").noneMatch(h -> h.status() == 429);
+        }
+
+        void assertEveryInstanceUsedEveryProxy() {
+            // the limit was shared, not split: every instance fetched through every proxy
+            for (ExampleInstance instance : instances) {
+                assertThat(instance.results().stream().map(l -> l.getString("proxy")).distinct())
+                        .as("proxies %s fetched through", instance.name()).containsExactlyInAnyOrderElementsOf(PROXIES);
+            }
+        }
+
+        void assertBoundHolds(List<String> proxies) {
+            for (String proxy : proxies) {
+                for (long window : new long[] {1_000, 5_000}) {
+                    assertThat(BUCKET.worstExcess(hits, h -> h.client().equals(proxy), window, transitMillis))
+                            .as("most requests via %s in any %d ms at the target, over the bucket's bound for that"
+                                    + " window and its requests' transit (%s)", proxy, window, TargetLoad.perProxy(hits))
+                            .isLessThanOrEqualTo(0);
+                }
+            }
+        }
+
+        void print(String scenario, String more) {
+            String windows = PROXIES.stream().map(p -> p + " " + TargetLoad.maxInAnyWindow(hits, h -> h.client()
+                    .equals(p), 1_000) + "/" + TargetLoad.maxInAnyWindow(hits, h -> h.client().equals(p), 5_000))
+                    .collect(Collectors.joining(", "));
+            List<Long> transits = transitMillis.values().stream().sorted().toList();
+            System.out.printf("[e2e] %s: %d URLs, %d fetched, %d dead-lettered, %d x 429, requests per proxy %s;"
+                    + " most per 1 s / 5 s window %s (bucket bound %d / %d, plus 1 per 333 ms of transit); transit"
+                    + " p50 %d ms, max %d ms; %d ms in all%s%n", scenario, urls.size(), results.size(), dead.size(),
+                    hits.stream().filter(h -> h.status() == 429).count(), TargetLoad.perProxy(hits), windows,
+                    BUCKET.bound(1_000), BUCKET.bound(5_000), transits.isEmpty() ? 0 : transits.get(transits.size() / 2),
+                    transits.isEmpty() ? 0 : transits.get(transits.size() - 1), millis, more);
+        }
+    }
+}
