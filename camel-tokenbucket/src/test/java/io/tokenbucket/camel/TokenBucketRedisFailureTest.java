@@ -3,17 +3,22 @@ package io.tokenbucket.camel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.tokenbucket.store.FallbackBucketStore;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
+import org.apache.camel.builder.NotifyBuilder;
 import org.apache.camel.builder.RouteBuilder;
 import org.junit.jupiter.api.Test;
 
@@ -139,6 +144,44 @@ class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
         } finally {
             redis.start();
         }
+    }
+
+    @Test
+    void exchangesRedeliveredByTheErrorHandlerDuringAnOutagePassOnceEachAndOnlyWithATokenFromRedis() throws Exception {
+        Map<String, AtomicInteger> passes = new ConcurrentHashMap<>();
+        AtomicLong passedWhileDown = new AtomicLong();
+        AtomicBoolean down = new AtomicBoolean(true);
+        redis.stop();
+        context.addRoutes(new RouteBuilder() {
+            @Override
+            public void configure() {
+                onException(TokenBucketStoreException.class).maximumRedeliveries(1000).redeliveryDelay(50)
+                        .asyncDelayedRedelivery().handled(true).to("mock:gaveUp");
+                from("seda:redeliver?concurrentConsumers=4").routeId("redeliver")
+                        .to("tokenbucket:redeliver?store=redis&redisUri=" + redis.uri()
+                                + "&capacity=3&refillPeriod=100ms&onStoreError=fail&storeTimeout=300ms")
+                        .process(e -> {
+                            passes.computeIfAbsent(e.getMessage().getBody(String.class),
+                                    k -> new AtomicInteger()).incrementAndGet();
+                            if (down.get()) {
+                                passedWhileDown.incrementAndGet();
+                            }
+                        });
+            }
+        });
+        NotifyBuilder done = new NotifyBuilder(context)
+                .fromRoute("redeliver").whenDone(30).create();
+        for (int i = 0; i < 30; i++) {
+            String body = "m" + i;
+            template.sendBodyAndHeader("seda:redeliver", body, TokenBucketConstants.KEY, "k");
+        }
+        Thread.sleep(1000); // the outage's length: every exchange meets the dead store and is redelivered
+        down.set(false);
+        redis.start();
+        assertThat(done.matches(30, TimeUnit.SECONDS)).as("all 30 exchanges done").isTrue();
+        assertThat(passedWhileDown.get()).as("exchanges past the throttle while Redis was down").isZero();
+        assertThat(passes).hasSize(30);
+        assertThat(passes.values()).extracting(AtomicInteger::get).containsOnly(1);
     }
 
     /**
