@@ -1,5 +1,6 @@
 package io.tokenbucket.example;
 
+import io.tokenbucket.camel.TokenBucketRejectedException;
 import io.tokenbucket.camel.TokenBucketStoreException;
 import org.apache.camel.builder.RouteBuilder;
 
@@ -45,9 +46,10 @@ public class ScraperRoute extends RouteBuilder {
 
     @Override
     public void configure() {
-        // the bucket store (Redis) failed and onStoreError=fail admitted nothing: the throttle step is tried again
-        // (without holding a thread while it waits), and a URL whose store stays down goes to the dead letter
-        onException(TokenBucketStoreException.class)
+        // no token: the bucket store (Redis) failed and onStoreError=fail admitted nothing, or (with the component's
+        // maxWait) the proxies are booked further ahead than that. The throttle step is tried again later (without
+        // holding a thread while it waits); a URL that gets no token after all the tries goes to the dead letter
+        onException(TokenBucketStoreException.class, TokenBucketRejectedException.class)
             .maximumRedeliveries("{{example.storeRetries}}")
             .redeliveryDelay("{{example.storeRetryDelay}}")
             .asyncDelayedRedelivery()

@@ -1,13 +1,15 @@
 package io.tokenbucket.example;
 
+import io.tokenbucket.camel.TokenBucketStoreException;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * The dead letter of a URL whose token could not be reserved because the bucket store (Redis) kept failing:
- * with {@code camel.component.tokenbucket.on-store-error=fail} (the default) {@code tokenbucket:} admits nothing
- * without a token and fails the exchange with {@code TokenBucketStoreException}; the route's error handler
- * redelivers it to the throttle every {@code example.storeRetryDelay} milliseconds, {@code example.storeRetries} times, and
+ * The dead letter of a URL that got no token: the bucket store (Redis) kept failing (with
+ * {@code camel.component.tokenbucket.on-store-error=fail}, the default, {@code tokenbucket:} admits nothing without a
+ * token and fails the exchange with {@code TokenBucketStoreException}), or, with the component's {@code maxWait},
+ * its proxies stayed booked further ahead than that ({@code TokenBucketRejectedException}). The route's error
+ * handler redelivers it to the throttle every {@code example.storeRetryDelay} milliseconds, {@code example.storeRetries} times, and
  * only then calls this step, which writes the URL's dead-letter line with the store's error as the reason. The
  * proxies are not blamed: a store failure is nobody's health. Bound as {@value #BEAN}.
  */
@@ -31,8 +33,9 @@ public class StoreUnavailable implements Processor {
     @Override
     public void process(Exchange exchange) {
         Exception error = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
-        exchange.setProperty(Scrape.REASON, "bucket store unavailable after " + retries
-                + " redeliveries: "
+        String what = error instanceof TokenBucketStoreException ? "bucket store unavailable"
+                : "no token within maxWait";
+        exchange.setProperty(Scrape.REASON, what + " after " + retries + " redeliveries: "
                 + (error == null ? "unknown error" : ProxyConfig.mask(String.valueOf(error.getMessage()))));
         stats.deadLetter();
         exchange.getMessage().setBody(ScrapeResult.dead(exchange));

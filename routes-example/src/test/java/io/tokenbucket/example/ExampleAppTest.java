@@ -8,8 +8,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.demo.DemoTarget.Hit;
 import org.apache.camel.main.Main;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -50,6 +52,38 @@ class ExampleAppTest {
         assertThat(table).contains("== summary ==", "rate/s", "wait ms", "failures", "429s", "health")
                 .containsPattern("(?m)^all\\s+12\\s").contains("12 fetched, 0 failed attempts, 0 answered 429");
         assertThat(table).doesNotContain("s3cret");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    @Timeout(30)
+    void withABookingHorizonAUrlBookedOutIsRedeliveredAndFetchedOnce(String dsl, @TempDir Path dir) throws Exception {
+        DemoRun run = new DemoRun(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        // one proxy, 2 at once then one every 500 ms; a URL may book at most 300 ms ahead, so most are booked out
+        // at first and come back every 50 ms until their turn is near
+        try (DemoSite site = new DemoSite(dir, 1, "2/1s", 6, 1000, 1000)) {
+            Main main = ExampleApp.createMain(run);
+            main.addOverrideProperty("example.dsl", dsl);
+            main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
+            main.addOverrideProperty("example.urlFile", site.urlFile().toString());
+            main.addOverrideProperty("example.outputDir", dir.resolve("out").toString());
+            main.addOverrideProperty("example.progressInterval", "0");
+            main.addOverrideProperty("camel.component.tokenbucket.max-wait", "300ms");
+            main.addOverrideProperty("example.storeRetryDelay", "50");
+
+            assertThat(main.run(new String[0])).isZero();
+
+            List<Hit> hits = site.target().hits();
+            // each URL fetched once: a booked-out attempt leaves nothing behind that the fetch could take for its own
+            assertThat(hits).hasSize(6).allMatch(h -> h.status() == 200);
+            assertThat(hits.stream().map(Hit::path).distinct()).hasSize(6);
+            // and the bucket held: 2 at once, then 500 ms each (generous for a noisy machine)
+            assertThat(TimeUnit.NANOSECONDS.toMillis(hits.get(5).nanos() - hits.get(0).nanos()))
+                    .isGreaterThanOrEqualTo(4 * 500 * 8 / 10);
+        }
+        assertThat(run.stats().fetched()).isEqualTo(6);
+        assertThat(run.stats().failures()).as("failed fetch attempts").isZero();
+        assertThat(Files.exists(dir.resolve("out/dead-letter.jsonl"))).isFalse();
     }
 
     @Test
