@@ -33,11 +33,13 @@ final class ExampleInstance implements AutoCloseable {
     private final String name;
     private final Path dir;
     private final Process process;
+    private final Path urlFile;
 
-    private ExampleInstance(String name, Path dir, Process process) {
+    private ExampleInstance(String name, Path dir, Process process, Path urlFile) {
         this.name = name;
         this.dir = dir;
         this.process = process;
+        this.urlFile = urlFile;
     }
 
     /**
@@ -64,7 +66,7 @@ final class ExampleInstance implements AutoCloseable {
         command.addAll(List.of("-cp", APP.toAbsolutePath().resolve("*").toString(), "io.tokenbucket.example.ExampleApp"));
         Process process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("output.log").toFile()).start();
-        return new ExampleInstance(name, dir, process);
+        return new ExampleInstance(name, dir, process, Path.of(all.get("example.urlFile")));
     }
 
     /**
@@ -118,6 +120,11 @@ final class ExampleInstance implements AutoCloseable {
         String log = log();
         return System.lineSeparator() + "--- " + name + " (" + dir.resolve("output.log") + ") ---"
                 + System.lineSeparator() + log.substring(Math.max(0, log.length() - 4000));
+    }
+
+    /** The file of URLs it was given ({@code example.urlFile}). */
+    Path urlFile() {
+        return urlFile;
     }
 
     /** Whether it is still running. */
