@@ -93,4 +93,32 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         long redisNow = Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
         assertThat(tat - redisNow).isBetween((1000 - SLACK_MS) * 1000L, 1000 * 1000L);
     }
+
+    @Test
+    void aStateOfSeveralNumbersReadUnderOneLimitDecidesLikeItsFirstNumber() throws Exception {
+        // bucket.lua's one-key one-limit fast path leaves a state of several numbers (written under more limits)
+        // to its general path, which reads the numbers by position: both must decide and write the same
+        RedisBucketStore redisStore = (RedisBucketStore) store;
+        Limit tenPerSecond = Limit.of(10, 10, 1000 * MS); // one token every 100 ms = 100,000 us
+        long tat = redisNowMicros() + 1_500_000; // 15 tokens owed of 10: the next one in 600 ms
+        redisCommands().set(redisStore.redisKey("one"), Long.toString(tat)).get(5, TimeUnit.SECONDS);
+        redisCommands().set(redisStore.redisKey("two"), tat + " " + (tat + 7)).get(5, TimeUnit.SECONDS);
+        for (String key : new String[] {"one", "two"}) {
+            Reservation refused = reserve(key, tenPerSecond, 1, 0);
+            assertThat(refused.granted()).as(key).isFalse();
+            assertThat(refused.waitNanos()).as(key).isBetween((600 - SLACK_MS) * MS, 600 * MS);
+            assertThat(refused.remaining()).as(key).isZero();
+            Reservation waiting = reserve(key, tenPerSecond, 1, BucketMath.NO_LIMIT);
+            assertThat(waiting.granted()).as(key).isTrue();
+            assertThat(waiting.waitNanos()).as(key).isBetween((600 - SLACK_MS) * MS, 600 * MS);
+            assertThat(redisCommands().get(redisStore.redisKey(key)).get(5, TimeUnit.SECONDS)).as(key)
+                    .isEqualTo(Long.toString(tat + 100_000));
+        }
+    }
+
+    private long redisNowMicros() throws Exception {
+        java.util.List<String> time = ((io.lettuce.core.api.async.RedisServerAsyncCommands<String, String>)
+                redisCommands()).time().get(5, TimeUnit.SECONDS);
+        return Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
+    }
 }
