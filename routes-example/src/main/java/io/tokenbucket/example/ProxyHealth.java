@@ -47,13 +47,17 @@ final class ProxyHealth {
         unhealthy = false;
     }
 
-    /** @return true when this failure made the proxy unhealthy (or sent it back after a probe) */
+    /**
+     * @return true when this failure made the proxy unhealthy (or sent it back after a probe); false for the
+     *         failures of attempts already under way through it while it is down (they extend its cooldown only)
+     */
     synchronized boolean failure(long now) {
         consecutiveFailures++;
         if (consecutiveFailures >= failuresToUnhealthy) {
+            boolean alreadyDown = unhealthy && unhealthyUntil - now > 0;
             unhealthy = true;
             unhealthyUntil = now + cooldownNanos;
-            return true;
+            return !alreadyDown;
         }
         return false;
     }
