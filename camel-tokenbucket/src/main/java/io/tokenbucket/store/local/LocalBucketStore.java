@@ -127,7 +127,10 @@ public final class LocalBucketStore implements BucketStore {
 
     /** The synchronous form of {@link #peek}. */
     public Reservation peekNow(String key, Limits limits, long tokens) {
-        long now = clock.getAsLong();
+        return peekAt(key, limits, tokens, clock.getAsLong());
+    }
+
+    private Reservation peekAt(String key, Limits limits, long tokens, long now) {
         MultiDecision d = BucketMath.peek(read(key, limits, now), now, tokens, limits);
         return new Reservation(d.granted(), d.waitTicks(), d.remaining());
     }
@@ -174,8 +177,11 @@ public final class LocalBucketStore implements BucketStore {
             int best = 0;
             long bestWait = Long.MAX_VALUE;
             long bestRemaining = -1;
+            // one instant for every candidate: with a reading each, time passing between them could make a later
+            // key look sooner
+            long now = clock.getAsLong();
             for (int i = 0; i < keys.size(); i++) {
-                Reservation peek = peekNow(keys.get(i), limits.get(i), tokens);
+                Reservation peek = peekAt(keys.get(i), limits.get(i), tokens, now);
                 if (peek.waitNanos() < bestWait || peek.waitNanos() == bestWait && peek.remaining() > bestRemaining) {
                     best = i;
                     bestWait = peek.waitNanos();
@@ -183,7 +189,7 @@ public final class LocalBucketStore implements BucketStore {
                 }
             }
             if (bestWait > maxWaitNanos) {
-                Reservation refused = peekNow(keys.get(best), limits.get(best), tokens);
+                Reservation refused = peekAt(keys.get(best), limits.get(best), tokens, now);
                 return CompletableFuture.completedFuture(new Choice(best,
                         new Reservation(false, refused.waitNanos(), refused.remaining())));
             }

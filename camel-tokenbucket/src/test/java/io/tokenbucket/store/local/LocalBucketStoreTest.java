@@ -35,6 +35,23 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    void theFreestCandidateIsChosenAtOneInstantEvenWhenTimePassesBetweenReadings() {
+        AtomicLong step = new AtomicLong(); // how far the clock moves at each reading
+        LocalBucketStore moving = new LocalBucketStore(() -> clock.getAndAdd(step.get()));
+        Limits onePerHour = Limits.of(Limit.of(1, 1, 3_600_000 * MS));
+        // booked 1 ms apart: a, then b, then c; their tokens come back in that order
+        for (String key : List.of("a", "b", "c")) {
+            assertThat(moving.reserveNow(key, onePerHour, 1, 0).granted()).isTrue();
+            clock.addAndGet(MS);
+        }
+        // a busy machine: 5 ms pass at every reading. Read once per candidate, c would look soonest (its wait read
+        // 10 ms after a's, for a token due only 2 ms after a's)
+        step.set(5 * MS);
+        assertThat(moving.reserveFreest(List.of("a", "b", "c"), List.of(onePerHour, onePerHour, onePerHour), 1,
+                BucketMath.NO_LIMIT).toCompletableFuture().join().index()).as("a's token comes back first").isZero();
+    }
+
+    @Test
     void keysAreIndependent() {
         Limit one = Limit.of(1, 1, 1000 * MS);
         assertThat(store.reserveNow("a", one, 1, 0).granted()).isTrue();
