@@ -36,6 +36,8 @@ public final class RedisBucketStore implements BucketStore {
 
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
     private final boolean cluster;
+    /** The Redis clock against ours; null on a cluster, whose nodes each have a clock of their own. */
+    private final RedisClockOffset clock;
     private final String namespace;
     private final long timeoutNanos;
 
@@ -61,6 +63,7 @@ public final class RedisBucketStore implements BucketStore {
                             String namespace, Duration timeout) {
         this.commands = commands;
         this.cluster = cluster;
+        this.clock = cluster ? null : new RedisClockOffset();
         this.namespace = namespace;
         this.timeoutNanos = timeout.toNanos();
     }
@@ -91,25 +94,25 @@ public final class RedisBucketStore implements BucketStore {
     public CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
         limits.checkCost(tokens); // fails at once, without a round trip, for a cost that can never be satisfied
         return call("reserve", List.of(key), List.of(limits), tokens, maxWaitMicros(maxWaitNanos))
-                .thenApply(RedisBucketStore::reservation);
+                .thenApply(this::reservation);
     }
 
     @Override
     public CompletionStage<Reservation> peek(String key, Limits limits, long tokens) {
         limits.checkCost(tokens);
-        return call("peek", List.of(key), List.of(limits), tokens, -1).thenApply(RedisBucketStore::reservation);
+        return call("peek", List.of(key), List.of(limits), tokens, -1).thenApply(this::reservation);
     }
 
     @Override
     public CompletionStage<Reservation> refund(String key, Limits limits, long tokens) {
         return call("refund", List.of(key), List.of(limits), Math.min(tokens, limits.capacity()), -1)
-                .thenApply(RedisBucketStore::reservation);
+                .thenApply(this::reservation);
     }
 
     @Override
     public CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
         return call("penalize", List.of(key), List.of(limits), 1, ceilMicros(penaltyNanos))
-                .thenApply(RedisBucketStore::reservation);
+                .thenApply(this::reservation);
     }
 
     @Override
@@ -177,8 +180,33 @@ public final class RedisBucketStore implements BucketStore {
         return maxWaitNanos == BucketMath.NO_LIMIT ? -1 : ceilMicros(maxWaitNanos);
     }
 
-    private static Reservation reservation(List<Long> reply) {
-        return new Reservation(reply.get(0) == 1, reply.get(1) * NANOS_PER_MICRO, reply.get(2));
+    /**
+     * The reservation of a reply. Its wait counts from the Redis clock's {@code now}; on a standalone Redis it is
+     * shortened by the time the reply took to be handled, as far as {@link RedisClockOffset} can tell without ever
+     * ending before the slot; never lengthened.
+     */
+    private Reservation reservation(List<Long> reply) {
+        long waitMicros = reply.get(1);
+        long wait = waitMicros * NANOS_PER_MICRO;
+        if (clock != null && reply.size() > 4) {
+            long received = System.nanoTime();
+            clock.sample(received, reply.get(4));
+            if (wait > 0) {
+                wait = localWait(wait, clock.localNanos(reply.get(4) + waitMicros), received);
+            }
+        }
+        return new Reservation(reply.get(0) == 1, wait, reply.get(2));
+    }
+
+    /**
+     * The wait from {@code now} until {@code slotNanos} (the slot on the local clock), but never longer than the
+     * wait Redis gave (counted from {@code now}, that one ends late by the reply's delay, never early).
+     */
+    static long localWait(long redisWaitNanos, long slotNanos, long now) {
+        if (slotNanos == Long.MAX_VALUE) {
+            return redisWaitNanos;
+        }
+        return Math.min(redisWaitNanos, Math.max(0, slotNanos - now));
     }
 
     private <T> CompletableFuture<T> timed(CompletableFuture<T> future) {

@@ -10,7 +10,8 @@
 -- ARGV[3]   reserve: the longest acceptable wait in microseconds, or -1 for no limit; penalize: the penalty
 -- ARGV[4..] the limits of each key in turn: their number m, then m pairs of capacity C and interval T
 --           (the microseconds one token takes to come back, rounded up)
--- returns   { granted (1 or 0), wait in microseconds, whole tokens remaining, the chosen key's position }
+-- returns   { granted (1 or 0), wait in microseconds, whole tokens remaining, the chosen key's position,
+--           the Redis clock's now in microseconds (the wait counts from it) }
 --
 -- Every number stays below 2^53, so Lua's doubles hold them exactly; they are written with %.0f because
 -- tostring() would round a 16-digit number to 14 digits.
@@ -45,12 +46,12 @@ if op == 'reserve' and ARGV[4] == '1' and #KEYS == 1 then
         tat = now
       end
       local a = math.floor((burst - (tat - now)) / interval)
-      return { 0, wait, a > 0 and a or 0, 1 }
+      return { 0, wait, a > 0 and a or 0, 1, now }
     end
     -- store(): nxt > now (tokens and interval are at least 1), so always a SET, never a DEL
     redis.call('SET', KEYS[1], string.format('%.0f', nxt), 'PX', math.ceil((nxt - now) / 1000))
     local a = math.floor((burst - (nxt - now)) / interval)
-    return { 1, wait, a > 0 and a or 0, 1 }
+    return { 1, wait, a > 0 and a or 0, 1, now }
   end
 end
 
@@ -136,10 +137,10 @@ if op == 'reserve' then
     end
   end
   if arg >= 0 and best_wait > arg then
-    return { 0, best_wait, available(best_tats, limits[best]), best }
+    return { 0, best_wait, available(best_tats, limits[best]), best, now }
   end
   store(best, best_next, #limits[best])
-  return { 1, best_wait, available(best_next, limits[best]), best }
+  return { 1, best_wait, available(best_next, limits[best]), best, now }
 end
 
 local l = limits[1]
@@ -153,7 +154,7 @@ if op == 'refund' then
     end
   end
   store(1, tats, #l)
-  return { 1, 0, available(tats, l), 1 }
+  return { 1, 0, available(tats, l), 1, now }
 end
 
 if op == 'penalize' then
@@ -168,4 +169,4 @@ end
 
 -- BucketMath.peek
 local _, wait = reserve(tats, l)
-return { wait == 0 and 1 or 0, wait, available(tats, l), 1 }
+return { wait == 0 and 1 or 0, wait, available(tats, l), 1, now }
