@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -29,7 +32,7 @@ final class BucketScript {
 
     /** Runs the script on {@code keys}; the future completes on Lettuce's I/O thread. */
     static CompletableFuture<List<Long>> run(RedisClusterAsyncCommands<String, String> commands, String[] keys,
-                                      String... args) {
+                                             String... args) {
         CompletableFuture<List<Long>> bySha = commands.<List<Long>> evalsha(DIGEST, ScriptOutputType.MULTI, keys, args)
                 .toCompletableFuture();
         return bySha.handle((result, failure) -> {
@@ -49,9 +52,9 @@ final class BucketScript {
 
     private static String sha1(String text) {
         try {
-            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-1")
-                    .digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(
+                    StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-1 is missing from this JVM", e);
         }
     }

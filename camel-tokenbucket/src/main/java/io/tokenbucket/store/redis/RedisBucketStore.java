@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.lettuce.core.RedisConnectionException;
@@ -68,12 +69,14 @@ public final class RedisBucketStore implements BucketStore {
         this.timeoutNanos = timeout.toNanos();
     }
 
-    private RedisClusterAsyncCommands<String, String> connected() {
+    /** Sends on the connection, timed; fails at once, without waiting, while the connection is not open. */
+    private <T> CompletableFuture<T> send(Function<RedisClusterAsyncCommands<String, String>, CompletableFuture<T>> op) {
         RedisClusterAsyncCommands<String, String> c = commands.get();
         if (c == null) {
-            throw new RedisConnectionException("Not connected to Redis yet (connecting in the background)");
+            return CompletableFuture.failedFuture(
+                    new RedisConnectionException("Not connected to Redis yet (connecting in the background)"));
         }
-        return c;
+        return timed(op.apply(c));
     }
 
     /**
@@ -117,13 +120,7 @@ public final class RedisBucketStore implements BucketStore {
 
     @Override
     public CompletionStage<Void> remove(String key) {
-        RedisClusterAsyncCommands<String, String> c;
-        try {
-            c = connected();
-        } catch (RedisConnectionException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return timed(c.del(redisKey(key)).toCompletableFuture()).thenApply(n -> null);
+        return send(c -> c.del(redisKey(key)).toCompletableFuture()).thenApply(n -> null);
     }
 
     /**
@@ -167,13 +164,7 @@ public final class RedisBucketStore implements BucketStore {
                 args.add(Long.toString(intervalMicros));
             }
         }
-        RedisClusterAsyncCommands<String, String> c;
-        try {
-            c = connected();
-        } catch (RedisConnectionException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return timed(BucketScript.run(c, redisKeys, args.toArray(new String[0])));
+        return send(c -> BucketScript.run(c, redisKeys, args.toArray(new String[0])));
     }
 
     private static long maxWaitMicros(long maxWaitNanos) {
