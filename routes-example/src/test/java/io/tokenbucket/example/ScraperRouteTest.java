@@ -12,6 +12,8 @@ import java.util.stream.Stream;
 
 import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
 import org.apache.camel.util.json.JsonObject;
 import org.junit.jupiter.api.io.TempDir;
@@ -191,12 +193,11 @@ class ScraperRouteTest {
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })
     void aUrlWhoseBucketStoreStaysDownGoesToTheDeadLetterAfterItsRedeliveries(String dsl) throws Exception {
-        TestRedis redis = new TestRedis(dir.resolve("redis"));
-        try (redis;
+        try (RedisHandle redis = RedisServers.standalone();
              DemoSite site = new DemoSite(dir, 2, "10/100ms", 0, 1000, 1000);
              ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.redisUri", redis.uri(),
                      "example.storeRetries", "3", "example.storeRetryDelay", "20"))) {
-            redis.close(); // the endpoint connected when it started; now its store is gone
+            redis.stop(); // the endpoint connected when it started; now its store is gone
             List<String> urls = scraper.pages(2);
             scraper.scrape(urls);
 

@@ -13,6 +13,8 @@ import java.util.stream.Stream;
 
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
 import org.apache.camel.builder.NotifyBuilder;
 import org.apache.camel.util.json.JsonObject;
 import org.junit.jupiter.api.AfterAll;
@@ -27,20 +29,18 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SharedRedisScraperTest {
 
-    @TempDir
-    static Path redisDir;
-    static TestRedis redis;
+    static RedisHandle redis;
 
     @TempDir
     Path dir;
 
     @BeforeAll
     static void startRedis() throws Exception {
-        redis = new TestRedis(redisDir);
+        redis = RedisServers.standalone();
     }
 
     @AfterAll
-    static void stopRedis() throws Exception {
+    static void stopRedis() {
         if (redis != null) {
             redis.close();
         }
