@@ -37,7 +37,7 @@ public final class ExampleApp {
      */
     public static void main(String[] args) throws Exception {
         DemoRun run = new DemoRun(System.out);
-        Main main = createMain(run);
+        Main main;
         DemoSite demo = null;
         if (Boolean.parseBoolean(setting("example.demo", "true"))) {
             Path dir = Files.createDirectories(Path.of(setting("example.outputDir", "target/scrape")));
@@ -45,14 +45,14 @@ public final class ExampleApp {
             Files.deleteIfExists(dir.resolve("results.jsonl"));
             Files.deleteIfExists(dir.resolve("dead-letter.jsonl"));
             demo = new DemoSite(dir, 3, DEMO_PROXY_LIMIT, DEMO_URLS, DEMO_TARGET_LIMIT, 1000);
-            main.addOverrideProperty("example.proxyFile", demo.proxyFile().toString());
-            main.addOverrideProperty("example.urlFile", demo.urlFile().toString());
-            main.addOverrideProperty("example.outputDir", dir.toString());
+            main = createMain(run, demo, dir);
             DemoSite site = demo;
             run.footer(() -> "The target answered 429 " + site.target().tooManyByClient().values().stream()
                     .mapToLong(Long::longValue).sum() + " times " + site.target().tooManyByClient()
                     + " (throttle " + (Boolean.parseBoolean(setting("example.throttle", "true")) ? "on" : "off")
                     + "); results in " + dir.toAbsolutePath() + System.lineSeparator());
+        } else {
+            main = createMain(run);
         }
         int exitCode;
         try {
@@ -77,6 +77,22 @@ public final class ExampleApp {
     static String setting(String key, String defaultValue) {
         String env = System.getenv(key.replace('.', '_').toUpperCase(Locale.ROOT));
         return System.getProperty(key, env != null ? env : defaultValue);
+    }
+
+    /**
+     * A Camel Main set up to scrape a {@link DemoSite}: its proxy file, its URL file, results and dead letters in
+     * {@code outputDir}; not yet started. What {@link #main} does for the demo, and what the tests start from.
+     *
+     * @param run       the listener that feeds the URLs and prints the summary
+     * @param site      the demo site
+     * @param outputDir where {@code results.jsonl} and {@code dead-letter.jsonl} go
+     */
+    public static Main createMain(DemoRun run, DemoSite site, Path outputDir) {
+        Main main = createMain(run);
+        main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
+        main.addOverrideProperty("example.urlFile", site.urlFile().toString());
+        main.addOverrideProperty("example.outputDir", outputDir.toString());
+        return main;
     }
 
     /**

@@ -30,11 +30,8 @@ class ExampleAppTest {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         DemoRun run = new DemoRun(new PrintStream(printed, true, StandardCharsets.UTF_8));
         try (DemoSite site = new DemoSite(dir, 3, "3/300ms", 12, 1000, 1000)) {
-            Main main = ExampleApp.createMain(run);
+            Main main = ExampleApp.createMain(run, site, dir.resolve("out"));
             main.addOverrideProperty("example.dsl", dsl);
-            main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
-            main.addOverrideProperty("example.urlFile", site.urlFile().toString());
-            main.addOverrideProperty("example.outputDir", dir.resolve("out").toString());
             main.addOverrideProperty("example.progressInterval", "0");
 
             int exitCode = main.run(new String[0]); // returns only once Main completed
@@ -62,11 +59,8 @@ class ExampleAppTest {
         // one proxy, 2 at once then one every 500 ms; a URL may book at most 300 ms ahead, so most are booked out
         // at first and come back every 50 ms until their turn is near
         try (DemoSite site = new DemoSite(dir, 1, "2/1s", 6, 1000, 1000)) {
-            Main main = ExampleApp.createMain(run);
+            Main main = ExampleApp.createMain(run, site, dir.resolve("out"));
             main.addOverrideProperty("example.dsl", dsl);
-            main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
-            main.addOverrideProperty("example.urlFile", site.urlFile().toString());
-            main.addOverrideProperty("example.outputDir", dir.resolve("out").toString());
             main.addOverrideProperty("example.progressInterval", "0");
             main.addOverrideProperty("camel.component.tokenbucket.max-wait", "300ms");
             main.addOverrideProperty("example.storeRetryDelay", "50");

@@ -43,7 +43,7 @@ class RouteStopUnderLoadIT {
     void stoppingTheRouteWhileThousandsWaitLeavesNoneHanging() throws Exception {
         try (DemoSite site = new DemoSite(dir, 3, "1/1h", URLS, 1_000, 1000)) {
             DemoRun run = new DemoRun(System.out);
-            Main main = ExampleApp.createMain(run);
+            Main main = ExampleApp.createMain(run, site, dir.resolve("out"));
             AtomicReference<CamelContext> context = new AtomicReference<>();
             Map<String, Long> failures = new ConcurrentHashMap<>();
             main.addMainListener(new MainListenerSupport() {
@@ -70,9 +70,6 @@ class RouteStopUnderLoadIT {
                     context.set(m.getCamelContext());
                 }
             });
-            main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
-            main.addOverrideProperty("example.urlFile", site.urlFile().toString());
-            main.addOverrideProperty("example.outputDir", dir.resolve("out").toString());
             main.addOverrideProperty("example.progressInterval", "0");
             int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
             CompletableFuture<Integer> running = CompletableFuture.supplyAsync(() -> {

@@ -76,7 +76,7 @@ class YamlRouteFromFileIT {
         Path runDir = Files.createDirectories(dir.resolve(name));
         try (DemoSite site = new DemoSite(runDir, 3, "3/1s", URLS, 12, 1000)) {
             DemoRun run = new DemoRun(System.out);
-            Main main = ExampleApp.createMain(run);
+            Main main = ExampleApp.createMain(run, site, runDir.resolve("out"));
             AtomicReference<String> source = new AtomicReference<>();
             main.addMainListener(new MainListenerSupport() {
                 @Override
@@ -85,9 +85,6 @@ class YamlRouteFromFileIT {
                 }
             });
             main.addOverrideProperty("camel.main.source-location-enabled", "true");
-            main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
-            main.addOverrideProperty("example.urlFile", site.urlFile().toString());
-            main.addOverrideProperty("example.outputDir", runDir.resolve("out").toString());
             main.addOverrideProperty("example.progressInterval", "0");
             settings.forEach(main::addOverrideProperty);
             long began = System.nanoTime();
