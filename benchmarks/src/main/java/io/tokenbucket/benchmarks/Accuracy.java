@@ -10,6 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
 import org.apache.camel.AsyncProducer;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -36,7 +38,7 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  * Releases are counted per 100 ms window (fixed windows from {@code t0}, and the worst sliding window starting at
  * any release) against the bound {@code C + 100 ms / T}.
  *
- * <p>With {@code --store redis} the buckets are in a {@code redis-server} started here ({@link RedisServerProcess})
+ * <p>With {@code --store redis} the buckets are in a {@code redis-server} started here ({@link RedisServers})
  * and {@code --instances} (default 3) CamelContexts share it, each with its own component and Lettuce client;
  * exchange {@code i} of a key goes to instance {@code i % instances}. The reservation is then made in Redis, on
  * the Redis clock, in an order this driver does not see, so the schedule is checked by rank: the {@code j}-th
@@ -83,7 +85,7 @@ public final class Accuracy {
         if (!redis) {
             return run(null, instances, keys, seconds, capacity, periodMillis, png);
         }
-        try (RedisServerProcess server = RedisServerProcess.start()) {
+        try (RedisHandle server = RedisServers.standalone()) {
             return run(server, instances, keys, seconds, capacity, periodMillis, png);
         }
     }
@@ -94,7 +96,7 @@ public final class Accuracy {
      *
      * @param redis the server to keep the buckets in, or null for the local store
      */
-    static Summary run(RedisServerProcess redis, int instances, int keys, int seconds, int capacity, long periodMillis,
+    static Summary run(RedisHandle redis, int instances, int keys, int seconds, int capacity, long periodMillis,
                     String png) throws Exception {
         long T = TimeUnit.MILLISECONDS.toNanos(periodMillis);
         int perKey = capacity + (int) (seconds * 1000L / periodMillis);
@@ -207,7 +209,7 @@ public final class Accuracy {
                 firstFailure.get() == null ? "" : " (first: " + firstFailure.get() + ")");
         if (redis != null) {
             System.out.printf("%s; %d CamelContexts, each with its own tokenbucket component and Lettuce client;"
-                    + " exchange i of a key goes to instance i %% %d%n", redis.describe(), instances, instances);
+                    + " exchange i of a key goes to instance i %% %d%n", RedisServers.describe(), instances, instances);
             System.out.printf("Redis clock -> System.nanoTime(): %s%n", clock.describe());
             long minLead = Long.MAX_VALUE;
             long maxLead = Long.MIN_VALUE;

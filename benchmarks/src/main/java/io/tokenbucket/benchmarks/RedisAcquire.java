@@ -39,6 +39,8 @@ import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.redis.RedisBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
@@ -48,7 +50,7 @@ import org.HdrHistogram.Recorder;
  * its latency (HdrHistogram) and issues the next request on a key drawn at random (or the one hot key).
  *
  * <p>Peers, each on its own single Lettuce connection to the same {@code redis-server} (started here, see
- * {@link RedisServerProcess}), and run alternately, case by case, for {@code rounds} rounds:
+ * {@link RedisServers}), and run alternately, case by case, for {@code rounds} rounds:
  * <ul>
  * <li><b>ours</b>: {@link RedisBucketStore#reserve} in reject mode (max wait 0), on a connection from
  * {@link RedisConnections} exactly as an endpoint with {@code store=redis} gets it (store timeout 1 s): one
@@ -129,18 +131,18 @@ public final class RedisAcquire {
             keyNames[i] = randKey(i);
         }
 
-        try (RedisServerProcess redis = RedisServerProcess.start();
+        try (RedisHandle redis = RedisServers.standalone();
              RedisClient admin = RedisClient.create(redis.uri());
              StatefulRedisConnection<String, String> adminConnection = admin.connect()) {
             var adminCommands = adminConnection.sync();
             System.out.printf("measurement 2: Redis acquire, one JVM; %s on %s; JVM %s %s; %d cores; %d keys;"
-                    + " %s s measured after %s s warm-up, %d rounds%n", redis.describe(), redis.uri(),
+                    + " %s s measured after %s s warm-up, %d rounds%n", RedisServers.describe(), redis.uri(),
                     System.getProperty("java.vm.name"), System.getProperty("java.vm.version"),
                     Runtime.getRuntime().availableProcessors(), keys, seconds, warmup, rounds);
 
             List<String> rbFree = checkedBenchmarkArgs(redis, false);
             List<String> rbHot = checkedBenchmarkArgs(redis, true);
-            Path rb = RedisServerProcess.onPath("redis-benchmark");
+            Path rb = RedisServers.findOnPath("redis-benchmark");
             if (rb == null) {
                 System.out.println("redis-benchmark: skipped: redis-benchmark not on PATH"
                         + " (Debian: apt-get install -y redis-tools)");
@@ -189,7 +191,7 @@ public final class RedisAcquire {
 
     // ---------------------------------------------------------------- the peers
 
-    static Peer ours(RedisServerProcess redis) {
+    static Peer ours(RedisHandle redis) {
         RedisConnections connections = new RedisConnections();
         RedisConnections.Lease lease = connections.acquire(redis.uri(), TIMEOUT);
         RedisBucketStore store = new RedisBucketStore(lease.commands(), NAMESPACE, TIMEOUT);
@@ -217,7 +219,7 @@ public final class RedisAcquire {
      * Lettuce's async API on a connection made the same way, without our store around it (no limit formatting,
      * no {@code orTimeout}, no NOSCRIPT fallback chain, no reply mapping). Ours ÷ this is what our Java side costs.
      */
-    static Peer bareEvalsha(RedisServerProcess redis, List<String> freeArgs, List<String> hotArgs) {
+    static Peer bareEvalsha(RedisHandle redis, List<String> freeArgs, List<String> hotArgs) {
         RedisConnections connections = new RedisConnections();
         RedisConnections.Lease lease = connections.acquire(redis.uri(), TIMEOUT);
         var commands = lease.commands();
@@ -246,7 +248,7 @@ public final class RedisAcquire {
         };
     }
 
-    static Peer bucket4j(RedisServerProcess redis, String[] keyNames) {
+    static Peer bucket4j(RedisHandle redis, String[] keyNames) {
         RedisClient client = RedisClient.create(redis.uri());
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
@@ -399,7 +401,7 @@ public final class RedisAcquire {
      * store itself issues (a Lettuce {@link CommandListener} on a probe client), with the key replaced by
      * {@code key-__rand_int__} (or the hot key); checked by running them once ourselves.
      */
-    static List<String> checkedBenchmarkArgs(RedisServerProcess redis, boolean hot) {
+    static List<String> checkedBenchmarkArgs(RedisHandle redis, boolean hot) {
         RedisClient probe = RedisClient.create(redis.uri());
         AtomicReference<String> sent = new AtomicReference<>();
         probe.addListener(new CommandListener() {
@@ -478,7 +480,7 @@ public final class RedisAcquire {
     private static final Pattern CSV = Pattern.compile("\"([^\"]*)\"");
 
     /** Runs redis-benchmark twice (a short calibration, then about {@code seconds} s) and parses its CSV line. */
-    static Ceiling redisBenchmark(Path rb, RedisServerProcess redis, int clients, int pipeline,
+    static Ceiling redisBenchmark(Path rb, RedisHandle redis, int clients, int pipeline,
                                   List<String> command, int keys, double seconds) throws IOException, InterruptedException {
         double calibration = runRedisBenchmark(rb, redis, clients, pipeline, command, keys, 20_000)[0];
         long n = Math.max(1_000, (long) (calibration * seconds));
@@ -487,7 +489,7 @@ public final class RedisAcquire {
     }
 
     /** {rps, p50 ms, p99 ms}. */
-    private static double[] runRedisBenchmark(Path rb, RedisServerProcess redis, int clients,
+    private static double[] runRedisBenchmark(Path rb, RedisHandle redis, int clients,
                                               int pipeline, List<String> command, int keys, long n)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(rb.toString(), "-h", "127.0.0.1", "-p",

@@ -288,6 +288,15 @@ public final class RedisServers {
     }
 
     /**
+     * For reports: {@code redis-server <version> (<path>)}.
+     *
+     * @return the description
+     */
+    public static String describe() {
+        return "redis-server " + version() + " (" + binary() + ")";
+    }
+
+    /**
      * Whether the executable is the one bundled in embedded-redis rather than a system one.
      *
      * @return true for the embedded binary
@@ -430,7 +439,13 @@ public final class RedisServers {
         return new Binary(extracted, version, true);
     }
 
-    private static Path findOnPath(String name) {
+    /**
+     * An executable named {@code name} on the {@code PATH} (e.g. {@code redis-benchmark}), or null.
+     *
+     * @param name the file name
+     * @return its path, or null
+     */
+    public static Path findOnPath(String name) {
         String path = System.getenv("PATH");
         if (path == null) {
             return null;
