@@ -82,11 +82,16 @@ public class FetchOutcome implements Processor {
         }
         exchange.setProperty(Scrape.REASON, failure + " via " + proxy);
         if (exchange.getProperty(Scrape.ATTEMPTS, 0, Integer.class) >= maxAttempts) {
-            stats.deadLetter();
-            exchange.getMessage().setBody(ScrapeResult.dead(exchange));
-            exchange.setProperty(Scrape.OUTCOME, Scrape.DEAD);
-            exchange.setProperty(Scrape.DONE, true);
+            deadLetter(exchange, stats);
         }
+    }
+
+    /** Ends the URL in the dead letter: counted, its line (with {@link Scrape#REASON}) as the body, done. */
+    static void deadLetter(Exchange exchange, ProxyStats stats) {
+        stats.deadLetter();
+        exchange.getMessage().setBody(ScrapeResult.dead(exchange));
+        exchange.setProperty(Scrape.OUTCOME, Scrape.DEAD);
+        exchange.setProperty(Scrape.DONE, true);
     }
 
     private static String describe(Throwable error) {

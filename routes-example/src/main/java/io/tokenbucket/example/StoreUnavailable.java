@@ -37,9 +37,6 @@ public class StoreUnavailable implements Processor {
                 : "no token within maxWait";
         exchange.setProperty(Scrape.REASON, what + " after " + retries + " redeliveries: "
                 + (error == null ? "unknown error" : ProxyConfig.mask(String.valueOf(error.getMessage()))));
-        stats.deadLetter();
-        exchange.getMessage().setBody(ScrapeResult.dead(exchange));
-        exchange.setProperty(Scrape.OUTCOME, Scrape.DEAD);
-        exchange.setProperty(Scrape.DONE, true);
+        FetchOutcome.deadLetter(exchange, stats);
     }
 }
