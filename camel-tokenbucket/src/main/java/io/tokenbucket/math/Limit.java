@@ -15,8 +15,11 @@ package io.tokenbucket.math;
  */
 public final class Limit {
 
-    /** The largest burst, in ticks, that leaves room to add it to any clock reading without overflow. */
-    static final long MAX_BURST_TICKS = Long.MAX_VALUE / 4;
+    /**
+     * The largest burst ({@code capacity × T}), in ticks: {@code Long.MAX_VALUE / 4}, 73 years of nanoseconds. It
+     * leaves room for a debt of a burst plus {@link BucketMath#MAX_WAIT_TICKS} plus another burst without overflow.
+     */
+    public static final long MAX_BURST_TICKS = Long.MAX_VALUE / 4;
 
     private final long capacity;
     private final long refillTokens;

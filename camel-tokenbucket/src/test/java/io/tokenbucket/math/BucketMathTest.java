@@ -155,6 +155,19 @@ class BucketMathTest {
     }
 
     @Test
+    void aRefundOfMoreThanABucketfulGivesBackReservationsBookedAheadAndStopsAtFull() {
+        Limit five = Limit.of(5, 5, 1000);
+        long tat = 0;
+        for (int i = 0; i < 3; i++) {
+            tat = BucketMath.reserve(tat, 0, 5, five, NO_LIMIT).tat(); // three bucketfuls: booked until 3000
+        }
+        assertThat(BucketMath.refund(tat, 0, 12, five)).as("12 of the 15 back").isEqualTo(600);
+        assertThat(BucketMath.refund(tat, 0, 15, five)).isEqualTo(0);
+        assertThat(BucketMath.refund(tat, 0, Long.MAX_VALUE, five)).isEqualTo(0);
+        assertThat(BucketMath.available(BucketMath.refund(tat, 0, Long.MAX_VALUE, five), 0, five)).isEqualTo(5);
+    }
+
+    @Test
     void overSaturationTheReleasesNeverExceedTheBound() {
         Limit limit = Limit.of(7, 3, 1000); // interval 334
         long tat = 0;

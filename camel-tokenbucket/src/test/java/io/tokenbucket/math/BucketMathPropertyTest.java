@@ -1,0 +1,242 @@
+package io.tokenbucket.math;
+
+import java.math.BigInteger;
+import java.util.Random;
+import java.util.function.Supplier;
+
+import org.junit.jupiter.api.Test;
+
+import static io.tokenbucket.math.BucketMath.MAX_DEBT_TICKS;
+import static io.tokenbucket.math.BucketMath.MAX_WAIT_TICKS;
+import static io.tokenbucket.math.BucketMath.NO_LIMIT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The math over the whole range of its inputs: capacities, refills and periods from 1 to {@code Long.MAX_VALUE},
+ * clocks anywhere in the range of a {@code long} (a nanosecond clock may be near either end, and wraps), any
+ * stored state, any cost, penalty and refund. Each case is checked against the same steps done in
+ * {@link BigInteger} arithmetic, which cannot overflow: if a sum wrapped, the two would differ. Random with a
+ * fixed seed, drawn mostly from the edges of each range, so a failure repeats.
+ */
+class BucketMathPropertyTest {
+
+    private static final int CASES = 100_000;
+    private static final long[] EDGES = {
+        0, 1, 2, 3, 999, 1000, 1001, Integer.MAX_VALUE, 1L << 53, MAX_WAIT_TICKS - 1, MAX_WAIT_TICKS,
+        MAX_WAIT_TICKS + 1, Limit.MAX_BURST_TICKS, MAX_DEBT_TICKS, Long.MAX_VALUE / 2, Long.MAX_VALUE - 1,
+        Long.MAX_VALUE,
+    };
+
+    private final Random random = new Random(20261201L);
+
+    /** A positive long, from the edges of the range more often than not. */
+    private long positive() {
+        return switch (random.nextInt(4)) {
+            case 0 -> Math.max(1, EDGES[random.nextInt(EDGES.length)]);
+            case 1 -> 1 + random.nextInt(1000);
+            case 2 -> 1 + (random.nextLong() >>> 1) % (1L << (1 + random.nextInt(62)));
+            default -> Math.max(1, random.nextLong() >>> 1);
+        };
+    }
+
+    /** Any long, edges and their negatives first. */
+    private long any() {
+        long edge = EDGES[random.nextInt(EDGES.length)];
+        return switch (random.nextInt(4)) {
+            case 0 -> edge;
+            case 1 -> -edge;
+            case 2 -> Long.MIN_VALUE + edge;
+            default -> random.nextLong();
+        };
+    }
+
+    /** A limit of any refill whose burst fits ({@link Limit#of} refuses the others: {@code LimitTest}). */
+    private Limit limit() {
+        long refillTokens = positive();
+        long refillPeriod = positive();
+        long interval = Math.max(1, -Math.floorDiv(-refillPeriod, refillTokens));
+        if (interval > Limit.MAX_BURST_TICKS) { // one token would take longer than the longest burst
+            refillPeriod = Limit.MAX_BURST_TICKS;
+            refillTokens = 1;
+            interval = refillPeriod;
+        }
+        long largest = Limit.MAX_BURST_TICKS / interval;
+        long capacity = random.nextInt(4) == 0 ? largest : 1 + Math.floorMod(positive(), largest);
+        return Limit.of(capacity, refillTokens, refillPeriod);
+    }
+
+    /** A state {@code delta} from {@code now}: in debt, full, or anything at all (a state from elsewhere). */
+    private long stateNear(long now, Limit limit) {
+        return switch (random.nextInt(4)) {
+            case 0 -> now + random.nextLong(Math.max(1, limit.burst())) ;
+            case 1 -> now + limit.burst() + Math.max(0, positive() % Math.max(1, MAX_WAIT_TICKS));
+            case 2 -> now - positive();
+            default -> any();
+        };
+    }
+
+    private long tokens(Limit limit) {
+        return switch (random.nextInt(3)) {
+            case 0 -> 1;
+            case 1 -> limit.capacity();
+            default -> 1 + Math.floorMod(random.nextLong(), limit.capacity());
+        };
+    }
+
+    private static BigInteger big(long v) {
+        return BigInteger.valueOf(v);
+    }
+
+    /** {@link BucketMath#debt} as the reference reads a state: the wrapping difference, clamped. */
+    private static BigInteger debt(long tat, long now) {
+        long d = tat - now;
+        return d <= 0 ? BigInteger.ZERO : big(Math.min(d, MAX_DEBT_TICKS));
+    }
+
+    @Test
+    void reserveIsTheReferenceMathWithoutOverflowAnywhereInTheRange() {
+        for (int i = 0; i < CASES; i++) {
+            Limit limit = limit();
+            long now = any();
+            long tat = stateNear(now, limit);
+            long tokens = tokens(limit);
+            long maxWait = random.nextBoolean() ? NO_LIMIT : any();
+            Decision d = BucketMath.reserve(tat, now, tokens, limit, maxWait);
+
+            BigInteger debt = debt(tat, now);
+            BigInteger newDebt = debt.add(big(tokens).multiply(big(limit.interval())));
+            BigInteger wait = newDebt.subtract(big(limit.burst())).max(BigInteger.ZERO);
+            boolean granted = wait.compareTo(big(Math.min(maxWait, MAX_WAIT_TICKS))) <= 0;
+            int c = i;
+            Supplier<String> at = () -> "case " + c + ": " + limit + ", tat " + tat + ", now " + now + ", tokens "
+                    + tokens + ", maxWait " + maxWait;
+            assertThat(d.waitTicks()).as(at).isEqualTo(wait.longValueExact()).isNotNegative();
+            assertThat(d.granted()).as(at).isEqualTo(granted);
+            assertThat(d.remaining()).as(at).isBetween(0L, limit.capacity());
+            if (granted) {
+                assertThat(d.waitTicks()).as(at).isLessThanOrEqualTo(MAX_WAIT_TICKS);
+                // the stored debt is exactly the reference's: nothing wrapped on the way
+                assertThat(big(d.tat() - now)).as(at).isEqualTo(newDebt);
+                assertThat(BucketMath.isFull(d.tat(), now)).as(at).isFalse();
+            } else {
+                assertThat(d.tat()).as(at).isEqualTo(tat);
+            }
+        }
+    }
+
+    @Test
+    void peekRefundAndPenaltyAreTheReferenceMathWithoutOverflow() {
+        for (int i = 0; i < CASES; i++) {
+            Limit limit = limit();
+            long now = any();
+            long tat = stateNear(now, limit);
+            long tokens = tokens(limit);
+            int c = i;
+            Supplier<String> at = () -> "case " + c + ": " + limit + ", tat " + tat + ", now " + now;
+            BigInteger debt = debt(tat, now);
+
+            Decision peek = BucketMath.peek(tat, now, tokens, limit);
+            BigInteger wait = debt.add(big(tokens).multiply(big(limit.interval()))).subtract(big(limit.burst()))
+                    .max(BigInteger.ZERO);
+            assertThat(peek.waitTicks()).as(at).isEqualTo(wait.longValueExact());
+            assertThat(peek.granted()).as(at).isEqualTo(peek.waitTicks() == 0);
+            assertThat(peek.tat()).as(at).isEqualTo(tat);
+
+            // any number of tokens may be given back; the bucket fills, never beyond full
+            long back = random.nextBoolean() ? positive() : tokens;
+            long refunded = BucketMath.refund(tat, now, back, limit);
+            BigInteger expected = debt.signum() == 0 ? null : debt.subtract(big(back)
+                    .multiply(big(limit.interval()))).max(BigInteger.ZERO);
+            if (expected == null) {
+                assertThat(refunded).as(at).isEqualTo(tat);
+            } else {
+                assertThat(big(refunded - now)).as(() -> at.get() + ", refund " + back).isEqualTo(expected);
+            }
+
+            // a penalty of any length: no token before it ends (or, past the ceiling, no token at all)
+            long penalty = random.nextBoolean() ? positive() : any() & Long.MAX_VALUE;
+            long penalized = BucketMath.penalize(tat, now, penalty, limit);
+            BigInteger owed = big(Math.min(penalty, MAX_WAIT_TICKS)).add(big(limit.burst()))
+                    .subtract(big(limit.interval())).max(debt);
+            assertThat(big(penalized - now)).as(() -> at.get() + ", penalty " + penalty).isEqualTo(owed);
+            Decision after = BucketMath.reserve(penalized, now, 1, limit, NO_LIMIT);
+            assertThat(!after.granted() || after.waitTicks() >= Math.min(penalty, MAX_WAIT_TICKS))
+                    .as(() -> at.get() + ", penalty " + penalty + ": " + after).isTrue();
+        }
+    }
+
+    @Test
+    void aDebtThatKeepsGrowingIsRefusedAtTheCeilingAndNeverWrapsIntoAnAdmission() {
+        for (int i = 0; i < 2_000; i++) {
+            Limit slow = limit();
+            long now = any();
+            long tat = now;
+            long lastWait = -1;
+            // in delay mode without maxWait every reservation commits: the debt grows by a cost each time
+            for (int n = 0; n < 64; n++) {
+                Decision d = BucketMath.reserve(tat, now, slow.capacity(), slow, NO_LIMIT);
+                if (!d.granted()) {
+                    assertThat(d.waitTicks()).isGreaterThan(MAX_WAIT_TICKS);
+                    assertThat(d.tat()).isEqualTo(tat);
+                    break;
+                }
+                assertThat(d.waitTicks()).as("%s at %d, reservation %d", slow, now, n).isGreaterThan(lastWait);
+                lastWait = d.waitTicks();
+                tat = d.tat();
+            }
+        }
+    }
+
+    @Test
+    void severalLimitsWaitForTheLatestAndMatchOneLimitEach() {
+        for (int i = 0; i < CASES / 4; i++) {
+            Limits limits = Limits.of(limit(), limit(), limit());
+            long now = any();
+            long[] tats = new long[3];
+            for (int k = 0; k < 3; k++) {
+                tats[k] = stateNear(now, limits.get(k));
+            }
+            long tokens = 1 + Math.floorMod(random.nextLong(), limits.capacity());
+            long maxWait = random.nextBoolean() ? NO_LIMIT : any();
+            MultiDecision d = BucketMath.reserve(tats, now, tokens, limits, maxWait);
+            long latest = 0;
+            for (int k = 0; k < 3; k++) {
+                latest = Math.max(latest, BucketMath.peek(tats[k], now, tokens, limits.get(k)).waitTicks());
+            }
+            assertThat(d.waitTicks()).isEqualTo(latest);
+            assertThat(d.granted()).isEqualTo(latest <= Math.min(maxWait, MAX_WAIT_TICKS));
+            for (int k = 0; k < 3; k++) {
+                long expected = d.granted() ? BucketMath.reserve(tats[k], now, tokens, limits.get(k), NO_LIMIT).tat()
+                        : tats[k];
+                assertThat(d.tats()[k]).isEqualTo(expected);
+            }
+        }
+    }
+
+    @Test
+    void aClockThatWrapsAroundChangesNoRelease() {
+        Limit limit = Limit.of(7, 3, 1000); // interval 334
+        for (long start : new long[] {0, Long.MAX_VALUE - 5_000, Long.MIN_VALUE, -7_000}) {
+            long tat = start - 1;
+            StringBuilder releases = new StringBuilder();
+            for (long t = 0; t < 5_000; t += 7) {
+                Decision d = BucketMath.reserve(tat, start + t, 1, limit, NO_LIMIT);
+                tat = d.tat();
+                releases.append(t + d.waitTicks()).append(',');
+            }
+            // the releases, as offsets from the start, are the same wherever the clock starts
+            assertThat(releases.toString()).as("from %d", start).isEqualTo(releasesFrom(limit, 0));
+        }
+    }
+
+    private static String releasesFrom(Limit limit, long start) {
+        long tat = start - 1;
+        StringBuilder releases = new StringBuilder();
+        for (long t = 0; t < 5_000; t += 7) {
+            Decision d = BucketMath.reserve(tat, start + t, 1, limit, NO_LIMIT);
+            tat = d.tat();
+            releases.append(t + d.waitTicks()).append(',');
+        }
+        return releases.toString();
+    }
+}
