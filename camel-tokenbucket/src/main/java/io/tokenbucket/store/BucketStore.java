@@ -2,6 +2,7 @@ package io.tokenbucket.store;
 
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.math.Limits;
 
@@ -14,30 +15,49 @@ import io.tokenbucket.math.Limits;
  * (each limit keeps the time until it is full again). Results are asynchronous: the local store returns
  * completed stages, a remote store completes them on its I/O thread, so callers must not block in their
  * continuations. Keys are expected bounded already ({@link BucketKeys#bound(String)}).
+ *
+ * <p>Every store has the same ceilings: no reservation waits longer than {@link #MAX_WAIT_NANOS} (one that would
+ * is refused, whatever its {@code maxWaitNanos}), and no penalty lasts longer than {@link #MAX_PENALTY_NANOS}
+ * (a longer one counts as that long). Within them every number a store computes or keeps fits its type.
  */
 public interface BucketStore extends AutoCloseable {
+
+    /**
+     * The longest wait any reservation is granted: 365 days. A reservation that would wait longer is refused and
+     * consumes nothing, as one over its own {@code maxWaitNanos} is; {@code maxWaitNanos} above it mean this.
+     */
+    long MAX_WAIT_NANOS = TimeUnit.DAYS.toNanos(365);
+
+    /** The longest penalty: 365 days; {@link #penalize} with a longer one makes the key unavailable this long. */
+    long MAX_PENALTY_NANOS = MAX_WAIT_NANOS;
 
     /**
      * Reserves {@code tokens} tokens on {@code key}, or refuses and consumes nothing when they would take
      * longer than {@code maxWaitNanos} to arrive.
      *
-     * @param maxWaitNanos the longest acceptable wait in nanoseconds: 0 never waits,
-     *                     {@link io.tokenbucket.math.BucketMath#NO_LIMIT} accepts any wait
+     * @param maxWaitNanos the longest acceptable wait in nanoseconds: 0 never waits, anything from
+     *                     {@link #MAX_WAIT_NANOS} up ({@link io.tokenbucket.math.BucketMath#NO_LIMIT}) accepts any
+     *                     wait up to {@link #MAX_WAIT_NANOS}
      */
     CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos);
 
     /** What a reservation of {@code tokens} would get now, without consuming anything. */
     CompletionStage<Reservation> peek(String key, Limits limits, long tokens);
 
-    /** Gives {@code tokens} back to {@code key}, never above its capacity; answers the tokens now remaining. */
+    /**
+     * Gives {@code tokens} back to {@code key}: each limit moves back by {@code tokens} of its intervals, never past
+     * full, so any number from 1 up is accepted (more than a bucketful gives back reservations booked ahead too).
+     * Answers the tokens now remaining.
+     */
     CompletionStage<Reservation> refund(String key, Limits limits, long tokens);
 
     /** Drops the state of {@code key}: its bucket starts full next time. */
     CompletionStage<Void> remove(String key);
 
     /**
-     * Makes {@code key} unavailable for {@code penaltyNanos}: no token before then, after which it refills from
-     * empty; a longer debt already owed is kept. Answers the state afterwards (as a peek of one token).
+     * Makes {@code key} unavailable for {@code penaltyNanos} (at most {@link #MAX_PENALTY_NANOS}): no token before
+     * then, after which it refills from empty; a longer debt already owed is kept. Answers the state afterwards (as
+     * a peek of one token).
      */
     CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos);
 

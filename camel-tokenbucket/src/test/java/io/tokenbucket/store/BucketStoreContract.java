@@ -348,4 +348,66 @@ public abstract class BucketStoreContract {
         // (the under-serving figure belongs to the benchmarks, measured on a quiet machine)
         assertThat(granted.get()).isLessThanOrEqualTo(bound).isGreaterThanOrEqualTo(bound * 3 / 4);
     }
+
+    // ---- at the limits of the numbers: nothing wraps, nothing over-admits -----------------------------------
+
+    /** One token per 50 years: the slowest refill a Redis store accepts with room to spare (2^51 microseconds). */
+    private static final Limit FIFTY_YEARS = Limit.of(1, 1, TimeUnit.DAYS.toNanos(365L * 50));
+
+    @Test
+    void aDebtThatKeepsGrowingIsRefusedPastTheLongestWaitAndNeverWrapsIntoAnAdmission() {
+        assertThat(reserve("decades", FIFTY_YEARS, 1, BucketMath.NO_LIMIT).waitNanos()).isZero();
+        // accepting any wait, each of these would wait another 50 years: past the 365-day ceiling every one is
+        // refused (and consumes nothing); without the ceiling the debt would pass Long.MAX_VALUE and wrap
+        for (int i = 0; i < 10; i++) {
+            Reservation r = reserve("decades", FIFTY_YEARS, 1, BucketMath.NO_LIMIT);
+            assertThat(r.granted()).as("reservation %d", i).isFalse();
+            assertThat(r.waitNanos()).isGreaterThan(BucketStore.MAX_WAIT_NANOS);
+        }
+        Reservation peek = get(store.peek("decades", Limits.of(FIFTY_YEARS), 1));
+        assertThat(peek.waitNanos()).as("one reservation's debt, no more")
+                .isBetween(FIFTY_YEARS.interval() - SLACK_MS * MS, FIFTY_YEARS.interval() + MS);
+    }
+
+    @Test
+    void aWaitUpToTheCeilingIsGrantedAndOnePastItRefused() {
+        Limit twoHundredDays = Limit.of(1, 1, TimeUnit.DAYS.toNanos(200));
+        reserve("ceiling", twoHundredDays, 1, 0);
+        Reservation second = reserve("ceiling", twoHundredDays, 1, BucketMath.NO_LIMIT);
+        assertThat(second.granted()).isTrue();
+        assertThat(second.waitNanos()).isBetween(twoHundredDays.interval() - SLACK_MS * MS, twoHundredDays.interval());
+        assertThat(reserve("ceiling", twoHundredDays, 1, BucketMath.NO_LIMIT).granted()).as("400 days").isFalse();
+    }
+
+    @Test
+    void aPenaltyOfAnyLengthIsHeldAtTheCeilingAndNeverErasesTheDebt() {
+        Limits tenPerSecond = Limits.of(Limit.of(10, 10, 1000 * MS));
+        for (long penalty : new long[] {Long.MAX_VALUE, Long.MAX_VALUE - 1, BucketStore.MAX_PENALTY_NANOS + 1}) {
+            String key = "forever-" + penalty;
+            Reservation penalized = get(store.penalize(key, tenPerSecond, penalty));
+            assertThat(penalized.granted()).isFalse();
+            assertThat(penalized.waitNanos()).as("penalty %d", penalty)
+                    .isBetween(BucketStore.MAX_PENALTY_NANOS - SLACK_MS * MS, BucketStore.MAX_PENALTY_NANOS + MS);
+            Reservation after = get(store.reserve(key, tenPerSecond, 1, BucketMath.NO_LIMIT));
+            assertThat(!after.granted() || after.waitNanos() >= BucketStore.MAX_PENALTY_NANOS - SLACK_MS * MS)
+                    .as("no token before the penalty is over: %s", after).isTrue();
+            assertThat(get(store.reserve(key, tenPerSecond, 1, 0)).granted()).isFalse();
+        }
+    }
+
+    @Test
+    void aRefundOfMoreThanTheCapacityFillsEachLimitToItsOwnCapacity() {
+        Limit daily = Limit.of(10, 10, 24 * HOUR);
+        Limits both = Limits.of(daily, Limit.of(3, 3, 10 * MS));
+        for (int i = 0; i < 3; i++) {
+            assertThat(get(store.reserve("overfill", both, 3, BucketMath.NO_LIMIT)).granted()).isTrue();
+        }
+        // 9 of the daily 10 are used, and the second limit is booked 9 tokens (three bucketfuls) ahead; a refund of
+        // more than any capacity gives every one back, to each limit, and stops at full
+        Reservation refunded = get(store.refund("overfill", both, Long.MAX_VALUE));
+        assertThat(refunded.remaining()).isEqualTo(3);
+        assertThat(get(store.peek("overfill", Limits.of(daily), 1)).remaining()).isEqualTo(10);
+        assertThat(get(store.refund("overfill", both, 1_000)).remaining()).as("full stays full").isEqualTo(3);
+        assertThatThrownBy(() -> get(store.refund("overfill", both, 0))).hasMessageContaining("at least 1");
+    }
 }

@@ -97,7 +97,8 @@ public final class LocalBucketStore implements BucketStore {
             return reserveNow(key, limits.get(0), tokens, maxWaitNanos);
         }
         return update(key, limits, (tats, now, holder) -> {
-            MultiDecision d = BucketMath.reserve(tats, now, tokens, limits, maxWaitNanos);
+            MultiDecision d = BucketMath.reserve(tats, now, tokens, limits,
+                    Math.min(maxWaitNanos, MAX_WAIT_NANOS));
             holder.next = d.granted() ? d.tats() : null;
             return new Reservation(d.granted(), d.waitTicks(), d.remaining());
         });
@@ -113,8 +114,8 @@ public final class LocalBucketStore implements BucketStore {
                 buckets.remove(key, bucket);
                 continue;
             }
-            Decision d = BucketMath.reserve(tat, now, tokens, limit, maxWaitNanos);
-            if (!d.granted() || bucket.compareAndSet(tat, d.tat())) {
+            Decision d = BucketMath.reserve(tat, now, tokens, limit, Math.min(maxWaitNanos, MAX_WAIT_NANOS));
+            if (!d.granted() || bucket.compareAndSet(tat, storable(d.tat()))) {
                 return new Reservation(d.granted(), d.waitTicks(), d.remaining());
             }
         }
@@ -146,7 +147,7 @@ public final class LocalBucketStore implements BucketStore {
     @Override
     public CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
         return CompletableFuture.completedFuture(update(key, limits, (tats, now, holder) -> {
-            holder.next = BucketMath.penalize(tats, now, penaltyNanos, limits);
+            holder.next = BucketMath.penalize(tats, now, Math.min(penaltyNanos, MAX_PENALTY_NANOS), limits);
             MultiDecision d = BucketMath.peek(holder.next, now, 1, limits);
             return new Reservation(d.granted(), d.waitTicks(), d.remaining());
         }));
@@ -173,6 +174,7 @@ public final class LocalBucketStore implements BucketStore {
     @Override
     public CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
                                                  long maxWaitNanos) {
+        long maxWait = Math.min(maxWaitNanos, MAX_WAIT_NANOS);
         for (int attempt = 1; ; attempt++) {
             int best = 0;
             long bestWait = Long.MAX_VALUE;
@@ -188,12 +190,12 @@ public final class LocalBucketStore implements BucketStore {
                     bestRemaining = peek.remaining();
                 }
             }
-            if (bestWait > maxWaitNanos) {
+            if (bestWait > maxWait) {
                 Reservation refused = peekAt(keys.get(best), limits.get(best), tokens, now);
                 return CompletableFuture.completedFuture(new Choice(best,
                         new Reservation(false, refused.waitNanos(), refused.remaining())));
             }
-            long accept = attempt < CHOICES ? bestWait : maxWaitNanos;
+            long accept = attempt < CHOICES ? bestWait : maxWait;
             Reservation r = reserveNow(keys.get(best), limits.get(best), tokens, accept);
             if (r.granted() || attempt >= CHOICES) {
                 return CompletableFuture.completedFuture(new Choice(best, r));
@@ -226,8 +228,9 @@ public final class LocalBucketStore implements BucketStore {
     public List<Map.Entry<String, Long>> busiest(int n) {
         long now = clock.getAsLong();
         return buckets.entrySet().stream()
-                .filter(e -> e.getValue().get() != RETIRED && e.getValue().get() > now)
-                .map(e -> Map.entry(e.getKey(), e.getValue().get() - now))
+                .map(e -> Map.entry(e.getKey(), e.getValue().get()))
+                .filter(e -> e.getValue() != RETIRED && !BucketMath.isFull(e.getValue(), now))
+                .map(e -> Map.entry(e.getKey(), e.getValue() - now))
                 .sorted(Map.Entry.<String, Long> comparingByValue().reversed())
                 .limit(n)
                 .toList();
@@ -279,13 +282,21 @@ public final class LocalBucketStore implements BucketStore {
                 if (holder.next == null) {
                     return answer;
                 }
-                if (bucket.compareAndSet(tat, holder.next[0])) {
+                if (bucket.compareAndSet(tat, storable(holder.next[0]))) {
                     bucket.more = holder.next.length > 1
                             ? java.util.Arrays.copyOfRange(holder.next, 1, holder.next.length) : null;
                     return answer;
                 }
             }
         }
+    }
+
+    /**
+     * A state as it can be kept: {@link #RETIRED} is taken, so a state that happens to equal it (a clock that has
+     * wrapped to exactly there) is kept one nanosecond later, which is never early.
+     */
+    private static long storable(long tat) {
+        return tat == RETIRED ? RETIRED + 1 : tat;
     }
 
     private static long[] states(long tat, long[] more, long now, Limits limits) {

@@ -13,7 +13,6 @@ import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
@@ -34,6 +33,16 @@ import io.tokenbucket.store.Reservation;
 public final class RedisBucketStore implements BucketStore {
 
     private static final long NANOS_PER_MICRO = 1000;
+
+    /**
+     * The largest burst ({@code capacity × interval}) of a limit on Redis, in microseconds: 2^51 (71 years). With
+     * states read no further ahead than 2^52 microseconds, every number {@code bucket.lua} computes stays below
+     * 2^53, which Lua's doubles hold exactly.
+     */
+    static final long MAX_BURST_MICROS = 1L << 51;
+
+    /** The largest wait a reply may carry, in microseconds: what the script can compute, 2^53. */
+    static final long MAX_REPLY_WAIT_MICROS = 1L << 53;
 
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
     private final boolean cluster;
@@ -96,26 +105,30 @@ public final class RedisBucketStore implements BucketStore {
     @Override
     public CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
         limits.checkCost(tokens); // fails at once, without a round trip, for a cost that can never be satisfied
-        return call("reserve", List.of(key), List.of(limits), tokens, maxWaitMicros(maxWaitNanos))
-                .thenApply(this::reservation);
+        return call("reserve", List.of(key), List.of(limits), tokens, maxWaitMicros(maxWaitNanos));
     }
 
     @Override
     public CompletionStage<Reservation> peek(String key, Limits limits, long tokens) {
         limits.checkCost(tokens);
-        return call("peek", List.of(key), List.of(limits), tokens, -1).thenApply(this::reservation);
+        return call("peek", List.of(key), List.of(limits), tokens, -1);
     }
 
     @Override
     public CompletionStage<Reservation> refund(String key, Limits limits, long tokens) {
-        return call("refund", List.of(key), List.of(limits), Math.min(tokens, limits.capacity()), -1)
-                .thenApply(this::reservation);
+        if (tokens < 1) {
+            throw new IllegalArgumentException("tokens must be at least 1, was " + tokens);
+        }
+        return call("refund", List.of(key), List.of(limits), tokens, -1);
     }
 
     @Override
     public CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
-        return call("penalize", List.of(key), List.of(limits), 1, ceilMicros(penaltyNanos))
-                .thenApply(this::reservation);
+        if (penaltyNanos < 0) {
+            throw new IllegalArgumentException("penalty must not be negative, was " + penaltyNanos);
+        }
+        return call("penalize", List.of(key), List.of(limits), 1, ceilMicros(Math.min(penaltyNanos,
+                MAX_PENALTY_NANOS)));
     }
 
     @Override
@@ -143,12 +156,22 @@ public final class RedisBucketStore implements BucketStore {
                 }
             }
         }
-        return call("reserve", keys, limits, tokens, maxWaitMicros(maxWaitNanos))
-                .thenApply(reply -> new Choice((int) (reply.get(3) - 1), reservation(reply)));
+        long sent = System.nanoTime();
+        return script("reserve", keys, limits, tokens, maxWaitMicros(maxWaitNanos))
+                .thenApply(reply -> {
+                    Reservation r = reservation(reply, keys.size(), sent);
+                    return new Choice((int) (reply.get(3) - 1), r);
+                });
     }
 
-    private CompletableFuture<List<Long>> call(String op, List<String> keys, List<Limits> limits, long tokens,
-                                               long arg) {
+    private CompletableFuture<Reservation> call(String op, List<String> keys, List<Limits> limits, long tokens,
+                                                long arg) {
+        long sent = System.nanoTime();
+        return script(op, keys, limits, tokens, arg).thenApply(reply -> reservation(reply, 1, sent));
+    }
+
+    private CompletableFuture<List<Long>> script(String op, List<String> keys, List<Limits> limits, long tokens,
+                                                 long arg) {
         String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
         List<String> args = new ArrayList<>();
         args.add(op);
@@ -160,6 +183,12 @@ public final class RedisBucketStore implements BucketStore {
                 Limit limit = l.get(i);
                 // the interval in microseconds, rounded up again: never faster than the nanosecond limit
                 long intervalMicros = Math.max(1, ceilMicros(limit.interval()));
+                if (limit.capacity() > MAX_BURST_MICROS / intervalMicros) {
+                    throw new IllegalArgumentException("a limit of capacity " + limit.capacity() + " and one token"
+                            + " per " + intervalMicros + " microseconds is too large for store=redis: a full bucket"
+                            + " takes over 2^51 microseconds (71 years) to refill, beyond what the script computes"
+                            + " exactly; lower the capacity or refill more slowly");
+                }
                 args.add(Long.toString(limit.capacity()));
                 args.add(Long.toString(intervalMicros));
             }
@@ -167,26 +196,59 @@ public final class RedisBucketStore implements BucketStore {
         return send(c -> BucketScript.run(c, redisKeys, args.toArray(new String[0])));
     }
 
+    /** The script's {@code maxWait} argument: never more than {@link #MAX_WAIT_NANOS}, rounded up to microseconds. */
     private static long maxWaitMicros(long maxWaitNanos) {
-        return maxWaitNanos == BucketMath.NO_LIMIT ? -1 : ceilMicros(maxWaitNanos);
+        return ceilMicros(Math.max(0, Math.min(maxWaitNanos, MAX_WAIT_NANOS)));
     }
 
     /**
-     * The reservation of a reply. Its wait counts from the Redis clock's {@code now}; on a standalone Redis it is
-     * shortened by the time the reply took to be handled, as far as {@link RedisClockOffset} can tell without ever
-     * ending before the slot; never lengthened.
+     * The reservation of a reply, checked: a reply is data from the network, and a number out of the script's range
+     * (a wait that would overflow, a negative count) fails the call instead of deciding anything. Its wait counts
+     * from the Redis clock's {@code now}; on a standalone Redis it is shortened by the time the reply took to be
+     * handled, as far as {@link RedisClockOffset} can tell without ever ending before the slot; never lengthened.
+     *
+     * @param candidates how many keys the call named (the chosen position must be one of them)
+     * @param sentNanos  when the call was sent
+     * @throws IllegalStateException when the reply is not one the script gives
      */
-    private Reservation reservation(List<Long> reply) {
+    private Reservation reservation(List<Long> reply, int candidates, long sentNanos) {
+        checkReply(reply, candidates);
         long waitMicros = reply.get(1);
         long wait = waitMicros * NANOS_PER_MICRO;
-        if (clock != null && reply.size() > 4) {
+        if (clock != null) {
             long received = System.nanoTime();
-            clock.sample(received, reply.get(4));
+            clock.sample(sentNanos, received, reply.get(4));
             if (wait > 0) {
                 wait = localWait(wait, clock.localNanos(reply.get(4) + waitMicros), received);
             }
         }
         return new Reservation(reply.get(0) == 1, wait, reply.get(2));
+    }
+
+    /**
+     * Checks a reply of the bucket script: {@code {granted 0|1, wait µs in 0..2^53, remaining >= 0, position in
+     * 1..candidates, now µs > 0}}.
+     *
+     * @throws IllegalStateException naming the reply otherwise
+     */
+    static void checkReply(List<Long> reply, int candidates) {
+        boolean valid = reply != null && reply.size() == 5;
+        for (int i = 0; valid && i < 5; i++) {
+            valid = reply.get(i) != null;
+        }
+        if (valid) {
+            long granted = reply.get(0);
+            long wait = reply.get(1);
+            long position = reply.get(3);
+            valid = (granted == 0 || granted == 1) && wait >= 0 && wait <= MAX_REPLY_WAIT_MICROS && reply.get(2) >= 0
+                    && position >= 1 && position <= candidates && reply.get(4) > 0;
+        }
+        if (!valid) {
+            String shown = String.valueOf(reply);
+            throw new IllegalStateException("Redis answered the bucket script with " + (shown.length() > 200
+                    ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer the script gives; nothing"
+                    + " was decided on it");
+        }
     }
 
     /**

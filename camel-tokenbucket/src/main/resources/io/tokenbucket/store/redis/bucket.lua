@@ -6,26 +6,39 @@
 --           each holds its bucket's state: one tat per limit (the instant that limit is full again, in
 --           microseconds), separated by spaces; no key is a full bucket
 -- ARGV[1]   the operation: 'reserve', 'peek', 'refund' or 'penalize'
--- ARGV[2]   tokens n, from 1 to the smallest capacity (checked by the caller)
--- ARGV[3]   reserve: the longest acceptable wait in microseconds, or -1 for no limit; penalize: the penalty
+-- ARGV[2]   tokens n, from 1 to the smallest capacity (checked by the caller); for 'refund' any number from 1
+-- ARGV[3]   reserve: the longest acceptable wait in microseconds (the caller caps it at 365 days); penalize: the
+--           penalty (capped the same way)
 -- ARGV[4..] the limits of each key in turn: their number m, then m pairs of capacity C and interval T
 --           (the microseconds one token takes to come back, rounded up)
 -- returns   { granted (1 or 0), wait in microseconds, whole tokens remaining, the chosen key's position,
 --           the Redis clock's now in microseconds (the wait counts from it) }
 --
--- Every number stays below 2^53, so Lua's doubles hold them exactly; they are written with %.0f because
--- tostring() would round a 16-digit number to 14 digits.
+-- Every number stays below 2^53, so Lua's doubles hold them exactly: the caller keeps bursts (C*T) under 2^51 and
+-- waits and penalties under a year, and a stored state is read no further ahead than MAX_DEBT (below). Numbers are
+-- written with %.0f because tostring() would round a 16-digit number to 14 digits.
 
 local op = ARGV[1]
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 
+-- BucketMath.debt: a state further ahead than 2^52 microseconds (142 years) was not written by this script
+-- (someone SET the key, or a clock went far back); it counts as that far ahead, so it admits nothing and no sum
+-- loses precision. NaN and infinity, which tonumber() also reads, count the same.
+local MAX_DEBT = 4503599627370496
+local function bounded(tat)
+  if tat ~= tat or tat > now + MAX_DEBT then
+    return now + MAX_DEBT
+  end
+  return tat
+end
+
 -- The common case first: 'reserve' on one key with one limit, whose state is absent or one number. This is
 -- BucketMath.reserve(tat, now, tokens, limit, maxWait), the same steps as the general path below (load, reserve,
--- available, store) without its tables, closures and gmatch, which cost Redis about a third of its time per call
--- (BENCHMARKS.md, measurement 2). Anything else (several keys or limits, a state of several numbers, another
--- operation) goes on to the general path.
+-- available, store) without its tables, closures and gmatch, which cost Redis about a third of its time per call.
+-- Anything else (several keys or limits, a state of several numbers, another operation) goes on to the general
+-- path.
 if op == 'reserve' and ARGV[4] == '1' and #KEYS == 1 then
   local stored = redis.call('GET', KEYS[1])
   local tat = now
@@ -33,6 +46,7 @@ if op == 'reserve' and ARGV[4] == '1' and #KEYS == 1 then
     tat = tonumber(stored) -- nil for a state of several numbers: left to the general path
   end
   if tat then
+    tat = bounded(tat)
     local capacity, interval = tonumber(ARGV[5]), tonumber(ARGV[6])
     local burst = capacity * interval
     local nxt = (tat > now and tat or now) + tonumber(ARGV[2]) * interval
@@ -77,7 +91,8 @@ local function load(k)
   local stored = redis.call('GET', KEYS[k])
   if stored then
     for v in string.gmatch(stored, '%S+') do
-      tats[#tats + 1] = tonumber(v)
+      local tat = tonumber(v)
+      tats[#tats + 1] = tat and bounded(tat) or now -- a word that is no number: a full limit
     end
   end
   for i = 1, #limits[k] do
@@ -147,10 +162,10 @@ local l = limits[1]
 local tats = load(1)
 
 if op == 'refund' then
-  -- BucketMath.refund, never past full
+  -- BucketMath.refund, never past full (tokens * T may be huge: the result is then now, exactly)
   for i = 1, #l do
     if tats[i] > now then
-      tats[i] = math.max(now, tats[i] - math.min(tokens, l[i].capacity) * l[i].interval)
+      tats[i] = math.max(now, tats[i] - tokens * l[i].interval)
     end
   end
   store(1, tats, #l)

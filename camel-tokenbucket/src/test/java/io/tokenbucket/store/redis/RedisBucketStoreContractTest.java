@@ -121,4 +121,59 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
                 redisCommands()).time().get(5, TimeUnit.SECONDS);
         return Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
     }
+
+    @Test
+    void aStateNoScriptWroteIsReadSafely() throws Exception {
+        // keys are in a shared Redis: someone may SET one to anything. Far ahead, infinite or not a number: no
+        // token and no wrapped wait; before now, or no number at all: a full bucket, as a missing key is
+        RedisBucketStore redisStore = (RedisBucketStore) store;
+        Limit tenPerSecond = Limit.of(10, 10, 1000 * MS);
+        for (String stored : new String[] {"1e300", "inf", "nan", "99999999999999999999999", "1e300 1e300"}) {
+            String key = "hostile-" + stored.replace(' ', '_');
+            redisCommands().set(redisStore.redisKey(key), stored).get(5, TimeUnit.SECONDS);
+            Reservation r = reserve(key, tenPerSecond, 1, BucketMath.NO_LIMIT);
+            assertThat(r.granted()).as(stored).isFalse();
+            assertThat(r.waitNanos()).as(stored).isGreaterThan(BucketStore.MAX_WAIT_NANOS);
+            assertThat(get(store.peek(key, Limits.of(tenPerSecond), 1)).granted()).as(stored).isFalse();
+        }
+        for (String stored : new String[] {"-inf", "-1", "abc", "0x10"}) {
+            String key = "hostile-" + stored;
+            redisCommands().set(redisStore.redisKey(key), stored).get(5, TimeUnit.SECONDS);
+            Reservation r = reserve(key, tenPerSecond, 1, 0);
+            assertThat(r.granted()).as(stored).isTrue();
+            assertThat(r.remaining()).as(stored).isEqualTo(9);
+        }
+    }
+
+    @Test
+    void aLimitTooLargeForTheScriptToComputeExactlyIsRefusedNamingIt() {
+        // a capacity of 2^62 at one token per nanosecond: valid in nanoseconds, but its burst in microseconds
+        // (the interval rounds up to 1) would be far beyond 2^53
+        Limit huge = Limit.of(1L << 60, 1L << 60, 1000 * MS);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.reserve("huge", Limits.of(huge), 1, 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("too large for store=redis")
+                .hasMessageContaining("capacity 1152921504606846976");
+    }
+
+    @Test
+    void aReplyTheScriptCannotGiveFailsTheCallInsteadOfDecidingOnIt() {
+        java.util.List<java.util.List<Long>> bad = java.util.List.of(
+                java.util.List.of(1L, 0L, 0L, 1L), // too short
+                java.util.List.of(2L, 0L, 0L, 1L, 5L), // granted neither 0 nor 1
+                java.util.List.of(1L, -1L, 0L, 1L, 5L), // a negative wait
+                java.util.List.of(1L, (1L << 53) + 1, 0L, 1L, 5L), // a wait that would overflow in nanoseconds
+                java.util.List.of(1L, 0L, -3L, 1L, 5L), // negative tokens left
+                java.util.List.of(1L, 0L, 0L, 0L, 5L), // no candidate chosen
+                java.util.List.of(1L, 0L, 0L, 3L, 5L), // a candidate that was not offered
+                java.util.List.of(1L, 0L, 0L, 1L, 0L)); // no clock
+        for (java.util.List<Long> reply : bad) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedisBucketStore.checkReply(reply, 2))
+                    .as("%s", reply).isInstanceOf(IllegalStateException.class).hasMessageContaining(reply.toString());
+        }
+        java.util.List<Long> withNull = new java.util.ArrayList<>(java.util.List.of(1L, 0L, 0L, 1L, 5L));
+        withNull.set(1, null);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedisBucketStore.checkReply(withNull, 1))
+                .isInstanceOf(IllegalStateException.class);
+        RedisBucketStore.checkReply(java.util.List.of(1L, 1L << 53, 0L, 2L, 5L), 2); // the largest valid
+    }
 }

@@ -4,16 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The Redis clock mapped onto ours: never early, as late as the fastest recent reply allows. Plain numbers. */
+/**
+ * The Redis clock mapped onto ours: never early, as late as the fastest recent reply allows, also when the Redis
+ * clock steps back. Plain numbers.
+ */
 class RedisClockOffsetTest {
 
     private static final long MS = 1_000_000L;
     /** Our clock minus the Redis clock, in truth (unknown to the estimator). */
     private static final long TRUE_OFFSET = 7_000 * MS;
 
-    /** A reply executed at local time {@code executedAt} and handled {@code delay} later. */
+    /** A reply executed at local time {@code executedAt} and handled {@code delay} later (sent just before). */
     private static void reply(RedisClockOffset clock, long executedAt, long delay) {
-        clock.sample(executedAt + delay, (executedAt - TRUE_OFFSET) / 1000);
+        clock.sample(executedAt - MS / 100, executedAt + delay, (executedAt - TRUE_OFFSET) / 1000);
     }
 
     @Test
@@ -65,5 +68,73 @@ class RedisClockOffsetTest {
         reply(clock, 2 * window + 2 * MS, 10 * MS); // the window after: the fast sample of the first is gone
         long slot = (3 * window - TRUE_OFFSET) / 1000;
         assertThat(clock.localNanos(slot)).isEqualTo(3 * window + 10 * MS + RedisClockOffset.MARGIN_NANOS);
+    }
+
+    @Test
+    void aRedisClockThatStepsBackRestartsTheEstimateAndNoSlotIsEarly() {
+        RedisClockOffset clock = new RedisClockOffset();
+        reply(clock, 0, MS / 10);
+        reply(clock, 100 * MS, MS / 10);
+        // at local 200 ms Redis's clock steps back by 150 ms (an NTP step, a failover to a replica): its now in
+        // the next reply is behind the previous one's
+        long step = 150 * MS;
+        long redisNow = (200 * MS - TRUE_OFFSET - step) / 1000;
+        clock.sample(200 * MS - MS / 100, 200 * MS + MS / 10, redisNow);
+        assertThat(clock.steps()).isEqualTo(1);
+        // Redis, on its stepped clock, asks for a 50 ms wait: due at local 250 ms; mapped from the old offset it
+        // would be 150 ms early (100 ms), and the wait would be cut to 0
+        long slot = clock.localNanos(redisNow + 50_000);
+        assertThat(slot).as("never before the slot").isGreaterThanOrEqualTo(250 * MS);
+        assertThat(RedisBucketStore.localWait(50 * MS, slot, 200 * MS + MS / 10)).isEqualTo(50 * MS);
+    }
+
+    @Test
+    void aStepBackHiddenInAReplyOrderIsSeenByItsRoundTrip() {
+        RedisClockOffset clock = new RedisClockOffset();
+        reply(clock, 0, MS / 10);
+        // 2 s later (no reply in between, so Redis's now still moved forward) the clock is 20 ms behind: the
+        // reply's sample is 20 ms over the estimate although its round trip was 0.2 ms
+        long step = 20 * MS;
+        long at = 2_000 * MS;
+        long redisNow = (at - TRUE_OFFSET - step) / 1000;
+        clock.sample(at - MS / 10, at + MS / 10, redisNow);
+        assertThat(clock.steps()).isEqualTo(1);
+        assertThat(clock.localNanos(redisNow + 10_000)).isGreaterThanOrEqualTo(at + 10 * MS);
+    }
+
+    @Test
+    void aSlowReplyIsNotTakenForAStep() {
+        RedisClockOffset clock = new RedisClockOffset();
+        reply(clock, 0, MS / 10);
+        // 300 ms in queues on the way back, its round trip 300 ms: slow, not a step
+        clock.sample(100 * MS - MS / 10, 400 * MS, (100 * MS - TRUE_OFFSET) / 1000);
+        assertThat(clock.steps()).isZero();
+        assertThat(clock.localNanos((500 * MS - TRUE_OFFSET) / 1000))
+                .isEqualTo(500 * MS + MS / 10 + RedisClockOffset.MARGIN_NANOS);
+    }
+
+    @Test
+    void overRandomRepliesAndStepsNoSlotIsEverMappedEarly() {
+        java.util.Random random = new java.util.Random(7);
+        RedisClockOffset clock = new RedisClockOffset();
+        long offset = TRUE_OFFSET;
+        long t = 0;
+        for (int i = 0; i < 200_000; i++) {
+            t += random.nextInt(2 * (int) MS);
+            if (random.nextInt(5_000) == 0) {
+                // a step back of 2 ms to 10 s, or forward, now and then; all larger than a round trip here
+                long step = (2 + random.nextInt(10_000)) * MS;
+                offset += random.nextBoolean() ? step : -step;
+            }
+            long forward = random.nextInt((int) MS / 2);
+            long back = random.nextInt(random.nextInt(20) == 0 ? 50 * (int) MS : (int) MS / 2);
+            long redisNow = Math.floorDiv(t - offset, 1000); // TIME truncates to microseconds
+            clock.sample(t - forward, t + back, redisNow);
+            long wait = random.nextInt(100) * MS / 10;
+            long trueSlot = (redisNow * 1000 + offset) + wait;
+            long mapped = RedisBucketStore.localWait(wait, clock.localNanos(redisNow + wait / 1000), t + back)
+                    + t + back;
+            assertThat(mapped).as("reply %d", i).isGreaterThanOrEqualTo(trueSlot);
+        }
     }
 }
