@@ -45,8 +45,12 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "limitresolver":
         case "limitResolver": getOrCreateConfiguration(target).setLimitResolver(property(camelContext, io.tokenbucket.camel.TokenBucketLimitResolver.class, value)); return true;
         case "limits": getOrCreateConfiguration(target).setLimits(property(camelContext, java.lang.String.class, value)); return true;
+        case "maxcandidates":
+        case "maxCandidates": getOrCreateConfiguration(target).setMaxCandidates(property(camelContext, int.class, value)); return true;
         case "maxwait":
         case "maxWait": getOrCreateConfiguration(target).setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
+        case "maxwaiting":
+        case "maxWaiting": getOrCreateConfiguration(target).setMaxWaiting(property(camelContext, int.class, value)); return true;
         case "meterregistry":
         case "meterRegistry": target.setMeterRegistry(property(camelContext, io.micrometer.core.instrument.MeterRegistry.class, value)); return true;
         case "metricsmaxkeys":
@@ -94,8 +98,12 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "limitresolver":
         case "limitResolver": return io.tokenbucket.camel.TokenBucketLimitResolver.class;
         case "limits": return java.lang.String.class;
+        case "maxcandidates":
+        case "maxCandidates": return int.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
+        case "maxwaiting":
+        case "maxWaiting": return int.class;
         case "meterregistry":
         case "meterRegistry": return io.micrometer.core.instrument.MeterRegistry.class;
         case "metricsmaxkeys":
@@ -144,8 +152,12 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "limitresolver":
         case "limitResolver": return getOrCreateConfiguration(target).getLimitResolver();
         case "limits": return getOrCreateConfiguration(target).getLimits();
+        case "maxcandidates":
+        case "maxCandidates": return getOrCreateConfiguration(target).getMaxCandidates();
         case "maxwait":
         case "maxWait": return getOrCreateConfiguration(target).getMaxWait();
+        case "maxwaiting":
+        case "maxWaiting": return getOrCreateConfiguration(target).getMaxWaiting();
         case "meterregistry":
         case "meterRegistry": return target.getMeterRegistry();
         case "metricsmaxkeys":

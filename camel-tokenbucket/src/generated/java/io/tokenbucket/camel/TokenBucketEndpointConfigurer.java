@@ -35,8 +35,12 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "limitresolver":
         case "limitResolver": target.getConfiguration().setLimitResolver(property(camelContext, io.tokenbucket.camel.TokenBucketLimitResolver.class, value)); return true;
         case "limits": target.getConfiguration().setLimits(property(camelContext, java.lang.String.class, value)); return true;
+        case "maxcandidates":
+        case "maxCandidates": target.getConfiguration().setMaxCandidates(property(camelContext, int.class, value)); return true;
         case "maxwait":
         case "maxWait": target.getConfiguration().setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
+        case "maxwaiting":
+        case "maxWaiting": target.getConfiguration().setMaxWaiting(property(camelContext, int.class, value)); return true;
         case "metricsmaxkeys":
         case "metricsMaxKeys": target.getConfiguration().setMetricsMaxKeys(property(camelContext, int.class, value)); return true;
         case "metricsperkey":
@@ -77,8 +81,12 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "limitresolver":
         case "limitResolver": return io.tokenbucket.camel.TokenBucketLimitResolver.class;
         case "limits": return java.lang.String.class;
+        case "maxcandidates":
+        case "maxCandidates": return int.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
+        case "maxwaiting":
+        case "maxWaiting": return int.class;
         case "metricsmaxkeys":
         case "metricsMaxKeys": return int.class;
         case "metricsperkey":
@@ -120,8 +128,12 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "limitresolver":
         case "limitResolver": return target.getConfiguration().getLimitResolver();
         case "limits": return target.getConfiguration().getLimits();
+        case "maxcandidates":
+        case "maxCandidates": return target.getConfiguration().getMaxCandidates();
         case "maxwait":
         case "maxWait": return target.getConfiguration().getMaxWait();
+        case "maxwaiting":
+        case "maxWaiting": return target.getConfiguration().getMaxWaiting();
         case "metricsmaxkeys":
         case "metricsMaxKeys": return target.getConfiguration().getMetricsMaxKeys();
         case "metricsperkey":

@@ -23,7 +23,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(21);
+        Set<String> props = new HashSet<>(23);
         props.add("capacity");
         props.add("keyHeader");
         props.add("keyLimits");
@@ -31,7 +31,9 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("lazyStartProducer");
         props.add("limitResolver");
         props.add("limits");
+        props.add("maxCandidates");
         props.add("maxWait");
+        props.add("maxWaiting");
         props.add("metricsMaxKeys");
         props.add("metricsPerKey");
         props.add("mode");

@@ -1,5 +1,6 @@
 package io.tokenbucket.camel;
 
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -10,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import io.tokenbucket.store.local.LocalBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
 import org.apache.camel.Endpoint;
+import org.apache.camel.ExtendedCamelContext;
 import org.apache.camel.spi.ExecutorServiceManager;
 import org.apache.camel.spi.Metadata;
 import org.apache.camel.spi.ThreadPoolProfile;
@@ -67,6 +69,24 @@ public class TokenBucketComponent extends DefaultComponent {
         setProperties(endpoint, parameters);
         endpoint.validate();
         return endpoint;
+    }
+
+    /** The keyword that makes Camel mask {@code camel.component.tokenbucket.redis-uri} in property summaries. */
+    static final String SENSITIVE_KEYWORD = "redisuri";
+
+    @Override
+    protected void doInit() throws Exception {
+        super.doInit();
+        // Camel Main logs every property it applied ("Auto-configuration summary") and masks a value only when the
+        // key is a known secret (password, token...): a redis-uri with a password would be printed in clear. The
+        // context's own list of further sensitive keywords covers it, before Main configures the component.
+        ExtendedCamelContext context = getCamelContext().getCamelContextExtension();
+        String words = context.getAdditionalSensitiveKeywords();
+        if (words == null || words.isBlank()) {
+            context.setAdditionalSensitiveKeywords(SENSITIVE_KEYWORD);
+        } else if (!words.toLowerCase(Locale.ROOT).contains(SENSITIVE_KEYWORD)) {
+            context.setAdditionalSensitiveKeywords(words + "," + SENSITIVE_KEYWORD);
+        }
     }
 
     @Override

@@ -2,9 +2,9 @@ package io.tokenbucket.camel;
 
 import java.util.concurrent.TimeUnit;
 
-import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.BucketStore;
 import org.apache.camel.RuntimeCamelException;
 import org.apache.camel.spi.Metadata;
 import org.apache.camel.spi.UriParam;
@@ -19,6 +19,18 @@ public class TokenBucketConfiguration implements Cloneable {
 
     /** The Redis URI when none is given. */
     public static final String DEFAULT_REDIS_URI = "redis://localhost:6379";
+
+    /**
+     * The longest wait of any exchange, in milliseconds: 365 days. Also the ceiling of {@code maxWait} and of the
+     * penalty header; an exchange whose wait would be longer is rejected, whatever {@code maxWait} says.
+     */
+    public static final long MAX_WAIT_MILLIS = TimeUnit.NANOSECONDS.toMillis(BucketStore.MAX_WAIT_NANOS);
+
+    /** The default of {@code maxWaiting}. */
+    public static final int DEFAULT_MAX_WAITING = 100_000;
+
+    /** The default of {@code maxCandidates}. */
+    public static final int DEFAULT_MAX_CANDIDATES = 100;
 
     @UriParam(defaultValue = "1", description = "The bucket size in tokens: how many exchanges may pass at once"
             + " after a quiet period (the burst). At least 1.")
@@ -60,7 +72,8 @@ public class TokenBucketConfiguration implements Cloneable {
     private boolean requireKey;
 
     @UriParam(defaultValue = "1", description = "The cost of one exchange in tokens, from 1 to the capacity."
-            + " The header CamelTokenBucketTokens overrides it per exchange.")
+            + " The header CamelTokenBucketTokens overrides it per exchange (for operation refund: any number from 1,"
+            + " given back up to the capacity).")
     private long tokens = 1;
 
     @UriParam(defaultValue = "delay", enums = "delay,reject,check", description = "delay: wait until the tokens"
@@ -70,9 +83,23 @@ public class TokenBucketConfiguration implements Cloneable {
     private TokenBucketMode mode = TokenBucketMode.delay;
 
     @UriParam(javaType = "java.time.Duration", description = "In delay mode, the longest wait accepted (Camel"
-            + " duration text or milliseconds); an exchange that would wait longer fails at once with"
-            + " TokenBucketRejectedException and consumes nothing. Unset: no limit.")
+            + " duration text or milliseconds), at most 365d; an exchange that would wait longer fails at once with"
+            + " TokenBucketRejectedException and consumes nothing. Unset: 365d, the longest wait of any exchange.")
     private Long maxWait;
+
+    @UriParam(defaultValue = "100000", description = "In delay mode, how many exchanges may wait"
+            + " for their tokens at once on this endpoint. Past it an exchange that would have to wait fails at once"
+            + " with TokenBucketRejectedException and consumes nothing (one that need not wait still passes). Each"
+            + " waiting exchange holds no thread but its memory: about 1.3 KB with a small message, so the default"
+            + " bounds the waiting at about 130 MB. 0: no exchange waits.")
+    private int maxWaiting = DEFAULT_MAX_WAITING;
+
+    @UriParam(label = "advanced", defaultValue = "100", description = "The most distinct keys"
+            + " header CamelTokenBucketCandidates may name (duplicates count once). More fails the exchange with an"
+            + " IllegalArgumentException naming the header. Each candidate costs a limit lookup and, with store=redis,"
+            + " one key read inside the script, which blocks Redis for every client while it runs (about a"
+            + " microsecond per candidate). At least 1.")
+    private int maxCandidates = DEFAULT_MAX_CANDIDATES;
 
     @UriParam(defaultValue = "local", enums = "local,redis", description = "Where the buckets live. local: in"
             + " this JVM's memory, one limit per Camel instance; redis: in Redis, one limit shared by every Camel"
@@ -143,8 +170,15 @@ public class TokenBucketConfiguration implements Cloneable {
         if (keyLimits != null) {
             TokenBucketLimitSpec.parseKeyLimits(keyLimits);
         }
-        if (maxWait != null && maxWait < 0) {
-            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
+        if (maxWait != null && (maxWait < 0 || maxWait > MAX_WAIT_MILLIS)) {
+            throw new IllegalArgumentException("maxWait must be between 0 and 365d (" + MAX_WAIT_MILLIS
+                    + " ms, the longest wait of any exchange), was " + maxWait + " ms");
+        }
+        if (maxWaiting < 0) {
+            throw new IllegalArgumentException("maxWaiting must not be negative, was " + maxWaiting);
+        }
+        if (maxCandidates < 1) {
+            throw new IllegalArgumentException("maxCandidates must be at least 1, was " + maxCandidates);
         }
         if (store == TokenBucketStoreType.redis && !TokenBucketEndpoint.isPresent("io.lettuce.core.AbstractRedisClient")) {
             throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
@@ -162,12 +196,15 @@ public class TokenBucketConfiguration implements Cloneable {
         return limits;
     }
 
-    /** The longest wait this configuration accepts, in nanoseconds, for {@link io.tokenbucket.store.BucketStore}. */
+    /**
+     * The longest wait this configuration accepts, in nanoseconds, for {@link BucketStore}: 0 outside delay mode,
+     * {@link BucketStore#MAX_WAIT_NANOS} when maxWait is unset.
+     */
     public long maxWaitNanos() {
         if (mode != TokenBucketMode.delay) {
             return 0;
         }
-        return maxWait == null ? BucketMath.NO_LIMIT : TimeUnit.MILLISECONDS.toNanos(maxWait);
+        return maxWait == null ? BucketStore.MAX_WAIT_NANOS : TimeUnit.MILLISECONDS.toNanos(maxWait);
     }
 
     /** The bucket size in tokens (the burst). Default 1. */
@@ -240,14 +277,34 @@ public class TokenBucketConfiguration implements Cloneable {
         this.mode = mode;
     }
 
-    /** The longest wait accepted in delay mode, in milliseconds; null for no limit (the default). */
+    /** The longest wait accepted in delay mode, in milliseconds; null (the default) for {@value #MAX_WAIT_MILLIS}. */
     public Long getMaxWait() {
         return maxWait;
     }
 
-    /** Sets the longest wait accepted in delay mode, in milliseconds; null for no limit (the default). */
+    /** Sets the longest wait accepted in delay mode, in milliseconds, at most 365 days; null (the default): 365 days. */
     public void setMaxWait(Long maxWait) {
         this.maxWait = maxWait;
+    }
+
+    /** How many exchanges may wait at once on an endpoint. Default {@value #DEFAULT_MAX_WAITING}. */
+    public int getMaxWaiting() {
+        return maxWaiting;
+    }
+
+    /** Sets how many exchanges may wait at once on an endpoint, at least 0. Default {@value #DEFAULT_MAX_WAITING}. */
+    public void setMaxWaiting(int maxWaiting) {
+        this.maxWaiting = maxWaiting;
+    }
+
+    /** The most distinct candidate keys per exchange. Default {@value #DEFAULT_MAX_CANDIDATES}. */
+    public int getMaxCandidates() {
+        return maxCandidates;
+    }
+
+    /** Sets the most distinct candidate keys per exchange, at least 1. Default {@value #DEFAULT_MAX_CANDIDATES}. */
+    public void setMaxCandidates(int maxCandidates) {
+        this.maxCandidates = maxCandidates;
     }
 
     /** Where the buckets live. Default {@link TokenBucketStoreType#local}. */

@@ -7,12 +7,14 @@ public final class TokenBucketConstants {
 
     /** The default header holding the bucket key; another header can be named with the {@code keyHeader} option. */
     @Metadata(label = "producer", description = "The bucket key (for example a proxy id), when the keyHeader option"
-            + " is left at its default. Exchanges with the same key share one bucket. Keys longer than 128"
-            + " characters are replaced by their SHA-256 hash.", javaType = "String")
+            + " is left at its default. Exchanges with the same key share one bucket. Limits (keyLimits,"
+            + " limitResolver) are decided on the key as sent, whatever its length; a key longer than 128 characters"
+            + " is stored as its SHA-256 hash.", javaType = "String")
     public static final String KEY = "CamelTokenBucketKey";
 
     @Metadata(label = "producer", description = "The cost of this exchange in tokens, overriding the tokens option;"
-            + " a whole number from 1 to the capacity.", javaType = "Long")
+            + " a whole number from 1 to the capacity (for operation refund: any number from 1; the bucket is filled"
+            + " to its capacity at most).", javaType = "Long")
     public static final String TOKENS = "CamelTokenBucketTokens";
 
     @Metadata(label = "producer", description = "Set in check mode: true when the tokens were granted (and"
@@ -37,12 +39,14 @@ public final class TokenBucketConstants {
 
     @Metadata(label = "producer", description = "For operation penalize: how long the key gets no token (Camel"
             + " duration text such as 30s, or milliseconds), for example from an upstream Retry-After. Every"
-            + " instance sharing the store backs off the key at once.", javaType = "String")
+            + " instance sharing the store backs off the key at once. At most 365d; more, negative or not a duration"
+            + " fails the exchange with IllegalArgumentException naming the header.", javaType = "String")
     public static final String PENALTY = "CamelTokenBucketPenalty";
 
     @Metadata(label = "producer", description = "For acquire: candidate keys (a comma-separated String or a"
             + " Collection); the tokens are reserved on the one whose tokens come soonest, atomically, and its key"
-            + " is set in the key header.", javaType = "String")
+            + " is set in the key header. Duplicates count once; more than maxCandidates distinct keys fail the"
+            + " exchange with IllegalArgumentException naming the header.", javaType = "String")
     public static final String CANDIDATES = "CamelTokenBucketCandidates";
 
     @Metadata(label = "producer", description = "Set by peek and penalize: milliseconds until the requested"

@@ -38,9 +38,9 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
         for (TokenBucketEndpoint e : endpoints()) {
             text.append(String.format("tokenbucket:%s%n    limits: %s%n    store: %s, mode: %s%n"
                     + "    admitted: %d, delayed: %d, rejected: %d, store errors: %d, mean wait: %.1f ms,"
-                    + " local keys: %d%n", e.getName(), e.getLimitsDescription(), e.getStoreDescription(),
+                    + " waiting: %d, local keys: %d%n", e.getName(), e.getLimitsDescription(), e.getStoreDescription(),
                     e.getModeName(), e.getAdmittedCount(), e.getDelayedCount(), e.getRejectedCount(),
-                    e.getStoreErrorCount(), e.getMeanWaitMillis(), e.getLocalKeys()));
+                    e.getStoreErrorCount(), e.getMeanWaitMillis(), e.getWaitingCount(), e.getLocalKeys()));
             for (Map.Entry<String, Long> key : busiest(e)) {
                 text.append(String.format("    busy key %s: full again in %d ms%n", key.getKey(),
                         key.getValue() / 1_000_000));
@@ -64,6 +64,7 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
             jo.put("rejected", e.getRejectedCount());
             jo.put("storeErrors", e.getStoreErrorCount());
             jo.put("meanWaitMillis", e.getMeanWaitMillis());
+            jo.put("waiting", e.getWaitingCount());
             jo.put("localKeys", e.getLocalKeys());
             List<Map<String, Object>> keys = new ArrayList<>();
             for (Map.Entry<String, Long> key : busiest(e)) {

@@ -3,7 +3,8 @@ package io.tokenbucket.camel;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
@@ -50,9 +51,11 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     private volatile Limits limits;
     private final TokenBucketStatistics statistics = new TokenBucketStatistics();
     private volatile KeyLimits keyLimits;
+    private final AtomicInteger waiting = new AtomicInteger();
     private BucketStore store;
     private AutoCloseable storeLease;
     private String storeDescription = "local";
+    private UnaryOperator<String> redact = UnaryOperator.identity();
     private TokenBucketHealthCheck healthCheck;
     private AutoCloseable metrics;
 
@@ -79,7 +82,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     }
 
     /** The parsed keyLimits option, kept with the text it came from so a change at runtime is seen. */
-    private record KeyLimits(String text, List<Map.Entry<Pattern, Limits>> entries) {
+    private record KeyLimits(String text, List<Map.Entry<TokenBucketLimitSpec.Glob, Limits>> entries) {
     }
 
     @Override
@@ -98,6 +101,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
             store = opened.store();
             storeLease = opened.lease();
             storeDescription = opened.where();
+            redact = opened.redact();
             WritableHealthCheckRepository checks = HealthCheckHelper.getHealthCheckRepository(getCamelContext(),
                     "producers", WritableHealthCheckRepository.class);
             if (checks != null) {
@@ -196,6 +200,35 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return statistics.getStoreErrors() + (store instanceof FallbackBucketStore f ? f.fallbacks() : 0);
     }
 
+    /** Exchanges waiting for their tokens now, at most {@code maxWaiting}. */
+    @ManagedAttribute(description = "Exchanges waiting for their tokens now (at most maxWaiting)")
+    public int getWaitingCount() {
+        return waiting.get();
+    }
+
+    /**
+     * Takes one of the {@code maxWaiting} places for an exchange about to wait.
+     *
+     * @return false when every place is taken (the exchange must not wait)
+     */
+    boolean startWaiting() {
+        int max = configuration.getMaxWaiting();
+        while (true) {
+            int n = waiting.get();
+            if (n >= max) {
+                return false;
+            }
+            if (waiting.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** Gives back the place of an exchange that stopped waiting (released or abandoned). */
+    void stopWaiting() {
+        waiting.decrementAndGet();
+    }
+
     /** Mean wait of the delayed exchanges, in milliseconds. */
     @ManagedAttribute(description = "Mean wait of the delayed exchanges (ms)")
     public double getMeanWaitMillis() {
@@ -218,9 +251,13 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** Tokens left and the wait for one token on {@code key}, consuming nothing. */
     @ManagedOperation(description = "Tokens left on a key and the wait for one more (ms), consuming nothing")
     public String peekKey(String key) {
-        String bounded = BucketKeys.bound(key);
-        Reservation r = store.peek(bounded, limitsFor(bounded), 1).toCompletableFuture().join();
-        return "remaining=" + r.remaining() + ", waitMillis=" + (r.waitNanos() + 999_999) / 1_000_000;
+        Reservation r = store.peek(BucketKeys.bound(key), limitsFor(key), 1).toCompletableFuture().join();
+        return "remaining=" + r.remaining() + ", waitMillis=" + ceilMillis(r.waitNanos());
+    }
+
+    /** Nanoseconds as whole milliseconds, rounded up, never negative and never wrapping. */
+    static long ceilMillis(long nanos) {
+        return nanos <= 0 ? 0 : nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1);
     }
 
     /**
@@ -252,15 +289,17 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     }
 
     /**
-     * The limits of {@code key}: the limit resolver's answer, else the first keyLimits entry that matches,
-     * else the endpoint's. Read on every exchange, so a change of either takes effect on the key's next one.
+     * The limits of {@code key}, the key as the exchange sent it (never its stored, possibly hashed, form): the
+     * limit resolver's answer, else the first keyLimits entry that matches, else the endpoint's. Read on every
+     * exchange, so a change of either takes effect on the key's next one.
      */
     Limits limitsFor(String key) {
         TokenBucketLimitResolver resolver = configuration.getLimitResolver();
         if (resolver != null) {
             String text = resolver.limitsFor(key);
             if (text != null) {
-                return TokenBucketLimitSpec.parse(text, "the limits the limitResolver gave key '" + key + "'");
+                return TokenBucketLimitSpec.parse(text, () -> "the limits the limitResolver gave key '"
+                        + TokenBucketProducer.shown(key) + "'");
             }
         }
         String text = configuration.getKeyLimits();
@@ -272,8 +311,8 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
             parsed = new KeyLimits(text, TokenBucketLimitSpec.parseKeyLimits(text));
             keyLimits = parsed;
         }
-        for (Map.Entry<Pattern, Limits> entry : parsed.entries()) {
-            if (entry.getKey().matcher(key).matches()) {
+        for (Map.Entry<TokenBucketLimitSpec.Glob, Limits> entry : parsed.entries()) {
+            if (entry.getKey().matches(key)) {
                 return entry.getValue();
             }
         }
@@ -288,6 +327,11 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** Where this endpoint's buckets live, for messages: {@code local} or {@code redis at redis://***@host:6379}. */
     String describeStore() {
         return storeDescription;
+    }
+
+    /** {@code text} (a store failure's message) without the store's secrets, for messages; null stays null. */
+    String redact(String text) {
+        return redact.apply(text);
     }
 
     /** Limits in the user's terms, for messages: {@code capacity 5, refill 5 per 1000 ms}, joined by "; ". */

@@ -16,7 +16,7 @@ public class TokenBucketException extends CamelException {
 
     /**
      * @param endpointName the limiter name ({@code tokenbucket:name})
-     * @param key          the bucket key, as bounded
+     * @param key          the bucket key, as the exchange sent it
      * @param message      the full message
      */
     public TokenBucketException(String endpointName, String key, String message) {
@@ -27,7 +27,7 @@ public class TokenBucketException extends CamelException {
 
     /**
      * @param endpointName the limiter name ({@code tokenbucket:name})
-     * @param key          the bucket key, as bounded
+     * @param key          the bucket key, as the exchange sent it
      * @param message      the full message
      * @param cause        the underlying failure
      */
@@ -42,7 +42,7 @@ public class TokenBucketException extends CamelException {
         return endpointName;
     }
 
-    /** The bucket key of the exchange (hashed when it was longer than 128 characters). */
+    /** The bucket key of the exchange, as it sent it (the message shows at most its first 64 characters). */
     public String getKey() {
         return key;
     }

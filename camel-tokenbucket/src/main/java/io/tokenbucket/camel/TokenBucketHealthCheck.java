@@ -59,6 +59,7 @@ final class TokenBucketHealthCheck implements HealthCheck {
         if (failure == null) {
             return result.up().build();
         }
-        return result.down().message("Redis did not answer: " + failure.getMessage()).error(failure).build();
+        String why = failure.getMessage() != null ? failure.getMessage() : failure.getClass().getSimpleName();
+        return result.down().message("Redis did not answer: " + endpoint.redact(why)).error(failure).build();
     }
 }

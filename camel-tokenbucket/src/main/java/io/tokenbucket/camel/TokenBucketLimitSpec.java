@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -37,6 +38,14 @@ final class TokenBucketLimitSpec {
      * @throws IllegalArgumentException naming the source and the text when it does not read as limits
      */
     static Limits parse(String text, String source) {
+        return parse(text, () -> source);
+    }
+
+    /**
+     * {@link #parse(String, String)} with the source described only when there is an error to report: the limit
+     * resolver's description names the key, which may be long.
+     */
+    static Limits parse(String text, Supplier<String> source) {
         Limits cached = PARSED.get(text);
         if (cached != null) {
             return cached;
@@ -46,15 +55,26 @@ final class TokenBucketLimitSpec {
             Matcher m = ITEM.matcher(item);
             long periodMillis;
             if (!m.matches() || (periodMillis = TokenBucketOptionText.durationMillis(m.group(2))) < 1) {
-                throw new IllegalArgumentException(source + " must be limits such as 10/1s or 10/1s,1000/1h or"
+                throw new IllegalArgumentException(source.get() + " must be limits such as 10/1s or 10/1s,1000/1h or"
                         + " 1/1s:5 (one per second, bursts of 5), was '" + text + "'");
             }
-            long tokens = Long.parseLong(m.group(1));
-            long burst = m.group(3) != null ? Long.parseLong(m.group(3)) : tokens;
+            long tokens;
+            long burst;
+            try {
+                tokens = Long.parseLong(m.group(1));
+                burst = m.group(3) != null ? Long.parseLong(m.group(3)) : tokens;
+            } catch (NumberFormatException tooLarge) {
+                throw new IllegalArgumentException(source.get() + " '" + text + "': " + m.group(1)
+                        + (m.group(3) != null ? " or " + m.group(3) : "") + " is larger than a long holds");
+            }
+            if (periodMillis == TokenBucketOptionText.TOO_LONG) {
+                throw new IllegalArgumentException(source.get() + " '" + text + "': the period " + m.group(2).trim()
+                        + " is longer than a long holds in milliseconds");
+            }
             try {
                 limits.add(Limit.of(burst, tokens, TimeUnit.MILLISECONDS.toNanos(periodMillis)));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(source + " '" + text + "': " + e.getMessage(), e);
+                throw new IllegalArgumentException(source.get() + " '" + text + "': " + e.getMessage(), e);
             }
         }
         Limits parsed = Limits.of(limits);
@@ -65,12 +85,46 @@ final class TokenBucketLimitSpec {
     }
 
     /**
+     * A key pattern of {@code keyLimits}: a key, or a glob where {@code *} stands for any run of characters.
+     * Matched without regular expressions, in at most (key length × pattern length) steps, so a key of any length
+     * sent by a client cannot make matching take exponential time.
+     */
+    record Glob(String pattern) {
+
+        /** Whether {@code key} matches the whole pattern. */
+        boolean matches(String key) {
+            int p = 0;
+            int k = 0;
+            int star = -1;
+            int resume = 0;
+            while (k < key.length()) {
+                if (p < pattern.length() && pattern.charAt(p) == '*') {
+                    star = p++;
+                    resume = k;
+                } else if (p < pattern.length() && pattern.charAt(p) == key.charAt(k)) {
+                    p++;
+                    k++;
+                } else if (star >= 0) {
+                    p = star + 1; // let the last * take one more character, and try again from there
+                    k = ++resume;
+                } else {
+                    return false;
+                }
+            }
+            while (p < pattern.length() && pattern.charAt(p) == '*') {
+                p++;
+            }
+            return p == pattern.length();
+        }
+    }
+
+    /**
      * The per-key limits of the {@code keyLimits} option: {@code pattern=limits} entries separated by {@code ;},
      * where a pattern is a key or a glob with {@code *} ({@code premium-*=20/1s;p7=10/1s,1000/1h}). The first
      * matching entry wins.
      */
-    static List<Map.Entry<Pattern, Limits>> parseKeyLimits(String text) {
-        List<Map.Entry<Pattern, Limits>> entries = new ArrayList<>();
+    static List<Map.Entry<Glob, Limits>> parseKeyLimits(String text) {
+        List<Map.Entry<Glob, Limits>> entries = new ArrayList<>();
         for (String entry : text.split(";")) {
             if (entry.isBlank()) {
                 continue;
@@ -81,8 +135,7 @@ final class TokenBucketLimitSpec {
                         + " separated by ';', was '" + text + "'");
             }
             String glob = entry.substring(0, eq).trim();
-            Pattern pattern = Pattern.compile(Pattern.quote(glob).replace("*", "\\E.*\\Q"));
-            entries.add(Map.entry(pattern, parse(entry.substring(eq + 1).trim(), "keyLimits entry " + glob)));
+            entries.add(Map.entry(new Glob(glob), parse(entry.substring(eq + 1).trim(), "keyLimits entry " + glob)));
         }
         return entries;
     }

@@ -19,7 +19,7 @@ import org.apache.camel.CamelContext;
  *
  * <p>Meters, tagged {@code endpoint=<name>}: {@code tokenbucket.exchanges} ({@code outcome} admitted, delayed,
  * rejected, store_error), {@code tokenbucket.wait} (a timer of the delayed exchanges' waits),
- * {@code tokenbucket.local.keys} (buckets in memory) and, when {@code metricsPerKey=true}, for at most
+ * {@code tokenbucket.local.keys} (buckets in memory), {@code tokenbucket.waiting} (exchanges waiting now) and, when {@code metricsPerKey=true}, for at most
  * {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted or
  * rejected).
  */
@@ -68,6 +68,9 @@ final class TokenBucketMetrics implements AutoCloseable {
                 .tags(tags).description("How long delayed exchanges waited for their tokens").register(registry));
         meters.add(Gauge.builder("tokenbucket.local.keys", endpoint, TokenBucketEndpoint::getLocalKeys)
                 .tags(tags).description("Buckets held in this JVM's memory").register(registry));
+        meters.add(Gauge.builder("tokenbucket.waiting", endpoint, TokenBucketEndpoint::getWaitingCount)
+                .tags(tags).description("Exchanges waiting for their tokens now (at most maxWaiting)")
+                .register(registry));
         if (endpoint.getConfiguration().isMetricsPerKey()) {
             stats.countPerKey(endpoint.getConfiguration().getMetricsMaxKeys(), key -> {
                 TokenBucketStatistics.KeyCounts counts = stats.getKeys().get(key);

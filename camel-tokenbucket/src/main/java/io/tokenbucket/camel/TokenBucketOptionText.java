@@ -2,25 +2,32 @@ package io.tokenbucket.camel;
 
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import org.apache.camel.util.TimeUtils;
 
 /**
  * Checks the text of the numeric options of an endpoint URI before Camel binds them, because Camel's binding
  * quietly turns text it cannot read ({@code capacity=abc}, {@code maxWait=5x}) into 0, and a {@code maxWait}
- * of 0 would silently mean "never wait". Values that are not text (numbers, durations from the Java DSL) are
- * left to Camel.
+ * of 0 would silently mean "never wait"; and reads Camel duration text exactly, because Camel's own reader
+ * ({@code TimeUtils}) wraps around on large values ({@code 200000000000000d} becomes a negative or small number).
+ * Values that are not text (numbers, durations from the Java DSL) are left to Camel.
  */
 final class TokenBucketOptionText {
 
-    private static final Set<String> WHOLE_NUMBERS = Set.of("capacity", "refillTokens", "tokens", "metricsMaxKeys");
+    private static final Set<String> WHOLE_NUMBERS = Set.of("capacity", "refillTokens", "tokens");
+    private static final Set<String> INT_NUMBERS = Set.of("metricsMaxKeys", "maxWaiting", "maxCandidates");
     private static final Set<String> DURATIONS = Set.of("refillPeriod", "maxWait", "storeTimeout");
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
-    private static final Pattern ZERO_DURATION = Pattern.compile("\\s*0+\\s*[a-zA-Z]*\\s*");
+    /** Camel's duration syntax: days, hours, minutes, seconds, milliseconds, each optional, in that order. */
+    private static final Pattern DURATION = Pattern.compile(
+            "(?:(\\d+)d)?(?:(\\d+)h)?(?:(\\d+)m(?!s))?(?:(\\d+)s)?(?:(\\d+)ms)?");
+    private static final long[] UNIT_MILLIS = {86_400_000L, 3_600_000L, 60_000L, 1000L, 1L};
 
     /** What {@link #durationMillis} answers for text that is not a duration. */
     static final long NOT_A_DURATION = Long.MIN_VALUE;
+
+    /** What {@link #durationMillis} answers for a duration too long for a {@code long} of milliseconds. */
+    static final long TOO_LONG = Long.MAX_VALUE;
 
     private TokenBucketOptionText() {
     }
@@ -34,27 +41,66 @@ final class TokenBucketOptionText {
             if (!(option.getValue() instanceof String text)) {
                 continue;
             }
-            if (WHOLE_NUMBERS.contains(option.getKey()) && !WHOLE_NUMBER.matcher(text).matches()) {
-                throw new IllegalArgumentException(option.getKey() + " must be a whole number, was '" + text + "'");
+            boolean isInt = INT_NUMBERS.contains(option.getKey());
+            if (isInt || WHOLE_NUMBERS.contains(option.getKey())) {
+                if (!WHOLE_NUMBER.matcher(text).matches()) {
+                    throw new IllegalArgumentException(option.getKey() + " must be a whole number, was '" + text
+                            + "'");
+                }
+                try {
+                    long value = Long.parseLong(text.trim());
+                    if (isInt) {
+                        Math.toIntExact(value);
+                    }
+                } catch (NumberFormatException | ArithmeticException tooLarge) {
+                    throw new IllegalArgumentException(option.getKey() + " must be a whole number of at most "
+                            + (isInt ? Integer.MAX_VALUE : Long.MAX_VALUE) + ", was '" + text + "'");
+                }
             }
-            if (DURATIONS.contains(option.getKey()) && durationMillis(text) == NOT_A_DURATION) {
-                throw new IllegalArgumentException(option.getKey() + " must be a duration such as 1s, 500ms, 2m or"
-                        + " 1h, or a number of milliseconds, was '" + text + "'");
+            if (DURATIONS.contains(option.getKey())) {
+                long millis = durationMillis(text);
+                if (millis == NOT_A_DURATION) {
+                    throw new IllegalArgumentException(option.getKey() + " must be a duration such as 1s, 500ms, 2m"
+                            + " or 1h, or a number of milliseconds, was '" + text + "'");
+                }
+                if (millis == TOO_LONG) {
+                    throw new IllegalArgumentException(option.getKey() + " is longer than any duration a long holds"
+                            + " in milliseconds, was '" + text + "'");
+                }
             }
         }
     }
 
     /**
-     * The milliseconds of a Camel duration text ({@code 1s}, {@code 500ms}, {@code 2m}, {@code 1h}, or a plain
-     * number of milliseconds), or {@link #NOT_A_DURATION} when it is not one.
+     * The milliseconds of a Camel duration text ({@code 1s}, {@code 500ms}, {@code 2m}, {@code 1h30m}, {@code 1d},
+     * or a plain number of milliseconds, which may be negative), exactly: {@link #TOO_LONG} when it is longer than
+     * a {@code long} holds, {@link #NOT_A_DURATION} when it is not a duration.
      */
     static long durationMillis(String text) {
-        try {
-            long millis = TimeUtils.toMilliSeconds(text.trim());
-            // TimeUtils answers 0 for text it cannot read: only a written zero may give 0
-            return millis != 0 || ZERO_DURATION.matcher(text).matches() ? millis : NOT_A_DURATION;
-        } catch (RuntimeException e) {
+        String t = text.trim();
+        if (t.matches("-?\\d+")) {
+            try {
+                return Long.parseLong(t);
+            } catch (NumberFormatException e) {
+                return t.startsWith("-") ? NOT_A_DURATION : TOO_LONG;
+            }
+        }
+        Matcher m = DURATION.matcher(t);
+        if (t.isEmpty() || !m.matches()) {
             return NOT_A_DURATION;
         }
+        long total = 0;
+        for (int unit = 0; unit < UNIT_MILLIS.length; unit++) {
+            String digits = m.group(unit + 1);
+            if (digits == null) {
+                continue;
+            }
+            try {
+                total = Math.addExact(total, Math.multiplyExact(Long.parseLong(digits), UNIT_MILLIS[unit]));
+            } catch (ArithmeticException | NumberFormatException tooLong) {
+                return TOO_LONG;
+            }
+        }
+        return total;
     }
 }

@@ -2,6 +2,7 @@ package io.tokenbucket.camel;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -34,6 +35,9 @@ import org.apache.camel.support.DefaultAsyncProducer;
  * of the route runs. Every exchange's callback is called exactly once, also when the producer stops while it
  * waits: it then fails with {@link TokenBucketException} and its tokens are refunded. The other operations
  * never wait and never fail for a lack of tokens.
+ *
+ * <p>Keys are data from the exchange: limits are decided on the key as sent, and only its stored form is bounded
+ * ({@link BucketKeys#bound}). Messages show at most {@value #MAX_VALUE_IN_MESSAGE} characters of any value.
  */
 public class TokenBucketProducer extends DefaultAsyncProducer {
 
@@ -45,8 +49,14 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private final TokenBucketEndpoint endpoint;
     private final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
 
-    /** A reservation on a key, with the key's limits. */
-    private record Reserved(String key, Limits limits, Reservation reservation) {
+    /**
+     * A reservation on a key, with the key's limits.
+     *
+     * @param key    the key as the exchange sent it
+     * @param stored the key as the store keeps it ({@link BucketKeys#bound})
+     * @param full   whether every maxWaiting place was taken when it was made (so it was not allowed to wait)
+     */
+    private record Reserved(String key, String stored, Limits limits, Reservation reservation, boolean full) {
     }
 
     /** A producer for {@code endpoint}. */
@@ -70,16 +80,18 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 return acquire(exchange, callback, start);
             }
             String key = keyOf(exchange);
+            String stored = BucketKeys.bound(key);
             Limits limits = endpoint.limitsFor(key);
             return switch (operation) {
+                // a refund of more than the capacity is accepted: it fills the bucket and no more
                 case refund -> answer(exchange, callback,
-                        endpoint.store().refund(key, limits, tokensOf(message, limits)),
+                        endpoint.store().refund(stored, limits, tokensOf(message, Long.MAX_VALUE)),
                         (m, r) -> m.setHeader(TokenBucketConstants.REMAINING, r.remaining()));
-                case remove -> answer(exchange, callback, endpoint.store().remove(key), (m, r) -> { });
-                case peek -> answer(exchange, callback, endpoint.store().peek(key, limits, tokensOf(message, limits)),
-                        TokenBucketProducer::estimate);
+                case remove -> answer(exchange, callback, endpoint.store().remove(stored), (m, r) -> { });
+                case peek -> answer(exchange, callback,
+                        endpoint.store().peek(stored, limits, tokensOf(message, limits)), TokenBucketProducer::estimate);
                 case penalize -> answer(exchange, callback,
-                        endpoint.store().penalize(key, limits, penaltyOf(message)), TokenBucketProducer::estimate);
+                        endpoint.store().penalize(stored, limits, penaltyOf(message)), TokenBucketProducer::estimate);
                 default -> throw new IllegalStateException("unreachable: " + operation);
             };
         } catch (Exception e) {
@@ -92,24 +104,30 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private boolean acquire(Exchange exchange, AsyncCallback callback, long start) throws Exception {
         Message message = exchange.getMessage();
         long maxWait = endpoint.getConfiguration().maxWaitNanos();
+        // every waiting place taken: only an exchange that need not wait may pass, and a refusal consumes nothing
+        boolean full = maxWait > 0 && endpoint.getWaitingCount() >= endpoint.getConfiguration().getMaxWaiting();
+        if (full) {
+            maxWait = 0;
+        }
         List<String> candidates = candidatesOf(message);
         CompletableFuture<Reserved> answer;
         long tokens;
         if (candidates == null) {
             String key = keyOf(exchange);
+            String stored = BucketKeys.bound(key);
             Limits limits = endpoint.limitsFor(key);
             tokens = tokensOf(message, limits);
-            answer = endpoint.store().reserve(key, limits, tokens, maxWait).toCompletableFuture()
-                    .thenApply(r -> new Reserved(key, limits, r));
+            answer = endpoint.store().reserve(stored, limits, tokens, maxWait).toCompletableFuture()
+                    .thenApply(r -> new Reserved(key, stored, limits, r, full));
         } else {
             List<String> keys = candidates.stream().map(BucketKeys::bound).toList();
-            List<Limits> limits = keys.stream().map(endpoint::limitsFor).toList();
+            List<Limits> limits = candidates.stream().map(endpoint::limitsFor).toList();
             tokens = tokensOf(message, limits.stream().mapToLong(Limits::capacity).min().orElseThrow());
             answer = endpoint.store().reserveFreest(keys, limits, tokens, maxWait).toCompletableFuture()
                     .thenApply(choice -> {
                         message.setHeader(endpoint.getConfiguration().getKeyHeader(), candidates.get(choice.index()));
-                        return new Reserved(keys.get(choice.index()), limits.get(choice.index()),
-                                choice.reservation());
+                        return new Reserved(candidates.get(choice.index()), keys.get(choice.index()),
+                                limits.get(choice.index()), choice.reservation(), full);
                     });
         }
         long cost = tokens;
@@ -145,19 +163,27 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         Reservation r = reserved.reservation();
         TokenBucketMode mode = endpoint.getConfiguration().getMode();
         if (!r.granted()) {
-            endpoint.getStatistics().rejected(reserved.key());
+            endpoint.getStatistics().rejected(reserved.stored());
             if (mode == TokenBucketMode.check) {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
             } else {
-                exchange.setException(rejected(reserved, tokens));
+                exchange.setException(rejected(reserved, tokens, reserved.full()));
             }
             callback.done(sync);
             return sync;
         }
         if (r.waitNanos() == 0) {
-            endpoint.getStatistics().admitted(reserved.key(), 0);
+            endpoint.getStatistics().admitted(reserved.stored(), 0);
             passed(message, 0, r.remaining());
+            callback.done(sync);
+            return sync;
+        }
+        if (!endpoint.startWaiting()) {
+            // the last places were taken between the count and this reservation: it must not wait after all
+            endpoint.store().refund(reserved.stored(), reserved.limits(), tokens);
+            endpoint.getStatistics().rejected(reserved.stored());
+            exchange.setException(rejected(reserved, tokens, true));
             callback.done(sync);
             return sync;
         }
@@ -210,15 +236,24 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         message.setHeader(TokenBucketConstants.REMAINING, remaining);
     }
 
-    private TokenBucketRejectedException rejected(Reserved reserved, long tokens) {
+    private TokenBucketRejectedException rejected(Reserved reserved, long tokens, boolean full) {
         long waitMillis = ceilMillis(reserved.reservation().waitNanos());
-        Long maxWait = endpoint.getConfiguration().getMaxWait();
-        String bound = endpoint.getConfiguration().getMode() == TokenBucketMode.delay
-                ? "within maxWait " + maxWait + " ms" : "at once (mode=" + endpoint.getConfiguration().getMode() + ")";
+        TokenBucketConfiguration config = endpoint.getConfiguration();
+        String why;
+        if (full) {
+            why = "maxWaiting " + config.getMaxWaiting() + " exchanges are waiting already, so it could only pass"
+                    + " without waiting, and its tokens would take " + waitMillis + " ms";
+        } else if (config.getMode() != TokenBucketMode.delay) {
+            why = "not available at once (mode=" + config.getMode() + "), they would take " + waitMillis + " ms";
+        } else if (config.getMaxWait() != null && waitMillis <= TokenBucketConfiguration.MAX_WAIT_MILLIS) {
+            why = "not available within maxWait " + config.getMaxWait() + " ms, they would take " + waitMillis + " ms";
+        } else {
+            why = "they would take " + waitMillis + " ms, longer than the longest wait of any exchange (365d, "
+                    + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms)";
+        }
         return new TokenBucketRejectedException(endpoint.getName(), reserved.key(), tokens, waitMillis,
-                "tokenbucket:" + endpoint.getName() + " rejected key '" + reserved.key() + "': " + tokens
-                        + " token(s) not available " + bound + ", they would take " + waitMillis + " ms ("
-                        + TokenBucketEndpoint.describe(reserved.limits()) + ")");
+                "tokenbucket:" + endpoint.getName() + " rejected key '" + shown(reserved.key()) + "': " + tokens
+                        + " token(s): " + why + " (" + TokenBucketEndpoint.describe(reserved.limits()) + ")");
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {
@@ -227,7 +262,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 ? failure.getCause() : failure;
         String why = cause instanceof TimeoutException
                 ? "did not answer within storeTimeout " + endpoint.getConfiguration().getStoreTimeout() + " ms"
-                : "failed: " + cause.getClass().getSimpleName() + ": " + cause.getMessage();
+                : "failed: " + cause.getClass().getSimpleName() + ": " + endpoint.redact(cause.getMessage());
         return new TokenBucketStoreException(endpoint.getName(), null, "tokenbucket:" + endpoint.getName()
                 + ": the bucket store (" + endpoint.describeStore() + ") " + why
                 + "; the exchange was not admitted (onStoreError=fail)", cause);
@@ -259,33 +294,53 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             }
             return DEFAULT_KEY;
         }
-        return BucketKeys.bound(key);
+        return key;
     }
 
-    private static List<String> candidatesOf(Message message) {
+    /**
+     * The distinct candidate keys of header {@code CamelTokenBucketCandidates} in their order, or null when the
+     * header is absent; read no further than one key past {@code maxCandidates}.
+     */
+    private List<String> candidatesOf(Message message) {
         Object raw = message.getHeader(TokenBucketConstants.CANDIDATES);
         if (raw == null) {
             return null;
         }
-        List<String> candidates = new ArrayList<>();
-        Iterable<?> items = raw instanceof Collection<?> c ? c : List.of(raw.toString().split(","));
-        for (Object item : items) {
-            String key = item == null ? "" : item.toString().trim();
-            if (!key.isEmpty()) {
-                candidates.add(key);
+        int max = endpoint.getConfiguration().getMaxCandidates();
+        Set<String> candidates = new LinkedHashSet<>();
+        if (raw instanceof Collection<?> items) {
+            for (Object item : items) {
+                addCandidate(candidates, item == null ? "" : item.toString().trim(), max, raw);
+            }
+        } else {
+            String text = raw.toString();
+            for (int from = 0; from <= text.length(); ) {
+                int comma = text.indexOf(',', from);
+                int to = comma < 0 ? text.length() : comma;
+                addCandidate(candidates, text.substring(from, to).trim(), max, raw);
+                from = to + 1;
             }
         }
         if (candidates.isEmpty()) {
             throw new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " must name at least"
                     + " one key, was '" + shown(raw) + "'");
         }
-        return candidates;
+        return List.copyOf(candidates);
+    }
+
+    private void addCandidate(Set<String> candidates, String key, int max, Object raw) {
+        if (!key.isEmpty() && candidates.add(key) && candidates.size() > max) {
+            throw new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " names more than"
+                    + " maxCandidates " + max + " distinct keys on tokenbucket:" + endpoint.getName() + ", was '"
+                    + shown(raw) + "'");
+        }
     }
 
     private long tokensOf(Message message, Limits limits) {
         return tokensOf(message, limits.capacity());
     }
 
+    /** The exchange's cost: header {@code CamelTokenBucketTokens} or the tokens option, from 1 to {@code capacity}. */
     private long tokensOf(Message message, long capacity) {
         Object raw = message.getHeader(TokenBucketConstants.TOKENS);
         long tokens;
@@ -301,34 +356,50 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             }
         }
         if (tokens < 1 || tokens > capacity) {
-            throw new IllegalArgumentException("Header " + TokenBucketConstants.TOKENS + " must be a whole number"
-                    + " from 1 to the capacity " + capacity + " of tokenbucket:" + endpoint.getName() + ", was '"
-                    + shown(raw == null ? tokens : raw) + "'"
+            String range = capacity == Long.MAX_VALUE ? "of at least 1" : "from 1 to the capacity " + capacity
+                    + " of tokenbucket:" + endpoint.getName();
+            throw new IllegalArgumentException("Header " + TokenBucketConstants.TOKENS + " must be a whole number "
+                    + range + ", was '" + shown(raw == null ? tokens : raw) + "'"
                     + (tokens > capacity ? ": such an exchange could never pass" : ""));
         }
         return tokens;
     }
 
+    /**
+     * The penalty of header {@code CamelTokenBucketPenalty} in nanoseconds: a whole number of milliseconds, Camel
+     * duration text or a {@link java.time.Duration}, from 0 to 365 days.
+     */
     private static long penaltyOf(Message message) {
         Object raw = message.getHeader(TokenBucketConstants.PENALTY);
-        long millis = -1;
-        if (raw instanceof Number n) {
-            millis = n.longValue();
+        long millis = TokenBucketOptionText.NOT_A_DURATION;
+        if (raw instanceof Long || raw instanceof Integer || raw instanceof Short || raw instanceof Byte) {
+            millis = ((Number) raw).longValue();
         } else if (raw instanceof java.time.Duration d) {
-            millis = d.toMillis();
+            try {
+                millis = d.toMillis();
+            } catch (ArithmeticException tooLong) {
+                millis = d.isNegative() ? TokenBucketOptionText.NOT_A_DURATION : TokenBucketOptionText.TOO_LONG;
+            }
         } else if (raw != null) {
+            // other numbers (1.5, NaN, a huge BigInteger) as their text: whole milliseconds only, never rounded
             millis = TokenBucketOptionText.durationMillis(raw.toString());
         }
         if (millis < 0) {
             throw new IllegalArgumentException("Header " + TokenBucketConstants.PENALTY + " must be a duration such"
                     + " as 30s or 2m, or milliseconds, for operation penalize, was '" + shown(raw) + "'");
         }
+        if (millis > TokenBucketConfiguration.MAX_WAIT_MILLIS) {
+            throw new IllegalArgumentException("Header " + TokenBucketConstants.PENALTY + " must be at most 365d ("
+                    + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms), was '" + shown(raw) + "'");
+        }
         return TimeUnit.MILLISECONDS.toNanos(millis);
     }
 
-    private static String shown(Object value) {
+    /** {@code value} for a message: at most {@value #MAX_VALUE_IN_MESSAGE} characters, then its length. */
+    static String shown(Object value) {
         String shown = String.valueOf(value);
-        return shown.length() > MAX_VALUE_IN_MESSAGE ? shown.substring(0, MAX_VALUE_IN_MESSAGE) + "..." : shown;
+        return shown.length() > MAX_VALUE_IN_MESSAGE ? shown.substring(0, MAX_VALUE_IN_MESSAGE) + "... ("
+                + shown.length() + " characters)" : shown;
     }
 
     /** Runs {@code continuation} on the worker pool; if the pool refuses it (stopping), fails the exchange here. */
@@ -354,7 +425,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     private static long ceilMillis(long nanos) {
-        return (nanos + 999_999) / 1_000_000;
+        return TokenBucketEndpoint.ceilMillis(nanos);
     }
 
     /** An exchange that holds a reservation and waits for its time; claimed exactly once, by release or abandon. */
@@ -380,9 +451,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         public void run() {
             if (claimed.compareAndSet(false, true)) {
                 waiting.remove(this);
+                endpoint.stopWaiting();
                 continueOnWorker(exchange, callback, () -> {
                     long waited = System.nanoTime() - start;
-                    endpoint.getStatistics().admitted(reserved.key(), waited);
+                    endpoint.getStatistics().admitted(reserved.stored(), waited);
                     passed(exchange.getMessage(), waited / 1_000_000, reserved.reservation().remaining());
                     callback.done(false);
                 });
@@ -395,13 +467,14 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 return;
             }
             waiting.remove(this);
+            endpoint.stopWaiting();
             ScheduledFuture<?> t = timer;
             if (t != null) {
                 t.cancel(false);
             }
-            endpoint.store().refund(reserved.key(), reserved.limits(), tokens);
+            endpoint.store().refund(reserved.stored(), reserved.limits(), tokens);
             exchange.setException(new TokenBucketException(endpoint.getName(), reserved.key(), "tokenbucket:"
-                    + endpoint.getName() + " key '" + reserved.key() + "': the exchange was waiting for " + tokens
+                    + endpoint.getName() + " key '" + shown(reserved.key()) + "': the exchange was waiting for " + tokens
                     + " token(s) when " + why + "; its tokens were refunded"));
             // this may run on a store's I/O thread: the route's error handling goes to the worker pool
             continueOnWorker(exchange, callback, () -> callback.done(false));

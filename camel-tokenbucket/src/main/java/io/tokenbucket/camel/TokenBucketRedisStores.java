@@ -5,12 +5,14 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.FallbackBucketStore;
 import io.tokenbucket.store.redis.RedisBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
+import io.tokenbucket.store.redis.RedisUriText;
 
 /**
  * Opens the Redis store of a {@code store=redis} endpoint. Kept apart from the endpoint so that Lettuce, an
@@ -22,10 +24,12 @@ final class TokenBucketRedisStores {
     }
 
     /**
-     * An open Redis store with its failure policy, the lease to give back when the endpoint stops, and where it
-     * is (masked, for messages).
+     * An open Redis store with its failure policy, the lease to give back when the endpoint stops, where it is
+     * (without credentials, for messages), a probe for the health check, and what removes the URI's secrets from
+     * a text before it is shown.
      */
-    record Opened(FallbackBucketStore store, AutoCloseable lease, String where, Supplier<Throwable> probe) {
+    record Opened(FallbackBucketStore store, AutoCloseable lease, String where, Supplier<Throwable> probe,
+                  UnaryOperator<String> redact) {
     }
 
     static Opened open(TokenBucketEndpoint endpoint, RedisConnections connections) throws TokenBucketStoreException {
@@ -40,7 +44,9 @@ final class TokenBucketRedisStores {
         if (uri == null) {
             uri = TokenBucketConfiguration.DEFAULT_REDIS_URI;
         }
-        String where = client != null ? "the application's Redis client" : RedisConnections.mask(uri);
+        RedisUriText text = client != null ? null : RedisConnections.describe(uri);
+        String where = text == null ? "the application's Redis client" : text.described();
+        UnaryOperator<String> redact = text == null ? UnaryOperator.identity() : text::redact;
         RedisConnections.Lease lease;
         try {
             if (client == null) {
@@ -59,8 +65,8 @@ final class TokenBucketRedisStores {
                 root = root.getCause();
             }
             throw new TokenBucketStoreException(endpoint.getName(), null, "tokenbucket:" + endpoint.getName()
-                    + " cannot connect to Redis at " + where + ": " + e.getMessage()
-                    + (root != e ? " (" + root.getMessage() + ")" : ""), e);
+                    + " cannot connect to Redis at " + where + ": " + redact.apply(e.getMessage())
+                    + (root != e ? " (" + redact.apply(root.getMessage()) + ")" : ""), e);
         }
         RedisBucketStore redis = new RedisBucketStore(lease::commands, lease.isCluster(),
                 RedisBucketStore.namespace(config.getKeyPrefix(), endpoint.getName()), timeout);
@@ -87,6 +93,6 @@ final class TokenBucketRedisStores {
             }
         };
         return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease, "redis at " + where,
-                probe);
+                probe, redact);
     }
 }

@@ -1,9 +1,5 @@
 package io.tokenbucket.camel;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-
 import io.tokenbucket.store.redis.RedisHandle;
 import io.tokenbucket.store.redis.RedisServers;
 import org.apache.camel.Endpoint;
@@ -32,8 +28,7 @@ class TokenBucketRedisSecurityTest extends TokenBucketTestSupport {
     private static RedisHandle redis;
     private static RedisHandle acl;
 
-    private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-    private PrintStream originalErr;
+    private CapturedStderr stderr;
 
     @BeforeAll
     static void startRedis() {
@@ -52,14 +47,13 @@ class TokenBucketRedisSecurityTest extends TokenBucketTestSupport {
 
     @BeforeEach
     void captureStderr() {
-        originalErr = System.err;
-        System.setErr(new PrintStream(new TeeStream(originalErr, stderr), true, StandardCharsets.UTF_8));
+        stderr = new CapturedStderr();
     }
 
     @AfterEach
     void restoreStderr() {
-        System.setErr(originalErr);
-        assertThat(stderr.toString(StandardCharsets.UTF_8)).as("everything logged").doesNotContain(PASSWORD)
+        stderr.close();
+        assertThat(stderr.text()).as("everything logged").doesNotContain(PASSWORD)
                 .doesNotContain(ACL_PASSWORD).doesNotContain(ACL_ADMIN_PASSWORD);
     }
 
@@ -138,34 +132,11 @@ class TokenBucketRedisSecurityTest extends TokenBucketTestSupport {
                 .containsIgnoringCase("WRONGPASS").doesNotContain(wrong).doesNotContain(ACL_PASSWORD);
     }
 
-    private static String messages(Throwable e) {
+    static String messages(Throwable e) {
         StringBuilder all = new StringBuilder();
         for (Throwable t = e; t != null; t = t.getCause()) {
             all.append(t).append(" | ");
         }
         return all.toString();
-    }
-
-    /** Writes to two streams. */
-    private static final class TeeStream extends java.io.OutputStream {
-        private final java.io.OutputStream a;
-        private final java.io.OutputStream b;
-
-        TeeStream(java.io.OutputStream a, java.io.OutputStream b) {
-            this.a = a;
-            this.b = b;
-        }
-
-        @Override
-        public synchronized void write(int c) throws java.io.IOException {
-            a.write(c);
-            b.write(c);
-        }
-
-        @Override
-        public synchronized void write(byte[] buf, int off, int len) throws java.io.IOException {
-            a.write(buf, off, len);
-            b.write(buf, off, len);
-        }
     }
 }

@@ -28,8 +28,10 @@ class TokenBucketWaitingTest extends TokenBucketTestSupport {
             @Override
             public void configure() {
                 errorHandler(noErrorHandler()); // 10,000 expected failures
+                // one token per 10 minutes: 10,000 waiters are booked 69 days ahead (within the 365-day ceiling of
+                // any wait), and none is released during the test
                 from("direct:hourly").routeId("hourly")
-                        .to("tokenbucket:hourly?capacity=1&refillPeriod=1h").to("mock:hourly");
+                        .to("tokenbucket:hourly?capacity=1&refillPeriod=10m").to("mock:hourly");
                 from("direct:fast").routeId("fast")
                         .to("tokenbucket:fast?capacity=100&refillTokens=10000&refillPeriod=1s").to("mock:fast");
                 from("direct:keys").to("tokenbucket:keys?capacity=1&refillPeriod=10ms&mode=reject");
@@ -40,7 +42,7 @@ class TokenBucketWaitingTest extends TokenBucketTestSupport {
     @Test
     void tenThousandWaitersHoldNoThreadsAndAStoppedRouteFailsEachOne() throws Exception {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        template.sendBody("direct:hourly", "warm-up"); // takes the only token: everyone after it waits an hour
+        template.sendBody("direct:hourly", "warm-up"); // takes the only token: everyone after it waits
         int before = threads.getThreadCount();
 
         Sent sent = sendAsync("direct:hourly", WAITERS, Map.of());

@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
@@ -54,8 +53,6 @@ import org.slf4j.LoggerFactory;
  * nodes of the cluster.
  */
 public final class RedisConnections implements AutoCloseable {
-
-    private static final Pattern USER_INFO = Pattern.compile("(?<=://)[^@/]*@");
 
     private static final Logger LOG = LoggerFactory.getLogger(RedisConnections.class);
     private static final long FIRST_RETRY_MILLIS = 50;
@@ -115,6 +112,7 @@ public final class RedisConnections implements AutoCloseable {
         final AbstractRedisClient client;
         final boolean owned;
         final String where;
+        final RedisUriText text;
         volatile StatefulConnection<String, String> connection;
         volatile RedisClusterAsyncCommands<String, String> commands;
         volatile Throwable lastFailure;
@@ -122,10 +120,11 @@ public final class RedisConnections implements AutoCloseable {
         private boolean closed;
         private int attempts;
 
-        Shared(AbstractRedisClient client, boolean owned, String where) {
+        Shared(AbstractRedisClient client, boolean owned, RedisUriText text) {
             this.client = client;
             this.owned = owned;
-            this.where = where;
+            this.text = text;
+            this.where = text == null ? "the application's Redis client" : text.described();
         }
 
         /** Connects now; on a failure that waiting may mend, keeps trying in the background instead. */
@@ -137,7 +136,8 @@ public final class RedisConnections implements AutoCloseable {
                     throw e;
                 }
                 lastFailure = e;
-                LOG.warn("Redis at {} cannot be reached ({}); connecting in the background", where, rootMessage(e));
+                LOG.warn("Redis at {} cannot be reached ({}); connecting in the background", where,
+                        rootMessage(e, text));
                 retryLater();
             }
         }
@@ -201,7 +201,7 @@ public final class RedisConnections implements AutoCloseable {
     public synchronized Lease acquire(String uri, Duration timeout) {
         Shared s = shared.get(uri);
         if (s == null) {
-            s = new Shared(createClient(uri, timeout), true, mask(uri));
+            s = new Shared(createClient(uri, timeout), true, describe(uri));
             try {
                 s.open();
             } catch (RuntimeException e) {
@@ -221,7 +221,7 @@ public final class RedisConnections implements AutoCloseable {
     public synchronized Lease acquire(AbstractRedisClient client) {
         Shared s = shared.get(client);
         if (s == null) {
-            s = new Shared(client, false, "the application's Redis client");
+            s = new Shared(client, false, null);
             s.open();
             shared.put(client, s);
         }
@@ -244,9 +244,18 @@ public final class RedisConnections implements AutoCloseable {
         }
     }
 
-    /** {@code uri} with any user name and password replaced by {@code ***}: safe to log. */
-    public static String mask(String uri) {
-        return uri == null ? null : USER_INFO.matcher(uri).replaceAll("***@");
+    /**
+     * What may be shown of {@code uri}: rebuilt from the parsed URI with its credentials as {@code ***} (never
+     * masked by a pattern over the text), and a redaction of its secrets for other texts.
+     */
+    public static RedisUriText describe(String uri) {
+        try {
+            String scheme = scheme(uri);
+            List<RedisURI> nodes = isCluster(scheme) ? clusterSeeds(uri, scheme) : List.of(parse(uri));
+            return RedisUriText.of(uri, nodes, scheme);
+        } catch (RuntimeException unparsable) {
+            return RedisUriText.unparsable(uri);
+        }
     }
 
     private static StatefulConnection<String, String> connectNow(AbstractRedisClient client) {
@@ -276,12 +285,13 @@ public final class RedisConnections implements AutoCloseable {
         return false;
     }
 
-    private static String rootMessage(Throwable failure) {
+    private static String rootMessage(Throwable failure, RedisUriText text) {
         Throwable root = failure;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
-        return mask(root.getMessage());
+        String message = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+        return text == null ? message : text.redact(message);
     }
 
     private synchronized ScheduledExecutorService connector() {
@@ -302,8 +312,8 @@ public final class RedisConnections implements AutoCloseable {
                             java.util.concurrent.TimeUnit.MILLISECONDS))
                     .build();
         }
-        String scheme = uri.substring(0, Math.max(0, uri.indexOf("://")));
-        if (scheme.equals("redis-cluster") || scheme.equals("rediss-cluster")) {
+        String scheme = scheme(uri);
+        if (isCluster(scheme)) {
             RedisClusterClient client = RedisClusterClient.create(resources, clusterSeeds(uri, scheme));
             // A cluster connection opens its node connections lazily, on the first command for each node:
             // rejecting commands while disconnected would reject those first commands too. Commands are
@@ -340,16 +350,93 @@ public final class RedisConnections implements AutoCloseable {
             }
         }
         if (seeds.isEmpty()) {
-            throw new IllegalArgumentException("redisUri names no cluster node: " + mask(uri));
+            throw new IllegalArgumentException("redisUri names no cluster node after " + scheme + "://");
         }
         return seeds;
     }
 
-    private static RedisURI parse(String uri) {
+    private static String scheme(String uri) {
+        return uri.substring(0, Math.max(0, uri.indexOf("://")));
+    }
+
+    private static boolean isCluster(String scheme) {
+        return scheme.equals("redis-cluster") || scheme.equals("rediss-cluster");
+    }
+
+    /**
+     * Lettuce's parse of {@code uri}. Lettuce (through {@link java.net.URI}) finds the host only when the user
+     * info holds none of {@code @ / ? #} and no space; a password may hold any of them, written as they are. When
+     * the text does not parse, or parses into a host that cannot be the one meant (a path or fragment that holds
+     * an {@code @}, no host at all), the user info before the last {@code @} is percent-encoded
+     * ({@link #withEncodedUserInfo}) and Lettuce parses that instead, so such passwords work as written.
+     *
+     * @throws IllegalArgumentException saying what is wrong without quoting the URI, which may hold a password
+     */
+    static RedisURI parse(String uri) {
+        RuntimeException failure;
         try {
-            return RedisURI.create(uri);
+            if (hostFound(uri)) {
+                return RedisURI.create(uri);
+            }
+            failure = null;
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("redisUri is not a valid Redis URI: " + mask(uri), null);
+            failure = e;
         }
+        String encoded = withEncodedUserInfo(uri);
+        try {
+            if (!encoded.equals(uri) && hostFound(encoded)) {
+                return RedisURI.create(encoded);
+            }
+        } catch (RuntimeException ignored) {
+            // the first failure says more about the text as it was written
+        }
+        String why = failure == null ? "no host can be read from it"
+                : failure.getCause() instanceof java.net.URISyntaxException syntax
+                ? syntax.getReason() + " at index " + syntax.getIndex()
+                : RedisUriText.unparsable(uri).redact(String.valueOf(failure.getMessage()));
+        throw new IllegalArgumentException("redisUri is not a valid Redis URI: " + why + " (the URI is not shown: it"
+                + " may hold a password)");
+    }
+
+    /** Whether {@link java.net.URI} reads a host from {@code uri} and leaves no {@code @} after it. */
+    private static boolean hostFound(String uri) {
+        java.net.URI parsed = java.net.URI.create(uri);
+        if (scheme(uri).contains("socket") || scheme(uri).contains("sentinel")) {
+            // redis-socket:///path has no host, and Lettuce reads a Sentinel's several hosts itself
+            return true;
+        }
+        return parsed.getHost() != null && (parsed.getRawPath() == null || !parsed.getRawPath().contains("@"))
+                && (parsed.getRawFragment() == null || !parsed.getRawFragment().contains("@"));
+    }
+
+    /**
+     * {@code uri} with the characters a URI does not allow in its user info ({@code @ / ? # [ ]}, spaces and
+     * controls, and a {@code %} that starts no escape) percent-encoded in everything between {@code ://} and the
+     * last {@code @}; valid escapes are kept, so an encoded password stays as it was.
+     */
+    static String withEncodedUserInfo(String uri) {
+        int start = uri.indexOf("://");
+        int at = uri.lastIndexOf('@');
+        if (start < 0 || at < start + 3) {
+            return uri;
+        }
+        String userInfo = uri.substring(start + 3, at);
+        StringBuilder encoded = new StringBuilder(userInfo.length() + 16);
+        for (int i = 0; i < userInfo.length(); i++) {
+            char c = userInfo.charAt(i);
+            boolean escape = c == '%' && isHex(userInfo, i + 1) && isHex(userInfo, i + 2);
+            if ("@/?#[]".indexOf(c) >= 0 || c <= ' ' || c == 0x7f || c == '%' && !escape) {
+                for (byte b : String.valueOf(c).getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+                    encoded.append('%').append(String.format("%02X", b & 0xff));
+                }
+            } else {
+                encoded.append(c);
+            }
+        }
+        return uri.substring(0, start + 3) + encoded + uri.substring(at);
+    }
+
+    private static boolean isHex(String text, int index) {
+        return index < text.length() && Character.digit(text.charAt(index), 16) >= 0;
     }
 }
