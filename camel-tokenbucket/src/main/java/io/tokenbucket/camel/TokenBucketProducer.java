@@ -241,19 +241,19 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         TokenBucketConfiguration config = endpoint.getConfiguration();
         String why;
         if (full) {
-            why = "maxWaiting " + config.getMaxWaiting() + " exchanges are waiting already, so it could only pass"
-                    + " without waiting, and its tokens would take " + waitMillis + " ms";
+            why = "would have to wait " + waitMillis + " ms, but maxWaiting " + config.getMaxWaiting()
+                    + " exchanges are waiting already";
         } else if (config.getMode() != TokenBucketMode.delay) {
             why = "not available at once (mode=" + config.getMode() + "), they would take " + waitMillis + " ms";
         } else if (config.getMaxWait() != null && waitMillis <= TokenBucketConfiguration.MAX_WAIT_MILLIS) {
             why = "not available within maxWait " + config.getMaxWait() + " ms, they would take " + waitMillis + " ms";
         } else {
-            why = "they would take " + waitMillis + " ms, longer than the longest wait of any exchange (365d, "
+            why = "would take " + waitMillis + " ms, longer than the longest wait of any exchange (365d, "
                     + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms)";
         }
         return new TokenBucketRejectedException(endpoint.getName(), reserved.key(), tokens, waitMillis,
                 "tokenbucket:" + endpoint.getName() + " rejected key '" + shown(reserved.key()) + "': " + tokens
-                        + " token(s): " + why + " (" + TokenBucketEndpoint.describe(reserved.limits()) + ")");
+                        + " token(s) " + why + " (" + TokenBucketEndpoint.describe(reserved.limits()) + ")");
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {

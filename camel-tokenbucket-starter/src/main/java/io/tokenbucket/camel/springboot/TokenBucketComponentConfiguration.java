@@ -81,10 +81,25 @@ public class TokenBucketComponentConfiguration extends ComponentConfigurationPro
      */
     private TokenBucketMode mode = TokenBucketMode.delay;
     /**
-     * In delay mode, the longest wait accepted (Camel duration text or milliseconds); an exchange that would
-     * wait longer fails at once with TokenBucketRejectedException and consumes nothing. Unset: no limit.
+     * In delay mode, the longest wait accepted (Camel duration text or milliseconds), at most 365d; an exchange
+     * that would wait longer fails at once with TokenBucketRejectedException and consumes nothing. Unset: 365d,
+     * the longest wait of any exchange.
      */
     private String maxWait;
+    /**
+     * In delay mode, how many exchanges may wait for their tokens at once on an endpoint. Past it an exchange
+     * that would have to wait fails at once with TokenBucketRejectedException and consumes nothing (one that need
+     * not wait still passes). Each waiting exchange holds no thread but its memory: about 1.3 KB with a small
+     * message, so the default bounds the waiting at about 130 MB. 0: no exchange waits.
+     */
+    private Integer maxWaiting = 100000;
+    /**
+     * The most distinct keys header CamelTokenBucketCandidates may name (duplicates count once). More fails the
+     * exchange with an IllegalArgumentException naming the header. Each candidate costs a limit lookup and,
+     * with store=redis, one key read inside the script, which blocks Redis for every client while it runs
+     * (about a microsecond per candidate). At least 1.
+     */
+    private Integer maxCandidates = 100;
     /**
      * Where the buckets live. local: in this JVM's memory, one limit per Camel instance; redis: in Redis, one
      * limit shared by every Camel instance using the same Redis and keyPrefix (needs io.lettuce:lettuce-core).
@@ -317,6 +332,24 @@ public class TokenBucketComponentConfiguration extends ComponentConfigurationPro
         }
         given("maxWait");
         this.maxWait = maxWait;
+    }
+
+    public Integer getMaxWaiting() {
+        return maxWaiting;
+    }
+
+    public void setMaxWaiting(Integer maxWaiting) {
+        given("maxWaiting");
+        this.maxWaiting = maxWaiting;
+    }
+
+    public Integer getMaxCandidates() {
+        return maxCandidates;
+    }
+
+    public void setMaxCandidates(Integer maxCandidates) {
+        given("maxCandidates");
+        this.maxCandidates = maxCandidates;
     }
 
     public TokenBucketStoreType getStore() {
