@@ -87,6 +87,20 @@ class BucketMathPropertyTest {
         return BigInteger.valueOf(v);
     }
 
+    /** One drawn case: a limit, a clock reading, a state near it, a cost; shown when an assertion fails. */
+    private record Case(int number, Limit limit, long now, long tat, long tokens) {
+        @Override
+        public String toString() {
+            return "case " + number + ": " + limit + ", tat " + tat + ", now " + now + ", tokens " + tokens;
+        }
+    }
+
+    private Case draw(int number) {
+        Limit limit = limit();
+        long now = any();
+        return new Case(number, limit, now, stateNear(now, limit), tokens(limit));
+    }
+
     /** {@link BucketMath#debt} as the reference reads a state: the wrapping difference, clamped. */
     private static BigInteger debt(long tat, long now) {
         long d = tat - now;
@@ -96,10 +110,11 @@ class BucketMathPropertyTest {
     @Test
     void reserveIsTheReferenceMathWithoutOverflowAnywhereInTheRange() {
         for (int i = 0; i < CASES; i++) {
-            Limit limit = limit();
-            long now = any();
-            long tat = stateNear(now, limit);
-            long tokens = tokens(limit);
+            Case c = draw(i);
+            Limit limit = c.limit();
+            long now = c.now();
+            long tat = c.tat();
+            long tokens = c.tokens();
             long maxWait = random.nextBoolean() ? NO_LIMIT : any();
             Decision d = BucketMath.reserve(tat, now, tokens, limit, maxWait);
 
@@ -107,9 +122,7 @@ class BucketMathPropertyTest {
             BigInteger newDebt = debt.add(big(tokens).multiply(big(limit.interval())));
             BigInteger wait = newDebt.subtract(big(limit.burst())).max(BigInteger.ZERO);
             boolean granted = wait.compareTo(big(Math.min(maxWait, MAX_WAIT_TICKS))) <= 0;
-            int c = i;
-            Supplier<String> at = () -> "case " + c + ": " + limit + ", tat " + tat + ", now " + now + ", tokens "
-                    + tokens + ", maxWait " + maxWait;
+            Supplier<String> at = () -> c + ", maxWait " + maxWait;
             assertThat(d.waitTicks()).as(at).isEqualTo(wait.longValueExact()).isNotNegative();
             assertThat(d.granted()).as(at).isEqualTo(granted);
             assertThat(d.remaining()).as(at).isBetween(0L, limit.capacity());
@@ -127,12 +140,12 @@ class BucketMathPropertyTest {
     @Test
     void peekRefundAndPenaltyAreTheReferenceMathWithoutOverflow() {
         for (int i = 0; i < CASES; i++) {
-            Limit limit = limit();
-            long now = any();
-            long tat = stateNear(now, limit);
-            long tokens = tokens(limit);
-            int c = i;
-            Supplier<String> at = () -> "case " + c + ": " + limit + ", tat " + tat + ", now " + now;
+            Case c = draw(i);
+            Limit limit = c.limit();
+            long now = c.now();
+            long tat = c.tat();
+            long tokens = c.tokens();
+            Supplier<String> at = c::toString;
             BigInteger debt = debt(tat, now);
 
             Decision peek = BucketMath.peek(tat, now, tokens, limit);
