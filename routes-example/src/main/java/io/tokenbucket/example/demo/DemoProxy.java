@@ -16,9 +16,12 @@ import org.eclipse.jetty.util.Callback;
 /**
  * A real HTTP forward proxy on 127.0.0.1: Jetty's {@link ProxyHandler.Forward} behind a Basic
  * {@code Proxy-Authorization} check (407 with a {@code Proxy-Authenticate} challenge otherwise). It adds
- * {@code Via: 1.1 <id>} to what it forwards, which is how {@link DemoTarget} tells the proxies apart although
- * they all connect from 127.0.0.1. {@link #stop()} kills it mid-run; {@link #start()} brings it back on the
- * same port.
+ * {@code Via: 1.1 <id>} to what it forwards, both ways: to the request, which is how {@link DemoTarget} tells
+ * the proxies apart although they all connect from 127.0.0.1, and to the target's response, as RFC 9110
+ * §7.6.3 asks and tinyproxy and squid do (Jetty's handler alone adds it to requests only). What the proxy
+ * answers itself has no {@code Via}: Jetty's 502 when the target cannot be reached or closes without an
+ * answer, the 407, and the answers of {@link #answerNext}. {@link #stop()} kills it mid-run; {@link #start()}
+ * brings it back on the same port.
  */
 public final class DemoProxy implements AutoCloseable {
 
@@ -27,6 +30,8 @@ public final class DemoProxy implements AutoCloseable {
     private final String password;
     private final Server server = new Server();
     private final ServerConnector connector;
+    private int ownAnswers;
+    private int ownStatus;
 
     /**
      * @param id       the proxy id, also its {@code Via} name
@@ -40,21 +45,66 @@ public final class DemoProxy implements AutoCloseable {
         connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");
         server.addConnector(connector);
-        ProxyHandler.Forward forward = new ProxyHandler.Forward();
+        ProxyHandler.Forward forward = new ProxyHandler.Forward() {
+            @Override
+            protected org.eclipse.jetty.client.Response.CompleteListener newServerToProxyResponseListener(
+                    Request clientToProxyRequest, org.eclipse.jetty.client.Request proxyToServerRequest,
+                    Response proxyToClientResponse, Callback proxyToClientCallback) {
+                return new ProxyResponseListener(clientToProxyRequest, proxyToServerRequest, proxyToClientResponse,
+                        proxyToClientCallback) {
+                    @Override
+                    public void onHeaders(org.eclipse.jetty.client.Response serverToProxyResponse) {
+                        super.onHeaders(serverToProxyResponse); // copies the target's headers
+                        proxyToClientResponse.getHeaders().add(HttpHeader.VIA, "1.1 " + id);
+                    }
+                };
+            }
+        };
         forward.setViaHost(id);
         server.setHandler(new Handler.Wrapper(forward) {
             @Override
             public boolean handle(Request request, Response response, Callback callback) throws Exception {
-                if (authorised(request.getHeaders().get(HttpHeader.PROXY_AUTHORIZATION))) {
-                    return super.handle(request, response, callback);
+                if (!authorised(request.getHeaders().get(HttpHeader.PROXY_AUTHORIZATION))) {
+                    return answer(407, response, callback);
                 }
-                response.setStatus(407);
-                response.getHeaders().put(HttpHeader.PROXY_AUTHENTICATE, "Basic realm=\"demo-proxy\"");
-                Content.Sink.write(response, true, "proxy authentication required\n", callback);
-                return true;
+                int own = ownAnswer(); // after the check: HttpClient's first try without credentials is not counted
+                if (own != 0) {
+                    return answer(own, response, callback);
+                }
+                return super.handle(request, response, callback);
             }
         });
         server.start();
+    }
+
+    /**
+     * Makes the proxy answer the next {@code count} authorised requests itself with {@code status}, without
+     * forwarding them and without {@code Via}: 407 (with a challenge) is a proxy refusing credentials it took
+     * before, 503 an overloaded or broken proxy. {@code Integer.MAX_VALUE}: until called again with 0.
+     */
+    public synchronized void answerNext(int count, int status) {
+        ownAnswers = count;
+        ownStatus = status;
+    }
+
+    private synchronized int ownAnswer() {
+        if (ownAnswers <= 0) {
+            return 0;
+        }
+        if (ownAnswers != Integer.MAX_VALUE) {
+            ownAnswers--;
+        }
+        return ownStatus;
+    }
+
+    private static boolean answer(int status, Response response, Callback callback) {
+        response.setStatus(status);
+        if (status == 407) {
+            response.getHeaders().put(HttpHeader.PROXY_AUTHENTICATE, "Basic realm=\"demo-proxy\"");
+        }
+        Content.Sink.write(response, true, status == 407 ? "proxy authentication required\n"
+                : "proxy error " + status + "\n", callback);
+        return true;
     }
 
     private boolean authorised(String header) {
