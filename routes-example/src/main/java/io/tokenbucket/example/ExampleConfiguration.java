@@ -48,8 +48,8 @@ public class ExampleConfiguration implements CamelConfiguration {
         if (!choose.equals("freest") && !choose.equals("roundrobin")) {
             throw new IllegalArgumentException("example.choose must be freest or roundrobin, was '" + choose + "'");
         }
-        // penalties and removals go to the proxies' buckets too (every instance sharing Redis sees them); without
-        // the throttle there are no buckets to tell
+        // penalties go to the proxies' buckets too (every instance sharing Redis sees them); without the throttle
+        // there are no buckets to tell
         ProxyBuckets buckets = throttle ? new TokenBucketProxyBuckets(context, ScraperRoute.THROTTLE)
                 : ProxyBuckets.NONE;
         ProxyPool pool = new ProxyPool(source, (int) number(context, "example.failuresToUnhealthy", "3"),

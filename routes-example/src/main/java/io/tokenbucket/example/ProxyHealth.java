@@ -5,10 +5,12 @@ import java.util.Locale;
 /**
  * The health of one proxy, on a nanosecond clock passed in by the caller (so tests need no sleeps).
  *
- * <p>{@code failuresToUnhealthy} consecutive failures (connect error, timeout, 407, 5xx) make the proxy
- * unhealthy for {@code cooldown}; after it the proxy is offered again ("probing"): one success makes it
+ * <p>{@code failuresToUnhealthy} consecutive failures blamed on the proxy ({@link FetchOutcome} says which)
+ * make it unhealthy for {@code cooldown}; after it the proxy is offered again ("probing"): one success makes it
  * healthy, one more failure sends it back for another cooldown. A 429 is not a failure of the proxy but a
- * penalty: the proxy rests for the time the target asked for. Synchronized: attempts report on many threads.
+ * penalty: the proxy rests for the time the target asked for. Health and penalty are this instance's view only;
+ * neither touches the proxy's bucket except the penalty, which {@link ProxyPool} also sends to it. Synchronized:
+ * attempts report on many threads.
  */
 final class ProxyHealth {
 

@@ -40,7 +40,7 @@ public class ProxyPool {
      * @param source              where the proxy list comes from
      * @param failuresToUnhealthy consecutive failures that make a proxy unhealthy, at least 1
      * @param cooldownMillis      how long an unhealthy proxy is left alone before it is tried again
-     * @param buckets             told about penalties and removals (the seam for the bucket operations)
+     * @param buckets             told about penalties (the seam for the bucket operation)
      * @param clock               nanosecond clock ({@code System::nanoTime})
      */
     public ProxyPool(ProxySource source, int failuresToUnhealthy, long cooldownMillis, ProxyBuckets buckets,
@@ -62,19 +62,18 @@ public class ProxyPool {
         if (!source.changed()) {
             return;
         }
-        List<String> gone;
         try {
-            gone = install(source.read());
+            install(source.read());
         } catch (RuntimeException e) {
             LOG.warn("Proxy list {} not reloaded, keeping the current one: {}", source, e.getMessage());
-            return;
         }
-        // outside the lock: with store=redis this is a call to Redis
-        gone.forEach(buckets::remove);
     }
 
-    /** Installs the list; returns the ids that left the pool (their buckets are to be removed). */
-    private synchronized List<String> install(List<ProxyConfig> configs) {
+    /**
+     * Installs the list. A proxy that left keeps its bucket: other instances may still use it, turns booked on it
+     * may still be in flight, and an idle bucket expires by itself ({@link ProxyBuckets}).
+     */
+    private synchronized void install(List<ProxyConfig> configs) {
         Map<String, Entry> old = entries;
         Map<String, Entry> next = new LinkedHashMap<>();
         for (ProxyConfig config : configs) {
@@ -87,18 +86,11 @@ public class ProxyPool {
                     : new ProxyHealth(failuresToUnhealthy, cooldownNanos);
             next.put(config.id(), new Entry(config, health));
         }
-        List<String> gone = new ArrayList<>();
-        for (String id : old.keySet()) {
-            if (!next.containsKey(id)) {
-                gone.add(id);
-            }
-        }
         entries = Map.copyOf(next);
         orderedIds = List.copyOf(next.keySet());
         if (!old.isEmpty() || !next.isEmpty()) {
             LOG.info("Proxies from {}: {}", source, next.values().stream().map(e -> e.config).toList());
         }
-        return gone;
     }
 
     /**
@@ -173,13 +165,15 @@ public class ProxyPool {
         }
     }
 
-    /** A fetch through the proxy failed (connect error, timeout, 407, 5xx). */
+    /**
+     * A failure that is the proxy's ({@link FetchOutcome} says which are). Its bucket is left alone: the turns
+     * booked on it stay booked, a penalty stays, and it refills by itself during the cooldown.
+     */
     public void failure(String id, String reason) {
         Entry e = entries.get(id);
         if (e != null && e.health.failure(clock.getAsLong())) {
             LOG.warn("Proxy {} is unhealthy after {} failures in a row (last: {}); retried in {} ms", id,
                     failuresToUnhealthy, reason, TimeUnit.NANOSECONDS.toMillis(cooldownNanos));
-            buckets.remove(id);
         }
     }
 

@@ -12,8 +12,8 @@ import org.apache.camel.builder.RouteBuilder;
  * token on the freest of them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the
  * chooser names one in round robin and the bucket waits for its token), {@link ProxyInUse} puts that proxy's
  * settings on the exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies
- * the answer, updates the proxy's health (a 429 also penalises the proxy's bucket, an unhealthy proxy's bucket
- * is removed: {@link TokenBucketProxyBuckets}) and decides: done, or another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
+ * the answer, updates the proxy's health (a 429 also penalises the proxy's bucket:
+ * {@link TokenBucketProxyBuckets}; health never touches it) and decides: done, or another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
  * times to the dead letter, each as one JSON line ({@link ScrapeResult}).
  */
 public class ScraperRoute extends RouteBuilder {
@@ -25,8 +25,8 @@ public class ScraperRoute extends RouteBuilder {
      * The throttle: one bucket per proxy id; requireKey makes a missing proxy id an error instead of a
      * silently shared bucket. The limit is the proxy's own ({@code limit=} in the proxy file, given by
      * {@link ProxyLimits}) or the default. One static endpoint for every proxy: it takes the freest of the
-     * candidates {@link ProxyChooser} offers, and {@link TokenBucketProxyBuckets} sends its {@code penalize} and
-     * {@code remove} operations to the same endpoint.
+     * candidates {@link ProxyChooser} offers, and {@link TokenBucketProxyBuckets} sends its {@code penalize} operation
+     * to the same endpoint.
      */
     public static final String THROTTLE = "tokenbucket:proxies?keyHeader=" + ProxyStats.PROXY_HEADER
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN

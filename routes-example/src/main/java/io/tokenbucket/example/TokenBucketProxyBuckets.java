@@ -11,20 +11,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The pool's health changes carried to the proxies' buckets with the component's bucket operations, sent to
- * the route's own throttle endpoint ({@link ScraperRoute#THROTTLE}, so the same buckets, limits and store):
- * <ul>
- * <li>{@link #penalize}: operation {@code penalize} with {@code CamelTokenBucketPenalty}: the proxy's bucket
- *     gives no token until the penalty is over, then refills from empty. With {@code store=redis} every instance
- *     sharing the store backs the proxy off at once, also those whose own pool never saw the 429. Exchanges
- *     already waiting keep their reserved turn (a penalty never releases anyone early); new ones queue after it.</li>
- * <li>{@link #remove}: operation {@code remove}: an unhealthy or removed proxy's bucket is dropped, so the proxy
- *     starts with a full bucket when it comes back.</li>
- * </ul>
- * The operations are sent asynchronously ({@link ProducerTemplate#asyncSend}, on the template's own threads):
+ * A 429's penalty carried to the proxy's bucket with the component's {@code penalize} operation (header
+ * {@code CamelTokenBucketPenalty}), sent to the route's own throttle endpoint ({@link ScraperRoute#THROTTLE}, so
+ * the same buckets, limits and store): the proxy's bucket gives no token until the penalty is over, then refills
+ * from empty. With {@code store=redis} every instance sharing the store backs the proxy off at once, also those
+ * whose own pool never saw the 429. Exchanges already waiting keep their reserved turn (a penalty never releases
+ * anyone early); new ones queue after it. Health changes never touch the buckets ({@link ProxyBuckets}).
+ *
+ * <p>The operation is sent asynchronously ({@link ProducerTemplate#asyncSend}, on the template's own threads):
  * the caller, a route thread, never waits for Redis, and can never tie up the component's worker pool, on which
  * the operation's own answer continues. A failed operation is logged, never thrown: the pool's own record of
- * the penalty or the health still holds for this instance.
+ * the penalty still holds for this instance.
  */
 public class TokenBucketProxyBuckets implements ProxyBuckets {
 
@@ -46,11 +43,6 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
     @Override
     public void penalize(String proxyId, long millis) {
         send("penalize", proxyId, Map.of(TokenBucketConstants.PENALTY, Math.max(0, millis)));
-    }
-
-    @Override
-    public void remove(String proxyId) {
-        send("remove", proxyId, Map.of());
     }
 
     /** Sends one operation; the future completes once the store has answered (tests wait on it). */

@@ -3,6 +3,7 @@ package io.tokenbucket.example;
 import static io.tokenbucket.example.ScraperRouteTest.maxInAnyWindow;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -141,24 +142,41 @@ class SharedRedisScraperTest {
     }
 
     @Test
-    void anUnhealthyProxysBucketIsRemovedSoItComesBackFull() throws Exception {
-        try (DemoSite site = new DemoSite(dir, 1, "3/10s", 0, 1000, 1000);
-             ScraperHarness a = new ScraperHarness("java", dir, site, shared(3,
-                     Map.of("example.failuresToUnhealthy", "1", "example.maxAttempts", "1")))) {
-            a.scrape(a.pages(2)); // two of p1's three tokens: the next one after them would take 3.3 s
-            assertThat(a.millisUntilToken("p1")).isZero();
-            String url = site.target().baseUrl() + "/status/502";
-            a.scrape(List.of(url)); // the last token; the 502 makes p1 unhealthy and its bucket is removed
-
-            assertThat(a.pool().health().get("p1")).startsWith("DOWN");
+    void aProxyLeavingOneInstancesFileKeepsThePenaltyAnotherInstanceStored() throws Exception {
+        // one proxy, a bucket that would allow 10 per second; a target that asks it to rest 2 s. B reads a proxy
+        // file of its own, with the same p1
+        Path bFile = dir.resolve("b-proxies.txt");
+        try (DemoSite site = new DemoSite(dir, 1, "10/1s", 0, 1000, 1000);
+             ScraperHarness a = new ScraperHarness("java", dir, site, shared(3, Map.of("example.maxAttempts", "1")));
+             ScraperHarness b = new ScraperHarness("yaml", dir, site, shared(3, Map.of("example.proxyFile",
+                     Files.copy(site.proxyFile(), bFile).toString())))) {
+            a.scrape(List.of(site.target().baseUrl() + "/retry-after/2"));
+            Hit refused = site.target().hits().get(0);
+            assertThat(refused.status()).isEqualTo(429);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (a.millisUntilToken("p1") > 0 && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
+            while (b.millisUntilToken("p1") == 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait(); // A's penalize reaches Redis asynchronously
             }
-            // a bucket that was not removed would be empty: 3.3 s until its next token
-            assertThat(a.millisUntilToken("p1")).as("ms until p1's next token after its removal").isZero();
-            assertThat(a.deadLines()).singleElement().satisfies(l -> assertThat(l.getString("reason"))
-                    .contains("HTTP 502"));
+
+            // B's operator takes p1 out of B's proxy file, then puts it back: B forgets p1's health, not its bucket
+            String lines = Files.readString(bFile);
+            Files.writeString(bFile, "# p1 out for a moment\n");
+            b.pool().refresh();
+            assertThat(b.pool().ids()).isEmpty();
+            Files.writeString(bFile, lines);
+            b.pool().refresh();
+            assertThat(b.pool().health()).containsEntry("p1", "healthy");
+            assertThat(b.millisUntilToken("p1")).as("ms until p1's next token: the penalty A stored").isPositive();
+
+            b.scrape(a.pages(1)); // through p1, which B's own pool never saw answer 429
+
+            List<Hit> hits = site.target().hits();
+            assertThat(hits).hasSize(2);
+            assertThat(hits.get(1).status()).isEqualTo(200);
+            // the page reached the target only once the 2 s A's 429 asked for were over (no slack: the penalty
+            // starts after the 429 was answered)
+            assertThat(TimeUnit.NANOSECONDS.toMillis(hits.get(1).nanos() - refused.nanos())).as("ms after the 429")
+                    .isGreaterThanOrEqualTo(2_000);
         }
     }
 }
