@@ -1,6 +1,7 @@
 package io.tokenbucket.example;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.Locale;
 
 import io.tokenbucket.camel.TokenBucketComponent;
@@ -68,8 +69,11 @@ public class ExampleConfiguration implements CamelConfiguration {
         long storeRetries = number(context, "example.storeRetries", "120");
         number(context, "example.storeRetryDelay", "500");
         context.getRegistry().bind(StoreUnavailable.BEAN, new StoreUnavailable(stats, storeRetries));
+        // a 429's Retry-After is the target's word: capped, so a hostile target cannot rest a proxy for a year
+        RetryAfter retryAfter = new RetryAfter(millis(context, "example.penalty", "1s"),
+                millis(context, "example.maxRetryAfter", "60s"), Clock.systemUTC());
         context.getRegistry().bind(FetchOutcome.BEAN, new FetchOutcome(pool, stats,
-                (int) number(context, "example.maxAttempts", "4"), millis(context, "example.penalty", "1s")));
+                (int) number(context, "example.maxAttempts", "4"), retryAfter));
         long progress = millis(context, "example.progressInterval", "0");
         if (progress > 0) {
             context.addService(new ProgressReporter(context, stats, pool, progress, System.out));

@@ -1,10 +1,5 @@
 package io.tokenbucket.example;
 
-import java.time.Instant;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
-
 import io.tokenbucket.camel.TokenBucketConstants;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
@@ -16,8 +11,9 @@ import org.apache.camel.Processor;
  * <ul>
  * <li>an answer that is the URL's own (2xx, 3xx, 4xx other than 407/429): done, to the results;</li>
  * <li>a proxy failure (connect error, timeout, 407, 5xx): counts against the proxy's health, retry;</li>
- * <li>429: the proxy rests for {@code Retry-After} (seconds or an HTTP date; {@code defaultPenaltyMillis}
- *     when absent), retry on another proxy;</li>
+ * <li>429: the proxy rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an HTTP date,
+ *     at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense), retry on another
+ *     proxy;</li>
  * <li>after {@code maxAttempts} attempts without an answer: done, to the dead letter with the reason.</li>
  * </ul>
  */
@@ -29,22 +25,22 @@ public class FetchOutcome implements Processor {
     private final ProxyPool pool;
     private final ProxyStats stats;
     private final int maxAttempts;
-    private final long defaultPenaltyMillis;
+    private final RetryAfter retryAfter;
 
     /**
-     * @param pool                 told about each proxy's success, failure or penalty
-     * @param stats                counts per proxy
-     * @param maxAttempts          attempts per URL before it goes to the dead letter, at least 1
-     * @param defaultPenaltyMillis the rest after a 429 without {@code Retry-After}
+     * @param pool        told about each proxy's success, failure or penalty
+     * @param stats       counts per proxy
+     * @param maxAttempts attempts per URL before it goes to the dead letter, at least 1
+     * @param retryAfter  how long a 429 rests its proxy
      */
-    public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, long defaultPenaltyMillis) {
+    public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, RetryAfter retryAfter) {
         if (maxAttempts < 1) {
             throw new IllegalArgumentException("example.maxAttempts must be at least 1, was " + maxAttempts);
         }
         this.pool = pool;
         this.stats = stats;
         this.maxAttempts = maxAttempts;
-        this.defaultPenaltyMillis = defaultPenaltyMillis;
+        this.retryAfter = retryAfter;
     }
 
     @Override
@@ -63,7 +59,7 @@ public class FetchOutcome implements Processor {
             pool.failure(proxy, failure);
             stats.failure(proxy, waited);
         } else if (status == 429) {
-            long penalty = retryAfterMillis(exchange.getMessage().getHeader("Retry-After", String.class));
+            long penalty = retryAfter.millis(exchange.getMessage().getHeader("Retry-After", String.class));
             failure = "HTTP 429 (rests " + penalty + " ms)";
             pool.penalise(proxy, penalty);
             stats.tooManyRequests(proxy, waited);
@@ -102,22 +98,5 @@ public class FetchOutcome implements Processor {
             root = root.getCause();
         }
         return ProxyConfig.mask(root.getClass().getSimpleName() + ": " + root.getMessage());
-    }
-
-    private long retryAfterMillis(String retryAfter) {
-        if (retryAfter == null || retryAfter.isBlank()) {
-            return defaultPenaltyMillis;
-        }
-        try {
-            return Math.max(0, Long.parseLong(retryAfter.strip()) * 1000);
-        } catch (NumberFormatException notSeconds) {
-            try {
-                Instant when = ZonedDateTime.parse(retryAfter.strip(), DateTimeFormatter.RFC_1123_DATE_TIME)
-                        .toInstant();
-                return Math.max(0, when.toEpochMilli() - System.currentTimeMillis());
-            } catch (DateTimeParseException neither) {
-                return defaultPenaltyMillis;
-            }
-        }
     }
 }

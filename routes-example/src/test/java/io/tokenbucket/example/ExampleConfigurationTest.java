@@ -26,6 +26,8 @@ class ExampleConfigurationTest {
         assertRejected("example.maxAttempts", "0", "example.maxAttempts must be at least 1, was 0");
         assertRejected("example.cooldown", "soon", "example.cooldown must be a duration such as 500ms or 2s,"
                 + " was 'soon'");
+        assertRejected("example.maxRetryAfter", "2d", "example.maxRetryAfter must be between 0 and 1d,"
+                + " was 172800000 ms");
     }
 
     private static void assertRejected(String key, String value, String message) throws Exception {

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
 import org.apache.camel.builder.NotifyBuilder;
+import org.apache.camel.util.json.JsonObject;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -56,6 +57,39 @@ class HostileTargetRouteTest {
             assertThat(times).hasSize(36);
             // never more than burst + rate * window (+1 for rounding) in any half second, at the target
             assertThat(maxInAnyWindow(times, 500)).as("most requests via p1 in 500 ms").isLessThanOrEqualTo(3 + 6 + 1);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void aRetryAfterOfAYearRestsTheProxyOnlyMaxRetryAfter(String dsl) throws Exception {
+        try (DemoSite site = new DemoSite(dir, 1, "10/1s", 0, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.maxRetryAfter", "1s",
+                     "example.maxAttempts", "1"))) {
+            String hostile = site.target().baseUrl() + "/retry-after/31536000";
+            scraper.scrape(List.of(hostile));
+
+            assertThat(scraper.deadLines()).singleElement().satisfies(l -> assertThat(l.getString("reason"))
+                    .isEqualTo("HTTP 429 (rests 1000 ms) via p1"));
+            assertThat(scraper.pool().millisUntilAvailable()).as("ms until p1 is chosen again").isBetween(1L, 1000L);
+            // the penalty reaches the bucket asynchronously: wait (with a deadline) until it shows
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            long untilToken;
+            do {
+                untilToken = scraper.millisUntilToken("p1");
+            } while (untilToken == 0 && System.nanoTime() < deadline);
+            assertThat(untilToken).as("ms until p1's bucket gives a token").isBetween(1L, 1000L);
+
+            scraper.scrape(scraper.pages(1));
+
+            List<Hit> hits = site.target().hits();
+            assertThat(hits).hasSize(2);
+            assertThat(hits.get(1).status()).isEqualTo(200);
+            long restedMs = TimeUnit.NANOSECONDS.toMillis(hits.get(1).nanos() - hits.get(0).nanos());
+            // the rest starts once the 429 is read, so no slack below; generous above for a noisy machine
+            assertThat(restedMs).as("ms between the 429 and the next request via p1").isBetween(1000L, 4000L);
+            JsonObject page = scraper.resultLines().get(0);
+            assertThat(page.getString("proxy")).isEqualTo("p1");
         }
     }
 }
