@@ -1,5 +1,8 @@
 package io.tokenbucket.example;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 import io.tokenbucket.camel.TokenBucketConstants;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
@@ -8,13 +11,27 @@ import org.apache.camel.Processor;
  * The step that ends each attempt: classifies what the fetch got, tells the {@link ProxyPool} and the
  * {@link ProxyStats}, and decides whether the URL is done. Bound as {@value #BEAN}.
  *
+ * <p>Who is to blame ({@link Blame}) decides what a failure costs. A proxy failure counts against the proxy's
+ * health ({@code example.failuresToUnhealthy} in a row take it out for {@code example.cooldown}); every other
+ * failure counts against the URL only: it is tried again on another proxy, {@code example.maxAttempts} times in
+ * all, then goes to the dead letter with the reason, and no proxy is blamed. So a hostile or broken target
+ * cannot bench the fleet.
  * <ul>
- * <li>an answer that is the URL's own (2xx, 3xx, 4xx other than 407/429): done, to the results;</li>
- * <li>a proxy failure (connect error, timeout, 407, 5xx): counts against the proxy's health, retry;</li>
+ * <li>the URL's own answer (2xx, 3xx, 4xx other than 407/429): done, to the results; the proxy did its job;</li>
+ * <li>against the proxy: no connection to the proxy (refused, connect timeout, no route, unknown proxy host;
+ *     through a forward proxy the scraper never connects to the target itself), and 407;</li>
+ * <li>against the URL: a 5xx that carries {@code Via} (a proxy must add {@code Via} to what it forwards, RFC
+ *     9110 §7.6.3, so this is the target's own), and errors that say the URL itself is bad (camel-http's
+ *     "Invalid url", a URL that does not parse, an unsupported scheme, a redirect loop);</li>
+ * <li>unclear, against the URL for now: a 5xx without {@code Via} (made by the proxy, but a proxy's 502, 503,
+ *     504 or 500 mostly says that it could not reach the target or that the target closed on it), a connection
+ *     reset or closed without an answer after the proxy accepted, a response timeout, and any other error. Such
+ *     a failure is held against its proxy only when the same URL then gets its answer through another proxy:
+ *     the target was fine, so that proxy was not ("delayed blame"). A proxy that answers 5xx to everything is
+ *     thus taken out as soon as the URLs succeed elsewhere, and a dead target costs no proxy anything;</li>
  * <li>429: the proxy rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an HTTP date,
- *     at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense), retry on another
- *     proxy;</li>
- * <li>after {@code maxAttempts} attempts without an answer: done, to the dead letter with the reason.</li>
+ *     at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense) and its bucket is
+ *     penalised, then the URL is tried on another proxy.</li>
  * </ul>
  */
 public class FetchOutcome implements Processor {
@@ -53,33 +70,68 @@ public class FetchOutcome implements Processor {
                 : null;
         exchange.setProperty(Scrape.STATUS, status);
 
-        String failure = null;
+        String failure;
+        Blame blame;
         if (error != null || status == null) {
             failure = error == null ? "no response" : describe(error);
-            pool.failure(proxy, failure);
-            stats.failure(proxy, waited);
+            blame = error == null ? Blame.UNCLEAR : Blame.ofError(error);
         } else if (status == 429) {
             long penalty = retryAfter.millis(exchange.getMessage().getHeader("Retry-After", String.class));
             failure = "HTTP 429 (rests " + penalty + " ms)";
+            blame = null; // not a failure of anyone: the proxy rests, the URL is tried elsewhere
             pool.penalise(proxy, penalty);
             stats.tooManyRequests(proxy, waited);
         } else if (status == 407 || status >= 500) {
-            failure = "HTTP " + status;
-            pool.failure(proxy, failure);
-            stats.failure(proxy, waited);
+            boolean via = exchange.getMessage().getHeader("Via") != null;
+            blame = Blame.ofStatus(status, via);
+            failure = "HTTP " + status + (status == 407 || via ? "" : " from the proxy");
         } else {
-            pool.success(proxy);
-            byte[] body = exchange.getMessage().getBody(byte[].class);
-            stats.fetched(proxy, waited, body == null ? 0 : body.length);
-            exchange.getMessage().setBody(ScrapeResult.fetched(exchange, body == null ? 0 : body.length));
-            exchange.setProperty(Scrape.OUTCOME, Scrape.FETCHED);
-            exchange.setProperty(Scrape.DONE, true);
+            fetched(exchange, proxy, waited);
             return;
+        }
+        if (blame != null) {
+            stats.failure(proxy, waited);
+            if (blame == Blame.PROXY) {
+                pool.failure(proxy, failure);
+            } else if (blame == Blame.UNCLEAR && proxy != null) {
+                suspects(exchange).putIfAbsent(proxy, failure);
+            }
         }
         exchange.setProperty(Scrape.REASON, failure + " via " + proxy);
         if (exchange.getProperty(Scrape.ATTEMPTS, 0, Integer.class) >= maxAttempts) {
             deadLetter(exchange, stats);
         }
+    }
+
+    private void fetched(Exchange exchange, String proxy, long waited) {
+        pool.success(proxy);
+        // the target answered through this proxy, so the unclear failures of this URL through other proxies were
+        // theirs; one through this same proxy was passing
+        @SuppressWarnings("unchecked")
+        Map<String, String> suspects = exchange.getProperty(Scrape.SUSPECTS, Map.class);
+        if (suspects != null) {
+            suspects.forEach((suspect, failure) -> {
+                if (!suspect.equals(proxy)) {
+                    pool.failure(suspect, failure + " (the URL then answered via " + proxy + ")");
+                }
+            });
+            exchange.removeProperty(Scrape.SUSPECTS);
+        }
+        byte[] body = exchange.getMessage().getBody(byte[].class);
+        stats.fetched(proxy, waited, body == null ? 0 : body.length);
+        exchange.getMessage().setBody(ScrapeResult.fetched(exchange, body == null ? 0 : body.length));
+        exchange.setProperty(Scrape.OUTCOME, Scrape.FETCHED);
+        exchange.setProperty(Scrape.DONE, true);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, String> suspects(Exchange exchange) {
+        Map<String, String> suspects = exchange.getProperty(Scrape.SUSPECTS, Map.class);
+        if (suspects == null) {
+            suspects = new LinkedHashMap<>(); // at most one entry per proxy tried, so at most maxAttempts
+            exchange.setProperty(Scrape.SUSPECTS, suspects);
+        }
+        return suspects;
     }
 
     /** Ends the URL in the dead letter: counted, its line (with {@link Scrape#REASON}) as the body, done. */

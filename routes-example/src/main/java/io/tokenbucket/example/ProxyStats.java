@@ -33,7 +33,7 @@ public class ProxyStats {
         tally(proxy).add(1, 0, 0, waitedMs, bytes);
     }
 
-    /** An attempt through {@code proxy} failed (connect error, timeout, 407, 5xx). */
+    /** An attempt through {@code proxy} failed, whoever was to blame ({@link FetchOutcome}); 429s are counted apart. */
     public void failure(String proxy, long waitedMs) {
         tally(proxy).add(0, 1, 0, waitedMs, 0);
     }

@@ -27,6 +27,11 @@ public final class Scrape {
     public static final String STATUS = "scrapeStatus";
     /** Why the last attempt failed. */
     public static final String REASON = "scrapeReason";
+    /**
+     * The proxies whose failure on this URL was unclear, each with its reason ({@code Map<String, String>}): held
+     * against them only if the URL then gets its answer through another proxy ({@link FetchOutcome}).
+     */
+    public static final String SUSPECTS = "scrapeSuspects";
 
     /** The chosen proxy's host, port and credentials, read by the fetch URI. */
     public static final String PROXY_HOST = "proxyHost";

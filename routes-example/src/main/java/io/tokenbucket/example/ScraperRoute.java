@@ -12,7 +12,7 @@ import org.apache.camel.builder.RouteBuilder;
  * token on the freest of them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the
  * chooser names one in round robin and the bucket waits for its token), {@link ProxyInUse} puts that proxy's
  * settings on the exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies
- * the answer, updates the proxy's health (a 429 also penalises the proxy's bucket:
+ * the answer, blames the proxy or the URL, updates the proxy's health (a 429 also penalises the proxy's bucket:
  * {@link TokenBucketProxyBuckets}; health never touches it) and decides: done, or another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
  * times to the dead letter, each as one JSON line ({@link ScrapeResult}).
  */

@@ -5,11 +5,15 @@ import static io.tokenbucket.example.ScraperRouteTest.maxInAnyWindow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.demo.DemoTarget;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
 import org.apache.camel.builder.NotifyBuilder;
 import org.apache.camel.util.json.JsonObject;
@@ -26,6 +30,66 @@ class HostileTargetRouteTest {
 
     @TempDir
     Path dir;
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    @SuppressWarnings("unchecked")
+    void aFailingTargetCostsTheUrlItsAttemptsAndNoProxyItsHealth(String dsl) throws Exception {
+        // two failures in a row would take a proxy out; each bad URL is tried once on each proxy, so if the
+        // target's failures were the proxies', the two bad URLs would take out all three
+        try (DemoSite site = new DemoSite(dir, 3, "10/100ms", 0, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.maxAttempts", "3",
+                     "example.failuresToUnhealthy", "2", "example.cooldown", "60s"))) {
+            String base = site.target().baseUrl();
+            // closes without an answer (so the proxy answers 502 itself, without Via), answers 503 itself
+            List<String> bad = List.of(base + "/reset", base + "/status/503");
+            List<String> urls = new ArrayList<>(bad);
+            urls.addAll(scraper.pages(9));
+            scraper.scrape(urls);
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            assertThat(scraper.pool().health()).as("nobody's health paid for the target")
+                    .containsOnlyKeys("p1", "p2", "p3").allSatisfy((proxy, health) -> assertThat(health)
+                            .isEqualTo("healthy"));
+            assertThat(scraper.deadLines()).map(l -> l.getString("url")).containsExactlyInAnyOrderElementsOf(bad);
+            Map<String, String> reasons = new HashMap<>();
+            scraper.deadLines().forEach(l -> reasons.put(l.getString("url"), l.getString("reason")));
+            assertThat(reasons.get(base + "/reset")).startsWith("HTTP 502 from the proxy via ");
+            assertThat(reasons.get(base + "/status/503")).startsWith("HTTP 503 via ");
+            // the target got each bad URL once through each proxy, and every page once, at the first attempt
+            List<Hit> hits = site.target().hits();
+            for (String url : bad) {
+                String path = url.substring(base.length());
+                assertThat(hits).filteredOn(h -> h.path().equals(path)).as("requests for %s", path)
+                        .extracting(Hit::client).containsExactlyInAnyOrder("p1", "p2", "p3");
+            }
+            assertThat(hits).filteredOn(h -> h.path().equals("/reset")).allMatch(h -> h.status() == DemoTarget.NO_ANSWER);
+            assertThat(scraper.resultLines()).hasSize(9).allMatch(l -> l.getInteger("attempts") == 1);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void aProxyAnswering5xxItselfIsBlamedOnceItsUrlsAnswerThroughOthers(String dsl) throws Exception {
+        // p2 answers 503 itself (no Via) to everything, as a broken proxy does. Unclear at first (a proxy's own
+        // 5xx often says the target is down); each time its URL is then fetched through another proxy, p2 is blamed
+        try (DemoSite site = new DemoSite(dir, 3, "10/100ms", 0, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.choose", "roundrobin",
+                     "example.failuresToUnhealthy", "2", "example.cooldown", "60s"))) {
+            site.proxies().get(1).answerNext(Integer.MAX_VALUE, 503);
+            List<String> urls = scraper.pages(12);
+            scraper.scrape(urls);
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            assertThat(scraper.deadLines()).isEmpty();
+            assertThat(scraper.pool().health().get("p2")).startsWith("DOWN");
+            assertThat(scraper.pool().health()).containsEntry("p1", "healthy").containsEntry("p3", "healthy");
+            assertThat(site.target().hits()).as("nothing got through p2").noneMatch(h -> h.client().equals("p2"))
+                    .hasSize(12);
+            // p2 was offered URLs until its second blame, then no more
+            assertThat(scraper.stats().failures()).isBetween(2L, 4L);
+        }
+    }
 
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })

@@ -1,0 +1,196 @@
+package io.tokenbucket.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.net.URISyntaxException;
+import java.net.UnknownHostException;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.RuntimeCamelException;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.support.DefaultExchange;
+import org.apache.hc.client5.http.CircularRedirectException;
+import org.apache.hc.client5.http.ConnectTimeoutException;
+import org.apache.hc.client5.http.HttpHostConnectException;
+import org.apache.hc.client5.http.UnsupportedSchemeException;
+import org.apache.hc.core5.http.ConnectionClosedException;
+import org.apache.hc.core5.http.NoHttpResponseException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Whom each failure is blamed on, and the delayed blame of unclear ones; plain exchanges, a fake clock. */
+class FetchOutcomeTest {
+
+    private final AtomicLong nanos = new AtomicLong(1_000);
+    // one failure blamed on a proxy takes it out, so its health word shows every blame
+    private final ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2"), 1, 5_000,
+            ProxyBuckets.NONE, nanos::get);
+    private final ProxyStats stats = new ProxyStats();
+    private final FetchOutcome outcome = new FetchOutcome(pool, stats, 2, new RetryAfter(1_000, 60_000,
+            Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+    private final CamelContext context = new DefaultCamelContext();
+
+    @AfterEach
+    void close() throws Exception {
+        context.close();
+    }
+
+    static Stream<Arguments> errors() {
+        return Stream.of(
+                // no connection to the proxy: through a forward proxy the scraper never connects to the target
+                Arguments.of(new HttpHostConnectException("Connect to http://127.0.0.1:9 failed: Connection refused"),
+                        Blame.PROXY),
+                Arguments.of(new ConnectException("Connection refused"), Blame.PROXY),
+                Arguments.of(new ConnectTimeoutException("Connect to http://10.0.0.7:3128 timed out"), Blame.PROXY),
+                Arguments.of(new NoRouteToHostException("No route to host"), Blame.PROXY),
+                Arguments.of(new UnknownHostException("proxy.invalid"), Blame.PROXY),
+                Arguments.of(new RuntimeCamelException(new ConnectException("Connection refused")), Blame.PROXY),
+                // the URL itself is bad
+                Arguments.of(new IllegalArgumentException("Invalid url: x"), Blame.URL),
+                Arguments.of(new RuntimeCamelException(new URISyntaxException("http://a b", "Illegal character")),
+                        Blame.URL),
+                Arguments.of(new UnsupportedSchemeException("ftp protocol is not supported"), Blame.URL),
+                Arguments.of(new CircularRedirectException("Circular redirect to 'http://t/a'"), Blame.URL),
+                // after the proxy accepted: the proxy's or the target's, nobody can tell yet
+                Arguments.of(new NoHttpResponseException("127.0.0.1:8081 failed to respond"), Blame.UNCLEAR),
+                Arguments.of(new SocketException("Connection reset"), Blame.UNCLEAR),
+                Arguments.of(new SocketTimeoutException("Read timed out"), Blame.UNCLEAR),
+                Arguments.of(new ConnectionClosedException("Premature end of Content-Length delimited message body"),
+                        Blame.UNCLEAR),
+                Arguments.of(new IllegalStateException("proxy p9 left the pool before its fetch"), Blame.UNCLEAR));
+    }
+
+    @ParameterizedTest(name = "{0}: {1}")
+    @MethodSource("errors")
+    void blamesAnErrorOnTheProxyOnlyWhenItCouldNotBeReached(Exception error, Blame blame) {
+        assertThat(Blame.ofError(error)).isEqualTo(blame);
+    }
+
+    @ParameterizedTest(name = "HTTP {0}, Via {1}: {2}")
+    @CsvSource({
+        "407, false, PROXY",
+        "407, true, PROXY",
+        "503, true, URL",     // forwarded: the target's own
+        "500, true, URL",
+        "502, false, UNCLEAR", // the proxy's own: it could not reach the target, or it is broken
+        "503, false, UNCLEAR",
+        "504, false, UNCLEAR",
+        "500, false, UNCLEAR", // tinyproxy's "Unable to connect"
+    })
+    void blamesAStatusByWhoMadeIt(int status, boolean via, Blame blame) {
+        assertThat(Blame.ofStatus(status, via)).isEqualTo(blame);
+    }
+
+    @Test
+    void anUnclearFailureIsHeldAgainstItsProxyOnceTheUrlAnswersThroughAnother() {
+        Exchange url = newUrl();
+        outcome.process(answered(url, "p1", 502, false));
+        assertThat(pool.health()).containsEntry("p1", "healthy"); // maybe the target: not yet blamed
+        assertThat(url.getProperty(Scrape.DONE, false, Boolean.class)).isFalse();
+
+        outcome.process(answered(url, "p2", 200, true));
+
+        assertThat(pool.health().get("p1")).as("the target was fine: p1's 502 was p1's").startsWith("DOWN");
+        assertThat(pool.health()).containsEntry("p2", "healthy");
+        assertThat(url.getProperty(Scrape.OUTCOME)).isEqualTo(Scrape.FETCHED);
+    }
+
+    @Test
+    void aUrlThatFailsEverywhereBlamesNobody() {
+        Exchange url = newUrl();
+        outcome.process(failed(url, "p1", new NoHttpResponseException("127.0.0.1:1 failed to respond")));
+        outcome.process(answered(url, "p2", 502, false));
+
+        assertThat(url.getProperty(Scrape.OUTCOME)).isEqualTo(Scrape.DEAD);
+        assertThat(url.getProperty(Scrape.REASON, String.class)).isEqualTo("HTTP 502 from the proxy via p2");
+        assertThat(pool.health()).containsEntry("p1", "healthy").containsEntry("p2", "healthy");
+        assertThat(stats.failures()).as("failed attempts, whoever was to blame").isEqualTo(2);
+    }
+
+    @Test
+    void anUnclearFailureThroughTheProxyThatThenAnswersWasPassing() {
+        Exchange url = newUrl();
+        outcome.process(failed(url, "p1", new SocketTimeoutException("Read timed out")));
+        outcome.process(answered(url, "p1", 200, true));
+
+        assertThat(pool.health()).containsEntry("p1", "healthy");
+    }
+
+    @Test
+    void theTargetsOwn5xxAndABadUrlAreTheUrlsAndAProxyFailureCountsAtOnce() {
+        Exchange url = newUrl();
+        outcome.process(answered(url, "p1", 503, true));
+        outcome.process(answered(url, "p2", 200, true));
+        assertThat(pool.health()).as("a forwarded 503 is never the proxy's").containsEntry("p1", "healthy");
+
+        Exchange bad = newUrl();
+        outcome.process(failed(bad, "p1", new IllegalArgumentException("Invalid url: x")));
+        assertThat(pool.health()).containsEntry("p1", "healthy");
+
+        Exchange refused = newUrl();
+        outcome.process(failed(refused, "p2", new HttpHostConnectException("Connection refused")));
+        assertThat(pool.health().get("p2")).startsWith("DOWN");
+    }
+
+    @Test
+    void a429RestsTheProxyNoLongerThanMaxRetryAfter() {
+        Exchange url = newUrl();
+        Exchange refused = answered(url, "p1", 429, true);
+        refused.getMessage().setHeader("Retry-After", "31536000"); // a year
+        outcome.process(refused);
+
+        assertThat(pool.health()).containsEntry("p1", "rests 60.0s");
+        assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rests 60000 ms) via p1");
+        assertThat(stats.failures()).as("a 429 is a penalty, not a failure").isZero();
+    }
+
+    private Exchange newUrl() {
+        Exchange exchange = new DefaultExchange(context);
+        exchange.setProperty(Scrape.URL, "http://target/page");
+        exchange.setProperty(Scrape.START_NANOS, System.nanoTime());
+        exchange.setProperty(Scrape.TRIED, new ArrayList<String>());
+        return exchange;
+    }
+
+    /** The next attempt of {@code url} through {@code proxy}, as ProxyInUse leaves it. */
+    private static Exchange attempt(Exchange url, String proxy) {
+        url.getMessage().removeHeaders("*");
+        url.removeProperty(Exchange.EXCEPTION_CAUGHT);
+        @SuppressWarnings("unchecked")
+        List<String> tried = url.getProperty(Scrape.TRIED, List.class);
+        tried.add(proxy);
+        url.setProperty(Scrape.ATTEMPTS, tried.size());
+        url.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxy);
+        return url;
+    }
+
+    private static Exchange answered(Exchange url, String proxy, int status, boolean via) {
+        attempt(url, proxy).getMessage().setHeader(Exchange.HTTP_RESPONSE_CODE, status);
+        if (via) {
+            url.getMessage().setHeader("Via", "1.1 " + proxy);
+        }
+        url.getMessage().setBody("body");
+        return url;
+    }
+
+    private static Exchange failed(Exchange url, String proxy, Exception error) {
+        attempt(url, proxy).setProperty(Exchange.EXCEPTION_CAUGHT, error);
+        return url;
+    }
+}
