@@ -28,10 +28,10 @@ import java.util.regex.Pattern;
  * </ul>
  * Immutable; the clock is a parameter so that tests need no sleeps.
  */
-final class RetryAfter {
+public final class RetryAfter {
 
     /** The longest {@code example.maxRetryAfter}: a proxy to rest longer is better taken out of the proxy file. */
-    static final long CEILING_MILLIS = TimeUnit.DAYS.toMillis(1);
+    public static final long CEILING_MILLIS = TimeUnit.DAYS.toMillis(1);
 
     private static final String DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
     private static final String LONG_DAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)";
@@ -56,7 +56,7 @@ final class RetryAfter {
      * @param maxMillis     the longest rest a target can ask for, 0 to {@link #CEILING_MILLIS}
      * @param clock         the wall clock HTTP dates are compared with
      */
-    RetryAfter(long defaultMillis, long maxMillis, Clock clock) {
+    public RetryAfter(long defaultMillis, long maxMillis, Clock clock) {
         if (maxMillis < 0 || maxMillis > CEILING_MILLIS) {
             throw new IllegalArgumentException("example.maxRetryAfter must be between 0 and 1d, was " + maxMillis
                     + " ms");
@@ -71,7 +71,7 @@ final class RetryAfter {
     }
 
     /** The rest in milliseconds for this {@code Retry-After} value (null when the header is absent). */
-    long millis(String value) {
+    public long millis(String value) {
         if (value == null) {
             return defaultMillis;
         }
