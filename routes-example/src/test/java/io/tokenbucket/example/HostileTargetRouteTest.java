@@ -63,7 +63,8 @@ class HostileTargetRouteTest {
                 assertThat(hits).filteredOn(h -> h.path().equals(path)).as("requests for %s", path)
                         .extracting(Hit::client).containsExactlyInAnyOrder("p1", "p2", "p3");
             }
-            assertThat(hits).filteredOn(h -> h.path().equals("/reset")).allMatch(h -> h.status() == DemoTarget.NO_ANSWER);
+            assertThat(hits).filteredOn(h -> h.path().equals("/reset"))
+                    .allMatch(h -> h.status() == DemoTarget.NO_ANSWER);
             assertThat(scraper.resultLines()).hasSize(9).allMatch(l -> l.getInteger("attempts") == 1);
         }
     }
