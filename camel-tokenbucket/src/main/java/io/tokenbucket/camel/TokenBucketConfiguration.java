@@ -162,7 +162,8 @@ public class TokenBucketConfiguration implements Cloneable {
             throw new IllegalArgumentException("refillPeriod must be at least 1 millisecond, was " + refillPeriod);
         }
         Limits limits = this.limits != null ? TokenBucketLimitSpec.parse(this.limits, "limits")
-                : Limits.of(Limit.of(capacity, getRefillTokens(), TimeUnit.MILLISECONDS.toNanos(refillPeriod)));
+                : Limits.of(Limit.of(capacity, getRefillTokens(), TokenBucketLimitSpec.nanos(refillPeriod,
+                        "refillPeriod")));
         if (tokens < 1 || tokens > limits.capacity()) {
             throw new IllegalArgumentException("tokens must be between 1 and capacity " + limits.capacity()
                     + ", was " + tokens);

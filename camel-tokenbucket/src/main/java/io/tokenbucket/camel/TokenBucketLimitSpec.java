@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -72,7 +71,7 @@ final class TokenBucketLimitSpec {
                         + " is longer than a long holds in milliseconds");
             }
             try {
-                limits.add(Limit.of(burst, tokens, TimeUnit.MILLISECONDS.toNanos(periodMillis)));
+                limits.add(Limit.of(burst, tokens, nanos(periodMillis, "the period " + m.group(2).trim())));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(source.get() + " '" + text + "': " + e.getMessage(), e);
             }
@@ -85,36 +84,52 @@ final class TokenBucketLimitSpec {
     }
 
     /**
+     * A period of {@code millis} milliseconds in nanoseconds, exactly: a period too long for a {@code long} of
+     * nanoseconds (292 years) is refused rather than saturated, which would make the limit faster than written.
+     *
+     * @throws IllegalArgumentException naming {@code what}
+     */
+    static long nanos(long millis, String what) {
+        try {
+            return Math.multiplyExact(millis, 1_000_000L);
+        } catch (ArithmeticException tooLong) {
+            throw new IllegalArgumentException(what + " must be at most " + Long.MAX_VALUE / 1_000_000L
+                    + " ms (292 years), was " + millis + " ms");
+        }
+    }
+
+    /**
      * A key pattern of {@code keyLimits}: a key, or a glob where {@code *} stands for any run of characters.
-     * Matched without regular expressions, in at most (key length × pattern length) steps, so a key of any length
-     * sent by a client cannot make matching take exponential time.
+     * Matched without regular expressions, so a key of any length sent by a client cannot make matching backtrack.
      */
     record Glob(String pattern) {
 
-        /** Whether {@code key} matches the whole pattern. */
+        /**
+         * Whether {@code key} matches the whole pattern: the text before the first {@code *} starts the key, the text
+         * after the last ends it, and the pieces between are found in order, each as early as it occurs (which is
+         * always right for a glob of stars only, so there is no backtracking: at most key length × piece length
+         * steps per piece).
+         */
         boolean matches(String key) {
-            int p = 0;
-            int k = 0;
-            int star = -1;
-            int resume = 0;
-            while (k < key.length()) {
-                if (p < pattern.length() && pattern.charAt(p) == '*') {
-                    star = p++;
-                    resume = k;
-                } else if (p < pattern.length() && pattern.charAt(p) == key.charAt(k)) {
-                    p++;
-                    k++;
-                } else if (star >= 0) {
-                    p = star + 1; // let the last * take one more character, and try again from there
-                    k = ++resume;
-                } else {
+            String[] pieces = pattern.split("\\*", -1);
+            if (pieces.length == 1) {
+                return key.equals(pattern);
+            }
+            String first = pieces[0];
+            String last = pieces[pieces.length - 1];
+            if (key.length() < first.length() + last.length() || !key.startsWith(first) || !key.endsWith(last)) {
+                return false;
+            }
+            int from = first.length();
+            int until = key.length() - last.length();
+            for (int i = 1; i < pieces.length - 1; i++) {
+                int found = key.indexOf(pieces[i], from);
+                if (found < 0 || found + pieces[i].length() > until) {
                     return false;
                 }
+                from = found + pieces[i].length();
             }
-            while (p < pattern.length() && pattern.charAt(p) == '*') {
-                p++;
-            }
-            return p == pattern.length();
+            return true;
         }
     }
 

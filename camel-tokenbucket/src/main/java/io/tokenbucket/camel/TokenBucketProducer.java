@@ -1,7 +1,6 @@
 package io.tokenbucket.camel;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -54,9 +53,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      *
      * @param key    the key as the exchange sent it
      * @param stored the key as the store keeps it ({@link BucketKeys#bound})
-     * @param full   whether every maxWaiting place was taken when it was made (so it was not allowed to wait)
+     * @param place  whether it holds one of the endpoint's maxWaiting places (without one it may not wait)
      */
-    private record Reserved(String key, String stored, Limits limits, Reservation reservation, boolean full) {
+    private record Reserved(String key, String stored, Limits limits, Reservation reservation, boolean place) {
     }
 
     /** A producer for {@code endpoint}. */
@@ -103,54 +102,66 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
 
     private boolean acquire(Exchange exchange, AsyncCallback callback, long start) throws Exception {
         Message message = exchange.getMessage();
-        long maxWait = endpoint.getConfiguration().maxWaitNanos();
-        // every waiting place taken: only an exchange that need not wait may pass, and a refusal consumes nothing
-        boolean full = maxWait > 0 && endpoint.getWaitingCount() >= endpoint.getConfiguration().getMaxWaiting();
-        if (full) {
-            maxWait = 0;
-        }
+        // every header is read and checked before a waiting place is taken, so a bad one never holds a place
         List<String> candidates = candidatesOf(message);
+        String key = candidates == null ? keyOf(exchange) : null;
+        List<String> keys = candidates == null ? List.of(BucketKeys.bound(key))
+                : candidates.stream().map(BucketKeys::bound).toList();
+        List<Limits> limits = candidates == null ? List.of(endpoint.limitsFor(key))
+                : candidates.stream().map(endpoint::limitsFor).toList();
+        long tokens = tokensOf(message, limits.stream().mapToLong(Limits::capacity).min().orElseThrow());
+
+        // A place among maxWaiting is taken before the reservation, so a reservation that has to wait always has
+        // one and nothing booked is ever given back (giving back tokens cannot cancel one particular slot). With
+        // every place taken only an exchange that need not wait may pass: maxWait 0, and a refusal consumes nothing.
+        long maxWait = endpoint.getConfiguration().maxWaitNanos();
+        boolean place = maxWait > 0 && endpoint.startWaiting();
+        long accept = place ? maxWait : 0;
         CompletableFuture<Reserved> answer;
-        long tokens;
-        if (candidates == null) {
-            String key = keyOf(exchange);
-            String stored = BucketKeys.bound(key);
-            Limits limits = endpoint.limitsFor(key);
-            tokens = tokensOf(message, limits);
-            answer = endpoint.store().reserve(stored, limits, tokens, maxWait).toCompletableFuture()
-                    .thenApply(r -> new Reserved(key, stored, limits, r, full));
-        } else {
-            List<String> keys = candidates.stream().map(BucketKeys::bound).toList();
-            List<Limits> limits = candidates.stream().map(endpoint::limitsFor).toList();
-            tokens = tokensOf(message, limits.stream().mapToLong(Limits::capacity).min().orElseThrow());
-            answer = endpoint.store().reserveFreest(keys, limits, tokens, maxWait).toCompletableFuture()
-                    .thenApply(choice -> {
-                        message.setHeader(endpoint.getConfiguration().getKeyHeader(), candidates.get(choice.index()));
-                        return new Reserved(candidates.get(choice.index()), keys.get(choice.index()),
-                                limits.get(choice.index()), choice.reservation(), full);
-                    });
+        try {
+            answer = candidates == null
+                    ? endpoint.store().reserve(keys.get(0), limits.get(0), tokens, accept).toCompletableFuture()
+                            .thenApply(r -> new Reserved(key, keys.get(0), limits.get(0), r, place))
+                    : endpoint.store().reserveFreest(keys, limits, tokens, accept).toCompletableFuture()
+                            .thenApply(choice -> {
+                                String chosen = candidates.get(choice.index());
+                                message.setHeader(endpoint.getConfiguration().getKeyHeader(), chosen);
+                                return new Reserved(chosen, keys.get(choice.index()), limits.get(choice.index()),
+                                        choice.reservation(), place);
+                            });
+        } catch (RuntimeException e) {
+            leave(place);
+            throw e;
         }
-        long cost = tokens;
         if (answer.isDone() && !answer.isCompletedExceptionally()) {
-            return decide(exchange, callback, answer.join(), cost, start, true);
+            return decide(exchange, callback, answer.join(), tokens, start, true);
         }
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
         // never blocking); every other outcome continues the route, which happens on the worker pool.
         answer.whenComplete((reserved, failure) -> {
-            if (failure == null && reserved.reservation().granted() && reserved.reservation().waitNanos() > 0) {
-                decide(exchange, callback, reserved, cost, start, false);
+            if (failure == null && reserved.reservation().granted() && reserved.reservation().waitNanos() > 0
+                    && reserved.place()) {
+                decide(exchange, callback, reserved, tokens, start, false);
                 return;
             }
             continueOnWorker(exchange, callback, () -> {
                 if (failure != null) {
+                    leave(place);
                     exchange.setException(storeFailed(failure));
                     callback.done(false);
                 } else {
-                    decide(exchange, callback, reserved, cost, start, false);
+                    decide(exchange, callback, reserved, tokens, start, false);
                 }
             });
         });
         return false;
+    }
+
+    /** Gives back the waiting place of an exchange that will not wait after all. */
+    private void leave(boolean place) {
+        if (place) {
+            endpoint.stopWaiting();
+        }
     }
 
     /**
@@ -162,13 +173,17 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         Message message = exchange.getMessage();
         Reservation r = reserved.reservation();
         TokenBucketMode mode = endpoint.getConfiguration().getMode();
+        if (!r.granted() || r.waitNanos() == 0 || !reserved.place()) {
+            leave(reserved.place());
+        }
         if (!r.granted()) {
             endpoint.getStatistics().rejected(reserved.stored());
             if (mode == TokenBucketMode.check) {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
             } else {
-                exchange.setException(rejected(reserved, tokens, reserved.full()));
+                boolean full = !reserved.place() && endpoint.getConfiguration().maxWaitNanos() > 0;
+                exchange.setException(rejected(reserved, tokens, full));
             }
             callback.done(sync);
             return sync;
@@ -179,11 +194,11 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(sync);
             return sync;
         }
-        if (!endpoint.startWaiting()) {
-            // the last places were taken between the count and this reservation: it must not wait after all
+        if (!reserved.place()) {
+            // a store that grants a wait to a reservation that accepted none: not its contract; give it back
             endpoint.store().refund(reserved.stored(), reserved.limits(), tokens);
-            endpoint.getStatistics().rejected(reserved.stored());
-            exchange.setException(rejected(reserved, tokens, true));
+            exchange.setException(new IllegalStateException("tokenbucket:" + endpoint.getName() + ": the store"
+                    + " granted a wait of " + ceilMillis(r.waitNanos()) + " ms to a reservation that accepted none"));
             callback.done(sync);
             return sync;
         }
@@ -299,7 +314,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
 
     /**
      * The distinct candidate keys of header {@code CamelTokenBucketCandidates} in their order, or null when the
-     * header is absent; read no further than one key past {@code maxCandidates}.
+     * header is absent: a collection or any other {@link Iterable}, an array, or text separated by commas; read no
+     * further than one key past {@code maxCandidates}.
      */
     private List<String> candidatesOf(Message message) {
         Object raw = message.getHeader(TokenBucketConstants.CANDIDATES);
@@ -308,8 +324,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         int max = endpoint.getConfiguration().getMaxCandidates();
         Set<String> candidates = new LinkedHashSet<>();
-        if (raw instanceof Collection<?> items) {
+        if (raw instanceof Iterable<?> items) {
             for (Object item : items) {
+                addCandidate(candidates, item == null ? "" : item.toString().trim(), max, raw);
+            }
+        } else if (raw.getClass().isArray()) {
+            for (int i = 0; i < java.lang.reflect.Array.getLength(raw); i++) {
+                Object item = java.lang.reflect.Array.get(raw, i);
                 addCandidate(candidates, item == null ? "" : item.toString().trim(), max, raw);
             }
         } else {
@@ -397,7 +418,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
 
     /** {@code value} for a message: at most {@value #MAX_VALUE_IN_MESSAGE} characters, then its length. */
     static String shown(Object value) {
-        String shown = String.valueOf(value);
+        String shown = value instanceof Object[] array ? java.util.Arrays.toString(array) : String.valueOf(value);
         return shown.length() > MAX_VALUE_IN_MESSAGE ? shown.substring(0, MAX_VALUE_IN_MESSAGE) + "... ("
                 + shown.length() + " characters)" : shown;
     }

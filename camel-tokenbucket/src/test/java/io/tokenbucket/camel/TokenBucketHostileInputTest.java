@@ -196,6 +196,18 @@ class TokenBucketHostileInputTest extends TokenBucketTestSupport {
         assertThat(huge.getException()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("maxCandidates 3").hasMessageContaining("characters)");
         assertThat(huge.getException().getMessage()).hasSizeLessThan(400);
+        // an array and any Iterable are read item by item, like a collection (not as the text of the object)
+        Exchange fromArray = send("direct:candidates", Map.of(TokenBucketConstants.CANDIDATES, new String[] {"f", "g"}));
+        assertThat(fromArray.getException()).isNull();
+        assertThat(fromArray.getMessage().getHeader(TokenBucketConstants.KEY)).isEqualTo("f");
+        Exchange arrayAgain = send("direct:candidates", Map.of(TokenBucketConstants.CANDIDATES, new String[] {"f"}));
+        assertThat(arrayAgain.getException()).as("f's one token is taken").isInstanceOf(TokenBucketRejectedException.class)
+                .hasMessageContaining("'f'");
+        Iterable<String> iterable = () -> List.of("g", "h").iterator();
+        assertThat(send("direct:candidates", Map.of(TokenBucketConstants.CANDIDATES, iterable)).getMessage()
+                .getHeader(TokenBucketConstants.KEY)).isEqualTo("g");
+        assertThat(send("direct:candidates", Map.of(TokenBucketConstants.CANDIDATES, new String[] {"a", "b", "c", "d"}))
+                .getException()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("[a, b, c, d]");
         List<String> list = new ArrayList<>(Collections.nCopies(10_000, "b"));
         list.addAll(List.of("c", "d"));
         Exchange fromList = send("direct:candidates", Map.of(TokenBucketConstants.CANDIDATES, list));

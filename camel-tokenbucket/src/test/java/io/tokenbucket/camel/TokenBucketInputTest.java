@@ -56,6 +56,8 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "maxWaiting=3000000000         | maxWaiting must be a whole number of at most 2147483647, was '3000000000'",
             "maxCandidates=0               | maxCandidates must be at least 1, was 0",
             "limits=99999999999999999999/1s | limits '99999999999999999999/1s': 99999999999999999999 is larger than a long holds",
+            "limits=1000000000/1000000d:1  | limits '1000000000/1000000d:1': the period 1000000d must be at most 9223372036854 ms (292 years), was 86400000000000 ms",
+            "refillPeriod=1000000d         | refillPeriod must be at most 9223372036854 ms (292 years), was 86400000000000 ms",
             "capacty=5                     | capacty",
             "store=memcached               | store",
             "limits=10/1s,lots             | limits must be limits such as 10/1s or 10/1s,1000/1h or 1/1s:5 (one per second, bursts of 5), was '10/1s,lots'",

@@ -64,7 +64,7 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
             new User("dave", "a:b@c@d:e+f", true),
             new User("eve@corp", "trailing-at@", false),
             new User("frank", "%2F%40-looks-escaped", false),
-            new User("grace", "p@ss/w:rd?# x%y", true));
+            new User("grace", "p@ss w:rd%y@z", true));
 
     private static RedisHandle redis;
     private CapturedStderr stderr;
@@ -123,7 +123,7 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
     void theCredentialsAuthenticateAndNoTextShowsThePassword(User user) throws Exception {
         String name = "s" + Math.abs(user.name().hashCode());
         // the URI as an option value of its own (as the Java DSL's endpoint builder or a component option gives
-        // it): inside an endpoint URI Camel decodes percent-escapes and + first (see the RAW test below)
+        // it): inside an endpoint URI Camel decodes percent-escapes and + first, unless the value is in RAW{...}
         TokenBucketEndpoint endpoint = (TokenBucketEndpoint) context.getEndpoint("tokenbucket:" + name + "?store=redis"
                 + "&capacity=1&refillPeriod=1h&mode=reject&storeTimeout=300ms", Map.of("redisUri", user.uri()));
         assertThat(template.request(endpoint, e -> { }).getException()).isNull();

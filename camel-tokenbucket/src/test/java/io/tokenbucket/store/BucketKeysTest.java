@@ -21,4 +21,12 @@ class BucketKeysTest {
         assertThat(BucketKeys.bound(huge)).isEqualTo(bounded);
         assertThat(BucketKeys.bound(huge + "y")).isNotEqualTo(bounded);
     }
+
+    @Test
+    void noShortKeyCanBeSentThatIsALongKeysStoredForm() {
+        String stored = BucketKeys.bound("z".repeat(500));
+        // sent as it is, it would share the long key's bucket under its own (other) limits
+        assertThat(BucketKeys.bound(stored)).isNotEqualTo(stored).startsWith(BucketKeys.HASH_PREFIX);
+        assertThat(BucketKeys.bound("sha256:")).isNotEqualTo("sha256:");
+    }
 }

@@ -313,7 +313,8 @@ public final class LocalBucketStore implements BucketStore {
         if (bucket != null) {
             return bucket;
         }
-        Bucket fresh = new Bucket(now);
+        // a full bucket: any state at or before now; one nanosecond before when now is the retired marker itself
+        Bucket fresh = new Bucket(now == RETIRED ? now - 1 : now);
         Bucket raced = buckets.putIfAbsent(key, fresh);
         return raced != null ? raced : fresh;
     }

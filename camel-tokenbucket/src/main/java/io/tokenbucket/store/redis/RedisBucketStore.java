@@ -82,6 +82,9 @@ public final class RedisBucketStore implements BucketStore {
     private <T> CompletableFuture<T> send(Function<RedisClusterAsyncCommands<String, String>, CompletableFuture<T>> op) {
         RedisClusterAsyncCommands<String, String> c = commands.get();
         if (c == null) {
+            if (clock != null) {
+                clock.reset();
+            }
             return CompletableFuture.failedFuture(
                     new RedisConnectionException("Not connected to Redis yet (connecting in the background)"));
         }
@@ -262,8 +265,17 @@ public final class RedisBucketStore implements BucketStore {
         return Math.min(redisWaitNanos, Math.max(0, slotNanos - now));
     }
 
+    /** Times {@code future} out; a failed call also restarts the clock estimate (Redis may be another one now). */
     private <T> CompletableFuture<T> timed(CompletableFuture<T> future) {
-        return future.orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+        CompletableFuture<T> timed = future.orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+        if (clock != null) {
+            timed.whenComplete((value, failure) -> {
+                if (failure != null) {
+                    clock.reset();
+                }
+            });
+        }
+        return timed;
     }
 
     private static long ceilMicros(long nanos) {

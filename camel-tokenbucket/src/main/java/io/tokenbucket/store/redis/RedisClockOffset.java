@@ -10,9 +10,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Never early while the Redis clock runs steadily: each reply gives {@code received - redisNow}, which is the
  * true offset plus the reply's way back (never less than the true offset), and the estimate is the smallest of
- * those seen in the current and the previous {@link #WINDOW_NANOS}, plus {@link #MARGIN_NANOS} for the two clocks
- * drifting apart within two windows (500 ppm, the fastest an NTP daemon slews a clock). A slot mapped with it is at
- * or after the true slot.
+ * those seen in the current and the previous {@link #WINDOW_NANOS}, plus a margin: {@link #MARGIN_NANOS} for the
+ * two clocks drifting apart within two windows (500 ppm, the fastest an NTP daemon slews a clock), or half the
+ * fastest round trip of the windows when that is more (a remote Redis). A slot mapped with it is at or after the
+ * true slot.
  *
  * <p>A Redis clock that steps <em>back</em> (an NTP step, a failover to a replica with another clock) would make
  * the old samples too small by the step, and every slot early by it. Two signs give a step away, and either
@@ -21,12 +22,14 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  * <li>Redis's {@code now} is earlier than the previous reply's: replies on one connection come in the order
  *     Redis ran them, so its clock went back.</li>
- * <li>the reply's sample exceeds the estimate by more than its own round trip (plus the margin): its way back was
- *     at most that round trip, so the offset itself grew: the Redis clock lost time against ours.</li>
+ * <li>the reply's sample exceeds the estimate by more than its own round trip: its way back was at most that round
+ *     trip, so the offset itself grew: the Redis clock lost time against ours.</li>
  * </ul>
- * A step back smaller than one round trip plus the margin cannot be told from a slow reply; it shifts slots by at
- * most that much. A step forward only makes the samples smaller, which the estimate takes at once (later slots,
- * never earlier ones).
+ * A step back smaller than the round trip of the reply that follows it goes unseen; the margin of half the fastest
+ * round trip covers it unless that reply also sat in a queue on its way to Redis, and then the slot is early by at
+ * most that queueing (an NTP daemon steps a clock by 128 ms or more; a failover breaks the connection, and a failed
+ * call {@link #reset() resets} the estimate). A step forward only makes the samples smaller, which the estimate
+ * takes at once (later slots, never earlier ones). Samples older than two windows are not used.
  *
  * <p>Pure: the caller passes the times, so the tests pass theirs. Synchronized: replies of several connections
  * may share one estimate.
@@ -35,14 +38,18 @@ final class RedisClockOffset {
 
     /** How long a window of samples lasts; the estimate uses the current and the previous window. */
     static final long WINDOW_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /** Added to the smallest sample: drift between the clocks within two windows, at 500 ppm. */
+    /** The least margin added to the smallest sample: drift between the clocks within two windows, at 500 ppm. */
     static final long MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private static final long NONE = Long.MAX_VALUE;
     private static final long NANOS_PER_MICRO = 1000;
 
+    /** The smallest offset sample of the current and the previous window. */
     private long current = NONE;
     private long previous = NONE;
+    /** The fastest round trip of the current and the previous window. */
+    private long currentRtt = NONE;
+    private long previousRtt = NONE;
     private long windowStart;
     private boolean started;
     private long lastRedisMicros = Long.MIN_VALUE;
@@ -57,24 +64,31 @@ final class RedisClockOffset {
      */
     synchronized void sample(long sentNanos, long receivedNanos, long redisMicros) {
         long offset = receivedNanos - redisMicros * NANOS_PER_MICRO;
+        long rtt = Math.max(0, receivedNanos - sentNanos);
         long estimate = Math.min(current, previous);
-        boolean stepBack = redisMicros < lastRedisMicros
-                || estimate != NONE && offset - estimate > receivedNanos - sentNanos + MARGIN_NANOS;
+        boolean stepBack = redisMicros < lastRedisMicros || estimate != NONE && offset - estimate > rtt;
         lastRedisMicros = redisMicros;
         if (!started || stepBack) {
             started = true;
             steps += stepBack ? 1 : 0;
             previous = NONE;
+            previousRtt = NONE;
             current = offset;
+            currentRtt = rtt;
             windowStart = receivedNanos;
             return;
         }
         if (receivedNanos - windowStart > WINDOW_NANOS) {
-            previous = current;
+            // after a quiet spell of two windows or more the old samples say nothing about the clock now
+            boolean stale = receivedNanos - windowStart > 2 * WINDOW_NANOS;
+            previous = stale ? NONE : current;
+            previousRtt = stale ? NONE : currentRtt;
             current = NONE;
+            currentRtt = NONE;
             windowStart = receivedNanos;
         }
         current = Math.min(current, offset);
+        currentRtt = Math.min(currentRtt, rtt);
     }
 
     /**
@@ -83,7 +97,29 @@ final class RedisClockOffset {
      */
     synchronized long localNanos(long redisMicros) {
         long offset = Math.min(current, previous);
-        return offset == NONE ? NONE : redisMicros * NANOS_PER_MICRO + offset + MARGIN_NANOS;
+        if (offset == NONE) {
+            return NONE;
+        }
+        return redisMicros * NANOS_PER_MICRO + offset + margin();
+    }
+
+    /** The margin over the smallest sample: drift, or half the fastest round trip when that is longer. */
+    synchronized long margin() {
+        long fastest = Math.min(currentRtt, previousRtt);
+        return fastest == NONE ? MARGIN_NANOS : Math.max(MARGIN_NANOS, fastest / 2);
+    }
+
+    /**
+     * Forgets every sample: the next reply starts the estimate again. Called when a call failed, since Redis may
+     * come back as another server (a failover) with a clock of its own.
+     */
+    synchronized void reset() {
+        started = false;
+        current = NONE;
+        previous = NONE;
+        currentRtt = NONE;
+        previousRtt = NONE;
+        lastRedisMicros = Long.MIN_VALUE;
     }
 
     /** How many times the Redis clock was seen stepping back (each restarted the estimate). */

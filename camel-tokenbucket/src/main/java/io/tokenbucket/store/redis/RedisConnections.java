@@ -3,9 +3,7 @@ package io.tokenbucket.store.redis;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -50,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * <p>URIs: whatever Lettuce's {@link RedisURI} accepts ({@code redis://[user:password@]host:port[/db]},
  * {@code rediss://} for TLS, {@code redis-sentinel://...}); a Redis Cluster is named by
  * {@code redis-cluster://[user:password@]host:port[,host:port...]} (or {@code rediss-cluster://}), the seed
- * nodes of the cluster.
+ * nodes of the cluster. {@link RedisUris} reads them.
  */
 public final class RedisConnections implements AutoCloseable {
 
@@ -246,16 +244,10 @@ public final class RedisConnections implements AutoCloseable {
 
     /**
      * What may be shown of {@code uri}: rebuilt from the parsed URI with its credentials as {@code ***} (never
-     * masked by a pattern over the text), and a redaction of its secrets for other texts.
+     * masked by a pattern over the text), and a redaction of its secrets for other texts ({@link RedisUris}).
      */
     public static RedisUriText describe(String uri) {
-        try {
-            String scheme = scheme(uri);
-            List<RedisURI> nodes = isCluster(scheme) ? clusterSeeds(uri, scheme) : List.of(parse(uri));
-            return RedisUriText.of(uri, nodes, scheme);
-        } catch (RuntimeException unparsable) {
-            return RedisUriText.unparsable(uri);
-        }
+        return RedisUris.describe(uri);
     }
 
     private static StatefulConnection<String, String> connectNow(AbstractRedisClient client) {
@@ -312,9 +304,8 @@ public final class RedisConnections implements AutoCloseable {
                             java.util.concurrent.TimeUnit.MILLISECONDS))
                     .build();
         }
-        String scheme = scheme(uri);
-        if (isCluster(scheme)) {
-            RedisClusterClient client = RedisClusterClient.create(resources, clusterSeeds(uri, scheme));
+        if (RedisUris.isCluster(RedisUris.scheme(uri))) {
+            RedisClusterClient client = RedisClusterClient.create(resources, RedisUris.clusterSeeds(uri));
             // A cluster connection opens its node connections lazily, on the first command for each node:
             // rejecting commands while disconnected would reject those first commands too. Commands are
             // buffered instead, and the timeout bounds how long any of them waits.
@@ -325,118 +316,11 @@ public final class RedisConnections implements AutoCloseable {
                     .build());
             return client;
         }
-        RedisClient client = RedisClient.create(resources, parse(uri));
+        RedisClient client = RedisClient.create(resources, RedisUris.parse(uri));
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
                 .build());
         return client;
-    }
-
-    /** {@code redis-cluster://[userinfo@]h1:p1,h2:p2} to one {@code redis://[userinfo@]h:p} per seed. */
-    private static List<RedisURI> clusterSeeds(String uri, String scheme) {
-        String rest = uri.substring(scheme.length() + 3);
-        String userInfo = "";
-        int at = rest.lastIndexOf('@');
-        if (at >= 0) {
-            userInfo = rest.substring(0, at + 1);
-            rest = rest.substring(at + 1);
-        }
-        String base = scheme.startsWith("rediss") ? "rediss://" : "redis://";
-        List<RedisURI> seeds = new ArrayList<>();
-        for (String hostPort : rest.split(",")) {
-            if (!hostPort.isBlank()) {
-                seeds.add(parse(base + userInfo + hostPort.trim()));
-            }
-        }
-        if (seeds.isEmpty()) {
-            throw new IllegalArgumentException("redisUri names no cluster node after " + scheme + "://");
-        }
-        return seeds;
-    }
-
-    private static String scheme(String uri) {
-        return uri.substring(0, Math.max(0, uri.indexOf("://")));
-    }
-
-    private static boolean isCluster(String scheme) {
-        return scheme.equals("redis-cluster") || scheme.equals("rediss-cluster");
-    }
-
-    /**
-     * Lettuce's parse of {@code uri}. Lettuce (through {@link java.net.URI}) finds the host only when the user
-     * info holds none of {@code @ / ? #} and no space; a password may hold any of them, written as they are. When
-     * the text does not parse, or parses into a host that cannot be the one meant (a path or fragment that holds
-     * an {@code @}, no host at all), the user info before the last {@code @} is percent-encoded
-     * ({@link #withEncodedUserInfo}) and Lettuce parses that instead, so such passwords work as written.
-     *
-     * @throws IllegalArgumentException saying what is wrong without quoting the URI, which may hold a password
-     */
-    static RedisURI parse(String uri) {
-        RuntimeException failure;
-        try {
-            if (hostFound(uri)) {
-                return RedisURI.create(uri);
-            }
-            failure = null;
-        } catch (RuntimeException e) {
-            failure = e;
-        }
-        String encoded = withEncodedUserInfo(uri);
-        try {
-            if (!encoded.equals(uri) && hostFound(encoded)) {
-                return RedisURI.create(encoded);
-            }
-        } catch (RuntimeException ignored) {
-            // the first failure says more about the text as it was written
-        }
-        String why = failure == null ? "no host can be read from it"
-                : failure.getCause() instanceof java.net.URISyntaxException syntax
-                ? syntax.getReason() + " at index " + syntax.getIndex()
-                : RedisUriText.unparsable(uri).redact(String.valueOf(failure.getMessage()));
-        throw new IllegalArgumentException("redisUri is not a valid Redis URI: " + why + " (the URI is not shown: it"
-                + " may hold a password)");
-    }
-
-    /** Whether {@link java.net.URI} reads a host from {@code uri} and leaves no {@code @} after it. */
-    private static boolean hostFound(String uri) {
-        java.net.URI parsed = java.net.URI.create(uri);
-        if (scheme(uri).contains("socket") || scheme(uri).contains("sentinel")) {
-            // redis-socket:///path has no host, and Lettuce reads a Sentinel's several hosts itself
-            return true;
-        }
-        return parsed.getHost() != null && (parsed.getRawPath() == null || !parsed.getRawPath().contains("@"))
-                && (parsed.getRawFragment() == null || !parsed.getRawFragment().contains("@"));
-    }
-
-    /**
-     * {@code uri} with the characters a URI does not allow in its user info ({@code @ / ? # [ ]}, spaces and
-     * controls, and a {@code %} that starts no escape) percent-encoded in everything between {@code ://} and the
-     * last {@code @}; valid escapes are kept, so an encoded password stays as it was.
-     */
-    static String withEncodedUserInfo(String uri) {
-        int start = uri.indexOf("://");
-        int at = uri.lastIndexOf('@');
-        if (start < 0 || at < start + 3) {
-            return uri;
-        }
-        String userInfo = uri.substring(start + 3, at);
-        StringBuilder encoded = new StringBuilder(userInfo.length() + 16);
-        for (int i = 0; i < userInfo.length(); i++) {
-            char c = userInfo.charAt(i);
-            boolean escape = c == '%' && isHex(userInfo, i + 1) && isHex(userInfo, i + 2);
-            if ("@/?#[]".indexOf(c) >= 0 || c <= ' ' || c == 0x7f || c == '%' && !escape) {
-                for (byte b : String.valueOf(c).getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
-                    encoded.append('%').append(String.format("%02X", b & 0xff));
-                }
-            } else {
-                encoded.append(c);
-            }
-        }
-        return uri.substring(0, start + 3) + encoded + uri.substring(at);
-    }
-
-    private static boolean isHex(String text, int index) {
-        return index < text.length() && Character.digit(text.charAt(index), 16) >= 0;
     }
 }

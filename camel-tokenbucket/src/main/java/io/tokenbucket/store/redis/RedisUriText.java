@@ -26,14 +26,16 @@ import io.lettuce.core.RedisURI;
 public final class RedisUriText {
 
     private static final String MASK = "***";
+    private static final int MIN_REDACTED = 4;
 
     private final String described;
     private final List<String> secrets;
 
     private RedisUriText(String described, Set<String> secrets) {
         this.described = described;
-        // longest first, so that a secret containing another is removed whole
-        this.secrets = secrets.stream().filter(s -> !s.isEmpty())
+        // longest first, so that a secret containing another is removed whole; a secret of fewer than
+        // MIN_REDACTED characters is no secret a text could be searched for (removing every 'o' garbles all)
+        this.secrets = secrets.stream().filter(s -> s.length() >= MIN_REDACTED)
                 .sorted(Comparator.comparingInt(String::length).reversed()).toList();
     }
 

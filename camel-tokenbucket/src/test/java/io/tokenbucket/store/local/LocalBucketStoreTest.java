@@ -185,4 +185,16 @@ class LocalBucketStoreTest {
             assertThat(granted.get(k)).as("tokens granted on key k%d", k).isEqualTo(rounds);
         }
     }
+
+    @Test
+    void aClockReadingTheRetiredMarkerStillReservesAndNeverSpins() {
+        // Long.MIN_VALUE marks a retired bucket; a clock that reads exactly that (an injected one, or nanoTime after
+        // wrapping) must still give fresh buckets a state a reservation can use
+        LocalBucketStore atTheMarker = new LocalBucketStore(() -> Long.MIN_VALUE);
+        Limit one = Limit.of(1, 1, 1_000_000_000L);
+        assertThat(atTheMarker.reserveNow("k", one, 1, 0).granted()).isTrue();
+        assertThat(atTheMarker.reserveNow("k", one, 1, 0).granted()).isFalse();
+        Limits two = Limits.of(one, Limit.of(5, 5, 60_000_000_000L));
+        assertThat(atTheMarker.reserveNow("m", two, 1, 0).granted()).isTrue();
+    }
 }

@@ -67,7 +67,9 @@ class RedisClockOffsetTest {
         reply(clock, window + MS, 10 * MS); // next window: slower replies only
         reply(clock, 2 * window + 2 * MS, 10 * MS); // the window after: the fast sample of the first is gone
         long slot = (3 * window - TRUE_OFFSET) / 1000;
-        assertThat(clock.localNanos(slot)).isEqualTo(3 * window + 10 * MS + RedisClockOffset.MARGIN_NANOS);
+        // the margin is half the fastest round trip of the windows (10 ms here), more than the drift margin
+        assertThat(clock.margin()).isEqualTo((10 * MS + MS / 100) / 2);
+        assertThat(clock.localNanos(slot)).isEqualTo(3 * window + 10 * MS + clock.margin());
     }
 
     @Test
@@ -111,6 +113,38 @@ class RedisClockOffsetTest {
         assertThat(clock.steps()).isZero();
         assertThat(clock.localNanos((500 * MS - TRUE_OFFSET) / 1000))
                 .isEqualTo(500 * MS + MS / 10 + RedisClockOffset.MARGIN_NANOS);
+    }
+
+    @Test
+    void aStepBackSmallerThanARoundTripOnARemoteRedisIsCoveredByTheMargin() {
+        // Redis in another region (40 ms each way), a reply every 500 ms; NTP steps its clock back by 70 ms: more
+        // than half a round trip, less than one, and Redis's now still moves forward, so neither sign shows it
+        RedisClockOffset clock = new RedisClockOffset();
+        long rtt = 80 * MS;
+        long t = 0;
+        for (int i = 0; i < 4; i++, t += 500 * MS) {
+            clock.sample(t - rtt / 2, t + rtt / 2, (t - TRUE_OFFSET) / 1000);
+        }
+        long redisNow = (t - TRUE_OFFSET - 70 * MS) / 1000;
+        clock.sample(t - rtt / 2, t + rtt / 2, redisNow);
+        assertThat(clock.steps()).isZero();
+        // the margin of half the fastest round trip keeps the slot (local t + 100 ms) from being mapped early
+        long received = t + rtt / 2;
+        long released = received + RedisBucketStore.localWait(100 * MS, clock.localNanos(redisNow + 100_000), received);
+        assertThat(released).isGreaterThanOrEqualTo(t + 100 * MS);
+    }
+
+    @Test
+    void aFailedCallOrAQuietSpellStartsTheEstimateAfresh() {
+        RedisClockOffset clock = new RedisClockOffset();
+        reply(clock, 0, MS / 10);
+        clock.reset(); // a call failed: Redis may come back as another server with another clock
+        assertThat(clock.localNanos(123)).isEqualTo(Long.MAX_VALUE);
+        reply(clock, 10 * MS, MS / 10);
+        // three windows without a reply: the next one does not lean on the old samples
+        long later = 10 * MS + 3 * RedisClockOffset.WINDOW_NANOS;
+        reply(clock, later, 30 * MS);
+        assertThat(clock.localNanos((later - TRUE_OFFSET) / 1000)).isEqualTo(later + 30 * MS + clock.margin());
     }
 
     @Test
