@@ -7,14 +7,15 @@ import org.apache.camel.builder.RouteBuilder;
 /**
  * The scraper in the Java DSL; {@code routes/scraper.yaml} is the same route in YAML.
  *
- * <p>Each URL from the queue is tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies
- * this URL has not tried (waiting without a thread when none is available), {@code tokenbucket:} reserves a
- * token on the freest of them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the
- * chooser names one in round robin and the bucket waits for its token), {@link ProxyInUse} puts that proxy's
- * settings on the exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies
- * the answer, updates the proxy's health (a 429 also penalises the proxy's bucket, an unhealthy proxy's bucket
- * is removed: {@link TokenBucketProxyBuckets}) and decides: done, or another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
- * times to the dead letter, each as one JSON line ({@link ScrapeResult}).
+ * <p>Each URL from the queue is tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies this
+ * URL has not tried (waiting without a thread when none is available), {@code tokenbucket:} reserves a token on the freest of
+ * them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the chooser names one in round
+ * robin and the bucket waits for its token), {@link ProxyInUse} puts that proxy's client and the URL on the
+ * exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies the answer, updates
+ * the proxy's health (a 429 also penalises the proxy's bucket, an unhealthy proxy's bucket is removed:
+ * {@link TokenBucketProxyBuckets}) and decides: done, or another attempt. A fetched URL goes to the results
+ * endpoint, one that failed {@code example.maxAttempts} times to the dead letter, each as one JSON line
+ * ({@link ScrapeResult}).
  */
 public class ScraperRoute extends RouteBuilder {
 
@@ -33,16 +34,18 @@ public class ScraperRoute extends RouteBuilder {
             + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
 
     /**
-     * The fetch: the target is header {@code CamelHttpUri}; the endpoint only carries the proxy, so there is
-     * one endpoint (one connection pool) per proxy. Non-2xx answers do not throw: {@link FetchOutcome} reads
-     * the status, and HttpClient's own retries are off ({@link NoAutomaticRetries}). The credentials are RAW so any character survives, and Camel masks them in endpoint URIs.
+     * The fetch: camel-http GETs the URL of header {@code CamelHttpUri} ({@link ProxyInUse}) through the proxy whose {@link ProxyClient} the URI names (property
+     * {@value Scrape#PROXY_CLIENT}, a generated registry name): one endpoint, one HttpClient and one connection
+     * pool per proxy ({@link ProxyClients}). Nothing else varies, and nothing of a URL or a proxy line is in the
+     * URI, which {@code toD} and camel-http resolve (Simple, {@code {{...}}} placeholders). Non-2xx answers do not
+     * throw: {@link FetchOutcome} reads the status.
      */
-    public static final String FETCH = "http://scrape-target?throwExceptionOnFailure=false"
-            + "&httpClientConfigurer=#" + NoAutomaticRetries.BEAN
-            + "&proxyAuthHost=${exchangeProperty.proxyHost}&proxyAuthPort=${exchangeProperty.proxyPort}"
-            + "&proxyAuthUsername=RAW(${exchangeProperty.proxyUser})"
-            + "&proxyAuthPassword=RAW(${exchangeProperty.proxyPassword})"
-            + "&connectTimeout={{example.connectTimeout}}&responseTimeout={{example.responseTimeout}}";
+    public static final String FETCH = fetchUri("${exchangeProperty." + Scrape.PROXY_CLIENT + "}");
+
+    /** The fetch endpoint URI of the {@link ProxyClient} bound as {@code clientName}. */
+    public static String fetchUri(String clientName) {
+        return "http://scrape-target?throwExceptionOnFailure=false&httpClientConfigurer=#" + clientName;
+    }
 
     @Override
     public void configure() {
