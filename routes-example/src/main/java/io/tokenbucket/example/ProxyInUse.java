@@ -9,11 +9,11 @@ import org.apache.camel.Processor;
  * The step between the throttle and the fetch: reads the proxy id the attempt ended up with (header
  * {@value ProxyStats#PROXY_HEADER}: set by {@link ProxyChooser} in round robin, or by {@code tokenbucket:} when
  * it took the freest of the candidates), counts the attempt, names the proxy's {@link ProxyClient} for the fetch
- * URI (property {@value Scrape#PROXY_CLIENT}) and gives camel-http the URL (header {@code CamelHttpUri}). Bound
- * as {@value #BEAN}.
+ * URI (property {@value Scrape#PROXY_CLIENT}) and gives camel-http the URL: header {@code CamelHttpUri} (scheme,
+ * host, path) and {@code CamelHttpRawQuery} (the URL's own query), see {@link TargetUrl}. Bound as {@value #BEAN}.
  *
  * <p>It runs between the token and the request, so it only reads what was prepared before: the client and its
- * endpoint exist already ({@link ProxyClients}).
+ * endpoint exist already ({@link ProxyClients}), the URL was encoded by {@link ScrapeStart}.
  *
  * <p>A proxy that left the pool while the exchange waited for its token fails the attempt (the route retries
  * it on another proxy) rather than being fetched through without its settings.
@@ -53,7 +53,12 @@ public class ProxyInUse implements Processor {
             throw new IllegalStateException("proxy " + id + " left the pool before its fetch");
         }
         exchange.setProperty(Scrape.PROXY_CLIENT, client);
-        exchange.getMessage().setHeader(Exchange.HTTP_URI, exchange.getProperty(Scrape.URL));
+        TargetUrl target = exchange.getProperty(Scrape.TARGET, TargetUrl.class);
+        exchange.getMessage().setHeader(Exchange.HTTP_URI, target.base());
+        if (target.rawQuery() != null) {
+            // the raw query wins over CamelHttpQuery and over the endpoint URI's own query, and is not decoded
+            exchange.getMessage().setHeader(Exchange.HTTP_RAW_QUERY, target.rawQuery());
+        }
         exchange.getMessage().setHeader(Exchange.HTTP_METHOD, "GET");
     }
 }

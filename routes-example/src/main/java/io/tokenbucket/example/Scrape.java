@@ -29,6 +29,8 @@ public final class Scrape {
     /** Why the last attempt failed. */
     public static final String REASON = "scrapeReason";
 
+    /** The URL checked and encoded for camel-http ({@link TargetUrl}); absent when it was refused. */
+    public static final String TARGET = "scrapeTarget";
     /**
      * The registry name of the chosen proxy's {@link ProxyClient}, which the fetch URI names: a generated name
      * ({@link ProxyClients}), never the proxy's id or credentials, since Camel resolves that URI.

@@ -7,8 +7,9 @@ import org.apache.camel.builder.RouteBuilder;
 /**
  * The scraper in the Java DSL; {@code routes/scraper.yaml} is the same route in YAML.
  *
- * <p>Each URL from the queue is tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies this
- * URL has not tried (waiting without a thread when none is available), {@code tokenbucket:} reserves a token on the freest of
+ * <p>Each URL from the queue is checked by {@link ScrapeStart} (not http or https, no host: to the dead letter at
+ * once) and then tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies this URL has not
+ * tried (waiting without a thread when none is available), {@code tokenbucket:} reserves a token on the freest of
  * them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the chooser names one in round
  * robin and the bucket waits for its token), {@link ProxyInUse} puts that proxy's client and the URL on the
  * exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies the answer, updates
@@ -34,11 +35,13 @@ public class ScraperRoute extends RouteBuilder {
             + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
 
     /**
-     * The fetch: camel-http GETs the URL of header {@code CamelHttpUri} ({@link ProxyInUse}) through the proxy whose {@link ProxyClient} the URI names (property
+     * The fetch: camel-http GETs the URL of headers {@code CamelHttpUri} and {@code CamelHttpRawQuery}
+     * ({@link ProxyInUse}) through the proxy whose {@link ProxyClient} the URI names (property
      * {@value Scrape#PROXY_CLIENT}, a generated registry name): one endpoint, one HttpClient and one connection
      * pool per proxy ({@link ProxyClients}). Nothing else varies, and nothing of a URL or a proxy line is in the
      * URI, which {@code toD} and camel-http resolve (Simple, {@code {{...}}} placeholders). Non-2xx answers do not
-     * throw: {@link FetchOutcome} reads the status.
+     * throw: {@link FetchOutcome} reads the status. Only options camel-http knows: {@code toD}'s camel-http
+     * optimisation moves any other option into header {@code CamelHttpQuery}, which replaced the URL's own query.
      */
     public static final String FETCH = fetchUri("${exchangeProperty." + Scrape.PROXY_CLIENT + "}");
 
@@ -61,6 +64,8 @@ public class ScraperRoute extends RouteBuilder {
             .to("{{example.deadLetter}}");
 
         from("{{example.queue}}").routeId(ROUTE_ID)
+            // the URL checked: one that is not fetched has its outcome already, and the loop does not run
+            .process(ScrapeStart.BEAN)
             .loopDoWhile(simple("${exchangeProperty." + Scrape.DONE + "} != true"))
                 .process(ProxyChooser.BEAN)
                 // example.throttle=false leaves the throttle out, to show the 429s it prevents

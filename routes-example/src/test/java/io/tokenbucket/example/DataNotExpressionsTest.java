@@ -15,8 +15,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Proxy credentials are data: whatever characters they hold reach the proxy as they are, never read as endpoint URI
- * syntax or Camel placeholders.
+ * URLs and proxy credentials are data: whatever characters they hold reach the proxy and the target as they are,
+ * never read as endpoint URI syntax or Camel placeholders; and only http(s) URLs with a host are fetched at all.
+ * The URLs with placeholders fetched literally are in {@link FetchedUrlTest}.
  */
 class DataNotExpressionsTest {
 
@@ -91,6 +92,47 @@ class DataNotExpressionsTest {
                     .singleElement().satisfies(e -> assertThat(e.getEndpointUri()).endsWith("%23proxyClient2")
                             .doesNotContain("n3w"));
             assertThat(scraper.context.getRegistry().lookupByName("proxyClient1")).isNull();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void aUrlThatIsNotHttpGoesToTheDeadLetterUntriedTouchingNoProxyAndNoToken(String dsl) throws Exception {
+        // one token per proxy per hour: a refused URL that took one would make a later URL wait an hour
+        try (DemoSite site = new DemoSite(dir, 3, "1/1h", 0, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of())) {
+            List<String> refused = List.of("ftp://127.0.0.1/file", "file:///etc/passwd", "javascript:alert(1)",
+                    "mailto:someone@example.test", "http:///no-host", "not a url", "   ",
+                    "http://user:s3cret-url@127.0.0.1/page/1");
+            scraper.scrape(refused);
+
+            assertThat(scraper.deadLines()).hasSize(refused.size()).allSatisfy(dead -> {
+                assertThat(dead.getString("reason")).startsWith("not fetched: ");
+                assertThat(dead.getInteger("attempts")).isZero();
+                assertThat((java.util.Collection<?>) dead.getCollection("proxies")).isEmpty();
+                assertThat(dead.getString("url")).doesNotContain("s3cret-url");
+            });
+            assertThat(scraper.deadLines()).extracting(l -> l.getString("reason")).contains(
+                    "not fetched: only http and https URLs are fetched, not ftp:",
+                    "not fetched: only http and https URLs are fetched, not file:",
+                    "not fetched: only http and https URLs are fetched, not javascript:",
+                    "not fetched: a user name or password in the URL is not sent");
+            assertThat(scraper.deadLines()).extracting(l -> l.getString("url"))
+                    .contains("http://user:***@127.0.0.1/page/1", "file:///etc/passwd");
+            assertThat(scraper.stats().deadLetters()).isEqualTo(refused.size());
+            assertThat(site.proxies()).allSatisfy(p -> assertThat(p.connections()).as("connections to %s", p.id())
+                    .isZero());
+            assertThat(site.target().hits()).isEmpty();
+            assertThat(scraper.pool().health().values()).containsOnly("healthy");
+
+            // every proxy still has its one token
+            scraper.scrape(scraper.pages(3));
+            assertThat(scraper.resultLines()).hasSize(3).allSatisfy(line -> {
+                assertThat(line.getLong("waitedMs")).isZero();
+                assertThat(line.getInteger("status")).isEqualTo(200);
+            });
+            assertThat(scraper.resultLines()).extracting(l -> l.getString("proxy")).containsExactlyInAnyOrder(
+                    "p1", "p2", "p3");
         }
     }
 }
