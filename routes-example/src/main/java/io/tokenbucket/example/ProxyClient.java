@@ -23,26 +23,28 @@ import org.apache.hc.core5.http.HttpHost;
  *     request (Basic, UTF-8) instead of after a 407 challenge: half the requests to the proxy, and no extra round
  *     trip between the token and the request (camel-http starts every request with a fresh context, so HttpClient
  *     would otherwise draw a 407 before every single fetch);</li>
- * <li>HttpClient's own retries off: retrying is the route's job, on another proxy ({@link FetchOutcome}).</li>
+ * <li>HttpClient's own retries off except a stale pooled connection ({@link StaleConnectionRetry}).</li>
  * </ul>
  */
 public final class ProxyClient implements HttpClientConfigurer {
 
     private final ProxyConfig proxy;
+    private final Runnable onStaleConnection;
 
-    /** @param proxy the proxy and its credentials */
-    public ProxyClient(ProxyConfig proxy) {
+    /**
+     * @param proxy             the proxy and its credentials
+     * @param onStaleConnection called once per fetch retried on a fresh connection (counted in the stats)
+     */
+    public ProxyClient(ProxyConfig proxy, Runnable onStaleConnection) {
         this.proxy = proxy;
+        this.onStaleConnection = onStaleConnection;
     }
 
     @Override
     public void configureHttpClient(HttpClientBuilder builder) {
         HttpHost proxyHost = new HttpHost("http", proxy.host(), proxy.port());
         builder.setProxy(proxyHost);
-        // HttpClient's default strategy silently repeats a request answered 429 or 503 after the Retry-After (and
-        // retries some I/O errors) on the same proxy: the scraper would never see the 429, never rest the proxy, and
-        // a dead proxy would be tried twice per attempt. Retrying is the route's job (FetchOutcome), on another proxy
-        builder.disableAutomaticRetries();
+        builder.setRetryStrategy(new StaleConnectionRetry(onStaleConnection));
         if (proxy.hasCredentials()) {
             UsernamePasswordCredentials credentials = new UsernamePasswordCredentials(proxy.username(),
                     proxy.password().toCharArray());

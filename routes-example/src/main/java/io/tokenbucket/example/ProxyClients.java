@@ -33,13 +33,18 @@ public class ProxyClients extends ServiceSupport {
     private static final Logger LOG = LoggerFactory.getLogger(ProxyClients.class);
 
     private final CamelContext context;
+    private final ProxyStats stats;
     private volatile Map<ProxyConfig, String> names = Map.of();
     private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
     private long next = 1;
 
-    /** @param context where the clients are bound and the endpoints made */
-    public ProxyClients(CamelContext context) {
+    /**
+     * @param context where the clients are bound and the endpoints made
+     * @param stats   counts each proxy's stale-connection retries
+     */
+    public ProxyClients(CamelContext context, ProxyStats stats) {
         this.context = context;
+        this.stats = stats;
     }
 
     /** The registry name of the client for this proxy (as configured now), or null when it has none. */
@@ -56,7 +61,7 @@ public class ProxyClients extends ServiceSupport {
             if (name == null) {
                 name = PREFIX + next++;
                 context.getRegistry().bind(name, HttpClientConfigurer.class,
-                        new ProxyClient(proxy));
+                        new ProxyClient(proxy, () -> stats.staleConnection(proxy.id())));
                 if (isStarted() || isStarting()) {
                     endpoint(name);
                 }
