@@ -65,7 +65,8 @@ public class ExampleConfiguration implements CamelConfiguration {
                 millis(context, "example.maxBackoff", "2s"), context));
         context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool));
         // one HttpClient per proxy, with the proxy's address and exact credentials, made before the routes start
-        ProxyClients clients = new ProxyClients(context, stats);
+        ProxyClients clients = new ProxyClients(context, stats,
+                Boolean.parseBoolean(property(context, "example.warmUp", "true")));
         pool.onInstall(clients::install);
         context.addService(clients);
         context.getRegistry().bind(ProxyInUse.BEAN, new ProxyInUse(pool, clients));

@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * <p>Kept in step with the pool ({@link ProxyPool#onInstall}): a new or changed proxy (another password, say) gets
  * a new name and endpoint; the endpoint of a proxy that left or changed is stopped and removed, and its name
  * unbound (a fetch still running on it at that moment fails, and is retried like any failed attempt). The
- * endpoints and their HttpClients are made when the context starts, or when the proxy arrives, never between a
- * URL's token and its request. A Camel service: started with the context, before the routes.
+ * endpoints and their HttpClients are made when the context starts (which then also warms the fetch path up,
+ * {@link FetchWarmUp}), or when the proxy arrives, never between a URL's token and its request. A Camel service:
+ * started with the context, before the routes.
  */
 public class ProxyClients extends ServiceSupport {
 
@@ -34,6 +35,7 @@ public class ProxyClients extends ServiceSupport {
 
     private final CamelContext context;
     private final ProxyStats stats;
+    private final boolean warmUp;
     private volatile Map<ProxyConfig, String> names = Map.of();
     private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
     private long next = 1;
@@ -41,10 +43,12 @@ public class ProxyClients extends ServiceSupport {
     /**
      * @param context where the clients are bound and the endpoints made
      * @param stats   counts each proxy's stale-connection retries
+     * @param warmUp  whether to warm the fetch path up when the context starts ({@link FetchWarmUp})
      */
-    public ProxyClients(CamelContext context, ProxyStats stats) {
+    public ProxyClients(CamelContext context, ProxyStats stats, boolean warmUp) {
         this.context = context;
         this.stats = stats;
+        this.warmUp = warmUp;
     }
 
     /** The registry name of the client for this proxy (as configured now), or null when it has none. */
@@ -78,8 +82,12 @@ public class ProxyClients extends ServiceSupport {
 
     @Override
     protected void doStart() {
-        // before the routes start: the first URL's fetch finds its endpoint and HttpClient made
+        // before the routes start: the first URL's fetch finds its endpoint and HttpClient made, and (warm-up) the
+        // classes of the whole fetch path loaded
         names.values().forEach(this::endpoint);
+        if (warmUp) {
+            FetchWarmUp.run(context);
+        }
     }
 
     /** The fetch endpoint of a client, made (with its HttpClient) if it is not yet. */

@@ -1,6 +1,9 @@
 package io.tokenbucket.example.demo;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -159,6 +162,23 @@ public final class DemoProxy implements AutoCloseable {
             }
         }
         return encoded.toString();
+    }
+
+    /**
+     * Sends one GET for {@code url} through this proxy, with its credentials, on a connection of its own, and
+     * returns the status: for a test that must not measure the first forward of the proxy (Jetty's client loads
+     * its classes then), {@link DemoSite#warmUp()}.
+     */
+    public int get(String url) throws IOException {
+        URI target = URI.create(url);
+        String auth = username == null ? "" : "Proxy-Authorization: Basic " + Base64.getEncoder()
+                .encodeToString((username + ":" + password).getBytes(StandardCharsets.UTF_8)) + "\r\n";
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port())) {
+            socket.getOutputStream().write(("GET " + url + " HTTP/1.1\r\nHost: " + target.getRawAuthority()
+                    + "\r\n" + auth + "Connection: close\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+            String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+            return Integer.parseInt(response.substring(9, 12));
+        }
     }
 
     /** The port it listens on (kept across stop and start). */

@@ -72,6 +72,22 @@ public final class DemoSite implements AutoCloseable {
         Files.writeString(proxyFile, text);
     }
 
+    /**
+     * Sends one request through every proxy to the target's {@code /status/204} (which counts against no
+     * limit), so that the demo servers have loaded their classes: a test of a scraper's cold start then measures
+     * the scraper, not the first forward of a proxy in the test's own JVM.
+     *
+     * @throws IllegalStateException when a proxy does not answer 204
+     */
+    public void warmUp() throws IOException {
+        for (DemoProxy proxy : proxies) {
+            int status = proxy.get(target.baseUrl() + "/status/204");
+            if (status != 204) {
+                throw new IllegalStateException("proxy " + proxy.id() + " answered " + status + " to its warm-up");
+            }
+        }
+    }
+
     /** The target site. */
     public DemoTarget target() {
         return target;
