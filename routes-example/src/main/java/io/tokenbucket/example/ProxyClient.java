@@ -33,7 +33,7 @@ public final class ProxyClient implements HttpClientConfigurer {
 
     /**
      * @param proxy             the proxy and its credentials
-     * @param onStaleConnection called once per fetch retried on a fresh connection (counted in the stats)
+     * @param onStaleConnection called for each time a fetch is sent again on another connection (the stats)
      */
     public ProxyClient(ProxyConfig proxy, Runnable onStaleConnection) {
         this.proxy = proxy;

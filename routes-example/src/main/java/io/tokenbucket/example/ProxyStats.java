@@ -44,8 +44,8 @@ public class ProxyStats {
     }
 
     /**
-     * A fetch through {@code proxy} met a pooled connection the proxy had closed and was sent again on a fresh
-     * one, inside HttpClient ({@link StaleConnectionRetry}): not an attempt, not a failure.
+     * A fetch through {@code proxy} met a pooled connection the proxy had closed and was sent again on another,
+     * inside HttpClient ({@link StaleConnectionRetry}): not an attempt, not a failure.
      */
     public void staleConnection(String proxy) {
         tally(proxy).staleConnection();
@@ -83,7 +83,7 @@ public class ProxyStats {
         return tallies.values().stream().mapToLong(t -> t.snapshot().failures).sum();
     }
 
-    /** Fetches sent again on a fresh connection, in all. */
+    /** Fetches sent again on another connection, in all. */
     public long staleConnections() {
         return tallies.values().stream().mapToLong(t -> t.snapshot().stale).sum();
     }
@@ -95,7 +95,7 @@ public class ProxyStats {
 
     /**
      * The per-proxy table: fetched, rate per second since the first attempt, mean wait for tokens per attempt,
-     * failures, 429s, fetches sent again on a fresh connection (the proxy had closed the pooled one) and health;
+     * failures, 429s, fetches sent again on another connection (the proxy had closed the pooled one) and health;
      * then a total line.
      *
      * @param health the health word per proxy (from {@link ProxyPool#health()}); proxies only in one of the

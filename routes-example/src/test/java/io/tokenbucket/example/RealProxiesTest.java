@@ -14,6 +14,7 @@ import io.tokenbucket.example.demo.DemoTarget.Hit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Proxies with the manners of a real fleet ({@link DemoProxy.Mode}): one that closes its connection after every
@@ -49,6 +50,7 @@ class RealProxiesTest {
                 // the mode really closed: one connection per request
                 assertThat(proxy.connections()).as("connections to %s", proxy.id()).isEqualTo(proxy.forwarded());
             }
+            assertThat(site.proxies()).allSatisfy(proxy -> assertThat(proxy.forwarded()).isPositive());
             if (proxyMode == DemoProxy.Mode.CLOSE) {
                 // the proxy said HTTP/1.1 and nothing about closing: HttpClient pooled each connection, found it
                 // closed on reuse and sent the fetch again on a fresh one, which is no attempt and no failure
@@ -58,6 +60,25 @@ class RealProxiesTest {
                 // an HTTP/1.0 answer without keep-alive: HttpClient does not pool the connection at all
                 assertThat(scraper.stats().staleConnections()).isZero();
             }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void concurrentFetchesThroughAClosingProxyFindSeveralDeadConnectionsInThePoolAndStillSucceed(String dsl)
+            throws Exception {
+        // eight fetches at a time through one proxy: its pool holds several connections, all closed by the proxy,
+        // so a fetch sent again may lease another dead one before it gets a fresh connection
+        try (DemoSite site = new DemoSite(dir, 1, "100/100ms", 0, new DemoTarget(1000, 1000), DemoProxy.Mode.CLOSE);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site,
+                     Map.of("example.queue", "seda:urls?size=10000&concurrentConsumers=8"))) {
+            List<String> urls = scraper.pages(80);
+            scraper.scrape(urls);
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            assertThat(scraper.stats().failures()).as("failed attempts").isZero();
+            assertThat(scraper.resultLines()).allMatch(line -> line.getInteger("attempts") == 1);
+            assertThat(site.target().hits()).hasSize(urls.size());
         }
     }
 }
