@@ -4,7 +4,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 
+import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.demo.DemoTarget;
 import org.apache.camel.main.Main;
 
 /**
@@ -13,7 +15,8 @@ import org.apache.camel.main.Main;
  * <p>By default ({@code example.demo=true}) it first starts the offline demo on 127.0.0.1 (a target site that
  * answers 429 to a proxy over 10 requests per second, and three Jetty forward proxies with credentials, each
  * limited to 4 per second in the proxy file), scrapes its 120 pages, prints the summary and ends by itself.
- * {@code -Dexample.throttle=false} runs the same without {@code tokenbucket:}, to see the 429s it prevents.
+ * {@code -Dexample.throttle=false} runs the same without {@code tokenbucket:}, to see the 429s it prevents;
+ * {@code -Dexample.demoProxyMode=close} (or {@code http10}) gives the demo proxies the manners of real ones.
  * {@code -Dexample.demo=false} scrapes {@code example.urlFile} through {@code example.proxyFile} instead.
  *
  * <p>Settings come from {@code application.properties}, overridable as system properties or environment
@@ -44,7 +47,8 @@ public final class ExampleApp {
             // a run's results only: the results endpoints append
             Files.deleteIfExists(dir.resolve("results.jsonl"));
             Files.deleteIfExists(dir.resolve("dead-letter.jsonl"));
-            demo = new DemoSite(dir, 3, DEMO_PROXY_LIMIT, DEMO_URLS, DEMO_TARGET_LIMIT, 1000);
+            demo = new DemoSite(dir, 3, DEMO_PROXY_LIMIT, DEMO_URLS, new DemoTarget(DEMO_TARGET_LIMIT, 1000),
+                    DemoProxy.Mode.of(setting("example.demoProxyMode", "keepalive")));
             main = createMain(run, demo, dir);
             DemoSite site = demo;
             run.footer(() -> "The target answered 429 " + site.target().tooManyByClient().values().stream()

@@ -8,6 +8,7 @@ import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.camel.TokenBucketStoreType;
 import org.apache.camel.CamelConfiguration;
 import org.apache.camel.CamelContext;
+import org.apache.camel.component.http.HttpComponent;
 import org.apache.camel.support.PluginHelper;
 import org.apache.camel.util.TimeUtils;
 import org.slf4j.Logger;
@@ -15,8 +16,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Sets up what both DSLs need from the {@code example.*} properties: the {@link ProxyPool} (from
- * {@code example.proxyFile}, or {@code example.proxies}), {@link ProxyStats}, the {@link ProxyChooser} and
- * {@link FetchOutcome} steps ({@link StoreUnavailable} for URLs whose store stayed down), the progress table, the
+ * {@code example.proxyFile}, or {@code example.proxies}), {@link ProxyStats}, the {@link ScrapeStart},
+ * {@link ProxyChooser}, {@link ProxyInUse} and {@link FetchOutcome} steps ({@link StoreUnavailable} for URLs whose
+ * store stayed down), one HttpClient per proxy ({@link ProxyClients}), camel-http's timeouts, the progress table, the
  * Redis store when {@code example.redisUri} is set (on a Redis Cluster with {@link #CLUSTER_HASH_TAG} in the key
  * prefix); then adds the route in the DSL that {@code example.dsl} names: {@code java}, {@code yaml} (the copy in
  * the jar), or {@code main}: none, Camel Main loads it from {@code camel.main.routes-include-pattern}, e.g.
@@ -63,8 +65,18 @@ public class ExampleConfiguration implements CamelConfiguration {
         context.getRegistry().bind(ProxyChooser.BEAN, new ProxyChooser(pool, freest,
                 millis(context, "example.maxBackoff", "2s"), context));
         context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool));
-        context.getRegistry().bind(ProxyInUse.BEAN, new ProxyInUse(pool));
-        context.getRegistry().bind(NoAutomaticRetries.BEAN, new NoAutomaticRetries());
+        // one HttpClient per proxy, with the proxy's address and exact credentials, made before the routes start
+        ProxyClients clients = new ProxyClients(context, stats,
+                Boolean.parseBoolean(property(context, "example.warmUp", "true")));
+        pool.onInstall(clients::install);
+        context.addService(clients);
+        context.getRegistry().bind(ProxyInUse.BEAN, new ProxyInUse(pool, clients));
+        context.getRegistry().bind(ScrapeStart.BEAN, new ScrapeStart(stats));
+        // where camel-http reads its timeouts: the component's defaults for every endpoint it makes (as options of
+        // the fetch URI they would not be endpoint options in this Camel version, but query parameters sent on)
+        HttpComponent http = context.getComponent("http", HttpComponent.class);
+        http.setConnectTimeout(millis(context, "example.connectTimeout", "2000"));
+        http.setResponseTimeout(millis(context, "example.responseTimeout", "5000"));
         // read by the routes' error handler (Camel's redelivery policy); checked here to be refused by name
         long storeRetries = number(context, "example.storeRetries", "120");
         number(context, "example.storeRetryDelay", "500");

@@ -73,7 +73,7 @@ public class FetchOutcome implements Processor {
         String failure;
         Blame blame;
         if (error != null || status == null) {
-            failure = error == null ? "no response" : describe(error);
+            failure = error == null ? "no response" : describe(error, pool.config(proxy));
             blame = error == null ? Blame.UNCLEAR : Blame.ofError(error);
         } else if (status == 429) {
             long penalty = retryAfter.millis(exchange.getMessage().getHeader("Retry-After", String.class));
@@ -142,13 +142,14 @@ public class FetchOutcome implements Processor {
         exchange.setProperty(Scrape.DONE, true);
     }
 
-    private static String describe(Throwable error) {
-        // the exception's own message may quote the endpoint URI; the class and the root cause's message do not
-        // carry credentials and say what happened (connection refused, read timed out)
+    private static String describe(Throwable error, ProxyConfig proxy) {
+        // the class and the root cause's message say what happened (connection refused, read timed out); no
+        // endpoint URI holds a credential, and the proxy's own password is masked in case a message quotes it
         Throwable root = error;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
-        return ProxyConfig.mask(root.getClass().getSimpleName() + ": " + root.getMessage());
+        String text = root.getClass().getSimpleName() + ": " + root.getMessage();
+        return proxy == null ? text : proxy.maskIn(text);
     }
 }

@@ -1,6 +1,5 @@
 package io.tokenbucket.example;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
@@ -14,7 +13,7 @@ import org.apache.camel.support.AsyncProcessorSupport;
 import org.apache.camel.support.service.ServiceHelper;
 
 /**
- * The step that starts each attempt: clears what the previous attempt left on the message and chooses from the
+ * The step that starts each attempt (after {@link ScrapeStart} set the URL up): clears what the previous attempt left on the message and chooses from the
  * {@link ProxyPool}. With {@code example.choose=freest} (the default) it offers every available proxy this URL
  * has not tried yet as header {@code CamelTokenBucketCandidates}; {@code tokenbucket:} then reserves on the one
  * whose token comes soonest and writes its id into header {@value ProxyStats#PROXY_HEADER}, so a URL never waits
@@ -70,13 +69,6 @@ public class ProxyChooser extends AsyncProcessorSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        if (exchange.getProperty(Scrape.START_NANOS) == null) {
-            exchange.setProperty(Scrape.START_NANOS, System.nanoTime());
-            exchange.setProperty(Scrape.URL, exchange.getMessage().getBody(String.class).strip());
-            exchange.setProperty(Scrape.ATTEMPTS, 0);
-            exchange.setProperty(Scrape.TRIED, new ArrayList<String>());
-            exchange.setProperty(Scrape.WAITED, 0L);
-        }
         // the previous attempt's response (headers, body) must not go out with this request
         exchange.getMessage().removeHeaders("*");
         exchange.getMessage().setBody(null);

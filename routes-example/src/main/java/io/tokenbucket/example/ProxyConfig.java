@@ -1,8 +1,8 @@
 package io.tokenbucket.example;
 
+import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 
 import org.apache.camel.util.TimeUtils;
@@ -28,27 +28,41 @@ public record ProxyConfig(String id, String host, int port, String username, Str
                           long refillPeriodMs) {
 
     /**
-     * Parses one proxy line.
+     * Parses one proxy line. The user and the password are the URL's user info, percent-decoded as UTF-8 (write
+     * {@code @} as {@code %40}, a space as {@code %20}, {@code %} as {@code %25}; {@code +} is a plus, as in any
+     * URL outside a form); they are data, sent to the proxy exactly as decoded and never read as anything else.
      *
-     * @throws IllegalArgumentException naming the line (masked) and what is wrong with it
+     * @throws IllegalArgumentException naming the line (its password masked) and what is wrong with it
      */
     public static ProxyConfig parse(String line) {
         String[] parts = line.strip().split("\\s+");
+        String shown = withoutPassword(parts[0]);
         URI uri;
         try {
             uri = new URI(parts[0]);
         } catch (URISyntaxException e) {
-            throw new IllegalArgumentException("Not a proxy URL: " + mask(parts[0]));
+            // the exception's message would quote the line: its reason and position only
+            throw new IllegalArgumentException("Not a proxy URL (" + e.getReason() + " at index " + e.getIndex()
+                    + "): " + shown);
         }
         if (!"http".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null || uri.getPort() < 1) {
-            throw new IllegalArgumentException("A proxy must be http://[user:password@]host:port, was " + mask(parts[0]));
+            throw new IllegalArgumentException("A proxy must be http://[user:password@]host:port, was " + shown);
         }
         String user = null;
         String password = null;
         if (uri.getRawUserInfo() != null) {
             String[] userInfo = uri.getRawUserInfo().split(":", 2);
-            user = decode(userInfo[0]);
-            password = userInfo.length > 1 ? decode(userInfo[1]) : "";
+            user = decode(userInfo[0], shown);
+            password = userInfo.length > 1 ? decode(userInfo[1], shown) : "";
+            // what HTTP Basic (RFC 7617) cannot carry; HttpClient would refuse to send it, on every fetch
+            if (user.indexOf(':') >= 0) {
+                throw new IllegalArgumentException("A proxy user name cannot contain ':' (HTTP Basic authentication"
+                        + " splits user and password at the first one): " + shown);
+            }
+            if ((user + password).chars().anyMatch(Character::isISOControl)) {
+                throw new IllegalArgumentException("A proxy user name or password cannot contain control characters: "
+                        + shown);
+            }
         }
         String id = uri.getHost() + ":" + uri.getPort();
         long capacity = 0;
@@ -65,7 +79,7 @@ public record ProxyConfig(String id, String host, int port, String username, Str
                     throw new IllegalArgumentException("limit must be N/period with N >= 1, was " + option);
                 }
             } else {
-                throw new IllegalArgumentException("Unknown proxy option '" + option + "' in " + mask(line)
+                throw new IllegalArgumentException("Unknown proxy option '" + option + "' in " + shown
                         + " (known: id=NAME, limit=N/period)");
             }
         }
@@ -88,12 +102,77 @@ public record ProxyConfig(String id, String host, int port, String username, Str
         return id + "=" + masked();
     }
 
-    /** Masks the password of a proxy URL inside any text (used for error messages about unparsable lines). */
+    /**
+     * {@code text} with this proxy's password replaced by {@code ***} wherever it occurs: for messages (an
+     * exception's) that might quote it. Masked from the parsed password, not by guessing where a password is.
+     */
+    public String maskIn(String text) {
+        return password == null || password.isEmpty() || text == null ? text : text.replace(password, "***");
+    }
+
+    /**
+     * A proxy URL as it may be shown: the password (what follows the first {@code :} of the user info, which ends
+     * at the last {@code @} of the authority) replaced by {@code ***}. Text without {@code ://} that holds an
+     * {@code @} is not shown at all: where its password ends cannot be told.
+     */
+    static String withoutPassword(String url) {
+        int scheme = url.indexOf("://");
+        if (scheme < 0) {
+            return url.indexOf('@') < 0 ? url : "(not shown: no scheme://)";
+        }
+        int start = scheme + 3;
+        int end = start;
+        while (end < url.length() && "/?#".indexOf(url.charAt(end)) < 0) {
+            end++;
+        }
+        int at = url.lastIndexOf('@', end - 1);
+        if (at < start) {
+            return url;
+        }
+        int colon = url.indexOf(':', start);
+        if (colon < 0 || colon > at) {
+            return url;
+        }
+        return url.substring(0, colon + 1) + "***" + url.substring(at);
+    }
+
+    /**
+     * Masks the password of any URL inside a text, by pattern: only for the messages of other components (the
+     * bucket store's), whose secrets this example has not parsed. Proxies are masked from their parsed config
+     * ({@link #masked()}, {@link #maskIn}).
+     */
     static String mask(String text) {
         return text.replaceAll("(?i)([a-z][a-z0-9+.-]*://[^:/@\\s]*:)[^@\\s]*@", "$1***@");
     }
 
-    private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    /** Percent-decoding as in a URL: {@code %XX} are UTF-8 bytes, every other character (also {@code +}) is itself. */
+    private static String decode(String s, String shown) {
+        if (s.indexOf('%') < 0) {
+            return s;
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int i = 0;
+        while (i < s.length()) {
+            int escape = s.indexOf('%', i);
+            if (escape != i) { // a run of plain characters, surrogate pairs included
+                int end = escape < 0 ? s.length() : escape;
+                bytes.writeBytes(s.substring(i, end).getBytes(StandardCharsets.UTF_8));
+                i = end;
+                continue;
+            }
+            int value = i + 2 < s.length() ? hex(s.charAt(i + 1)) * 16 + hex(s.charAt(i + 2)) : -1;
+            if (value < 0) {
+                throw new IllegalArgumentException("A '%' in the user info must start an escape such as %40: "
+                        + shown);
+            }
+            bytes.write(value);
+            i += 3;
+        }
+        return bytes.toString(StandardCharsets.UTF_8);
+    }
+
+    private static int hex(char c) {
+        int digit = Character.digit(c, 16);
+        return digit < 0 ? -1000 : digit;
     }
 }

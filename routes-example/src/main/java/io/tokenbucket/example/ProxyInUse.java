@@ -8,8 +8,12 @@ import org.apache.camel.Processor;
 /**
  * The step between the throttle and the fetch: reads the proxy id the attempt ended up with (header
  * {@value ProxyStats#PROXY_HEADER}: set by {@link ProxyChooser} in round robin, or by {@code tokenbucket:} when
- * it took the freest of the candidates), counts the attempt and puts the proxy's host, port and credentials on
- * the exchange for the fetch URI. Bound as {@value #BEAN}.
+ * it took the freest of the candidates), counts the attempt, names the proxy's {@link ProxyClient} for the fetch
+ * URI (property {@value Scrape#PROXY_CLIENT}) and gives camel-http the URL: header {@code CamelHttpUri} (scheme,
+ * host, path) and {@code CamelHttpRawQuery} (the URL's own query), see {@link TargetUrl}. Bound as {@value #BEAN}.
+ *
+ * <p>It runs between the token and the request, so it only reads what was prepared before: the client and its
+ * endpoint exist already ({@link ProxyClients}), the URL was encoded by {@link ScrapeStart}.
  *
  * <p>A proxy that left the pool while the exchange waited for its token fails the attempt (the route retries
  * it on another proxy) rather than being fetched through without its settings.
@@ -20,10 +24,15 @@ public class ProxyInUse implements Processor {
     public static final String BEAN = "proxyInUse";
 
     private final ProxyPool pool;
+    private final ProxyClients clients;
 
-    /** @param pool where the chosen proxy's settings come from */
-    public ProxyInUse(ProxyPool pool) {
+    /**
+     * @param pool    where the chosen proxy's settings come from
+     * @param clients the proxies' HttpClient set-ups
+     */
+    public ProxyInUse(ProxyPool pool, ProxyClients clients) {
         this.pool = pool;
+        this.clients = clients;
     }
 
     @Override
@@ -39,14 +48,17 @@ public class ProxyInUse implements Processor {
         exchange.setProperty(Scrape.ATTEMPTS, tried.size());
         exchange.getMessage().removeHeader(io.tokenbucket.camel.TokenBucketConstants.CANDIDATES);
         ProxyConfig proxy = id == null ? null : pool.config(id);
-        if (proxy == null) {
+        String client = proxy == null ? null : clients.nameOf(proxy);
+        if (client == null) {
             throw new IllegalStateException("proxy " + id + " left the pool before its fetch");
         }
-        exchange.getMessage().setHeader(Exchange.HTTP_URI, exchange.getProperty(Scrape.URL));
+        exchange.setProperty(Scrape.PROXY_CLIENT, client);
+        TargetUrl target = exchange.getProperty(Scrape.TARGET, TargetUrl.class);
+        exchange.getMessage().setHeader(Exchange.HTTP_URI, target.base());
+        if (target.rawQuery() != null) {
+            // the raw query wins over CamelHttpQuery and over the endpoint URI's own query, and is not decoded
+            exchange.getMessage().setHeader(Exchange.HTTP_RAW_QUERY, target.rawQuery());
+        }
         exchange.getMessage().setHeader(Exchange.HTTP_METHOD, "GET");
-        exchange.setProperty(Scrape.PROXY_HOST, proxy.host());
-        exchange.setProperty(Scrape.PROXY_PORT, proxy.port());
-        exchange.setProperty(Scrape.PROXY_USER, proxy.hasCredentials() ? proxy.username() : "");
-        exchange.setProperty(Scrape.PROXY_PASSWORD, proxy.hasCredentials() ? proxy.password() : "");
     }
 }

@@ -5,8 +5,10 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 import org.slf4j.Logger;
@@ -35,6 +37,7 @@ public class ProxyPool {
     private final AtomicLong turn = new AtomicLong();
     private volatile Map<String, Entry> entries = Map.of();
     private volatile List<String> orderedIds = List.of();
+    private final List<Consumer<List<ProxyConfig>>> installListeners = new CopyOnWriteArrayList<>();
 
     /**
      * @param source              where the proxy list comes from
@@ -66,7 +69,25 @@ public class ProxyPool {
             install(source.read());
         } catch (RuntimeException e) {
             LOG.warn("Proxy list {} not reloaded, keeping the current one: {}", source, e.getMessage());
+            return;
         }
+        List<ProxyConfig> installed = configs();
+        installListeners.forEach(listener -> listener.accept(installed));
+    }
+
+    /**
+     * Calls {@code listener} with the proxies now, and again with the whole list each time a changed list is
+     * installed (on the thread that refreshed). It may be called twice with the same list.
+     */
+    public void onInstall(Consumer<List<ProxyConfig>> listener) {
+        installListeners.add(listener);
+        listener.accept(configs());
+    }
+
+    /** The proxies' configs, in turn order. */
+    public List<ProxyConfig> configs() {
+        Map<String, Entry> current = entries;
+        return orderedIds.stream().map(current::get).filter(java.util.Objects::nonNull).map(Entry::config).toList();
     }
 
     /**

@@ -43,6 +43,14 @@ public class ProxyStats {
         tally(proxy).add(0, 0, 1, waitedMs, 0);
     }
 
+    /**
+     * A fetch through {@code proxy} met a pooled connection the proxy had closed and was sent again on another,
+     * inside HttpClient ({@link StaleConnectionRetry}): not an attempt, not a failure.
+     */
+    public void staleConnection(String proxy) {
+        tally(proxy).staleConnection();
+    }
+
     /** A URL went to the dead letter. */
     public void deadLetter() {
         deadLetters.incrementAndGet();
@@ -75,6 +83,11 @@ public class ProxyStats {
         return tallies.values().stream().mapToLong(t -> t.snapshot().failures).sum();
     }
 
+    /** Fetches sent again on another connection, in all. */
+    public long staleConnections() {
+        return tallies.values().stream().mapToLong(t -> t.snapshot().stale).sum();
+    }
+
     /** URLs sent to the dead letter. */
     public long deadLetters() {
         return deadLetters.get();
@@ -82,7 +95,8 @@ public class ProxyStats {
 
     /**
      * The per-proxy table: fetched, rate per second since the first attempt, mean wait for tokens per attempt,
-     * failures, 429s and health; then a total line.
+     * failures, 429s, fetches sent again on another connection (the proxy had closed the pooled one) and health;
+     * then a total line.
      *
      * @param health the health word per proxy (from {@link ProxyPool#health()}); proxies only in one of the
      *               two still get a row
@@ -96,11 +110,11 @@ public class ProxyStats {
         long first = startNanos.get();
         double seconds = first == NOT_STARTED ? 0 : (System.nanoTime() - first) / 1e9;
         StringBuilder table = new StringBuilder();
-        table.append(String.format(Locale.ROOT, "%-12s %8s %7s %9s %8s %5s  %s%n", "proxy", "fetched", "rate/s",
-                "wait ms", "failures", "429s", "health"));
-        Snapshot all = new Snapshot(0, 0, 0, 0, 0);
+        table.append(String.format(Locale.ROOT, "%-12s %8s %7s %9s %8s %5s %10s  %s%n", "proxy", "fetched", "rate/s",
+                "wait ms", "failures", "429s", "reconnects", "health"));
+        Snapshot all = new Snapshot(0, 0, 0, 0, 0, 0);
         for (Map.Entry<String, String> row : order.entrySet()) {
-            Snapshot s = rows.getOrDefault(row.getKey(), new Snapshot(0, 0, 0, 0, 0));
+            Snapshot s = rows.getOrDefault(row.getKey(), new Snapshot(0, 0, 0, 0, 0, 0));
             table.append(line(row.getKey(), s, seconds, row.getValue()));
             all = all.plus(s);
         }
@@ -114,8 +128,8 @@ public class ProxyStats {
         String rate = seconds > 0 ? String.format(Locale.ROOT, "%.2f", s.fetched / seconds) : "-";
         long attempts = s.fetched + s.failures + s.tooMany;
         String wait = attempts > 0 ? String.format(Locale.ROOT, "%.0f", (double) s.waitedMs / attempts) : "-";
-        return String.format(Locale.ROOT, "%-12s %8d %7s %9s %8d %5d  %s%n", name, s.fetched, rate, wait,
-                s.failures, s.tooMany, health);
+        return String.format(Locale.ROOT, "%-12s %8d %7s %9s %8d %5d %10d  %s%n", name, s.fetched, rate, wait,
+                s.failures, s.tooMany, s.stale, health);
     }
 
     /** One proxy's running totals; synchronized because attempts end on many threads. */
@@ -125,6 +139,11 @@ public class ProxyStats {
         private long tooMany;
         private long waitedMs;
         private long bytes;
+        private long stale;
+
+        synchronized void staleConnection() {
+            stale++;
+        }
 
         synchronized void add(long fetched, long failures, long tooMany, long waitedMs, long bytes) {
             this.fetched += fetched;
@@ -135,14 +154,14 @@ public class ProxyStats {
         }
 
         synchronized Snapshot snapshot() {
-            return new Snapshot(fetched, failures, tooMany, waitedMs, bytes);
+            return new Snapshot(fetched, failures, tooMany, waitedMs, bytes, stale);
         }
     }
 
-    private record Snapshot(long fetched, long failures, long tooMany, long waitedMs, long bytes) {
+    private record Snapshot(long fetched, long failures, long tooMany, long waitedMs, long bytes, long stale) {
         Snapshot plus(Snapshot o) {
             return new Snapshot(fetched + o.fetched, failures + o.failures, tooMany + o.tooMany,
-                    waitedMs + o.waitedMs, bytes + o.bytes);
+                    waitedMs + o.waitedMs, bytes + o.bytes, stale + o.stale);
         }
     }
 }

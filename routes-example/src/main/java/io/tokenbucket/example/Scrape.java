@@ -2,8 +2,9 @@ package io.tokenbucket.example;
 
 /**
  * Names of the exchange properties one URL carries through its attempts. Exchange properties rather than
- * headers on purpose: headers go out with the HTTP request and show in logs; the proxy's credentials and the
- * bookkeeping must do neither.
+ * headers on purpose: headers go out with the HTTP request and show in logs; the bookkeeping must do neither.
+ * The proxy's credentials never travel on the exchange at all (each proxy's HttpClient holds its own,
+ * {@link ProxyClient}).
  */
 public final class Scrape {
 
@@ -33,14 +34,13 @@ public final class Scrape {
      */
     public static final String SUSPECTS = "scrapeSuspects";
 
-    /** The chosen proxy's host, port and credentials, read by the fetch URI. */
-    public static final String PROXY_HOST = "proxyHost";
-    /** See {@link #PROXY_HOST}. */
-    public static final String PROXY_PORT = "proxyPort";
-    /** See {@link #PROXY_HOST}; empty when the proxy has no credentials. */
-    public static final String PROXY_USER = "proxyUser";
-    /** See {@link #PROXY_HOST}; empty when the proxy has no credentials. */
-    public static final String PROXY_PASSWORD = "proxyPassword";
+    /** The URL checked and encoded for camel-http ({@link TargetUrl}); absent when it was refused. */
+    public static final String TARGET = "scrapeTarget";
+    /**
+     * The registry name of the chosen proxy's {@link ProxyClient}, which the fetch URI names: a generated name
+     * ({@link ProxyClients}), never the proxy's id or credentials, since Camel resolves that URI.
+     */
+    public static final String PROXY_CLIENT = "proxyClient";
 
     /** Outcome: fetched, delivered to the results endpoint. */
     public static final String FETCHED = "fetched";

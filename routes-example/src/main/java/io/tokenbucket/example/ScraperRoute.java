@@ -7,14 +7,16 @@ import org.apache.camel.builder.RouteBuilder;
 /**
  * The scraper in the Java DSL; {@code routes/scraper.yaml} is the same route in YAML.
  *
- * <p>Each URL from the queue is tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies
- * this URL has not tried (waiting without a thread when none is available), {@code tokenbucket:} reserves a
- * token on the freest of them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the
- * chooser names one in round robin and the bucket waits for its token), {@link ProxyInUse} puts that proxy's
- * settings on the exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies
- * the answer, blames the proxy or the URL, updates the proxy's health (a 429 also penalises the proxy's bucket:
- * {@link TokenBucketProxyBuckets}; health never touches it) and decides: done, or another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
- * times to the dead letter, each as one JSON line ({@link ScrapeResult}).
+ * <p>Each URL from the queue is checked by {@link ScrapeStart} (not http or https, no host: to the dead letter at
+ * once) and then tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies this URL has not
+ * tried (waiting without a thread when none is available), {@code tokenbucket:} reserves a token on the freest of
+ * them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the chooser names one in round
+ * robin and the bucket waits for its token), {@link ProxyInUse} puts that proxy's client and the URL on the
+ * exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies the answer, blames
+ * the proxy or the URL, updates the proxy's health (a 429 also penalises the proxy's bucket:
+ * {@link TokenBucketProxyBuckets}; health never touches it) and decides: done, or another attempt. A fetched URL
+ * goes to the results endpoint, one that failed {@code example.maxAttempts} times to the dead letter, each as one
+ * JSON line ({@link ScrapeResult}).
  */
 public class ScraperRoute extends RouteBuilder {
 
@@ -33,16 +35,20 @@ public class ScraperRoute extends RouteBuilder {
             + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
 
     /**
-     * The fetch: the target is header {@code CamelHttpUri}; the endpoint only carries the proxy, so there is
-     * one endpoint (one connection pool) per proxy. Non-2xx answers do not throw: {@link FetchOutcome} reads
-     * the status, and HttpClient's own retries are off ({@link NoAutomaticRetries}). The credentials are RAW so any character survives, and Camel masks them in endpoint URIs.
+     * The fetch: camel-http GETs the URL of headers {@code CamelHttpUri} and {@code CamelHttpRawQuery}
+     * ({@link ProxyInUse}) through the proxy whose {@link ProxyClient} the URI names (property
+     * {@value Scrape#PROXY_CLIENT}, a generated registry name): one endpoint, one HttpClient and one connection
+     * pool per proxy ({@link ProxyClients}). Nothing else varies, and nothing of a URL or a proxy line is in the
+     * URI, which {@code toD} and camel-http resolve (Simple, {@code {{...}}} placeholders). Non-2xx answers do not
+     * throw: {@link FetchOutcome} reads the status. Only options camel-http knows: {@code toD}'s camel-http
+     * optimisation moves any other option into header {@code CamelHttpQuery}, which replaced the URL's own query.
      */
-    public static final String FETCH = "http://scrape-target?throwExceptionOnFailure=false"
-            + "&httpClientConfigurer=#" + NoAutomaticRetries.BEAN
-            + "&proxyAuthHost=${exchangeProperty.proxyHost}&proxyAuthPort=${exchangeProperty.proxyPort}"
-            + "&proxyAuthUsername=RAW(${exchangeProperty.proxyUser})"
-            + "&proxyAuthPassword=RAW(${exchangeProperty.proxyPassword})"
-            + "&connectTimeout={{example.connectTimeout}}&responseTimeout={{example.responseTimeout}}";
+    public static final String FETCH = fetchUri("${exchangeProperty." + Scrape.PROXY_CLIENT + "}");
+
+    /** The fetch endpoint URI of the {@link ProxyClient} bound as {@code clientName}. */
+    public static String fetchUri(String clientName) {
+        return "http://scrape-target?throwExceptionOnFailure=false&httpClientConfigurer=#" + clientName;
+    }
 
     @Override
     public void configure() {
@@ -58,6 +64,8 @@ public class ScraperRoute extends RouteBuilder {
             .to("{{example.deadLetter}}");
 
         from("{{example.queue}}").routeId(ROUTE_ID)
+            // the URL checked: one that is not fetched has its outcome already, and the loop does not run
+            .process(ScrapeStart.BEAN)
             .loopDoWhile(simple("${exchangeProperty." + Scrape.DONE + "} != true"))
                 .process(ProxyChooser.BEAN)
                 // example.throttle=false leaves the throttle out, to show the 429s it prevents

@@ -70,7 +70,12 @@ final class ScraperHarness implements AutoCloseable {
         return done;
     }
 
-    /** Waits (generously, returning as soon as it is true) until the {@code count} URLs sent have an outcome. */
+    /**
+     * Waits (generously, returning as soon as it is true) until the {@code count} URLs sent have an outcome, and
+     * every URL sent so far has its line at the results or the dead letter: the notifier's count alone also takes
+     * the template's own exchanges (sent to the route's queue, they finish as soon as they are queued), so it may
+     * match before the last URL is through.
+     */
     void await(NotifyBuilder done, int count) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
         boolean matched = done.matches(40, TimeUnit.SECONDS);

@@ -1,10 +1,22 @@
 package io.tokenbucket.example.demo;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.ManagedSelector;
+import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.proxy.ProxyHandler;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -21,29 +33,86 @@ import org.eclipse.jetty.util.Callback;
  * §7.6.3 asks and tinyproxy and squid do (Jetty's handler alone adds it to requests only). What the proxy
  * answers itself has no {@code Via}: Jetty's 502 when the target cannot be reached or closes without an
  * answer, the 407, and the answers of {@link #answerNext}. {@link #stop()} kills it mid-run; {@link #start()}
- * brings it back on the same port.
+ * brings it back on the same port. Its {@link Mode} makes it behave like the proxies of a real fleet
+ * ({@link Mode#CLOSE}: tinyproxy).
  */
 public final class DemoProxy implements AutoCloseable {
+
+    /**
+     * How the proxy treats its client connection. Debian's tinyproxy 1.11, seen by hand: it relays the target's
+     * {@code HTTP/1.1 200} without any {@code Connection} header and closes the connection a few milliseconds
+     * after the response; its own answers (407) are {@code HTTP/1.0} with {@code Connection: close}. A client
+     * that pools connections then finds the connection closed when it reuses it.
+     */
+    public enum Mode {
+        /** Keeps the connection open between requests (HTTP/1.1 persistent connections): Jetty's default. */
+        KEEPALIVE,
+        /**
+         * Closes the connection after every response without announcing it (no {@code Connection: close}),
+         * as tinyproxy does: the response says HTTP/1.1, so the client may pool the connection, and its next
+         * request on it meets a closed socket.
+         */
+        CLOSE,
+        /**
+         * Answers with the status line {@code HTTP/1.0} and closes the connection after every response, as an
+         * HTTP/1.0 proxy does (no keep-alive: the client must not reuse the connection).
+         */
+        HTTP10;
+
+        /** The mode named {@code keepalive}, {@code close} or {@code http10} (any case). */
+        public static Mode of(String name) {
+            try {
+                return valueOf(name.strip().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("A demo proxy mode is keepalive, close or http10, was '" + name
+                        + "'");
+            }
+        }
+    }
 
     private final String id;
     private final String username;
     private final String password;
+    private final Mode mode;
     private final Server server = new Server();
     private final ServerConnector connector;
+    private final AtomicLong forwarded = new AtomicLong();
+    private final AtomicLong challenged = new AtomicLong();
+    private final AtomicLong connections = new AtomicLong();
     private int ownAnswers;
     private int ownStatus;
 
     /**
+     * A proxy that keeps its connections open ({@link Mode#KEEPALIVE}).
+     *
      * @param id       the proxy id, also its {@code Via} name
      * @param username required user, or null for an open proxy
      * @param password required password
      */
     public DemoProxy(String id, String username, String password) throws Exception {
+        this(id, username, password, Mode.KEEPALIVE);
+    }
+
+    /**
+     * @param id       the proxy id, also its {@code Via} name
+     * @param username required user, or null for an open proxy
+     * @param password required password (any characters: the proxy line encodes them)
+     * @param mode     how it treats its client connections
+     */
+    public DemoProxy(String id, String username, String password, Mode mode) throws Exception {
         this.id = id;
         this.username = username;
         this.password = password;
-        connector = new ServerConnector(server);
+        this.mode = mode;
+        connector = mode == Mode.HTTP10 ? new Http10Connector(server) : new ServerConnector(server);
         connector.setHost("127.0.0.1");
+        DemoTarget.acceptWhatRealServersAccept(connector);
+        connector.addBean(new Connection.Listener() {
+            @Override
+            public void onOpened(Connection connection) {
+                connections.incrementAndGet();
+            }
+        });
         server.addConnector(connector);
         ProxyHandler.Forward forward = new ProxyHandler.Forward() {
             @Override
@@ -64,13 +133,21 @@ public final class DemoProxy implements AutoCloseable {
         server.setHandler(new Handler.Wrapper(forward) {
             @Override
             public boolean handle(Request request, Response response, Callback callback) throws Exception {
+                if (mode != Mode.KEEPALIVE) {
+                    // once the whole exchange is done (the response written): the socket is closed under the
+                    // connection, so Jetty itself announces nothing
+                    Request.addCompletionListener(request, failure -> request.getConnectionMetaData()
+                            .getConnection().getEndPoint().close());
+                }
                 if (!authorised(request.getHeaders().get(HttpHeader.PROXY_AUTHORIZATION))) {
+                    challenged.incrementAndGet();
                     return answer(407, response, callback);
                 }
-                int own = ownAnswer(); // after the check: HttpClient's first try without credentials is not counted
+                int own = ownAnswer(); // after the check: a request without credentials is not counted
                 if (own != 0) {
                     return answer(own, response, callback);
                 }
+                forwarded.incrementAndGet();
                 return super.handle(request, response, callback);
             }
         });
@@ -116,10 +193,43 @@ public final class DemoProxy implements AutoCloseable {
         return expected.equals(header);
     }
 
-    /** The proxy line for a proxy file: {@code http://user:password@127.0.0.1:PORT id=ID}. */
+    /**
+     * The proxy line for a proxy file: {@code http://user:password@127.0.0.1:PORT id=ID}, the user and the
+     * password percent-encoded (UTF-8) wherever they hold anything but letters, digits and {@code -._~}.
+     */
     public String line() {
-        String auth = username == null ? "" : username + ":" + password + "@";
+        String auth = username == null ? "" : encode(username) + ":" + encode(password) + "@";
         return "http://" + auth + "127.0.0.1:" + port() + " id=" + id;
+    }
+
+    private static String encode(String text) {
+        StringBuilder encoded = new StringBuilder();
+        for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
+            char c = (char) (b & 0xff);
+            if (c < 128 && (Character.isLetterOrDigit(c) || "-._~".indexOf(c) >= 0)) {
+                encoded.append(c);
+            } else {
+                encoded.append('%').append(String.format(Locale.ROOT, "%02X", b & 0xff));
+            }
+        }
+        return encoded.toString();
+    }
+
+    /**
+     * Sends one GET for {@code url} through this proxy, with its credentials, on a connection of its own, and
+     * returns the status: for a test that must not measure the first forward of the proxy (Jetty's client loads
+     * its classes then), {@link DemoSite#warmUp()}.
+     */
+    public int get(String url) throws IOException {
+        URI target = URI.create(url);
+        String auth = username == null ? "" : "Proxy-Authorization: Basic " + Base64.getEncoder()
+                .encodeToString((username + ":" + password).getBytes(StandardCharsets.UTF_8)) + "\r\n";
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port())) {
+            socket.getOutputStream().write(("GET " + url + " HTTP/1.1\r\nHost: " + target.getRawAuthority()
+                    + "\r\n" + auth + "Connection: close\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+            String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+            return Integer.parseInt(response.substring(9, 12));
+        }
     }
 
     /** The port it listens on (kept across stop and start). */
@@ -130,6 +240,26 @@ public final class DemoProxy implements AutoCloseable {
     /** The proxy id. */
     public String id() {
         return id;
+    }
+
+    /** How it treats its client connections. */
+    public Mode mode() {
+        return mode;
+    }
+
+    /** Requests it forwarded to the target (their credentials were right). */
+    public long forwarded() {
+        return forwarded.get();
+    }
+
+    /** Requests it answered 407 (no credentials, or other ones than its own). */
+    public long challenged() {
+        return challenged.get();
+    }
+
+    /** Client connections it accepted. */
+    public long connections() {
+        return connections.get();
     }
 
     /** Stops listening: connections are refused from now on. */
@@ -147,5 +277,52 @@ public final class DemoProxy implements AutoCloseable {
     @Override
     public void close() throws Exception {
         server.stop();
+    }
+
+    /**
+     * Counts the connections, and in {@link Mode#HTTP10} writes {@code HTTP/1.0} in each status line: Jetty
+     * always answers {@code HTTP/1.1}, so the version is rewritten on the way to the socket (same length, so
+     * nothing else moves). A response head starts a buffer Jetty flushes; a body that began with
+     * {@code HTTP/1.1 } would be changed too, which the demo target's pages never do.
+     */
+    private static final class Http10Connector extends ServerConnector {
+        private static final byte[] STATUS_LINE = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
+
+        Http10Connector(Server server) {
+            super(server);
+        }
+
+        @Override
+        protected SocketChannelEndPoint newEndPoint(SocketChannel channel, ManagedSelector selector,
+                                                    SelectionKey key) throws IOException {
+            SocketChannelEndPoint endpoint = new SocketChannelEndPoint(channel, selector, key, getScheduler()) {
+                @Override
+                public boolean flush(ByteBuffer... buffers) throws IOException {
+                    for (ByteBuffer buffer : buffers) {
+                        if (buffer.hasRemaining()) {
+                            if (!buffer.isReadOnly() && startsWithStatusLine(buffer)) {
+                                buffer.put(buffer.position() + 7, (byte) '0');
+                            }
+                            break;
+                        }
+                    }
+                    return super.flush(buffers);
+                }
+            };
+            endpoint.setIdleTimeout(getIdleTimeout());
+            return endpoint;
+        }
+
+        private boolean startsWithStatusLine(ByteBuffer buffer) {
+            if (buffer.remaining() < STATUS_LINE.length) {
+                return false;
+            }
+            for (int i = 0; i < STATUS_LINE.length; i++) {
+                if (buffer.get(buffer.position() + i) != STATUS_LINE[i]) {
+                    return false;
+                }
+            }
+            return true;
+        }
     }
 }

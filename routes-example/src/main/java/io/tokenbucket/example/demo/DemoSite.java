@@ -21,6 +21,9 @@ public final class DemoSite implements AutoCloseable {
     private final Path urlFile;
 
     /**
+     * A site whose proxies keep their connections open ({@link DemoProxy.Mode#KEEPALIVE}) and whose target
+     * allows {@code targetLimit} requests per proxy in any {@code windowMillis}.
+     *
      * @param dir          where the proxy and URL files are written
      * @param proxies      how many proxies (ids p1, p2, ...)
      * @param proxyLimit   each proxy's {@code limit=} in the proxy file, e.g. {@code 4/1s}; null for none
@@ -30,10 +33,23 @@ public final class DemoSite implements AutoCloseable {
      */
     public DemoSite(Path dir, int proxies, String proxyLimit, int urls, int targetLimit, long windowMillis)
             throws Exception {
-        target = new DemoTarget(targetLimit, windowMillis);
+        this(dir, proxies, proxyLimit, urls, new DemoTarget(targetLimit, windowMillis), DemoProxy.Mode.KEEPALIVE);
+    }
+
+    /**
+     * @param dir        where the proxy and URL files are written
+     * @param proxies    how many proxies (ids p1, p2, ...)
+     * @param proxyLimit each proxy's {@code limit=} in the proxy file, e.g. {@code 4/1s}; null for none
+     * @param urls       how many URLs
+     * @param target     the target site (closed with the site)
+     * @param mode       how every proxy treats its client connections
+     */
+    public DemoSite(Path dir, int proxies, String proxyLimit, int urls, DemoTarget target, DemoProxy.Mode mode)
+            throws Exception {
+        this.target = target;
         for (int i = 1; i <= proxies; i++) {
             // a different password per proxy, so a mix-up would show as 407s
-            this.proxies.add(new DemoProxy("p" + i, "scraper", "s3cret-" + i));
+            this.proxies.add(new DemoProxy("p" + i, "scraper", "s3cret-" + i, mode));
         }
         proxyFile = dir.resolve("proxies.txt");
         writeProxyFile(proxyLimit);
@@ -54,6 +70,22 @@ public final class DemoSite implements AutoCloseable {
             text.append(proxy.line()).append(limit == null ? "" : " limit=" + limit).append('\n');
         }
         Files.writeString(proxyFile, text);
+    }
+
+    /**
+     * Sends one request through every proxy to the target's {@code /status/204} (which counts against no
+     * limit), so that the demo servers have loaded their classes: a test of a scraper's cold start then measures
+     * the scraper, not the first forward of a proxy in the test's own JVM.
+     *
+     * @throws IllegalStateException when a proxy does not answer 204
+     */
+    public void warmUp() throws IOException {
+        for (DemoProxy proxy : proxies) {
+            int status = proxy.get(target.baseUrl() + "/status/204");
+            if (status != 204) {
+                throw new IllegalStateException("proxy " + proxy.id() + " answered " + status + " to its warm-up");
+            }
+        }
     }
 
     /** The target site. */

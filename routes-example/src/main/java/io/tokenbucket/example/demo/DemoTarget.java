@@ -12,9 +12,11 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -22,52 +24,93 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The demo's target site on 127.0.0.1, with a rate limit of its own like a real site: each client (the proxy
- * named by the last word of the {@code Via} header its forward proxy adds) may make {@code limit} requests
- * in any {@code windowMillis}; beyond that it answers 429 with {@code Retry-After: 1}. It records every
- * request (client, time, path, status), so tests measure the rate where it matters: at the target.
+ * The demo's target site on 127.0.0.1, with a rate limit of its own like a real site, per client (the proxy
+ * named by the last word of the {@code Via} header its forward proxy adds): either at most {@code limit}
+ * requests in any {@code windowMillis} ({@link #DemoTarget(int, long)}), or nginx's {@code limit_req}
+ * ({@link #nginxLike}). Beyond it, it answers 429 with {@code Retry-After: 1}. It records every request (client,
+ * time, raw path and query, status), so tests measure the rate, and what was asked for, where it matters: at the
+ * target.
  *
- * <p>Paths: {@code /page/N} answers 200 with a small page (within the rate limit); {@code /status/NNN} answers
- * that status; {@code /retry-after/VALUE} answers 429 with {@code Retry-After: VALUE} (URL-decoded, so
- * {@code /retry-after/Sun,%2006%20Nov%201994%2008:49:37%20GMT} sends a date); {@code /slow/MS} answers 200 after
- * {@code MS} milliseconds (at most {@value #MAX_SLOW_MS}); {@code /reset} closes the connection without an answer
- * (its hit has status {@value #NO_ANSWER}). The last three are the hostile or failing targets the scraper must
- * not blame its proxies for.
+ * <p>Paths: {@code /page/...} answers 200 with a small page (the only paths that count against the limit);
+ * {@code /status/NNN} answers that status; {@code /retry-after/VALUE} answers 429 with {@code Retry-After: VALUE}
+ * (URL-decoded, so {@code /retry-after/Sun,%2006%20Nov%201994%2008:49:37%20GMT} sends a date); {@code /delay/MS}
+ * answers 200 after {@code MS} milliseconds (at most {@value #MAX_DELAY_MS}; recorded on arrival, since the client
+ * may give up first); {@code /reset} closes the connection without an answer (its hit has status
+ * {@value #NO_ANSWER}). The last three are the hostile or failing targets the scraper must not blame its proxies
+ * for.
  */
 public final class DemoTarget implements AutoCloseable {
 
     /**
      * One request as the target saw it.
      *
-     * @param client the proxy it came through (last {@code Via} word), {@code direct} without one
+     * @param client the proxy it came through ({@code direct} without a {@code Via} header)
      * @param nanos  {@code System.nanoTime()} when it arrived
-     * @param path   the request path
+     * @param path   the path as sent, still percent-encoded ({@code /page/p%C3%A4ge})
      * @param status the status answered, {@value #NO_ANSWER} when the connection was closed without an answer
+     * @param query  the query as sent, still percent-encoded ({@code u=9&x=a%20b}); null when there was none
      */
-    public record Hit(String client, long nanos, String path, int status) {
+    public record Hit(String client, long nanos, String path, int status, String query) {
+
+        /** The request target as sent: the path and, when there was one, {@code ?} and the query. */
+        public String target() {
+            return query == null ? path : path + "?" + query;
+        }
+    }
+
+    /** Decides, per client, whether a request is admitted; called under the target's lock. */
+    private interface Limiter {
+        boolean admit(String client, long nanos);
     }
 
     /** The status of a {@link Hit} that got no answer ({@code /reset}). */
     public static final int NO_ANSWER = 0;
 
-    /** The longest {@code /slow/MS} delay, so that a test cannot hold a server thread for long. */
-    public static final long MAX_SLOW_MS = 10_000;
+    /** The longest {@code /delay/MS}. */
+    public static final long MAX_DELAY_MS = 10_000;
 
     private final Server server = new Server();
-    private final int limit;
-    private final long windowNanos;
-    private final Map<String, Deque<Long>> recent = new HashMap<>();
+    private final Limiter limiter;
+    private final String description;
     private final List<Hit> hits = new ArrayList<>();
 
     /**
+     * A target that allows each client {@code limit} requests in any window of {@code windowMillis}.
+     *
      * @param limit        requests allowed per client in any window
      * @param windowMillis the window
      */
     public DemoTarget(int limit, long windowMillis) throws Exception {
-        this.limit = limit;
-        this.windowNanos = TimeUnit.MILLISECONDS.toNanos(windowMillis);
+        this(new SlidingWindow(limit, TimeUnit.MILLISECONDS.toNanos(windowMillis)),
+                limit + " requests per client per " + windowMillis + " ms");
+    }
+
+    /**
+     * A target that limits each client the way nginx's {@code limit_req zone=... rate=Nr/s burst=B nodelay}
+     * does (ngx_http_limit_req_module): a leaky bucket of "excess" requests per client, drained at
+     * {@code ratePerSecond}; each request adds one, a request that would make the excess exceed {@code burst} is
+     * refused (and changes nothing), and a client's first request starts at excess 0. So {@code burst + 1}
+     * requests pass at once, then one per {@code 1/rate} s. Like nginx it counts in whole milliseconds and
+     * thousandths of a request.
+     *
+     * @param ratePerSecond requests per second per client, at least 1
+     * @param burst         nginx's {@code burst}, at least 0
+     */
+    public static DemoTarget nginxLike(int ratePerSecond, int burst) throws Exception {
+        if (ratePerSecond < 1 || burst < 0) {
+            throw new IllegalArgumentException("rate must be at least 1 r/s and burst at least 0, were "
+                    + ratePerSecond + " and " + burst);
+        }
+        return new DemoTarget(new LimitReq(ratePerSecond, burst), "like nginx limit_req rate=" + ratePerSecond
+                + "r/s burst=" + burst + " per client");
+    }
+
+    private DemoTarget(Limiter limiter, String description) throws Exception {
+        this.limiter = limiter;
+        this.description = description;
         ServerConnector connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");
+        acceptWhatRealServersAccept(connector);
         server.addConnector(connector);
         server.setHandler(new Handler.Abstract() {
             @Override
@@ -79,20 +122,38 @@ public final class DemoTarget implements AutoCloseable {
         server.start();
     }
 
+    /**
+     * Lets a demo server take request targets that Jetty refuses by default as ambiguous ({@code %2F} in a path
+     * segment, empty segments), as nginx, tinyproxy and most real servers do: the demo must show what a target
+     * receives, not a 400 of its own.
+     */
+    static void acceptWhatRealServersAccept(ServerConnector connector) {
+        connector.getConnectionFactory(HttpConnectionFactory.class).getHttpConfiguration()
+                .setUriCompliance(UriCompliance.LEGACY);
+    }
+
     /** The base URL, {@code http://127.0.0.1:PORT}. */
     public String baseUrl() {
         return "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort();
     }
 
     private void answer(Request request, Response response, Callback callback) {
+        long arrived = System.nanoTime();
         String path = request.getHttpURI().getPath();
         String client = client(request.getHeaders().get(HttpHeader.VIA));
-        long arrived = System.nanoTime();
+        String query = request.getHttpURI().getQuery();
         if (path.equals("/reset")) {
-            record(new Hit(client, arrived, path, NO_ANSWER));
+            record(new Hit(client, arrived, path, NO_ANSWER, query));
             // no status line, no headers: the proxy in front sees its connection closed under it
             request.getConnectionMetaData().getConnection().getEndPoint().close();
             callback.failed(new EofException("closed without an answer")); // Eof: Jetty logs no stack trace
+            return;
+        }
+        if (path.startsWith("/delay/")) {
+            long millis = Math.min(MAX_DELAY_MS, Long.parseLong(path.substring("/delay/".length())));
+            record(new Hit(client, arrived, path, 200, query));
+            request.getComponents().getScheduler().schedule(() -> respond(response, callback, path, 200, "1"),
+                    millis, TimeUnit.MILLISECONDS);
             return;
         }
         int status;
@@ -102,23 +163,16 @@ public final class DemoTarget implements AutoCloseable {
         } else if (path.startsWith("/retry-after/")) {
             status = 429;
             retryAfter = URLDecoder.decode(path.substring("/retry-after/".length()), StandardCharsets.UTF_8);
-        } else if (path.startsWith("/slow/")) {
-            status = 200;
-            long millis = Math.min(MAX_SLOW_MS, Long.parseLong(path.substring("/slow/".length())));
-            record(new Hit(client, arrived, path, status)); // recorded on arrival: the client may give up first
-            try {
-                Thread.sleep(millis);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
         } else if (path.startsWith("/page/")) {
             status = admit(client, arrived) ? 200 : 429;
         } else {
             status = 404;
         }
-        if (!path.startsWith("/slow/")) {
-            record(new Hit(client, arrived, path, status));
-        }
+        record(new Hit(client, arrived, path, status, query));
+        respond(response, callback, path, status, retryAfter);
+    }
+
+    private static void respond(Response response, Callback callback, String path, int status, String retryAfter) {
         response.setStatus(status);
         if (status == 429) {
             response.getHeaders().put(HttpHeader.RETRY_AFTER, retryAfter);
@@ -130,15 +184,62 @@ public final class DemoTarget implements AutoCloseable {
     }
 
     private synchronized boolean admit(String client, long now) {
-        Deque<Long> times = recent.computeIfAbsent(client, c -> new ArrayDeque<>());
-        while (!times.isEmpty() && now - times.peekFirst() >= windowNanos) {
-            times.pollFirst();
+        return limiter.admit(client, now);
+    }
+
+    /** At most {@code limit} requests in any window. */
+    private static final class SlidingWindow implements Limiter {
+        private final int limit;
+        private final long windowNanos;
+        private final Map<String, Deque<Long>> recent = new HashMap<>();
+
+        SlidingWindow(int limit, long windowNanos) {
+            this.limit = limit;
+            this.windowNanos = windowNanos;
         }
-        if (times.size() >= limit) {
-            return false;
+
+        @Override
+        public boolean admit(String client, long now) {
+            Deque<Long> times = recent.computeIfAbsent(client, c -> new ArrayDeque<>());
+            while (!times.isEmpty() && now - times.peekFirst() >= windowNanos) {
+                times.pollFirst();
+            }
+            if (times.size() >= limit) {
+                return false;
+            }
+            times.addLast(now);
+            return true;
         }
-        times.addLast(now);
-        return true;
+    }
+
+    /** ngx_http_limit_req_module's test, line for line: {@code excess} in thousandths of a request. */
+    private static final class LimitReq implements Limiter {
+        private final long rate;
+        private final long burst;
+        private final Map<String, long[]> state = new HashMap<>(); // client -> {excess, last ms}
+
+        LimitReq(int ratePerSecond, int burst) {
+            this.rate = ratePerSecond * 1000L;
+            this.burst = burst * 1000L;
+        }
+
+        @Override
+        public boolean admit(String client, long nanos) {
+            long now = TimeUnit.NANOSECONDS.toMillis(nanos);
+            long[] s = state.get(client);
+            if (s == null) {
+                state.put(client, new long[] {0, now});
+                return true;
+            }
+            long ms = Math.max(0, now - s[1]);
+            long excess = Math.max(0, s[0] - rate * ms / 1000 + 1000);
+            if (excess > burst) {
+                return false;
+            }
+            s[0] = excess;
+            s[1] = now;
+            return true;
+        }
     }
 
     private static String client(String via) {
@@ -191,8 +292,7 @@ public final class DemoTarget implements AutoCloseable {
     /** For logs: the base URL and the limit. */
     @Override
     public String toString() {
-        return baseUrl() + " (" + limit + " requests per client per " + TimeUnit.NANOSECONDS.toMillis(windowNanos)
-                + " ms)";
+        return baseUrl() + " (" + description + ")";
     }
 
 }

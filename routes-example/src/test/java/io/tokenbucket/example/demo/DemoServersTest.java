@@ -1,0 +1,129 @@
+package io.tokenbucket.example.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The demo servers behave as the real ones they stand for, on the wire: what a proxy in each mode answers and
+ * whether it keeps the connection, and the nginx-like target's limit. Raw sockets, so nothing is interpreted.
+ */
+class DemoServersTest {
+
+    @Test
+    void aClosingProxyAnswersHttp11WithoutAWordAboutClosingAndThenCloses() throws Exception {
+        try (DemoTarget target = new DemoTarget(1000, 1000);
+             DemoProxy proxy = new DemoProxy("p1", "scraper", "s3cret", DemoProxy.Mode.CLOSE)) {
+            try (Socket socket = connect(proxy)) {
+                String response = exchange(socket, target, "/page/1", "scraper:s3cret");
+                assertThat(response).startsWith("HTTP/1.1 200 ").doesNotContainIgnoringCase("connection:");
+                assertThat(socket.getInputStream().read()).as("after the response").isEqualTo(-1);
+            }
+            assertThat(proxy.forwarded()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void anHttp10ProxyAnswersHttp10AndCloses() throws Exception {
+        try (DemoTarget target = new DemoTarget(1000, 1000);
+             DemoProxy proxy = new DemoProxy("p1", "scraper", "s3cret", DemoProxy.Mode.HTTP10)) {
+            try (Socket socket = connect(proxy)) {
+                String response = exchange(socket, target, "/page/1", "scraper:s3cret");
+                assertThat(response).startsWith("HTTP/1.0 200 ").contains("Content-Length: ");
+                assertThat(socket.getInputStream().read()).as("after the response").isEqualTo(-1);
+            }
+            // its own answers too, like tinyproxy's
+            try (Socket socket = connect(proxy)) {
+                assertThat(exchange(socket, target, "/page/2", "scraper:wrong")).startsWith("HTTP/1.0 407 ");
+            }
+            assertThat(proxy.challenged()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aKeepAliveProxyServesTwoRequestsOnOneConnectionAndChecksTheExactCredentials() throws Exception {
+        String password = ") & {{env:HOME}} @ : % + \u00fc";
+        try (DemoTarget target = new DemoTarget(1000, 1000);
+             DemoProxy proxy = new DemoProxy("p1", "us@er", password)) {
+            try (Socket socket = connect(proxy)) {
+                assertThat(exchange(socket, target, "/page/1", "us@er:" + password)).startsWith("HTTP/1.1 200 ");
+                assertThat(exchange(socket, target, "/page/2?q=1", "us@er:" + password)).startsWith("HTTP/1.1 200 ");
+            }
+            assertThat(proxy.connections()).isEqualTo(1);
+            assertThat(target.hits()).extracting(DemoTarget.Hit::target).containsExactly("/page/1", "/page/2?q=1");
+            // the proxy line encodes what a URL's user info cannot hold as it is
+            assertThat(proxy.line()).startsWith("http://us%40er:%29%20%26%20%7B%7Benv%3AHOME%7D%7D%20%40%20%3A%20"
+                    + "%25%20%2B%20%C3%BC@127.0.0.1:");
+        }
+    }
+
+    @Test
+    void theNginxLikeTargetAdmitsBurstPlusOneAtOnceThenOnePerIntervalPerClient() throws Exception {
+        try (DemoTarget target = DemoTarget.nginxLike(3, 3)) {
+            List<Integer> statuses = new ArrayList<>();
+            try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port(target))) {
+                for (int i = 1; i <= 5; i++) {
+                    statuses.add(status(exchange(socket, "GET /page/" + i + " HTTP/1.1\r\nHost: t\r\n"
+                            + "Via: 1.1 p1\r\n\r\n")));
+                }
+                // another client has a bucket of its own
+                statuses.add(status(exchange(socket, "GET /page/6 HTTP/1.1\r\nHost: t\r\nVia: 1.1 p2\r\n\r\n")));
+            }
+            // nginx limit_req burst=3 nodelay: excess 0, 1, 2, 3 pass, a fifth at once would be 4 > 3
+            assertThat(statuses).containsExactly(200, 200, 200, 200, 429, 200);
+        }
+    }
+
+    private static Socket connect(DemoProxy proxy) throws IOException {
+        return new Socket(InetAddress.getLoopbackAddress(), proxy.port());
+    }
+
+    private static int port(DemoTarget target) {
+        return Integer.parseInt(target.baseUrl().substring(target.baseUrl().lastIndexOf(':') + 1));
+    }
+
+    private static int status(String response) {
+        return Integer.parseInt(response.substring(9, 12));
+    }
+
+    /** One proxied GET on the socket; returns the response head and body. */
+    private static String exchange(Socket socket, DemoTarget target, String path, String credentials)
+            throws IOException {
+        String auth = Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8));
+        return exchange(socket, "GET " + target.baseUrl() + path + " HTTP/1.1\r\nHost: " + target.baseUrl()
+                .substring("http://".length()) + "\r\nProxy-Authorization: Basic " + auth + "\r\n\r\n");
+    }
+
+    /** Writes a request and reads one response, delimited by its Content-Length. */
+    private static String exchange(Socket socket, String request) throws IOException {
+        socket.getOutputStream().write(request.getBytes(StandardCharsets.UTF_8));
+        socket.getOutputStream().flush();
+        InputStream in = socket.getInputStream();
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+            int b = in.read();
+            if (b < 0) {
+                throw new IOException("closed before the end of the response head: " + head);
+            }
+            head.write(b);
+        }
+        String text = head.toString(StandardCharsets.ISO_8859_1);
+        int length = 0;
+        for (String line : text.split("\r\n")) {
+            if (line.toLowerCase().startsWith("content-length:")) {
+                length = Integer.parseInt(line.substring(15).strip());
+            }
+        }
+        return text + new String(in.readNBytes(length), StandardCharsets.UTF_8);
+    }
+}
