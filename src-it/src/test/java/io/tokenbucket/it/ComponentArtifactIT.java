@@ -67,7 +67,9 @@ class ComponentArtifactIT {
             "requireKey", "false",
             "tokens", "1",
             "mode", "delay",
-            "maxWait", null, // no limit
+            "maxWait", null, // unset: 365 days, the longest wait of any exchange
+            "maxWaiting", "100000",
+            "maxCandidates", "100",
             "store", "local");
 
     private static final List<String> HEADERS = List.of("CamelTokenBucketKey", "CamelTokenBucketTokens",
@@ -292,7 +294,9 @@ class ComponentArtifactIT {
                 Arguments.of("refillTokens=0", "refillTokens must be at least 1, was 0"),
                 Arguments.of("refillPeriod=0ms", "refillPeriod must be at least 1 millisecond, was 0"),
                 Arguments.of("tokens=3", "tokens must be between 1 and capacity 1, was 3"),
-                Arguments.of("maxWait=-1", "maxWait must not be negative, was -1"),
+                Arguments.of("maxWait=-1", "maxWait must be between 0 and 365d (31536000000 ms, the longest wait of"
+                        + " any exchange), was -1 ms"),
+                Arguments.of("maxWaiting=-1", "maxWaiting must not be negative, was -1"),
                 Arguments.of("keyHeader=", "keyHeader must name a header, was ''"),
                 Arguments.of("mode=bogus", "Error binding property (mode=bogus) with name: mode"),
                 Arguments.of("store=nowhere", "Error binding property (store=nowhere) with name: store"),
