@@ -75,6 +75,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         // where camel-http reads its timeouts: the component's defaults for every endpoint it makes (as options of
         // the fetch URI they would not be endpoint options in this Camel version, but query parameters sent on)
         HttpComponent http = context.getComponent("http", HttpComponent.class);
+        http.setHeaderFilterStrategy(new ScrapeHeaders());
         http.setConnectTimeout(millis(context, "example.connectTimeout", "2000"));
         http.setResponseTimeout(millis(context, "example.responseTimeout", "5000"));
         // read by the routes' error handler (Camel's redelivery policy); checked here to be refused by name

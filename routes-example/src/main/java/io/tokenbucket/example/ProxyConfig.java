@@ -136,15 +136,6 @@ public record ProxyConfig(String id, String host, int port, String username, Str
         return url.substring(0, colon + 1) + "***" + url.substring(at);
     }
 
-    /**
-     * Masks the password of any URL inside a text, by pattern: only for the messages of other components (the
-     * bucket store's), whose secrets this example has not parsed. Proxies are masked from their parsed config
-     * ({@link #masked()}, {@link #maskIn}).
-     */
-    static String mask(String text) {
-        return text.replaceAll("(?i)([a-z][a-z0-9+.-]*://[^:/@\\s]*:)[^@\\s]*@", "$1***@");
-    }
-
     /** Percent-decoding as in a URL: {@code %XX} are UTF-8 bytes, every other character (also {@code +}) is itself. */
     private static String decode(String s, String shown) {
         if (s.indexOf('%') < 0) {

@@ -36,7 +36,8 @@ public class StoreUnavailable implements Processor {
         String what = error instanceof TokenBucketStoreException ? "bucket store unavailable"
                 : "no token within maxWait";
         exchange.setProperty(Scrape.REASON, what + " after " + retries + " redeliveries: "
-                + (error == null ? "unknown error" : ProxyConfig.mask(String.valueOf(error.getMessage()))));
+                // the component's own message: it shows the Redis URI rebuilt without credentials, never the password
+                + (error == null ? "unknown error" : String.valueOf(error.getMessage())));
         FetchOutcome.deadLetter(exchange, stats);
     }
 }

@@ -62,6 +62,9 @@ class ScraperRouteTest {
                         .isGreaterThanOrEqualTo(1600);
             }
             assertThat(scraper.resultLines()).allMatch(l -> l.getLong("waitedMs") >= 0);
+            // the route's bookkeeping stays with the route: the proxy id is no header the target gets
+            assertThat(site.target().headerNames()).contains("via", "host").doesNotContain("proxyid")
+                    .noneMatch(name -> name.startsWith("camel"));
         }
     }
 

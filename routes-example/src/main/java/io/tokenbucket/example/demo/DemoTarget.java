@@ -73,6 +73,7 @@ public final class DemoTarget implements AutoCloseable {
     private final Limiter limiter;
     private final String description;
     private final List<Hit> hits = new ArrayList<>();
+    private final java.util.Set<String> headerNames = new java.util.TreeSet<>();
 
     /**
      * A target that allows each client {@code limit} requests in any window of {@code windowMillis}.
@@ -142,6 +143,9 @@ public final class DemoTarget implements AutoCloseable {
         String path = request.getHttpURI().getPath();
         String client = client(request.getHeaders().get(HttpHeader.VIA));
         String query = request.getHttpURI().getQuery();
+        synchronized (this) {
+            request.getHeaders().forEach(field -> headerNames.add(field.getLowerCaseName()));
+        }
         if (path.equals("/reset")) {
             record(new Hit(client, arrived, path, NO_ANSWER, query));
             // no status line, no headers: the proxy in front sees its connection closed under it
@@ -258,6 +262,11 @@ public final class DemoTarget implements AutoCloseable {
     /** Every request so far, in arrival order. */
     public synchronized List<Hit> hits() {
         return List.copyOf(hits);
+    }
+
+    /** The names of every request header the target has received so far, in lower case. */
+    public synchronized java.util.Set<String> headerNames() {
+        return java.util.Set.copyOf(headerNames);
     }
 
     /** How many 429s the target answered, per client. */
