@@ -26,7 +26,7 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * Measurement 6: {@code keys} keys saturated for {@code seconds} s through
- * {@code tokenbucket:acc?capacity=C&refillTokens=1&refillPeriod=T} in delay mode. All
+ * {@code tokenbucket:acc?capacity=C&refillAmount=1&refillPeriod=T} in delay mode. All
  * {@code C + seconds/T} exchanges per key are queued at the start (one thread, the {@code direct:} endpoint's
  * async producer, keys interleaved), so every key is saturated for the whole run.
  *
@@ -113,7 +113,7 @@ public final class Accuracy {
         LongAdder failed = new LongAdder();
         AtomicReference<String> firstFailure = new AtomicReference<>();
 
-        String uri = "tokenbucket:acc?keyHeader=k&capacity=" + capacity + "&refillTokens=1&refillPeriod="
+        String uri = "tokenbucket:acc?keyHeader=k&capacity=" + capacity + "&refillAmount=1&refillPeriod="
                 + periodMillis + (redis == null ? "" : "&store=redis&redisUri=" + redis.uri());
         List<CamelContext> camels = new ArrayList<>();
         List<AsyncProducer> producers = new ArrayList<>();

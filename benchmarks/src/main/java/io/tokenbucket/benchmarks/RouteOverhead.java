@@ -78,7 +78,7 @@ public class RouteOverhead {
                 from("direct:bare").process(e -> { });
                 from("direct:noopStep").to("noop:x").process(e -> { });
                 from("direct:tokenbucket")
-                        .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillTokens=" + perMs
+                        .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillAmount=" + perMs
                                 + "&refillPeriod=1")
                         .process(e -> { });
                 from("direct:throttle")

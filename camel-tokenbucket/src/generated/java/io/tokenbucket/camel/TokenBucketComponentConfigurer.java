@@ -34,6 +34,7 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "autowiredEnabled": target.setAutowiredEnabled(property(camelContext, boolean.class, value)); return true;
         case "capacity": getOrCreateConfiguration(target).setCapacity(property(camelContext, long.class, value)); return true;
         case "configuration": target.setConfiguration(property(camelContext, io.tokenbucket.camel.TokenBucketConfiguration.class, value)); return true;
+        case "cost": getOrCreateConfiguration(target).setCost(property(camelContext, long.class, value)); return true;
         case "keyheader":
         case "keyHeader": getOrCreateConfiguration(target).setKeyHeader(property(camelContext, java.lang.String.class, value)); return true;
         case "keylimits":
@@ -64,16 +65,15 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "redisClient": getOrCreateConfiguration(target).setRedisClient(property(camelContext, io.lettuce.core.AbstractRedisClient.class, value)); return true;
         case "redisuri":
         case "redisUri": getOrCreateConfiguration(target).setRedisUri(property(camelContext, java.lang.String.class, value)); return true;
+        case "refillamount":
+        case "refillAmount": getOrCreateConfiguration(target).setRefillAmount(property(camelContext, java.lang.Long.class, value)); return true;
         case "refillperiod":
         case "refillPeriod": getOrCreateConfiguration(target).setRefillPeriod(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
-        case "refilltokens":
-        case "refillTokens": getOrCreateConfiguration(target).setRefillTokens(property(camelContext, java.lang.Long.class, value)); return true;
         case "requirekey":
         case "requireKey": getOrCreateConfiguration(target).setRequireKey(property(camelContext, boolean.class, value)); return true;
         case "store": getOrCreateConfiguration(target).setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": getOrCreateConfiguration(target).setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
-        case "tokens": getOrCreateConfiguration(target).setTokens(property(camelContext, long.class, value)); return true;
         case "workerpool":
         case "workerPool": target.setWorkerPool(property(camelContext, java.util.concurrent.ExecutorService.class, value)); return true;
         default: return false;
@@ -87,6 +87,7 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "autowiredEnabled": return boolean.class;
         case "capacity": return long.class;
         case "configuration": return io.tokenbucket.camel.TokenBucketConfiguration.class;
+        case "cost": return long.class;
         case "keyheader":
         case "keyHeader": return java.lang.String.class;
         case "keylimits":
@@ -117,16 +118,15 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "redisClient": return io.lettuce.core.AbstractRedisClient.class;
         case "redisuri":
         case "redisUri": return java.lang.String.class;
+        case "refillamount":
+        case "refillAmount": return java.lang.Long.class;
         case "refillperiod":
         case "refillPeriod": return long.class;
-        case "refilltokens":
-        case "refillTokens": return java.lang.Long.class;
         case "requirekey":
         case "requireKey": return boolean.class;
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
-        case "tokens": return long.class;
         case "workerpool":
         case "workerPool": return java.util.concurrent.ExecutorService.class;
         default: return null;
@@ -141,6 +141,7 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "autowiredEnabled": return target.isAutowiredEnabled();
         case "capacity": return getOrCreateConfiguration(target).getCapacity();
         case "configuration": return target.getConfiguration();
+        case "cost": return getOrCreateConfiguration(target).getCost();
         case "keyheader":
         case "keyHeader": return getOrCreateConfiguration(target).getKeyHeader();
         case "keylimits":
@@ -171,16 +172,15 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "redisClient": return getOrCreateConfiguration(target).getRedisClient();
         case "redisuri":
         case "redisUri": return getOrCreateConfiguration(target).getRedisUri();
+        case "refillamount":
+        case "refillAmount": return getOrCreateConfiguration(target).getRefillAmount();
         case "refillperiod":
         case "refillPeriod": return getOrCreateConfiguration(target).getRefillPeriod();
-        case "refilltokens":
-        case "refillTokens": return getOrCreateConfiguration(target).getRefillTokens();
         case "requirekey":
         case "requireKey": return getOrCreateConfiguration(target).isRequireKey();
         case "store": return getOrCreateConfiguration(target).getStore();
         case "storetimeout":
         case "storeTimeout": return getOrCreateConfiguration(target).getStoreTimeout();
-        case "tokens": return getOrCreateConfiguration(target).getTokens();
         case "workerpool":
         case "workerPool": return target.getWorkerPool();
         default: return null;

@@ -24,6 +24,7 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         TokenBucketEndpoint target = (TokenBucketEndpoint) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
         case "capacity": target.getConfiguration().setCapacity(property(camelContext, long.class, value)); return true;
+        case "cost": target.getConfiguration().setCost(property(camelContext, long.class, value)); return true;
         case "keyheader":
         case "keyHeader": target.getConfiguration().setKeyHeader(property(camelContext, java.lang.String.class, value)); return true;
         case "keylimits":
@@ -52,16 +53,15 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "redisClient": target.getConfiguration().setRedisClient(property(camelContext, io.lettuce.core.AbstractRedisClient.class, value)); return true;
         case "redisuri":
         case "redisUri": target.getConfiguration().setRedisUri(property(camelContext, java.lang.String.class, value)); return true;
+        case "refillamount":
+        case "refillAmount": target.getConfiguration().setRefillAmount(property(camelContext, java.lang.Long.class, value)); return true;
         case "refillperiod":
         case "refillPeriod": target.getConfiguration().setRefillPeriod(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
-        case "refilltokens":
-        case "refillTokens": target.getConfiguration().setRefillTokens(property(camelContext, java.lang.Long.class, value)); return true;
         case "requirekey":
         case "requireKey": target.getConfiguration().setRequireKey(property(camelContext, boolean.class, value)); return true;
         case "store": target.getConfiguration().setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": target.getConfiguration().setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
-        case "tokens": target.getConfiguration().setTokens(property(camelContext, long.class, value)); return true;
         default: return false;
         }
     }
@@ -70,6 +70,7 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
     public Class<?> getOptionType(String name, boolean ignoreCase) {
         switch (ignoreCase ? name.toLowerCase() : name) {
         case "capacity": return long.class;
+        case "cost": return long.class;
         case "keyheader":
         case "keyHeader": return java.lang.String.class;
         case "keylimits":
@@ -98,16 +99,15 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "redisClient": return io.lettuce.core.AbstractRedisClient.class;
         case "redisuri":
         case "redisUri": return java.lang.String.class;
+        case "refillamount":
+        case "refillAmount": return java.lang.Long.class;
         case "refillperiod":
         case "refillPeriod": return long.class;
-        case "refilltokens":
-        case "refillTokens": return java.lang.Long.class;
         case "requirekey":
         case "requireKey": return boolean.class;
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
-        case "tokens": return long.class;
         default: return null;
         }
     }
@@ -117,6 +117,7 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         TokenBucketEndpoint target = (TokenBucketEndpoint) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
         case "capacity": return target.getConfiguration().getCapacity();
+        case "cost": return target.getConfiguration().getCost();
         case "keyheader":
         case "keyHeader": return target.getConfiguration().getKeyHeader();
         case "keylimits":
@@ -145,16 +146,15 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "redisClient": return target.getConfiguration().getRedisClient();
         case "redisuri":
         case "redisUri": return target.getConfiguration().getRedisUri();
+        case "refillamount":
+        case "refillAmount": return target.getConfiguration().getRefillAmount();
         case "refillperiod":
         case "refillPeriod": return target.getConfiguration().getRefillPeriod();
-        case "refilltokens":
-        case "refillTokens": return target.getConfiguration().getRefillTokens();
         case "requirekey":
         case "requireKey": return target.getConfiguration().isRequireKey();
         case "store": return target.getConfiguration().getStore();
         case "storetimeout":
         case "storeTimeout": return target.getConfiguration().getStoreTimeout();
-        case "tokens": return target.getConfiguration().getTokens();
         default: return null;
         }
     }

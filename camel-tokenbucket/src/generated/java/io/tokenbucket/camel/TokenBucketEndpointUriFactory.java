@@ -25,6 +25,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     static {
         Set<String> props = new HashSet<>(23);
         props.add("capacity");
+        props.add("cost");
         props.add("keyHeader");
         props.add("keyLimits");
         props.add("keyPrefix");
@@ -41,12 +42,11 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("onStoreError");
         props.add("redisClient");
         props.add("redisUri");
+        props.add("refillAmount");
         props.add("refillPeriod");
-        props.add("refillTokens");
         props.add("requireKey");
         props.add("store");
         props.add("storeTimeout");
-        props.add("tokens");
         PROPERTY_NAMES = Collections.unmodifiableSet(props);
         Set<String> secretProps = new HashSet<>(1);
         secretProps.add("redisUri");

@@ -38,14 +38,14 @@ public class TokenBucketConfiguration implements Cloneable {
 
     @UriParam(description = "Tokens added back to the bucket every refillPeriod. At least 1. Default: the"
             + " capacity (the bucket refills completely once per period).")
-    private Long refillTokens;
+    private Long refillAmount;
 
     @UriParam(defaultValue = "1s", javaType = "java.time.Duration", description = "The refill period: Camel"
-            + " duration text (1s, 500ms, 2m, 1h) or milliseconds. refillTokens tokens come back per period,"
+            + " duration text (1s, 500ms, 2m, 1h) or milliseconds. refillAmount tokens come back per period,"
             + " spread evenly over it.")
     private long refillPeriod = 1000;
 
-    @UriParam(description = "Several limits per bucket, replacing capacity, refillTokens and refillPeriod: a"
+    @UriParam(description = "Several limits per bucket, replacing capacity, refillAmount and refillPeriod: a"
             + " comma-separated list of N/period (N tokens every period, a Camel duration), each with an optional"
             + " :burst for a capacity other than N. 10/1s,1000/1h is 10 per second and 1000 per hour, checked and"
             + " reserved together; 1/1s:5 is one per second in bursts of 5.")
@@ -72,9 +72,9 @@ public class TokenBucketConfiguration implements Cloneable {
     private boolean requireKey;
 
     @UriParam(defaultValue = "1", description = "The cost of one exchange in tokens, from 1 to the capacity."
-            + " The header CamelTokenBucketTokens overrides it per exchange (for operation refund: any number from 1,"
+            + " The header CamelTokenBucketCost overrides it per exchange (for operation refund: any number from 1,"
             + " given back up to the capacity).")
-    private long tokens = 1;
+    private long cost = 1;
 
     @UriParam(defaultValue = "delay", enums = "delay,reject,check", description = "delay: wait until the tokens"
             + " are there, holding no thread; reject: never wait, fail with TokenBucketRejectedException; check:"
@@ -162,11 +162,11 @@ public class TokenBucketConfiguration implements Cloneable {
             throw new IllegalArgumentException("refillPeriod must be at least 1 millisecond, was " + refillPeriod);
         }
         Limits limits = this.limits != null ? TokenBucketLimitSpec.parse(this.limits, "limits")
-                : Limits.of(Limit.of(capacity, getRefillTokens(), TokenBucketLimitSpec.nanos(refillPeriod,
+                : Limits.of(Limit.of(capacity, getRefillAmount(), TokenBucketLimitSpec.nanos(refillPeriod,
                         "refillPeriod")));
-        if (tokens < 1 || tokens > limits.capacity()) {
-            throw new IllegalArgumentException("tokens must be between 1 and capacity " + limits.capacity()
-                    + ", was " + tokens);
+        if (cost < 1 || cost > limits.capacity()) {
+            throw new IllegalArgumentException("cost must be between 1 and capacity " + limits.capacity()
+                    + ", was " + cost);
         }
         if (keyLimits != null) {
             TokenBucketLimitSpec.parseKeyLimits(keyLimits);
@@ -219,13 +219,13 @@ public class TokenBucketConfiguration implements Cloneable {
     }
 
     /** Tokens added back per refill period; defaults to the capacity. */
-    public long getRefillTokens() {
-        return refillTokens != null ? refillTokens : capacity;
+    public long getRefillAmount() {
+        return refillAmount != null ? refillAmount : capacity;
     }
 
     /** Sets the tokens added back per refill period, at least 1. Default: the capacity. */
-    public void setRefillTokens(Long refillTokens) {
-        this.refillTokens = refillTokens;
+    public void setRefillAmount(Long refillAmount) {
+        this.refillAmount = refillAmount;
     }
 
     /** The refill period in milliseconds. Default 1000 (1s). */
@@ -259,13 +259,13 @@ public class TokenBucketConfiguration implements Cloneable {
     }
 
     /** The cost of one exchange in tokens. Default 1. */
-    public long getTokens() {
-        return tokens;
+    public long getCost() {
+        return cost;
     }
 
     /** Sets the cost of one exchange in tokens, from 1 to the capacity. Default 1. */
-    public void setTokens(long tokens) {
-        this.tokens = tokens;
+    public void setCost(long cost) {
+        this.cost = cost;
     }
 
     /** What happens when the tokens are not there yet. Default {@link TokenBucketMode#delay}. */
@@ -373,7 +373,7 @@ public class TokenBucketConfiguration implements Cloneable {
         return limits;
     }
 
-    /** Sets several limits per bucket, replacing capacity, refillTokens and refillPeriod. Default none. */
+    /** Sets several limits per bucket, replacing capacity, refillAmount and refillPeriod. Default none. */
     public void setLimits(String limits) {
         this.limits = limits;
     }

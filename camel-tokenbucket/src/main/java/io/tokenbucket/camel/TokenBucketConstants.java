@@ -12,10 +12,10 @@ public final class TokenBucketConstants {
             + " is stored as its SHA-256 hash.", javaType = "String")
     public static final String KEY = "CamelTokenBucketKey";
 
-    @Metadata(label = "producer", description = "The cost of this exchange in tokens, overriding the tokens option;"
+    @Metadata(label = "producer", description = "The cost of this exchange in tokens, overriding the cost option;"
             + " a whole number from 1 to the capacity (for operation refund: any number from 1; the bucket is filled"
             + " to its capacity at most).", javaType = "Long")
-    public static final String TOKENS = "CamelTokenBucketTokens";
+    public static final String COST = "CamelTokenBucketCost";
 
     @Metadata(label = "producer", description = "Set in check mode: true when the tokens were granted (and"
             + " consumed), false when they were not (nothing consumed).", javaType = "Boolean")
@@ -30,7 +30,7 @@ public final class TokenBucketConstants {
     public static final String REMAINING = "CamelTokenBucketRemaining";
 
     @Metadata(label = "producer", description = "What to do with the key's bucket: acquire (the default: take"
-            + " the tokens), refund (give CamelTokenBucketTokens tokens back, never above capacity), remove (drop the"
+            + " the tokens), refund (give CamelTokenBucketCost tokens back, never above capacity), remove (drop the"
             + " key's state: it starts full), peek (set CamelTokenBucketRemaining and CamelTokenBucketWaitEstimate,"
             + " consume nothing) or penalize (make the key unavailable for CamelTokenBucketPenalty). Only acquire"
             + " waits or fails on a lack of tokens.", javaType = "String",

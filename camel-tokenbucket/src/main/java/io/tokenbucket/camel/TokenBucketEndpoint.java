@@ -340,7 +340,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         for (int i = 0; i < limits.size(); i++) {
             Limit limit = limits.get(i);
             text.append(i == 0 ? "" : "; ").append("capacity ").append(limit.capacity()).append(", refill ")
-                    .append(limit.refillTokens()).append(" per ")
+                    .append(limit.refillAmount()).append(" per ")
                     .append(TimeUnit.NANOSECONDS.toMillis(limit.refillPeriod())).append(" ms");
         }
         return text.toString();

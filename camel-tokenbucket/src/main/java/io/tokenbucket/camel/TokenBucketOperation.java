@@ -6,7 +6,7 @@ public enum TokenBucketOperation {
     /** Take the tokens (the default): wait, fail or mark as the endpoint's mode says. */
     acquire,
 
-    /** Give {@code CamelTokenBucketTokens} tokens back, never above capacity ("reserve an estimate, reconcile"). */
+    /** Give {@code CamelTokenBucketCost} tokens back, never above capacity ("reserve an estimate, reconcile"). */
     refund,
 
     /** Drop the key's state: if the key comes back, its bucket starts full. */

@@ -361,12 +361,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         return tokensOf(message, limits.capacity());
     }
 
-    /** The exchange's cost: header {@code CamelTokenBucketTokens} or the tokens option, from 1 to {@code capacity}. */
+    /** The exchange's cost: header {@code CamelTokenBucketCost} or the cost option, from 1 to {@code capacity}. */
     private long tokensOf(Message message, long capacity) {
-        Object raw = message.getHeader(TokenBucketConstants.TOKENS);
+        Object raw = message.getHeader(TokenBucketConstants.COST);
         long tokens;
         if (raw == null) {
-            tokens = endpoint.getConfiguration().getTokens();
+            tokens = endpoint.getConfiguration().getCost();
         } else if (raw instanceof Long || raw instanceof Integer || raw instanceof Short || raw instanceof Byte) {
             tokens = ((Number) raw).longValue();
         } else {
@@ -379,7 +379,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         if (tokens < 1 || tokens > capacity) {
             String range = capacity == Long.MAX_VALUE ? "of at least 1" : "from 1 to the capacity " + capacity
                     + " of tokenbucket:" + endpoint.getName();
-            throw new IllegalArgumentException("Header " + TokenBucketConstants.TOKENS + " must be a whole number "
+            throw new IllegalArgumentException("Header " + TokenBucketConstants.COST + " must be a whole number "
                     + range + ", was '" + shown(raw == null ? tokens : raw) + "'"
                     + (tokens > capacity ? ": such an exchange could never pass" : ""));
         }

@@ -1,11 +1,11 @@
 package io.tokenbucket.math;
 
 /**
- * One token-bucket limit: a capacity of {@code capacity} tokens (the burst), refilled by {@code refillTokens}
+ * One token-bucket limit: a capacity of {@code capacity} tokens (the burst), refilled by {@code refillAmount}
  * tokens every {@code refillPeriod} ticks.
  *
  * <p>The math works with the <em>interval</em> {@code T}: the ticks one token takes to come back,
- * {@code refillPeriod / refillTokens} rounded <em>up</em> to a whole tick. Rounding up means a bucket can
+ * {@code refillPeriod / refillAmount} rounded <em>up</em> to a whole tick. Rounding up means a bucket can
  * only ever be a hair slower than configured, never faster: the sustained rate is at most one token per
  * {@code T}. With nanosecond ticks the relative error is below 10<sup>-6</sup> for any rate under 1,000
  * tokens per millisecond. The {@code burst} is {@code capacity × T}: how far ahead of now a bucket's
@@ -22,16 +22,16 @@ public final class Limit {
     public static final long MAX_BURST_TICKS = Long.MAX_VALUE / 4;
 
     private final long capacity;
-    private final long refillTokens;
+    private final long refillAmount;
     private final long refillPeriod;
     private final long interval;
     private final long burst;
 
-    private Limit(long capacity, long refillTokens, long refillPeriod) {
+    private Limit(long capacity, long refillAmount, long refillPeriod) {
         this.capacity = capacity;
-        this.refillTokens = refillTokens;
+        this.refillAmount = refillAmount;
         this.refillPeriod = refillPeriod;
-        this.interval = Math.max(1, ceilDiv(refillPeriod, refillTokens));
+        this.interval = Math.max(1, ceilDiv(refillPeriod, refillAmount));
         long b;
         try {
             b = Math.multiplyExact(capacity, interval);
@@ -39,7 +39,7 @@ public final class Limit {
             b = Long.MAX_VALUE;
         }
         if (b > MAX_BURST_TICKS) {
-            throw new IllegalArgumentException("capacity " + capacity + " with a refill of " + refillTokens
+            throw new IllegalArgumentException("capacity " + capacity + " with a refill of " + refillAmount
                     + " per " + refillPeriod + " ticks takes longer than " + MAX_BURST_TICKS
                     + " ticks to fill: lower capacity or refill faster");
         }
@@ -47,19 +47,19 @@ public final class Limit {
     }
 
     /**
-     * A limit of {@code capacity} tokens refilled at {@code refillTokens} per {@code refillPeriod} ticks.
+     * A limit of {@code capacity} tokens refilled at {@code refillAmount} per {@code refillPeriod} ticks.
      *
      * @param capacity     the bucket size in tokens (the burst), at least 1
-     * @param refillTokens tokens added back per period, at least 1
+     * @param refillAmount tokens added back per period, at least 1
      * @param refillPeriod the period in ticks, at least 1
      * @throws IllegalArgumentException naming the option and its value when one is out of range, or when the
      *                                  bucket would take longer than {@link #MAX_BURST_TICKS} to fill
      */
-    public static Limit of(long capacity, long refillTokens, long refillPeriod) {
+    public static Limit of(long capacity, long refillAmount, long refillPeriod) {
         requireAtLeastOne("capacity", capacity);
-        requireAtLeastOne("refillTokens", refillTokens);
+        requireAtLeastOne("refillAmount", refillAmount);
         requireAtLeastOne("refillPeriod", refillPeriod);
-        return new Limit(capacity, refillTokens, refillPeriod);
+        return new Limit(capacity, refillAmount, refillPeriod);
     }
 
     private static void requireAtLeastOne(String name, long value) {
@@ -78,8 +78,8 @@ public final class Limit {
     }
 
     /** Tokens added back per {@link #refillPeriod()}. */
-    public long refillTokens() {
-        return refillTokens;
+    public long refillAmount() {
+        return refillAmount;
     }
 
     /** The refill period in ticks. */
@@ -116,18 +116,18 @@ public final class Limit {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Limit other && capacity == other.capacity && refillTokens == other.refillTokens
+        return o instanceof Limit other && capacity == other.capacity && refillAmount == other.refillAmount
                 && refillPeriod == other.refillPeriod;
     }
 
     @Override
     public int hashCode() {
-        return Long.hashCode(capacity) * 961 + Long.hashCode(refillTokens) * 31 + Long.hashCode(refillPeriod);
+        return Long.hashCode(capacity) * 961 + Long.hashCode(refillAmount) * 31 + Long.hashCode(refillPeriod);
     }
 
     /** For example {@code 5 tokens, refill 5 per 1000000000 ticks}. */
     @Override
     public String toString() {
-        return capacity + " tokens, refill " + refillTokens + " per " + refillPeriod + " ticks";
+        return capacity + " tokens, refill " + refillAmount + " per " + refillPeriod + " ticks";
     }
 }

@@ -28,7 +28,7 @@ class TokenBucketConcurrencyTest extends TokenBucketTestSupport {
             public void configure() {
                 errorHandler(noErrorHandler()); // rejections are the point here
                 from("direct:hammer").to("tokenbucket:hammer?capacity=" + CAPACITY
-                        + "&refillTokens=50&refillPeriod=1s&mode=reject");
+                        + "&refillAmount=50&refillPeriod=1s&mode=reject");
             }
         };
     }

@@ -35,7 +35,7 @@ class TokenBucketFifoTest extends TokenBucketTestSupport {
         return new RouteBuilder() {
             @Override
             public void configure() {
-                from("direct:fifo").to("tokenbucket:fifo?capacity=1&refillTokens=100&refillPeriod=1s")
+                from("direct:fifo").to("tokenbucket:fifo?capacity=1&refillAmount=100&refillPeriod=1s")
                         .to("mock:fifo");
             }
         };

@@ -226,12 +226,12 @@ class TokenBucketHostileInputTest extends TokenBucketTestSupport {
             send("direct:refund", Map.of(TokenBucketConstants.KEY, "r"));
         }
         Exchange refund = send("direct:refund", Map.of(TokenBucketConstants.KEY, "r",
-                TokenBucketConstants.OPERATION, "refund", TokenBucketConstants.TOKENS, Long.MAX_VALUE));
+                TokenBucketConstants.OPERATION, "refund", TokenBucketConstants.COST, Long.MAX_VALUE));
         assertThat(refund.getException()).isNull();
         assertThat(refund.getMessage().getHeader(TokenBucketConstants.REMAINING, Long.class)).isEqualTo(3L);
         Exchange zero = send("direct:refund", Map.of(TokenBucketConstants.KEY, "r",
-                TokenBucketConstants.OPERATION, "refund", TokenBucketConstants.TOKENS, 0));
+                TokenBucketConstants.OPERATION, "refund", TokenBucketConstants.COST, 0));
         assertThat(zero.getException()).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(TokenBucketConstants.TOKENS).hasMessageContaining("of at least 1");
+                .hasMessageContaining(TokenBucketConstants.COST).hasMessageContaining("of at least 1");
     }
 }

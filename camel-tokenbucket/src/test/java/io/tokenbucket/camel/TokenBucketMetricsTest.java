@@ -21,7 +21,7 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
             @Override
             public void configure() {
                 errorHandler(noErrorHandler());
-                from("direct:metered").to("tokenbucket:metered?capacity=2&refillTokens=20&refillPeriod=1s"
+                from("direct:metered").to("tokenbucket:metered?capacity=2&refillAmount=20&refillPeriod=1s"
                         + "&maxWait=60ms&metricsPerKey=true&metricsMaxKeys=2");
             }
         };

@@ -58,7 +58,7 @@ class TokenBucketOperationsTest extends TokenBucketTestSupport {
         assertThat(header(peek, TokenBucketConstants.WAIT_ESTIMATE)).isZero();
         fleet(null, "p1", Map.of());
         fleet(null, "p1", Map.of());
-        Exchange empty = fleet("peek", "p1", Map.of(TokenBucketConstants.TOKENS, 2));
+        Exchange empty = fleet("peek", "p1", Map.of(TokenBucketConstants.COST, 2));
         assertThat(header(empty, TokenBucketConstants.REMAINING)).isZero();
         assertThat(header(empty, TokenBucketConstants.WAIT_ESTIMATE)).isBetween(3_500_000L, 3_600_000L);
         assertThat(header(fleet("refund", "p1", Map.of()), TokenBucketConstants.REMAINING)).isEqualTo(1);

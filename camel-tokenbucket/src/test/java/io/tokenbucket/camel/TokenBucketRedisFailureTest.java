@@ -55,7 +55,7 @@ class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
     private Endpoint endpoint(String policy) {
         // 50 tokens per second, burst 5, never waiting: what is admitted is exactly what the store granted
         return context.getEndpoint("tokenbucket:outage-" + policy + "?store=redis&redisUri=" + redis.uri()
-                + "&capacity=5&refillTokens=50&refillPeriod=1s&mode=reject&onStoreError=" + policy
+                + "&capacity=5&refillAmount=50&refillPeriod=1s&mode=reject&onStoreError=" + policy
                 + "&storeTimeout=" + STORE_TIMEOUT_MS + "ms");
     }
 

@@ -43,9 +43,9 @@ class TokenBucketRedisInstancesTest {
                 public void configure() {
                     errorHandler(noErrorHandler());
                     from("direct:reject").to("tokenbucket:shared?store=redis&redisUri=" + redis.uri() + "&capacity="
-                            + CAPACITY + "&refillTokens=100&refillPeriod=1s&mode=reject");
+                            + CAPACITY + "&refillAmount=100&refillPeriod=1s&mode=reject");
                     from("direct:delay").to("tokenbucket:shared?store=redis&redisUri=" + redis.uri() + "&capacity="
-                            + CAPACITY + "&refillTokens=100&refillPeriod=1s&keyHeader=lane");
+                            + CAPACITY + "&refillAmount=100&refillPeriod=1s&keyHeader=lane");
                 }
             });
             camel.start();

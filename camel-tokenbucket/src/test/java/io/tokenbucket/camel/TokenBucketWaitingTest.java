@@ -33,7 +33,7 @@ class TokenBucketWaitingTest extends TokenBucketTestSupport {
                 from("direct:hourly").routeId("hourly")
                         .to("tokenbucket:hourly?capacity=1&refillPeriod=10m").to("mock:hourly");
                 from("direct:fast").routeId("fast")
-                        .to("tokenbucket:fast?capacity=100&refillTokens=10000&refillPeriod=1s").to("mock:fast");
+                        .to("tokenbucket:fast?capacity=100&refillAmount=10000&refillPeriod=1s").to("mock:fast");
                 from("direct:keys").to("tokenbucket:keys?capacity=1&refillPeriod=10ms&mode=reject");
             }
         };

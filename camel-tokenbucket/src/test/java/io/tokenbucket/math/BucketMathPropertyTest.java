@@ -52,17 +52,17 @@ class BucketMathPropertyTest {
 
     /** A limit of any refill whose burst fits ({@link Limit#of} refuses the others: {@code LimitTest}). */
     private Limit limit() {
-        long refillTokens = positive();
+        long refillAmount = positive();
         long refillPeriod = positive();
-        long interval = Math.max(1, -Math.floorDiv(-refillPeriod, refillTokens));
+        long interval = Math.max(1, -Math.floorDiv(-refillPeriod, refillAmount));
         if (interval > Limit.MAX_BURST_TICKS) { // one token would take longer than the longest burst
             refillPeriod = Limit.MAX_BURST_TICKS;
-            refillTokens = 1;
+            refillAmount = 1;
             interval = refillPeriod;
         }
         long largest = Limit.MAX_BURST_TICKS / interval;
         long capacity = random.nextInt(4) == 0 ? largest : 1 + Math.floorMod(positive(), largest);
-        return Limit.of(capacity, refillTokens, refillPeriod);
+        return Limit.of(capacity, refillAmount, refillPeriod);
     }
 
     /** A state {@code delta} from {@code now}: in debt, full, or anything at all (a state from elsewhere). */

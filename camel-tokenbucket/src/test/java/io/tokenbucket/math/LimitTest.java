@@ -11,7 +11,7 @@ class LimitTest {
 
     @ParameterizedTest(name = "{0} tokens, refill {1} per {2} -> interval {3}, burst {4}")
     @CsvSource({
-            // capacity, refillTokens, refillPeriod, interval, burst
+            // capacity, refillAmount, refillPeriod, interval, burst
             "1,  1,  1000,        1000,       1000",
             "5,  5,  1000,        200,        1000",
             "3,  3,  1000,        334,        1002",  // 1000/3 rounded up: never faster than configured
@@ -19,8 +19,8 @@ class LimitTest {
             "10, 1,  3600000000000, 3600000000000, 36000000000000", // 1 per hour in ns ticks, burst 10
             "4,  1000, 10,        1,          4",     // faster than one per tick is capped at one per tick
     })
-    void derivesIntervalAndBurst(long capacity, long refillTokens, long refillPeriod, long interval, long burst) {
-        Limit limit = Limit.of(capacity, refillTokens, refillPeriod);
+    void derivesIntervalAndBurst(long capacity, long refillAmount, long refillPeriod, long interval, long burst) {
+        Limit limit = Limit.of(capacity, refillAmount, refillPeriod);
         assertThat(limit.interval()).isEqualTo(interval);
         assertThat(limit.burst()).isEqualTo(burst);
     }
@@ -29,11 +29,11 @@ class LimitTest {
     @CsvSource({
             "'capacity must be at least 1, was 0',      0, 1, 1",
             "'capacity must be at least 1, was -3',    -3, 1, 1",
-            "'refillTokens must be at least 1, was 0',  1, 0, 1",
+            "'refillAmount must be at least 1, was 0',  1, 0, 1",
             "'refillPeriod must be at least 1, was 0',  1, 1, 0",
     })
-    void rejectsOutOfRangeValuesNamingThem(String message, long capacity, long refillTokens, long refillPeriod) {
-        assertThatThrownBy(() -> Limit.of(capacity, refillTokens, refillPeriod))
+    void rejectsOutOfRangeValuesNamingThem(String message, long capacity, long refillAmount, long refillPeriod) {
+        assertThatThrownBy(() -> Limit.of(capacity, refillAmount, refillPeriod))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage(message);
     }
 

@@ -61,18 +61,18 @@ class ComponentArtifactIT {
     /** Every documented endpoint option (besides the path {@code name}) with its documented default. */
     private static final Map<String, String> OPTION_DEFAULTS = orderedMap(
             "capacity", "1",
-            "refillTokens", null, // the capacity
+            "refillAmount", null, // the capacity
             "refillPeriod", "1s",
             "keyHeader", "CamelTokenBucketKey",
             "requireKey", "false",
-            "tokens", "1",
+            "cost", "1",
             "mode", "delay",
             "maxWait", null, // unset: 365 days, the longest wait of any exchange
             "maxWaiting", "100000",
             "maxCandidates", "100",
             "store", "local");
 
-    private static final List<String> HEADERS = List.of("CamelTokenBucketKey", "CamelTokenBucketTokens",
+    private static final List<String> HEADERS = List.of("CamelTokenBucketKey", "CamelTokenBucketCost",
             "CamelTokenBucketAllowed", "CamelTokenBucketWaited", "CamelTokenBucketRemaining");
 
     private DefaultCamelContext context;
@@ -119,19 +119,19 @@ class ComponentArtifactIT {
     void plainContextFindsTheComponentBySchemeAndCreatesAnEndpointFromAUri() {
         assertThat(context.hasComponent("tokenbucket")).as("nothing registered by hand").isNull();
 
-        TokenBucketEndpoint endpoint = context.getEndpoint("tokenbucket:proxies?capacity=5&refillTokens=2"
-                + "&refillPeriod=500ms&keyHeader=proxyId&requireKey=true&tokens=2&mode=delay&maxWait=3s&store=local",
+        TokenBucketEndpoint endpoint = context.getEndpoint("tokenbucket:proxies?capacity=5&refillAmount=2"
+                + "&refillPeriod=500ms&keyHeader=proxyId&requireKey=true&cost=2&mode=delay&maxWait=3s&store=local",
                 TokenBucketEndpoint.class);
 
         assertThat(context.getComponent("tokenbucket")).isInstanceOf(TokenBucketComponent.class);
         assertThat(endpoint.getName()).isEqualTo("proxies");
         TokenBucketConfiguration c = endpoint.getConfiguration();
         assertThat(c.getCapacity()).isEqualTo(5);
-        assertThat(c.getRefillTokens()).isEqualTo(2);
+        assertThat(c.getRefillAmount()).isEqualTo(2);
         assertThat(c.getRefillPeriod()).isEqualTo(500);
         assertThat(c.getKeyHeader()).isEqualTo("proxyId");
         assertThat(c.isRequireKey()).isTrue();
-        assertThat(c.getTokens()).isEqualTo(2);
+        assertThat(c.getCost()).isEqualTo(2);
         assertThat(c.getMode()).isEqualTo(TokenBucketMode.delay);
         assertThat(c.getMaxWait()).isEqualTo(3000L);
         assertThat(c.getStore()).isEqualTo(TokenBucketStoreType.local);
@@ -143,11 +143,11 @@ class ComponentArtifactIT {
                 .getConfiguration();
 
         assertThat(c.getCapacity()).isEqualTo(1);
-        assertThat(c.getRefillTokens()).as("defaults to the capacity").isEqualTo(1);
+        assertThat(c.getRefillAmount()).as("defaults to the capacity").isEqualTo(1);
         assertThat(c.getRefillPeriod()).isEqualTo(1000);
         assertThat(c.getKeyHeader()).isEqualTo(TokenBucketConstants.KEY);
         assertThat(c.isRequireKey()).isFalse();
-        assertThat(c.getTokens()).isEqualTo(1);
+        assertThat(c.getCost()).isEqualTo(1);
         assertThat(c.getMode()).isEqualTo(TokenBucketMode.delay);
         assertThat(c.getMaxWait()).isNull();
         assertThat(c.getStore()).isEqualTo(TokenBucketStoreType.local);
@@ -291,9 +291,9 @@ class ComponentArtifactIT {
     static Stream<Arguments> invalidValues() {
         return Stream.of(
                 Arguments.of("capacity=0", "capacity must be at least 1, was 0"),
-                Arguments.of("refillTokens=0", "refillTokens must be at least 1, was 0"),
+                Arguments.of("refillAmount=0", "refillAmount must be at least 1, was 0"),
                 Arguments.of("refillPeriod=0ms", "refillPeriod must be at least 1 millisecond, was 0"),
-                Arguments.of("tokens=3", "tokens must be between 1 and capacity 1, was 3"),
+                Arguments.of("cost=3", "cost must be between 1 and capacity 1, was 3"),
                 Arguments.of("maxWait=-1", "maxWait must be between 0 and 365d (31536000000 ms, the longest wait of"
                         + " any exchange), was -1 ms"),
                 Arguments.of("maxWaiting=-1", "maxWaiting must not be negative, was -1"),
@@ -313,10 +313,10 @@ class ComponentArtifactIT {
 
     @Test
     void nonNumericValueFailsEndpointCreationWithAReasonNamingTheText() {
-        for (String query : List.of("capacity=abc", "refillTokens=abc", "tokens=abc", "refillPeriod=abc",
+        for (String query : List.of("capacity=abc", "refillAmount=abc", "cost=abc", "refillPeriod=abc",
                 "maxWait=abc")) {
             String option = query.substring(0, query.indexOf('='));
-            // the reason, not the URI: Camel masks tokens=... and refillTokens=... as xxxxxx in the URI it shows
+            // the reason names the option and its text, whatever the URI shows
             assertThatThrownBy(() -> context.getEndpoint("tokenbucket:x?" + query)).as(query)
                     .isInstanceOf(ResolveEndpointFailedException.class)
                     .cause()
@@ -341,7 +341,7 @@ class ComponentArtifactIT {
                     .getEndpoint("tokenbucket:overridden?capacity=3", TokenBucketEndpoint.class).getConfiguration();
 
             assertThat(defaults.getCapacity()).isEqualTo(7);
-            assertThat(defaults.getRefillTokens()).as("defaults to the capacity").isEqualTo(7);
+            assertThat(defaults.getRefillAmount()).as("defaults to the capacity").isEqualTo(7);
             assertThat(defaults.getRefillPeriod()).isEqualTo(250);
             assertThat(defaults.getMode()).isEqualTo(TokenBucketMode.reject);
             assertThat(overridden.getCapacity()).as("the URI wins").isEqualTo(3);

@@ -53,9 +53,9 @@ public class TokenBucketComponentConfiguration extends ComponentConfigurationPro
      * Tokens added back to the bucket every refillPeriod. At least 1. Default: the capacity (the bucket refills
      * completely once per period).
      */
-    private Long refillTokens;
+    private Long refillAmount;
     /**
-     * The refill period: Camel duration text (1s, 500ms, 2m, 1h) or milliseconds. refillTokens tokens come back
+     * The refill period: Camel duration text (1s, 500ms, 2m, 1h) or milliseconds. refillAmount tokens come back
      * per period, spread evenly over it.
      */
     private String refillPeriod = "1s";
@@ -70,10 +70,10 @@ public class TokenBucketComponentConfiguration extends ComponentConfigurationPro
      */
     private Boolean requireKey = false;
     /**
-     * The cost of one exchange in tokens, from 1 to the capacity. The header CamelTokenBucketTokens overrides it
+     * The cost of one exchange in tokens, from 1 to the capacity. The header CamelTokenBucketCost overrides it
      * per exchange.
      */
-    private Long tokens = 1L;
+    private Long cost = 1L;
     /**
      * delay: wait until the tokens are there, holding no thread; reject: never wait, fail with
      * TokenBucketRejectedException; check: never wait, never fail, set header CamelTokenBucketAllowed (true
@@ -106,7 +106,7 @@ public class TokenBucketComponentConfiguration extends ComponentConfigurationPro
      */
     private TokenBucketStoreType store = TokenBucketStoreType.local;
     /**
-     * Several limits per bucket, replacing capacity, refillTokens and refillPeriod: a comma-separated list of
+     * Several limits per bucket, replacing capacity, refillAmount and refillPeriod: a comma-separated list of
      * N/period (N tokens every period, a Camel duration), each with an optional :burst for a capacity other than
      * N. 10/1s,1000/1h is 10 per second and 1000 per hour, checked and reserved together; 1/1s:5 is one per
      * second in bursts of 5.
@@ -267,13 +267,13 @@ public class TokenBucketComponentConfiguration extends ComponentConfigurationPro
         this.capacity = capacity;
     }
 
-    public Long getRefillTokens() {
-        return refillTokens;
+    public Long getRefillAmount() {
+        return refillAmount;
     }
 
-    public void setRefillTokens(Long refillTokens) {
-        given("refillTokens");
-        this.refillTokens = refillTokens;
+    public void setRefillAmount(Long refillAmount) {
+        given("refillAmount");
+        this.refillAmount = refillAmount;
     }
 
     public String getRefillPeriod() {
@@ -304,13 +304,13 @@ public class TokenBucketComponentConfiguration extends ComponentConfigurationPro
         this.requireKey = requireKey;
     }
 
-    public Long getTokens() {
-        return tokens;
+    public Long getCost() {
+        return cost;
     }
 
-    public void setTokens(Long tokens) {
-        given("tokens");
-        this.tokens = tokens;
+    public void setCost(Long cost) {
+        given("cost");
+        this.cost = cost;
     }
 
     public TokenBucketMode getMode() {

@@ -39,11 +39,11 @@ class TokenBucketComponentAutoConfigurationTest {
         runner.withUserConfiguration(Beans.class)
                 .withPropertyValues(
                         "camel.component.tokenbucket.capacity=10",
-                        "camel.component.tokenbucket.refill-tokens=3",
+                        "camel.component.tokenbucket.refill-amount=3",
                         "camel.component.tokenbucket.refill-period=1m30s",
                         "camel.component.tokenbucket.key-header=proxyId",
                         "camel.component.tokenbucket.require-key=true",
-                        "camel.component.tokenbucket.tokens=2",
+                        "camel.component.tokenbucket.cost=2",
                         "camel.component.tokenbucket.mode=check",
                         "camel.component.tokenbucket.max-wait=500ms",
                         "camel.component.tokenbucket.store=redis",
@@ -64,11 +64,11 @@ class TokenBucketComponentAutoConfigurationTest {
                     TokenBucketComponent component = component(context);
                     TokenBucketConfiguration configuration = component.getConfiguration();
                     assertThat(configuration.getCapacity()).isEqualTo(10);
-                    assertThat(configuration.getRefillTokens()).isEqualTo(3);
+                    assertThat(configuration.getRefillAmount()).isEqualTo(3);
                     assertThat(configuration.getRefillPeriod()).isEqualTo(90_000);
                     assertThat(configuration.getKeyHeader()).isEqualTo("proxyId");
                     assertThat(configuration.isRequireKey()).isTrue();
-                    assertThat(configuration.getTokens()).isEqualTo(2);
+                    assertThat(configuration.getCost()).isEqualTo(2);
                     assertThat(configuration.getMode()).isEqualTo(TokenBucketMode.check);
                     assertThat(configuration.getMaxWait()).isEqualTo(500);
                     assertThat(configuration.getStore()).isEqualTo(TokenBucketStoreType.redis);

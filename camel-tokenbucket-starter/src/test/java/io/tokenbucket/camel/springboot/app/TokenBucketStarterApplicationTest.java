@@ -41,8 +41,8 @@ class TokenBucketStarterApplicationTest {
         assertThat(configuration.getRefillPeriod()).isEqualTo(2000);
         assertThat(configuration.getMode()).isEqualTo(TokenBucketMode.reject);
         // the options application.yaml leaves alone keep the component's defaults
-        assertThat(configuration.getRefillTokens()).isEqualTo(7);
-        assertThat(configuration.getTokens()).isEqualTo(1);
+        assertThat(configuration.getRefillAmount()).isEqualTo(7);
+        assertThat(configuration.getCost()).isEqualTo(1);
         assertThat(configuration.getKeyHeader()).isEqualTo("CamelTokenBucketKey");
         assertThat(configuration.getStoreTimeout()).isEqualTo(1000);
         assertThat(configuration.getMaxWait()).isNull();
