@@ -194,10 +194,22 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return statistics.getRejected();
     }
 
-    /** Exchanges whose store did not answer: failed (onStoreError=fail) or answered by the fallback policy. */
-    @ManagedAttribute(description = "Exchanges whose store (Redis) did not answer")
+    /** Acquires that failed because the store (Redis) did not answer (onStoreError=fail). */
+    @ManagedAttribute(description = "Acquires that failed because the store (Redis) did not answer")
     public long getStoreErrorCount() {
-        return statistics.getStoreErrors() + (store instanceof FallbackBucketStore f ? f.fallbacks() : 0);
+        return statistics.getStoreErrors();
+    }
+
+    /** Store calls answered by the onStoreError policy (allow or local) because Redis did not answer. */
+    @ManagedAttribute(description = "Store calls answered by the allow or local policy while Redis did not answer")
+    public long getFallbackCount() {
+        return store instanceof FallbackBucketStore f ? f.fallbacks() : 0;
+    }
+
+    /** Exchanges that were still waiting when their producer stopped (failed, tokens refunded). */
+    @ManagedAttribute(description = "Exchanges still waiting when their producer stopped (failed, tokens refunded)")
+    public long getAbandonedCount() {
+        return statistics.getAbandoned();
     }
 
     /** Exchanges waiting for their tokens now, at most {@code maxWaiting}. */

@@ -17,8 +17,10 @@ import org.apache.camel.CamelContext;
  * (they read the counters; nothing is counted twice). Kept apart from the endpoint so that Micrometer, an
  * optional dependency, is only loaded by applications that have it.
  *
- * <p>Meters, tagged {@code endpoint=<name>}: {@code tokenbucket.exchanges} ({@code outcome} admitted, delayed,
- * rejected, store_error), {@code tokenbucket.wait} (a timer of the delayed exchanges' waits),
+ * <p>Meters, tagged {@code endpoint=<name>}: {@code tokenbucket.exchanges} ({@code outcome} admitted at once,
+ * delayed, rejected, store_error, abandoned: each acquire that reached its store in exactly one),
+ * {@code tokenbucket.store.fallbacks} (calls the allow or local policy answered), {@code tokenbucket.wait} (a
+ * timer of the delayed exchanges' waits),
  * {@code tokenbucket.local.keys} (buckets in memory), {@code tokenbucket.waiting} (exchanges waiting now) and, when {@code metricsPerKey=true}, for at most
  * {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted or
  * rejected).
@@ -58,11 +60,15 @@ final class TokenBucketMetrics implements AutoCloseable {
     private void register(TokenBucketEndpoint endpoint) {
         TokenBucketStatistics stats = endpoint.getStatistics();
         Tags tags = Tags.of("endpoint", endpoint.getName());
-        exchanges(tags, "admitted", stats, TokenBucketStatistics::getAdmitted);
+        // outcomes that add up: each acquire that reached its store is in exactly one
+        exchanges(tags, "admitted", stats, TokenBucketStatistics::getImmediate);
         exchanges(tags, "delayed", stats, TokenBucketStatistics::getDelayed);
         exchanges(tags, "rejected", stats, TokenBucketStatistics::getRejected);
-        meters.add(FunctionCounter.builder("tokenbucket.exchanges", endpoint, TokenBucketEndpoint::getStoreErrorCount)
-                .tags(tags.and("outcome", "store_error")).description("Exchanges by outcome").register(registry));
+        exchanges(tags, "store_error", stats, TokenBucketStatistics::getStoreErrors);
+        exchanges(tags, "abandoned", stats, TokenBucketStatistics::getAbandoned);
+        meters.add(FunctionCounter.builder("tokenbucket.store.fallbacks", endpoint,
+                        TokenBucketEndpoint::getFallbackCount).tags(tags).description("Store calls answered by the allow or local policy while Redis did not answer")
+                .register(registry));
         meters.add(FunctionTimer.builder("tokenbucket.wait", stats, TokenBucketStatistics::getDelayed,
                         TokenBucketStatistics::getWaitNanos, TimeUnit.NANOSECONDS)
                 .tags(tags).description("How long delayed exchanges waited for their tokens").register(registry));

@@ -147,6 +147,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             continueOnWorker(exchange, callback, () -> {
                 if (failure != null) {
                     leave(place);
+                    endpoint.getStatistics().storeError();
                     exchange.setException(storeFailed(failure));
                     callback.done(false);
                 } else {
@@ -272,7 +273,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {
-        endpoint.getStatistics().storeError();
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                 ? failure.getCause() : failure;
         String why = cause instanceof TimeoutException
@@ -494,6 +494,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 t.cancel(false);
             }
             endpoint.store().refund(reserved.stored(), reserved.limits(), tokens);
+            endpoint.getStatistics().abandoned();
             exchange.setException(new TokenBucketException(endpoint.getName(), reserved.key(), "tokenbucket:"
                     + endpoint.getName() + " key '" + shown(reserved.key()) + "': the exchange was waiting for " + tokens
                     + " token(s) when " + why + "; its tokens were refunded"));

@@ -8,6 +8,12 @@ import java.util.function.Consumer;
 /**
  * What an endpoint's exchanges met, counted without locks: the one source of the endpoint's JMX attributes,
  * its dev console entry and its Micrometer meters.
+ *
+ * <p>Every acquire that reaches its store ends in exactly one outcome: passed at once
+ * ({@link #getImmediate()}), passed after a wait ({@link #getDelayed()}), {@link #getRejected() rejected},
+ * failed because the store did not answer ({@link #getStoreErrors()}), or {@link #getAbandoned() abandoned}
+ * while waiting (its producer stopped). {@link #getAdmitted()} is the first two together. An exchange whose
+ * headers are refused never reaches its store and is in none of them.
  */
 public final class TokenBucketStatistics {
 
@@ -15,6 +21,7 @@ public final class TokenBucketStatistics {
     private final LongAdder delayed = new LongAdder();
     private final LongAdder rejected = new LongAdder();
     private final LongAdder storeErrors = new LongAdder();
+    private final LongAdder abandoned = new LongAdder();
     private final LongAdder waitNanos = new LongAdder();
     private final Map<String, KeyCounts> keys = new ConcurrentHashMap<>();
     private volatile int maxKeys;
@@ -90,9 +97,18 @@ public final class TokenBucketStatistics {
         storeErrors.increment();
     }
 
+    void abandoned() {
+        abandoned.increment();
+    }
+
     /** Exchanges that got their tokens (at once or after a wait), check mode's allowed ones included. */
     public long getAdmitted() {
         return admitted.sum();
+    }
+
+    /** Of the admitted exchanges, those that passed at once. */
+    public long getImmediate() {
+        return admitted.sum() - delayed.sum();
     }
 
     /** Of the admitted exchanges, those that waited for their tokens. */
@@ -105,9 +121,18 @@ public final class TokenBucketStatistics {
         return rejected.sum();
     }
 
-    /** Exchanges whose store failed to answer (Redis down or too slow), whatever the onStoreError policy. */
+    /**
+     * Acquires that failed because the store did not answer (Redis down or too slow, onStoreError=fail). Those
+     * the allow or local policy answered are admitted or rejected like any other; {@code FallbackBucketStore}
+     * counts them.
+     */
     public long getStoreErrors() {
         return storeErrors.sum();
+    }
+
+    /** Exchanges that were still waiting when their producer stopped: failed, their tokens refunded. */
+    public long getAbandoned() {
+        return abandoned.sum();
     }
 
     /** Nanoseconds the delayed exchanges waited, in all. */

@@ -61,11 +61,18 @@ class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
 
     @Test
     void failPolicyAdmitsNothingWithoutRedisAndRecovers() throws Exception {
-        Run run = outage(endpoint("fail"));
+        TokenBucketEndpoint endpoint = (TokenBucketEndpoint) endpoint("fail");
+        Run run = outage(endpoint);
         List<Outcome> during = run.during();
         assertThat(during).as("exchanges during the outage").isNotEmpty();
         assertThat(during).noneMatch(Outcome::admitted);
         assertThat(during).allSatisfy(o -> assertThat(o.failure()).isInstanceOf(TokenBucketStoreException.class));
+        // the outcomes add up: each exchange of the run is counted once, as admitted, rejected or a store error
+        long storeErrors = run.all().stream().filter(o -> o.failure() instanceof TokenBucketStoreException).count();
+        assertThat(endpoint.getStoreErrorCount()).isEqualTo(storeErrors);
+        assertThat(endpoint.getAdmittedCount() + endpoint.getRejectedCount() + endpoint.getStoreErrorCount())
+                .isEqualTo(run.all().size());
+        assertThat(endpoint.getFallbackCount()).isZero();
         assertThat(run.all()).allSatisfy(o -> assertThat(o.endNanos() - o.startNanos())
                 .as("time to answer").isLessThan(TimeUnit.MILLISECONDS.toNanos(STORE_TIMEOUT_MS + 700)));
         System.out.printf("onStoreError=fail: %d exchanges during a %d ms outage, none admitted; recovered %d ms"
@@ -79,6 +86,11 @@ class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
         assertThat(run.during()).isNotEmpty().allMatch(Outcome::admitted);
         FallbackBucketStore store = (FallbackBucketStore) ((TokenBucketEndpoint) endpoint).store();
         assertThat(store.fallbacks()).isGreaterThanOrEqualTo(run.during().size());
+        // answered by the policy, so admitted (or rejected) like any other exchange, and no store error
+        assertThat(((TokenBucketEndpoint) endpoint).getFallbackCount()).isEqualTo(store.fallbacks());
+        assertThat(((TokenBucketEndpoint) endpoint).getStoreErrorCount()).isZero();
+        assertThat(((TokenBucketEndpoint) endpoint).getAdmittedCount()
+                + ((TokenBucketEndpoint) endpoint).getRejectedCount()).isEqualTo(run.all().size());
         System.out.printf("onStoreError=allow: %d admitted and counted during a %d ms outage (%d store failures);"
                 + " recovered %d ms after Redis restarted%n", store.fallbacks(), run.outageMs(), store.failures(),
                 run.recoveryMs());
@@ -204,10 +216,11 @@ class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
                 }
             }));
         }
+        long stoppedAt;
+        long restartedAt;
+        long recoveredAt;
         try {
             await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().anyMatch(Outcome::admitted));
-            long stoppedAt;
-            long restartedAt;
             Thread.sleep(300); // load before the outage; the outcome does not depend on it
             redis.stop();
             stoppedAt = System.nanoTime();
@@ -217,8 +230,7 @@ class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
             String key = "tokenbucket:outage-" + tb.getConfiguration().getOnStoreError() + ":k";
             await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
                     .until(() -> ((Long) redis.command("EXISTS", key)) == 1L);
-            long recoveredAt = System.nanoTime();
-            return new Run(List.copyOf(outcomes), stoppedAt, restartedAt, recoveredAt);
+            recoveredAt = System.nanoTime();
         } finally {
             sending.set(false);
             for (Future<?> f : futures) {
@@ -226,5 +238,7 @@ class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
             }
             senders.shutdownNow();
         }
+        // every exchange sent, the last ones included: the senders have stopped
+        return new Run(List.copyOf(outcomes), stoppedAt, restartedAt, recoveredAt);
     }
 }
