@@ -314,14 +314,25 @@ public final class Accuracy {
             plot(png, storeName, keys, perKey, capacity, T, seconds, t0, released, perWindow, bound);
             System.out.println("plot: " + png);
         }
-        return new Summary(all, failed.sum(), maxSliding, bound, errors.get(0));
+        return new Summary(all, failed.sum(), maxSliding, bound, errors.get(0), errors.get(errors.size() - 1), T);
     }
 
     /**
      * What a run found: whether every exchange was released, how many failed, the most released in any sliding
      * 100 ms window against its bound, and the earliest release relative to its slot (negative: early).
      */
-    record Summary(boolean allReleased, long failed, int maxSliding, long bound, long minErrorNanos) {
+    /**
+     * What a run measured. A release may be late (a stall of the machine), never early; a late release can fall into
+     * the window of the next ones, so a window's count is bounded by {@link #lateBound()}, the bound of a window
+     * longer by the worst lateness.
+     */
+    record Summary(boolean allReleased, long failed, int maxSliding, long bound, long minErrorNanos,
+                   long maxErrorNanos, long intervalNanos) {
+
+        /** The window bound when the releases may be as late as they were: one more token per interval of it. */
+        long lateBound() {
+            return bound + (Math.max(0, maxErrorNanos) + intervalNanos - 1) / intervalNanos;
+        }
     }
 
     /** Records now as the time of the exchange's key {@code ki} and sequence {@code seq}, when it has them. */

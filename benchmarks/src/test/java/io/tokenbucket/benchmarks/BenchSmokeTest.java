@@ -62,7 +62,9 @@ class BenchSmokeTest {
         Accuracy.Summary s = Accuracy.run(false, 1, 2, 1, 5, 10, null);
         assertThat(s.allReleased()).isTrue();
         assertThat(s.failed()).isZero();
-        assertThat(s.maxSliding()).isLessThanOrEqualTo((int) s.bound());
+        assertThat(s.minErrorNanos()).as("never released before its slot").isNotNegative();
+        // a release late by a stall of this shared machine may share a window with the next ones
+        assertThat(s.maxSliding()).isLessThanOrEqualTo((int) s.lateBound());
     }
 
     /** Starts its own redis-server (the one embedded-redis ships, unless one is on the PATH): 3 instances. */
@@ -71,7 +73,8 @@ class BenchSmokeTest {
         Accuracy.Summary s = Accuracy.run(true, 3, 2, 1, 5, 10, null);
         assertThat(s.allReleased()).isTrue();
         assertThat(s.failed()).isZero();
-        assertThat(s.maxSliding()).isLessThanOrEqualTo((int) s.bound());
+        assertThat(s.minErrorNanos()).as("never released before its slot").isNotNegative();
+        assertThat(s.maxSliding()).isLessThanOrEqualTo((int) s.lateBound());
     }
 
     /**

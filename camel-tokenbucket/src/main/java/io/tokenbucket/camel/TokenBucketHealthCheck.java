@@ -9,7 +9,10 @@ import org.apache.camel.health.HealthCheckResultBuilder;
 /**
  * Readiness of a Redis-backed endpoint: DOWN while Redis does not answer a PING within {@code storeTimeout},
  * UP when it does. Registered with Camel's producer health checks (when camel-health is present), with id
- * {@code tokenbucket-<name>}.
+ * {@code tokenbucket-<name>}. Readiness only, never liveness: a Redis outage is the store policy's business
+ * ({@code onStoreError}), and restarting the application would not mend it. The PING is one per shared
+ * connection and its answer is reused for a second, so a health request over many endpoints of a frozen Redis
+ * waits one {@code storeTimeout}, not one per endpoint.
  */
 final class TokenBucketHealthCheck implements HealthCheck {
 
@@ -60,6 +63,7 @@ final class TokenBucketHealthCheck implements HealthCheck {
             return result.up().build();
         }
         String why = failure.getMessage() != null ? failure.getMessage() : failure.getClass().getSimpleName();
-        return result.down().message("Redis did not answer: " + endpoint.redact(why)).error(failure).build();
+        return result.down().message(endpoint.getStoreDescription() + ": " + endpoint.redact(why)).error(failure)
+                .build();
     }
 }

@@ -2,8 +2,6 @@ package io.tokenbucket.camel;
 
 import java.time.Duration;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -76,22 +74,7 @@ final class TokenBucketRedisStores {
             case local -> endpoint.getComponent().localStore(endpoint.getName());
         };
         RedisConnections.Lease leased = lease;
-        Supplier<Throwable> probe = () -> {
-            if (leased.commands() == null) {
-                return leased.notConnected();
-            }
-            try {
-                leased.commands().ping().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-                return null;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return e;
-            } catch (ExecutionException e) {
-                return e.getCause();
-            } catch (Exception e) {
-                return e;
-            }
-        };
+        Supplier<Throwable> probe = () -> leased.probe(timeout);
         return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease, "redis at " + where,
                 probe, redact);
     }

@@ -98,6 +98,33 @@ class TokenBucketObservabilityTest extends TokenBucketRedisTestSupport {
         await().atMost(java.time.Duration.ofSeconds(10)).until(() -> readiness() == HealthCheck.State.UP);
     }
 
+    @Test
+    void aFrozenRedisCostsAHealthRequestOnePingNotOnePerEndpoint() {
+        HealthCheckHelper.getHealthCheckRepository(context, "producers").setEnabled(true);
+        int endpoints = 10;
+        for (int i = 0; i < endpoints; i++) {
+            context.getEndpoint("tokenbucket:frozen" + i + "?store=redis&redisUri=" + redis.uri()
+                    + "&storeTimeout=300ms");
+        }
+        // every client's commands wait for 3 s, as on a Redis stuck in a long script or a fork (no probe has run
+        // yet: an answer is reused for a second)
+        redis.command("CLIENT", "PAUSE", "3000");
+        long start = System.nanoTime();
+        var results = HealthCheckHelper.invokeReadiness(context, "full").stream()
+                .filter(r -> r.getCheck().getId().startsWith("tokenbucket-frozen")).toList();
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        assertThat(results).hasSize(endpoints).allSatisfy(r -> {
+            assertThat(r.getState()).isEqualTo(HealthCheck.State.DOWN);
+            assertThat(r.getMessage()).hasValueSatisfying(m -> assertThat(m)
+                    .isEqualTo("redis at redis://127.0.0.1:" + redis.port()
+                            + ": no answer to a PING within 300 ms (storeTimeout)"));
+        });
+        // one shared connection, one PING: 300 ms for all ten, not 3 s (generous for a loaded machine)
+        assertThat(millis).as("ms for the ten checks").isLessThan(2_000);
+        assertThat(HealthCheckHelper.invokeLiveness(context)).noneMatch(r -> r.getCheck().getId()
+                .startsWith("tokenbucket-"));
+    }
+
     private HealthCheck.State readiness() {
         return HealthCheckHelper.invokeReadiness(context).stream()
                 .filter(r -> r.getCheck().getId().equals("tokenbucket-hc")).findFirst()

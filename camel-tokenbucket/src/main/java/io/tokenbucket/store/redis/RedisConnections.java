@@ -89,6 +89,14 @@ public final class RedisConnections implements AutoCloseable {
             return connection.commands == null ? connection.lastFailure : null;
         }
 
+        /**
+         * Whether Redis answers a {@code PING} within {@code timeout}: null when it does, else why not. One probe
+         * per shared connection, its answer reused for a second, so every endpoint on it may ask.
+         */
+        public Throwable probe(Duration timeout) {
+            return connection.probe.check(timeout);
+        }
+
         /** Gives the lease back; the last one closes the connection, and the client when it was created here. */
         @Override
         public void close() {
@@ -111,6 +119,7 @@ public final class RedisConnections implements AutoCloseable {
         final boolean owned;
         final String where;
         final RedisUriText text;
+        final RedisProbe probe = new RedisProbe(() -> this.commands, () -> this.lastFailure);
         volatile StatefulConnection<String, String> connection;
         volatile RedisClusterAsyncCommands<String, String> commands;
         volatile Throwable lastFailure;
