@@ -41,7 +41,7 @@ public class ScraperRoute extends RouteBuilder {
      * pool per proxy ({@link ProxyClients}). Nothing else varies, and nothing of a URL or a proxy line is in the
      * URI, which {@code toD} and camel-http resolve (Simple, {@code {{...}}} placeholders). Non-2xx answers do not
      * throw: {@link FetchOutcome} reads the status. Only options camel-http knows: {@code toD}'s camel-http
-     * optimisation moves any other option into header {@code CamelHttpQuery}, which replaced the URL's own query.
+     * optimisation moves any other option into header {@code CamelHttpQuery}, which would replace the URL's own query.
      */
     public static final String FETCH = fetchUri("${exchangeProperty." + Scrape.PROXY_CLIENT + "}");
 

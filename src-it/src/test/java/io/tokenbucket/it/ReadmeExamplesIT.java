@@ -18,17 +18,23 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The YAML routes shown in README.md load into Camel as they are written, and the penalize example does what
- * the README says.
+ * The YAML routes shown in the Markdown docs load into Camel as they are written, and the penalize example does
+ * what its page says. A route is a {@code ```yaml} block that starts with {@code - route:}; the README keeps the
+ * 30-second route, the other pages the rest.
  */
 class ReadmeExamplesIT {
 
+    /** The pages whose YAML routes are checked, relative to the repository root. */
+    private static final List<String> PAGES = List.of("README.md", "routes-example/README.md",
+            "docs/how-it-works.md");
+
     private static final Pattern YAML_BLOCK = Pattern.compile("```yaml\n(.*?)```", Pattern.DOTALL);
 
-    private static List<String> yamlRoutes() throws Exception {
-        String readme = Files.readString(Path.of(System.getProperty("basedir", "."), "..", "README.md"));
+    /** The YAML routes of {@code page}, in page order. */
+    private static List<String> yamlRoutes(String page) throws Exception {
+        String text = Files.readString(Path.of(System.getProperty("basedir", "."), "..", page));
         List<String> routes = new ArrayList<>();
-        Matcher m = YAML_BLOCK.matcher(readme);
+        Matcher m = YAML_BLOCK.matcher(text);
         while (m.find()) {
             if (m.group(1).startsWith("- route:")) {
                 routes.add(m.group(1));
@@ -37,10 +43,20 @@ class ReadmeExamplesIT {
         return routes;
     }
 
+    /** The YAML routes of every page. */
+    private static List<String> yamlRoutes() throws Exception {
+        List<String> routes = new ArrayList<>();
+        for (String page : PAGES) {
+            routes.addAll(yamlRoutes(page));
+        }
+        return routes;
+    }
+
     @Test
-    void everyYamlRouteOfTheReadmeLoads() throws Exception {
+    void everyYamlRouteOfTheDocsLoads() throws Exception {
+        assertThat(yamlRoutes("README.md")).as("YAML routes in README.md").isNotEmpty();
         List<String> routes = yamlRoutes();
-        assertThat(routes).hasSizeGreaterThanOrEqualTo(3);
+        assertThat(routes).as("YAML routes in " + PAGES).hasSizeGreaterThanOrEqualTo(3);
         for (String yaml : routes) {
             try (CamelContext camel = new DefaultCamelContext()) {
                 camel.getRegistry().bind("proxyPool", new Object() {
@@ -57,7 +73,8 @@ class ReadmeExamplesIT {
 
     @Test
     void thePenalizeExampleBacksTheProxyOff() throws Exception {
-        String yaml = yamlRoutes().stream().filter(y -> y.contains("penalize")).findFirst().orElseThrow();
+        String yaml = yamlRoutes().stream().filter(y -> y.contains("direct:throttled-by-upstream")).findFirst()
+                .orElseThrow();
         try (CamelContext camel = new DefaultCamelContext()) {
             load(camel, yaml);
             camel.start();
