@@ -51,10 +51,11 @@ public class TokenBucketConfiguration implements Cloneable {
             + " reserved together; 1/1s:5 is one per second in bursts of 5.")
     private String limits;
 
+    // no asterisk in this text: Camel's metadata generator drops every one from descriptions
     @UriParam(description = "Limits of their own for some keys: pattern=limits entries separated by ;, where a"
-            + " pattern is a key or a glob with * and limits use the syntax of the limits option, for example"
-            + " premium-*=20/1s;p7=10/1s,1000/1h. The first matching entry wins; other keys get the endpoint's"
-            + " limits.")
+            + " pattern is a key or a glob in which an asterisk stands for any run of characters (premium- and an"
+            + " asterisk: every key starting with premium-), and limits use the syntax of the limits option, for"
+            + " example p7=10/1s,1000/1h. The first matching entry wins; other keys get the endpoint's limits.")
     private String keyLimits;
 
     @UriParam(label = "advanced", javaType = "io.tokenbucket.camel.TokenBucketLimitResolver", description = "A"

@@ -113,9 +113,10 @@ public class TokenBucketComponentConfiguration extends ComponentConfigurationPro
      */
     private String limits;
     /**
-     * Limits of their own for some keys: pattern=limits entries separated by ;, where a pattern is a key or a
-     * glob with * and limits use the syntax of the limits option, for example premium-*=20/1s;p7=10/1s,1000/1h.
-     * The first matching entry wins; other keys get the endpoint's limits.
+     * Limits of their own for some keys: pattern=limits entries separated by ;, where a pattern is a key or a glob
+     * in which an asterisk stands for any run of characters (premium- and an asterisk: every key starting with
+     * premium-), and limits use the syntax of the limits option, for example p7=10/1s,1000/1h. The first matching
+     * entry wins; other keys get the endpoint's limits.
      */
     private String keyLimits;
     /**
