@@ -88,7 +88,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                         (m, r) -> m.setHeader(TokenBucketConstants.REMAINING, r.remaining()));
                 case remove -> answer(exchange, callback, endpoint.store().remove(stored), (m, r) -> { });
                 case peek -> answer(exchange, callback,
-                        endpoint.store().peek(stored, limits, tokensOf(message, limits)), TokenBucketProducer::estimate);
+                        endpoint.store().peek(stored, limits, tokensOf(message, limits.capacity())),
+                        TokenBucketProducer::estimate);
                 case penalize -> answer(exchange, callback,
                         endpoint.store().penalize(stored, limits, penaltyOf(message)), TokenBucketProducer::estimate);
                 default -> throw new IllegalStateException("unreachable: " + operation);
@@ -139,8 +140,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
         // never blocking); every other outcome continues the route, which happens on the worker pool.
         answer.whenComplete((reserved, failure) -> {
-            if (failure == null && reserved.reservation().granted() && reserved.reservation().waitNanos() > 0
-                    && reserved.place()) {
+            if (failure == null && reserved.reservation().granted() && reserved.reservation().waitNanos() > 0) {
                 decide(exchange, callback, reserved, tokens, start, false);
                 return;
             }
@@ -174,7 +174,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         Message message = exchange.getMessage();
         Reservation r = reserved.reservation();
         TokenBucketMode mode = endpoint.getConfiguration().getMode();
-        if (!r.granted() || r.waitNanos() == 0 || !reserved.place()) {
+        // a granted wait always holds a place: a reservation without one accepted no wait (BucketStore#reserve)
+        if (!r.granted() || r.waitNanos() == 0) {
             leave(reserved.place());
         }
         if (!r.granted()) {
@@ -192,14 +193,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         if (r.waitNanos() == 0) {
             endpoint.getStatistics().admitted(reserved.stored(), 0);
             passed(message, 0, r.remaining());
-            callback.done(sync);
-            return sync;
-        }
-        if (!reserved.place()) {
-            // a store that grants a wait to a reservation that accepted none: not its contract; give it back
-            endpoint.store().refund(reserved.stored(), reserved.limits(), tokens);
-            exchange.setException(new IllegalStateException("tokenbucket:" + endpoint.getName() + ": the store"
-                    + " granted a wait of " + ceilMillis(r.waitNanos()) + " ms to a reservation that accepted none"));
             callback.done(sync);
             return sync;
         }
@@ -241,7 +234,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
 
     private static void estimate(Message message, Reservation r) {
         message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
-        message.setHeader(TokenBucketConstants.WAIT_ESTIMATE, ceilMillis(r.waitNanos()));
+        message.setHeader(TokenBucketConstants.WAIT_ESTIMATE, TokenBucketEndpoint.ceilMillis(r.waitNanos()));
     }
 
     private void passed(Message message, long waitedMillis, long remaining) {
@@ -253,7 +246,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     private TokenBucketRejectedException rejected(Reserved reserved, long tokens, boolean full) {
-        long waitMillis = ceilMillis(reserved.reservation().waitNanos());
+        long waitMillis = TokenBucketEndpoint.ceilMillis(reserved.reservation().waitNanos());
         TokenBucketConfiguration config = endpoint.getConfiguration();
         String why;
         if (full) {
@@ -357,17 +350,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
     }
 
-    private long tokensOf(Message message, Limits limits) {
-        return tokensOf(message, limits.capacity());
-    }
-
     /** The exchange's cost: header {@code CamelTokenBucketCost} or the cost option, from 1 to {@code capacity}. */
     private long tokensOf(Message message, long capacity) {
         Object raw = message.getHeader(TokenBucketConstants.COST);
         long tokens;
         if (raw == null) {
             tokens = endpoint.getConfiguration().getCost();
-        } else if (raw instanceof Long || raw instanceof Integer || raw instanceof Short || raw instanceof Byte) {
+        } else if (isWholeNumber(raw)) {
             tokens = ((Number) raw).longValue();
         } else {
             try {
@@ -393,7 +382,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private static long penaltyOf(Message message) {
         Object raw = message.getHeader(TokenBucketConstants.PENALTY);
         long millis = TokenBucketOptionText.NOT_A_DURATION;
-        if (raw instanceof Long || raw instanceof Integer || raw instanceof Short || raw instanceof Byte) {
+        if (isWholeNumber(raw)) {
             millis = ((Number) raw).longValue();
         } else if (raw instanceof java.time.Duration d) {
             try {
@@ -402,7 +391,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 millis = d.isNegative() ? TokenBucketOptionText.NOT_A_DURATION : TokenBucketOptionText.TOO_LONG;
             }
         } else if (raw != null) {
-            // other numbers (1.5, NaN, a huge BigInteger) as their text: whole milliseconds only, never rounded
             millis = TokenBucketOptionText.durationMillis(raw.toString());
         }
         if (millis < 0) {
@@ -414,6 +402,14 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                     + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms), was '" + shown(raw) + "'");
         }
         return TimeUnit.MILLISECONDS.toNanos(millis);
+    }
+
+    /**
+     * Whether a header value is a number that is whole and exact as a {@code long}; any other number (1.5, NaN, a
+     * huge BigInteger) is read as its text, so it is refused rather than rounded.
+     */
+    private static boolean isWholeNumber(Object raw) {
+        return raw instanceof Long || raw instanceof Integer || raw instanceof Short || raw instanceof Byte;
     }
 
     /** {@code value} for a message: at most {@value #MAX_VALUE_IN_MESSAGE} characters, then its length. */
@@ -443,10 +439,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             waiter.abandon("the producer stopped");
         }
         super.doStop();
-    }
-
-    private static long ceilMillis(long nanos) {
-        return TokenBucketEndpoint.ceilMillis(nanos);
     }
 
     /** An exchange that holds a reservation and waits for its time; claimed exactly once, by release or abandon. */
