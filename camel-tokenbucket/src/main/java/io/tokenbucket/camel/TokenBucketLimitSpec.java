@@ -101,8 +101,16 @@ final class TokenBucketLimitSpec {
     /**
      * A key pattern of {@code keyLimits}: a key, or a glob where {@code *} stands for any run of characters.
      * Matched without regular expressions, so a key of any length sent by a client cannot make matching backtrack.
+     * Split at its stars once, when the option is parsed, not per exchange.
      */
-    record Glob(String pattern) {
+    static final class Glob {
+        private final String pattern;
+        private final String[] pieces;
+
+        Glob(String pattern) {
+            this.pattern = pattern;
+            this.pieces = pattern.split("\\*", -1);
+        }
 
         /**
          * Whether {@code key} matches the whole pattern: the text before the first {@code *} starts the key, the text
@@ -111,7 +119,6 @@ final class TokenBucketLimitSpec {
          * steps per piece).
          */
         boolean matches(String key) {
-            String[] pieces = pattern.split("\\*", -1);
             if (pieces.length == 1) {
                 return key.equals(pattern);
             }
@@ -130,6 +137,11 @@ final class TokenBucketLimitSpec {
                 from = found + pieces[i].length();
             }
             return true;
+        }
+
+        @Override
+        public String toString() {
+            return pattern;
         }
     }
 
