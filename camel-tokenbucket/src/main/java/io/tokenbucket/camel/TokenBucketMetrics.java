@@ -20,8 +20,8 @@ import org.apache.camel.CamelContext;
  * <p>Meters, tagged {@code endpoint=<name>}: {@code tokenbucket.exchanges} ({@code outcome} admitted at once,
  * delayed, rejected, store_error, abandoned: each acquire that reached its store in exactly one),
  * {@code tokenbucket.store.fallbacks} (calls the allow or local policy answered), {@code tokenbucket.wait} (a
- * timer of the delayed exchanges' waits),
- * {@code tokenbucket.local.keys} (buckets in memory), {@code tokenbucket.waiting} (exchanges waiting now) and, when {@code metricsPerKey=true}, for at most
+ * timer of the delayed exchanges' waits), {@code tokenbucket.local.keys} (buckets in memory),
+ * {@code tokenbucket.waiting} (exchanges waiting now) and, when {@code metricsPerKey=true}, for at most
  * {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted or
  * rejected).
  */
@@ -67,7 +67,8 @@ final class TokenBucketMetrics implements AutoCloseable {
         exchanges(tags, "store_error", stats, TokenBucketStatistics::getStoreErrors);
         exchanges(tags, "abandoned", stats, TokenBucketStatistics::getAbandoned);
         meters.add(FunctionCounter.builder("tokenbucket.store.fallbacks", endpoint,
-                        TokenBucketEndpoint::getFallbackCount).tags(tags).description("Store calls answered by the allow or local policy while Redis did not answer")
+                        TokenBucketEndpoint::getFallbackCount).tags(tags)
+                .description("Store calls answered by the allow or local policy while Redis did not answer")
                 .register(registry));
         meters.add(FunctionTimer.builder("tokenbucket.wait", stats, TokenBucketStatistics::getDelayed,
                         TokenBucketStatistics::getWaitNanos, TimeUnit.NANOSECONDS)

@@ -17,7 +17,9 @@ import java.util.function.Consumer;
  */
 public final class TokenBucketStatistics {
 
-    private final LongAdder admitted = new LongAdder();
+    // each outcome its own adder, never a difference of two: a difference read while another thread counts can
+    // step back, and a Micrometer counter that steps back reads as a reset
+    private final LongAdder immediate = new LongAdder();
     private final LongAdder delayed = new LongAdder();
     private final LongAdder rejected = new LongAdder();
     private final LongAdder storeErrors = new LongAdder();
@@ -74,14 +76,15 @@ public final class TokenBucketStatistics {
     }
 
     void admitted(String key, long waitedNanos) {
-        admitted.increment();
+        if (waitedNanos > 0) {
+            waitNanos.add(waitedNanos);
+            delayed.increment();
+        } else {
+            immediate.increment();
+        }
         KeyCounts counts = key(key);
         if (counts != null) {
             counts.admitted.increment();
-        }
-        if (waitedNanos > 0) {
-            delayed.increment();
-            waitNanos.add(waitedNanos);
         }
     }
 
@@ -103,12 +106,12 @@ public final class TokenBucketStatistics {
 
     /** Exchanges that got their tokens (at once or after a wait), check mode's allowed ones included. */
     public long getAdmitted() {
-        return admitted.sum();
+        return immediate.sum() + delayed.sum();
     }
 
     /** Of the admitted exchanges, those that passed at once. */
     public long getImmediate() {
-        return admitted.sum() - delayed.sum();
+        return immediate.sum();
     }
 
     /** Of the admitted exchanges, those that waited for their tokens. */
