@@ -111,9 +111,10 @@ public record ProxyConfig(String id, String host, int port, String username, Str
     }
 
     /**
-     * A proxy URL as it may be shown: the password (what follows the first {@code :} of the user info, which ends
-     * at the last {@code @} of the authority) replaced by {@code ***}. Text without {@code ://} that holds an
-     * {@code @} is not shown at all: where its password ends cannot be told.
+     * A URL (a proxy line's, or a target's that carries credentials: {@link TargetUrl}) as it may be shown: the
+     * password (what follows the first {@code :} of the user info, which ends at the last {@code @} of the
+     * authority) replaced by {@code ***}. Text without {@code ://} that holds an {@code @} is not shown at all:
+     * where its password ends cannot be told.
      */
     static String withoutPassword(String url) {
         int scheme = url.indexOf("://");
@@ -136,7 +137,11 @@ public record ProxyConfig(String id, String host, int port, String username, Str
         return url.substring(0, colon + 1) + "***" + url.substring(at);
     }
 
-    /** Percent-decoding as in a URL: {@code %XX} are UTF-8 bytes, every other character (also {@code +}) is itself. */
+    /**
+     * Percent-decoding as in a URL: {@code %XX} are UTF-8 bytes, every other character (also {@code +}) is itself.
+     * Neither {@code URLDecoder} (a form's: {@code +} is a space) nor HttpCore's {@code PercentCodec} (it takes any
+     * other character for one byte, so a {@code ü} written as it is comes out as U+FFFD).
+     */
     private static String decode(String s, String shown) {
         if (s.indexOf('%') < 0) {
             return s;

@@ -26,7 +26,9 @@ import java.util.regex.Pattern;
  * <li>absent, empty or anything else (a sign, a fraction, {@code 1e9}, words, an impossible date):
  *     {@code defaultMillis} ({@code example.penalty}).</li>
  * </ul>
- * Immutable; the clock is a parameter so that tests need no sleeps.
+ * Immutable; the clock is a parameter so that tests need no sleeps. Not HttpClient's
+ * {@code DateUtils.parseStandardDate}: in 5.5 it reads IMF-fixdate only of the three forms, and takes zones other
+ * than {@code GMT} ({@code PST}), which the grammar does not allow.
  */
 public final class RetryAfter {
 

@@ -97,13 +97,8 @@ public record TargetUrl(String given, String base, String rawQuery) {
             authorityEnd++;
         }
         String authority = url.substring(authorityStart, authorityEnd);
-        int at = authority.lastIndexOf('@');
-        if (at >= 0) {
-            int userEnd = authority.indexOf(':');
-            String shown = url.substring(0, authorityStart) + (userEnd >= 0 && userEnd < at
-                    ? authority.substring(0, userEnd) + ":***" : authority.substring(0, at)) + authority.substring(at)
-                    + url.substring(authorityEnd);
-            throw new Refused("a user name or password in the URL is not sent", shown);
+        if (authority.indexOf('@') >= 0) {
+            throw new Refused("a user name or password in the URL is not sent", ProxyConfig.withoutPassword(url));
         }
         String hostAndPort = host(authority, given);
         int queryStart = url.indexOf('?', authorityEnd);

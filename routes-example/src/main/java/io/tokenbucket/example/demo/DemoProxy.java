@@ -12,6 +12,7 @@ import java.util.Base64;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.apache.hc.core5.net.PercentCodec;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.Content;
@@ -198,21 +199,9 @@ public final class DemoProxy implements AutoCloseable {
      * password percent-encoded (UTF-8) wherever they hold anything but letters, digits and {@code -._~}.
      */
     public String line() {
-        String auth = username == null ? "" : encode(username) + ":" + encode(password) + "@";
+        String auth = username == null ? ""
+                : PercentCodec.RFC3986.encode(username) + ":" + PercentCodec.RFC3986.encode(password) + "@";
         return "http://" + auth + "127.0.0.1:" + port() + " id=" + id;
-    }
-
-    private static String encode(String text) {
-        StringBuilder encoded = new StringBuilder();
-        for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
-            char c = (char) (b & 0xff);
-            if (c < 128 && (Character.isLetterOrDigit(c) || "-._~".indexOf(c) >= 0)) {
-                encoded.append(c);
-            } else {
-                encoded.append('%').append(String.format(Locale.ROOT, "%02X", b & 0xff));
-            }
-        }
-        return encoded.toString();
     }
 
     /**
