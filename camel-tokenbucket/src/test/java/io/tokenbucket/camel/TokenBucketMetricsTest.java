@@ -21,8 +21,8 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
             @Override
             public void configure() {
                 errorHandler(noErrorHandler());
-                from("direct:metered").to("tokenbucket:metered?capacity=2&refillAmount=20&refillPeriod=1s"
-                        + "&maxWait=60ms&metricsPerKey=true&metricsMaxKeys=2");
+                from("direct:metered").to("tokenbucket:metered?capacity=2&refillAmount=2&refillPeriod=1s"
+                        + "&maxWait=600ms&metricsPerKey=true&metricsMaxKeys=2");
             }
         };
     }
@@ -41,7 +41,8 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
     void countersTimerAndGaugeReachAPrometheusScrape() throws Exception {
         send("a");
         send("a");
-        // sent together: the first waits 50 ms, the second would wait 100 ms, over maxWait
+        // sent together: the first waits 500 ms, the second would wait 1000 ms, over maxWait (a stall of up to
+        // 400 ms between the sends above and these changes nothing)
         Sent two = sendAsync("direct:metered", 2, java.util.Map.of(TokenBucketConstants.KEY, "a"));
         assertThat(two.done().await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         send("b");

@@ -93,6 +93,24 @@ class BucketMathTest {
     }
 
     @Test
+    void aWaitOfExactlyTheLongestWaitIsGrantedAndOneTickMoreIsRefusedWhateverTheCallerAccepts() {
+        Limit one = Limit.of(1, 1, 1000); // a token's wait is the debt it finds: debt + 1000 - 1000
+        long now = 5_000;
+        Decision at = BucketMath.reserve(now + BucketMath.MAX_WAIT_TICKS, now, 1, one, NO_LIMIT);
+        assertThat(at.granted()).isTrue();
+        assertThat(at.waitTicks()).isEqualTo(BucketMath.MAX_WAIT_TICKS);
+        Decision past = BucketMath.reserve(now + BucketMath.MAX_WAIT_TICKS + 1, now, 1, one, NO_LIMIT);
+        assertThat(past.granted()).isFalse();
+        assertThat(past.waitTicks()).isEqualTo(BucketMath.MAX_WAIT_TICKS + 1);
+        long[] tats = {now + BucketMath.MAX_WAIT_TICKS + 1, now};
+        assertThat(BucketMath.reserve(tats, now, 1, Limits.of(one, Limit.of(5, 5, 1000)), NO_LIMIT).granted())
+                .as("several limits").isFalse();
+        tats[0]--;
+        assertThat(BucketMath.reserve(tats, now, 1, Limits.of(one, Limit.of(5, 5, 1000)), NO_LIMIT).granted())
+                .as("several limits, at the longest wait").isTrue();
+    }
+
+    @Test
     void remainingCountsWholeTokensAfterTheReservation() {
         Limit five = Limit.of(5, 5, 1000);
         Decision d = BucketMath.reserve(0, 0, 2, five, NO_LIMIT);

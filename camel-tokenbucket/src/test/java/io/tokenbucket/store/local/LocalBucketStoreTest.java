@@ -14,9 +14,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Reservation;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -187,6 +189,7 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a spin ignores interrupts
     void aClockReadingTheRetiredMarkerStillReservesAndNeverSpins() {
         // Long.MIN_VALUE marks a retired bucket; a clock that reads exactly that (an injected one, or nanoTime after
         // wrapping) must still give fresh buckets a state a reservation can use
@@ -196,5 +199,38 @@ class LocalBucketStoreTest {
         assertThat(atTheMarker.reserveNow("k", one, 1, 0).granted()).isFalse();
         Limits two = Limits.of(one, Limit.of(5, 5, 60_000_000_000L));
         assertThat(atTheMarker.reserveNow("m", two, 1, 0).granted()).isTrue();
+    }
+
+    @Test
+    void aWaitOfExactlyTheCeilingIsGrantedAndOneNanosecondMoreIsRefusedOnEveryPath() throws Exception {
+        long ceiling = BucketStore.MAX_WAIT_NANOS;
+        Limit atTheCeiling = Limit.of(1, 1, ceiling);
+        Limit pastIt = Limit.of(1, 1, ceiling + 1);
+        Limit hourly = Limit.of(100, 100, TimeUnit.HOURS.toNanos(1));
+        // the clock stands still: after the first token the next one is exactly one interval away
+        for (Limit limit : List.of(atTheCeiling, pastIt)) {
+            boolean granted = limit == atTheCeiling;
+            String one = "one-" + limit.interval();
+            store.reserveNow(one, limit, 1, 0);
+            Reservation r = store.reserveNow(one, limit, 1, BucketMath.NO_LIMIT);
+            assertThat(r.granted()).as("one limit, a wait of %d ns", r.waitNanos()).isEqualTo(granted);
+            assertThat(r.waitNanos()).isEqualTo(limit.interval());
+
+            String several = "several-" + limit.interval();
+            Limits both = Limits.of(limit, hourly);
+            get(store.reserve(several, both, 1, 0));
+            Reservation m = get(store.reserve(several, both, 1, BucketMath.NO_LIMIT));
+            assertThat(m.granted()).as("several limits, a wait of %d ns", m.waitNanos()).isEqualTo(granted);
+
+            String freest = "freest-" + limit.interval();
+            store.reserveNow(freest, limit, 1, 0);
+            Reservation f = get(store.reserveFreest(List.of(freest), List.of(Limits.of(limit)), 1,
+                    BucketMath.NO_LIMIT)).reservation();
+            assertThat(f.granted()).as("candidates, a wait of %d ns", f.waitNanos()).isEqualTo(granted);
+        }
+    }
+
+    private static <T> T get(java.util.concurrent.CompletionStage<T> stage) throws Exception {
+        return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 }
