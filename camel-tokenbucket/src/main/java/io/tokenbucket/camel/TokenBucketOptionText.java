@@ -10,6 +10,7 @@ import java.util.regex.Pattern;
  * quietly turns text it cannot read ({@code capacity=abc}, {@code maxWait=5x}) into 0, and a {@code maxWait}
  * of 0 would silently mean "never wait"; and reads Camel duration text exactly, because Camel's own reader
  * ({@code TimeUtils}) wraps around on large values ({@code 200000000000000d} becomes a negative or small number).
+ * A duration's text is replaced by its milliseconds, so Camel binds the number and never reads the text again.
  * Values that are not text (numbers, durations from the Java DSL) are left to Camel.
  */
 final class TokenBucketOptionText {
@@ -18,9 +19,14 @@ final class TokenBucketOptionText {
     private static final Set<String> INT_NUMBERS = Set.of("metricsMaxKeys", "maxWaiting", "maxCandidates");
     private static final Set<String> DURATIONS = Set.of("refillPeriod", "maxWait", "storeTimeout");
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
-    /** Camel's duration syntax: days, hours, minutes, seconds, milliseconds, each optional, in that order. */
-    private static final Pattern DURATION = Pattern.compile(
-            "(?:(\\d+)d)?(?:(\\d+)h)?(?:(\\d+)m(?!s))?(?:(\\d+)s)?(?:(\\d+)ms)?");
+    /**
+     * Camel's duration syntax: days, hours, minutes, seconds, milliseconds, each optional, in that order; besides
+     * d, h, m, s and ms, the words Camel's reader also takes ({@code 1hour}, {@code 5min}, {@code 90sec}) and their
+     * plurals.
+     */
+    private static final Pattern DURATION = Pattern.compile("(?:(\\d+)(?:days?|d))?(?:(\\d+)(?:hours?|h))?"
+            + "(?:(\\d+)(?:minutes?|mins?|m(?!s)))?(?:(\\d+)(?:seconds?|secs?|s))?"
+            + "(?:(\\d+)(?:milliseconds?|millis|ms))?");
     private static final long[] UNIT_MILLIS = {86_400_000L, 3_600_000L, 60_000L, 1000L, 1L};
 
     /** What {@link #durationMillis} answers for text that is not a duration. */
@@ -67,13 +73,14 @@ final class TokenBucketOptionText {
                     throw new IllegalArgumentException(option.getKey() + " is longer than any duration a long holds"
                             + " in milliseconds, was '" + text + "'");
                 }
+                option.setValue(millis);
             }
         }
     }
 
     /**
      * The milliseconds of a Camel duration text ({@code 1s}, {@code 500ms}, {@code 2m}, {@code 1h30m}, {@code 1d},
-     * or a plain number of milliseconds, which may be negative), exactly: {@link #TOO_LONG} when it is longer than
+     * {@code 5min}, or a plain number of milliseconds, which may be negative), exactly: {@link #TOO_LONG} when it is longer than
      * a {@code long} holds, {@link #NOT_A_DURATION} when it is not a duration.
      */
     static long durationMillis(String text) {
