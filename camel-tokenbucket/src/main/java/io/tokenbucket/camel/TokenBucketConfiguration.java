@@ -209,6 +209,19 @@ public class TokenBucketConfiguration implements Cloneable {
         return maxWait == null ? BucketStore.MAX_WAIT_NANOS : TimeUnit.MILLISECONDS.toNanos(maxWait);
     }
 
+    /**
+     * The milliseconds of duration text, read as an endpoint URI's duration options are (Camel duration text such
+     * as {@code 1s}, {@code 500ms}, {@code 1h30m} or {@code 5min}, or a number of milliseconds), exactly: for
+     * configuration that reaches the component as text some other way, such as the Spring Boot starter's.
+     *
+     * @param name the name of the option or property, for the message
+     * @throws IllegalArgumentException naming it and the text when the text is no duration, or longer than a
+     *                                  {@code long} holds in milliseconds
+     */
+    public static long durationMillis(String name, String text) {
+        return TokenBucketOptionText.durationOption(name, text);
+    }
+
     /** The bucket size in tokens (the burst). Default 1. */
     public long getCapacity() {
         return capacity;

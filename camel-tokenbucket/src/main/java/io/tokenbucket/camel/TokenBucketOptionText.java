@@ -64,18 +64,28 @@ final class TokenBucketOptionText {
                 }
             }
             if (DURATIONS.contains(option.getKey())) {
-                long millis = durationMillis(text);
-                if (millis == NOT_A_DURATION) {
-                    throw new IllegalArgumentException(option.getKey() + " must be a duration such as 1s, 500ms, 2m"
-                            + " or 1h, or a number of milliseconds, was '" + text + "'");
-                }
-                if (millis == TOO_LONG) {
-                    throw new IllegalArgumentException(option.getKey() + " is longer than any duration a long holds"
-                            + " in milliseconds, was '" + text + "'");
-                }
-                option.setValue(millis);
+                option.setValue(durationOption(option.getKey(), text));
             }
         }
+    }
+
+    /**
+     * The milliseconds of the duration text of option {@code name}, as {@link #durationMillis} reads it.
+     *
+     * @throws IllegalArgumentException naming the option and the text when it is no duration, or longer than a
+     *                                  {@code long} holds in milliseconds
+     */
+    static long durationOption(String name, String text) {
+        long millis = durationMillis(text);
+        if (millis == NOT_A_DURATION) {
+            throw new IllegalArgumentException(name + " must be a duration such as 1s, 500ms, 2m or 1h, or a number"
+                    + " of milliseconds, was '" + text + "'");
+        }
+        if (millis == TOO_LONG) {
+            throw new IllegalArgumentException(name + " is longer than any duration a long holds in milliseconds,"
+                    + " was '" + text + "'");
+        }
+        return millis;
     }
 
     /**

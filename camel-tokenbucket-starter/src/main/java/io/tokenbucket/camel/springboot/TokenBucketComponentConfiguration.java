@@ -7,7 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
-import java.util.regex.Pattern;
 
 import io.tokenbucket.camel.TokenBucketConfiguration;
 import io.tokenbucket.camel.TokenBucketLimitResolver;
@@ -18,7 +17,6 @@ import org.apache.camel.CamelContext;
 import org.apache.camel.spring.boot.ComponentConfigurationPropertiesCommon;
 import org.apache.camel.spring.boot.util.CamelPropertiesHelper;
 import org.apache.camel.util.StringHelper;
-import org.apache.camel.util.TimeUtils;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -34,7 +32,6 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties(prefix = "camel.component.tokenbucket")
 public class TokenBucketComponentConfiguration extends ComponentConfigurationPropertiesCommon {
 
-    private static final Pattern ZERO_DURATION = Pattern.compile("\\s*0+\\s*[a-zA-Z]*\\s*");
 
     /** The options given in the application's configuration (setters called by the binder), by option name. */
     private final Set<String> given = new HashSet<>();
@@ -223,36 +220,26 @@ public class TokenBucketComponentConfiguration extends ComponentConfigurationPro
     }
 
     /**
-     * The milliseconds of a duration: Camel duration text as the component reads it ({@code 1s}, {@code 500ms},
-     * {@code 1m30s}, a plain number of milliseconds) or ISO-8601 ({@code PT2S}).
+     * The milliseconds of a duration: Camel duration text read as the component reads it
+     * ({@link TokenBucketConfiguration#durationMillis}: {@code 1s}, {@code 500ms}, {@code 1m30s}, {@code 5min}, a
+     * plain number of milliseconds; exactly, never wrapped around) or ISO-8601 ({@code PT2S}).
      *
      * @param option the Camel option name ({@code refillPeriod})
      * @throws IllegalArgumentException naming the property ({@code camel.component.tokenbucket.refill-period})
      *                                  and the text when it is neither
      */
     static long durationMillis(String option, String text) {
-        if (text != null) {
-            String trimmed = text.trim();
-            if (trimmed.startsWith("P") || trimmed.startsWith("p") || trimmed.startsWith("-P")) {
-                try {
-                    return Duration.parse(trimmed).toMillis();
-                } catch (DateTimeParseException e) {
-                    // not ISO-8601 either: reported below
-                }
-            } else {
-                try {
-                    long millis = TimeUtils.toMilliSeconds(trimmed);
-                    // TimeUtils answers 0 for text it cannot read: only a written zero may give 0
-                    if (millis != 0 || ZERO_DURATION.matcher(trimmed).matches()) {
-                        return millis;
-                    }
-                } catch (RuntimeException e) {
-                    // reported below
-                }
-            }
+        String property = "camel.component.tokenbucket." + StringHelper.camelCaseToDash(option);
+        String trimmed = text == null ? "" : text.trim();
+        if (!trimmed.startsWith("P") && !trimmed.startsWith("p") && !trimmed.startsWith("-P")) {
+            return TokenBucketConfiguration.durationMillis(property, trimmed);
         }
-        throw new IllegalArgumentException("camel.component.tokenbucket." + StringHelper.camelCaseToDash(option) + " must be a duration such as"
-                + " 1s, 500ms, 2m, 1h or PT2S, or a number of milliseconds, was '" + text + "'");
+        try {
+            return Duration.parse(trimmed).toMillis();
+        } catch (DateTimeParseException | ArithmeticException e) {
+            throw new IllegalArgumentException(property + " must be a duration such as 1s, 500ms, 2m, 1h or PT2S, or"
+                    + " a number of milliseconds, was '" + text + "'");
+        }
     }
 
     private void given(String option) {

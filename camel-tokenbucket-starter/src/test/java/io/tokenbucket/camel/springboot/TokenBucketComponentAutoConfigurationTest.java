@@ -142,6 +142,8 @@ class TokenBucketComponentAutoConfigurationTest {
             "1m30s, 90000",
             "PT2S, 2000",
             "PT0.25S, 250",
+            "5min, 300000",
+            "1hour, 3600000",
     })
     void durationsAreReadAsTheComponentReadsThem(String text, long millis) {
         runner.withPropertyValues("camel.component.tokenbucket.refill-period=" + text,
@@ -161,13 +163,26 @@ class TokenBucketComponentAutoConfigurationTest {
     }
 
     @ParameterizedTest(name = "{0}={1} fails naming the property")
-    @CsvSource({"refill-period, 5x", "max-wait, soon", "store-timeout, 1 second please", "refill-period, PT"})
+    @CsvSource({"refill-period, 5x", "max-wait, soon", "store-timeout, 1 second please", "refill-period, PT",
+            "max-wait, 3x4h"})
     void textThatIsNoDurationFailsTheStartNamingTheProperty(String property, String text) {
         runner.withPropertyValues("camel.component.tokenbucket." + property + "=" + text).run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure())
                     .hasStackTraceContaining("camel.component.tokenbucket." + property)
                     .hasStackTraceContaining("must be a duration")
+                    .hasStackTraceContaining("'" + text + "'");
+        });
+    }
+
+    @ParameterizedTest(name = "{0}={1} fails naming the property")
+    @CsvSource({"max-wait, 200000000000000d", "refill-period, 99999999999999999999", "store-timeout, PT9999999999999999H"})
+    void aDurationTooLongForALongFailsTheStartInsteadOfWrappingAround(String property, String text) {
+        // Camel's TimeUtils would multiply 200000000000000d into a small or negative number of milliseconds
+        runner.withPropertyValues("camel.component.tokenbucket." + property + "=" + text).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure())
+                    .hasStackTraceContaining("camel.component.tokenbucket." + property)
                     .hasStackTraceContaining("'" + text + "'");
         });
     }
