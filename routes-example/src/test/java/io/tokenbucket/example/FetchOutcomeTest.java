@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
@@ -127,9 +128,16 @@ class FetchOutcomeTest {
     void anUnclearFailureThroughTheProxyThatThenAnswersWasPassing() {
         Exchange url = newUrl();
         outcome.process(failed(url, "p1", new SocketTimeoutException("Read timed out")));
+        assertThat(stats.failures()).as("the timeout is a failed attempt, whoever was to blame").isEqualTo(1);
+        assertThat(url.getProperty(Scrape.SUSPECTS, Map.class)).as("held against p1 until the URL answers")
+                .containsOnlyKeys("p1");
+
         outcome.process(answered(url, "p1", 200, true));
 
         assertThat(pool.health()).containsEntry("p1", "healthy");
+        assertThat(url.getProperty(Scrape.OUTCOME)).isEqualTo(Scrape.FETCHED);
+        assertThat(stats.failures()).as("still the one failed attempt").isEqualTo(1);
+        assertThat(url.getProperty(Scrape.SUSPECTS)).as("p1 answered: nobody left to blame").isNull();
     }
 
     @Test
