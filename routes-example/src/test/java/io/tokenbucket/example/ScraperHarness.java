@@ -1,6 +1,7 @@
 package io.tokenbucket.example;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -8,6 +9,8 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.example.demo.DemoSite;
@@ -91,6 +94,31 @@ final class ScraperHarness implements AutoCloseable {
             throw new AssertionError("Not every URL got an outcome: " + results.getReceivedCounter()
                     + " results, " + dead.getReceivedCounter() + " dead letters of " + count + " (" + sent.get()
                     + " sent in all)");
+        }
+    }
+
+    /**
+     * Waits until {@code value} gives an answer that {@code done} accepts: for a condition that becomes true
+     * asynchronously (a penalty reaching Redis, failures being counted). Checks every 10 ms, parked in between so
+     * that a busy machine's cores stay with the threads being waited for.
+     *
+     * @param what    what is waited for, for the failure message
+     * @param timeout the deadline, generous: it is reached only when the test fails
+     * @return the first answer {@code done} accepted
+     * @throws AssertionError with {@code what} and the last answer, when the deadline passed first
+     */
+    static <T> T awaitUntil(String what, Supplier<T> value, Predicate<T> done, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            T answer = value.get();
+            if (done.test(answer)) {
+                return answer;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("Waited " + timeout.toMillis() + " ms for " + what + "; last answer: "
+                        + answer);
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
     }
 

@@ -1,10 +1,12 @@
 package io.tokenbucket.example;
 
+import static io.tokenbucket.example.ScraperHarness.awaitUntil;
 import static io.tokenbucket.example.ScraperRouteTest.maxInAnyWindow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -112,11 +114,8 @@ class SharedRedisScraperTest {
 
             // instance A sends penalize to the shared bucket; B never saw the 429, and its own pool still calls
             // p1 healthy. Wait (with a deadline) until B's view of the shared bucket shows the penalty
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            long untilToken;
-            do {
-                untilToken = b.millisUntilToken("p1");
-            } while (untilToken == 0 && System.nanoTime() < deadline);
+            long untilToken = awaitUntil("instance B to see the penalty on p1's bucket", () -> b.millisUntilToken("p1"),
+                    ms -> ms > 0, Duration.ofSeconds(5));
             assertThat(untilToken).as("ms until p1's next token, seen by instance B").isPositive();
             assertThat(b.pool().health().get("p1")).isEqualTo("healthy");
 
@@ -153,10 +152,9 @@ class SharedRedisScraperTest {
             a.scrape(List.of(site.target().baseUrl() + "/retry-after/2"));
             Hit refused = site.target().hits().get(0);
             assertThat(refused.status()).isEqualTo(429);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (b.millisUntilToken("p1") == 0 && System.nanoTime() < deadline) {
-                Thread.onSpinWait(); // A's penalize reaches Redis asynchronously
-            }
+            // A's penalize reaches Redis asynchronously
+            awaitUntil("instance B to see A's penalty on p1's bucket", () -> b.millisUntilToken("p1"), ms -> ms > 0,
+                    Duration.ofSeconds(5));
 
             // B's operator takes p1 out of B's proxy file, then puts it back: B forgets p1's health, not its bucket
             String lines = Files.readString(bFile);
