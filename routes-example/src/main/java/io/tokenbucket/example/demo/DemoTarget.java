@@ -59,7 +59,8 @@ public final class DemoTarget implements AutoCloseable {
     }
 
     /** Decides, per client, whether a request is admitted; called under the target's lock. */
-    private interface Limiter {
+    interface Limiter {
+        /** Whether {@code client}'s request arriving at {@code nanos} ({@code System.nanoTime()}) is admitted. */
         boolean admit(String client, long nanos);
     }
 
@@ -191,8 +192,8 @@ public final class DemoTarget implements AutoCloseable {
         return limiter.admit(client, now);
     }
 
-    /** At most {@code limit} requests in any window. */
-    private static final class SlidingWindow implements Limiter {
+    /** At most {@code limit} requests in any window; a refused request is not counted. */
+    static final class SlidingWindow implements Limiter {
         private final int limit;
         private final long windowNanos;
         private final Map<String, Deque<Long>> recent = new HashMap<>();
@@ -217,7 +218,7 @@ public final class DemoTarget implements AutoCloseable {
     }
 
     /** ngx_http_limit_req_module's test, line for line: {@code excess} in thousandths of a request. */
-    private static final class LimitReq implements Limiter {
+    static final class LimitReq implements Limiter {
         private final long rate;
         private final long burst;
         private final Map<String, long[]> state = new HashMap<>(); // client -> {excess, last ms}
