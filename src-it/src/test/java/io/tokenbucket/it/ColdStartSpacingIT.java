@@ -84,8 +84,9 @@ class ColdStartSpacingIT {
             long began = hits.isEmpty() ? 0 : hits.get(0).nanos();
             Files.write(DIR.resolve("target-hits.tsv"), hits.stream().map(h -> TimeUnit.NANOSECONDS.toMillis(
                     h.nanos() - began) + "\t" + h.client() + "\t" + h.path() + "\t" + h.status()).toList());
-            String figures = PROXIES.stream().map(p -> spacing(p, hits)).collect(Collectors.joining("; "));
-            double peak = PROXIES.stream().mapToDouble(p -> peakExcess(p, hits)).max().orElse(0);
+            DemoTarget target = site.target();
+            String figures = PROXIES.stream().map(p -> spacing(p, hits, target)).collect(Collectors.joining("; "));
+            double peak = PROXIES.stream().mapToDouble(p -> target.peakExcess(p) / 1000.0).max().orElse(0);
             String warmUps = instances.stream().map(i -> i.log().lines().filter(l -> l.contains("warmed up in"))
                     .map(l -> l.substring(l.indexOf("warmed up in") + 13)).findFirst().orElse("none"))
                     .collect(Collectors.joining(", "));
@@ -110,9 +111,10 @@ class ColdStartSpacingIT {
 
     /**
      * One proxy's spacing at the target: its requests, how many in its first second, the smallest gap after its
-     * burst, and the highest excess nginx's test reached (refused above {@value #BURST}).
+     * burst, and the highest excess the target's nginx test stored (a request that would take it above {@value #BURST}
+     * is refused).
      */
-    private static String spacing(String proxy, List<Hit> hits) {
+    private static String spacing(String proxy, List<Hit> hits, DemoTarget target) {
         List<Long> millis = hits.stream().filter(h -> h.client().equals(proxy)).map(Hit::nanos)
                 .map(TimeUnit.NANOSECONDS::toMillis).sorted().toList();
         if (millis.isEmpty()) {
@@ -125,19 +127,6 @@ class ColdStartSpacingIT {
         }
         return String.format("%s %d requests, %d in its first second, smallest gap after the burst %s ms, peak"
                 + " excess %.2f of %d", proxy, millis.size(), firstSecond, minGap == Long.MAX_VALUE ? "-" : minGap,
-                peakExcess(proxy, hits), BURST);
-    }
-
-    /** The highest excess ngx_http_limit_req_module's test reaches on one proxy's requests, without refusing any. */
-    private static double peakExcess(String proxy, List<Hit> hits) {
-        List<Long> millis = hits.stream().filter(h -> h.client().equals(proxy)).map(Hit::nanos)
-                .map(TimeUnit.NANOSECONDS::toMillis).sorted().toList();
-        long excess = 0; // thousandths of a request, as nginx counts
-        long peak = 0;
-        for (int i = 1; i < millis.size(); i++) {
-            excess = Math.max(0, excess - RATE * 1000L * (millis.get(i) - millis.get(i - 1)) / 1000 + 1000);
-            peak = Math.max(peak, excess);
-        }
-        return peak / 1000.0;
+                target.peakExcess(proxy) / 1000.0, BURST);
     }
 }

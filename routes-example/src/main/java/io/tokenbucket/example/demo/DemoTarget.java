@@ -217,11 +217,14 @@ public final class DemoTarget implements AutoCloseable {
         }
     }
 
-    /** ngx_http_limit_req_module's test, line for line: {@code excess} in thousandths of a request. */
+    /**
+     * ngx_http_limit_req_module's test, line for line: {@code excess} in thousandths of a request. Also keeps each
+     * client's peak excess, the highest it stored (so at most {@code burst}: a refused request stores nothing).
+     */
     static final class LimitReq implements Limiter {
         private final long rate;
         private final long burst;
-        private final Map<String, long[]> state = new HashMap<>(); // client -> {excess, last ms}
+        private final Map<String, long[]> state = new HashMap<>(); // client -> {excess, last ms, peak excess}
 
         LimitReq(int ratePerSecond, int burst) {
             this.rate = ratePerSecond * 1000L;
@@ -233,7 +236,7 @@ public final class DemoTarget implements AutoCloseable {
             long now = TimeUnit.NANOSECONDS.toMillis(nanos);
             long[] s = state.get(client);
             if (s == null) {
-                state.put(client, new long[] {0, now});
+                state.put(client, new long[] {0, now, 0});
                 return true;
             }
             long ms = Math.max(0, now - s[1]);
@@ -243,7 +246,14 @@ public final class DemoTarget implements AutoCloseable {
             }
             s[0] = excess;
             s[1] = now;
+            s[2] = Math.max(s[2], excess);
             return true;
+        }
+
+        /** The client's highest excess so far in thousandths of a request; 0 for a client not seen. */
+        long peakExcess(String client) {
+            long[] s = state.get(client);
+            return s == null ? 0 : s[2];
         }
     }
 
@@ -268,6 +278,21 @@ public final class DemoTarget implements AutoCloseable {
     /** The names of every request header the target has received so far, in lower case. */
     public synchronized java.util.Set<String> headerNames() {
         return java.util.Set.copyOf(headerNames);
+    }
+
+    /**
+     * The highest excess nginx's test stored for {@code client} on this {@link #nginxLike} target: thousandths of a
+     * request, from 0 (every request in its slot, or the first) to {@code burst * 1000}; a refused request stores
+     * none, so a peak at {@code burst * 1000} leaves no slack. 0 for a client not seen.
+     *
+     * @throws IllegalStateException when this target is not {@link #nginxLike}
+     */
+    public synchronized long peakExcess(String client) {
+        if (!(limiter instanceof LimitReq limitReq)) {
+            throw new IllegalStateException("Only a target like nginx limit_req keeps an excess; this one allows "
+                    + description);
+        }
+        return limitReq.peakExcess(client);
     }
 
     /** How many 429s the target answered, per client. */

@@ -29,6 +29,7 @@ class DemoTargetLimitsTest {
             assertThat(limit.admit("p1", at(0))).as("request %d at once (excess %d)", i, (i - 1) * 1000).isTrue();
         }
         assertThat(limit.admit("p1", at(0))).as("a fifth at once: excess 4000 > 3000").isFalse();
+        assertThat(limit.peakExcess("p1")).isEqualTo(3000);
     }
 
     @Test
@@ -61,6 +62,7 @@ class DemoTargetLimitsTest {
         // measured from the fourth: had the refusal at 200 ms stored its excess (3400) and time, this would be
         // 3400 - 402 + 1000 and refused
         assertThat(limit.admit("p1", at(334))).isTrue();
+        assertThat(limit.peakExcess("p1")).as("refused requests store no excess").isEqualTo(3000);
     }
 
     @Test
@@ -79,6 +81,33 @@ class DemoTargetLimitsTest {
         for (int i = 1; i <= 4; i++) {
             assertThat(limit.admit("p2", at(0))).as("p2's request %d", i).isTrue();
         }
+        assertThat(limit.peakExcess("p3")).as("a client not seen").isZero();
+    }
+
+    @Test
+    void anEarlierReadingCountsAsNoTimePassed() {
+        // arrivals are stamped before the target's lock, so one may reach the limiter after a later one
+        DemoTarget.LimitReq limit = new DemoTarget.LimitReq(3, 3);
+        assertThat(limit.admit("p1", at(500))).isTrue();
+        assertThat(limit.admit("p1", at(100))).isTrue();
+        assertThat(limit.peakExcess("p1")).as("as if at once, not 400 ms back").isEqualTo(1000);
+    }
+
+    @Test
+    void thePeakExcessIsTheHighestStored() {
+        // a bucket of 3 at once then one per 333 ms in front: nginx's excess reaches 2 and creeps up by the
+        // thousandth that 333 whole ms leave undrained
+        DemoTarget.LimitReq limit = new DemoTarget.LimitReq(3, 3);
+        for (int i = 0; i < 3; i++) {
+            assertThat(limit.admit("p1", at(0))).isTrue();
+        }
+        assertThat(limit.peakExcess("p1")).isEqualTo(2000);
+        assertThat(limit.admit("p1", at(333))).isTrue();
+        assertThat(limit.admit("p1", at(666))).isTrue();
+        assertThat(limit.peakExcess("p1")).isEqualTo(2002);
+        // a request in its slot after a quiet second: the excess falls, the peak stays
+        assertThat(limit.admit("p1", at(2000))).isTrue();
+        assertThat(limit.peakExcess("p1")).isEqualTo(2002);
     }
 
     // at most 2 requests in any 1000 ms
