@@ -139,7 +139,9 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
         DevConsole console = PluginHelper.getDevConsoleResolver(context).resolveDevConsole("tokenbucket");
         texts.add(String.valueOf(console.call(DevConsole.MediaType.TEXT)));
         texts.add(String.valueOf(console.call(DevConsole.MediaType.JSON)));
-        texts.add(String.valueOf(health(name)));
+        HealthCheck.Result up = health(name);
+        assertThat(up.getState()).isEqualTo(HealthCheck.State.UP);
+        texts.add(text(up));
         assertThat(endpoint.getStoreDescription()).isEqualTo("redis at redis://***@127.0.0.1:" + redis.port());
 
         redis.stop();
@@ -150,9 +152,7 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
             // the probe's last answer (UP, just before) is reused for a second
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
                     .until(() -> health(name).getState() == HealthCheck.State.DOWN);
-            HealthCheck.Result down = health(name);
-            texts.add(down.getMessage().orElse("") + " " + down.getDetails() + " " + down.getError().map(
-                    TokenBucketRedisSecurityTest::messages).orElse(""));
+            texts.add(text(health(name)));
         } finally {
             redis.start();
             createUsers(); // a restarted server has forgotten them
@@ -161,6 +161,12 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
             assertShowsNoPassword("'" + text + "'", text, user.password());
             assertThat(text).doesNotContain(user.name() + ":");
         }
+    }
+
+    /** What a health check result shows: its message, every detail and its error's messages (it has no toString). */
+    private static String text(HealthCheck.Result result) {
+        return result.getMessage().orElse("") + " " + result.getDetails() + " "
+                + result.getError().map(TokenBucketRedisSecurityTest::messages).orElse("");
     }
 
     private HealthCheck.Result health(String name) {
