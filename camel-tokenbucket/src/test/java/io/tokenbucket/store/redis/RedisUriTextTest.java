@@ -1,5 +1,9 @@
 package io.tokenbucket.store.redis;
 
+import java.util.List;
+
+import io.lettuce.core.RedisCredentials;
+import io.lettuce.core.RedisCredentialsProvider;
 import io.lettuce.core.RedisURI;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -30,17 +34,40 @@ class RedisUriTextTest {
                                                               String password) {
         RedisUriText text = RedisConnections.describe(uri);
         assertThat(text.described()).isEqualTo(described);
-        if (password != null && !uri.startsWith("redis-cluster") && !uri.startsWith("redis-sentinel")) {
-            RedisURI parsed = RedisUris.parse(uri);
-            var credentials = parsed.getCredentialsProvider().resolveCredentials().toFuture().join();
-            assertThat(new String(credentials.getPassword())).isEqualTo(password);
-            assertThat(credentials.getUsername()).isEqualTo(user);
-            assertThat(parsed.getPort()).isEqualTo(7000);
+        // what Lettuce connects with: one URI per cluster seed, else the one URI (for a redis-sentinel:// URI, the
+        // data node the sentinels name: Lettuce gives the credentials to it, none to the sentinels)
+        List<RedisURI> nodes = RedisUris.isCluster(RedisUris.scheme(uri)) ? RedisUris.clusterSeeds(uri)
+                : List.of(RedisUris.parse(uri));
+        for (RedisURI node : nodes) {
+            RedisCredentials credentials = credentials(node);
+            if (password == null) {
+                assertThat(credentials == null || !credentials.hasPassword()).as("%s has no password", node).isTrue();
+                continue;
+            }
+            assertThat(credentials).as("credentials of %s", node).isNotNull();
+            assertThat(new String(credentials.getPassword())).as("password for %s", node).isEqualTo(password);
+            assertThat(credentials.getUsername()).as("user for %s", node).isEqualTo(user);
+            for (RedisURI sentinel : node.getSentinels()) {
+                RedisCredentials own = credentials(sentinel);
+                assertThat(own == null || !own.hasPassword() || new String(own.getPassword()).equals(password))
+                        .as("no part of the password for sentinel %s", sentinel).isTrue();
+            }
+        }
+        if (password != null && !uri.startsWith("redis-sentinel")) {
+            assertThat(nodes.get(0).getPort()).isEqualTo(7000);
         }
         if (password != null) {
             assertThat(text.redact("failed for " + password + " at " + uri)).doesNotContain(password)
                     .isEqualTo("failed for *** at ***");
         }
+    }
+
+    /** A URI's credentials, resolved as {@link RedisUriText} resolves them; null when it has none. */
+    private static RedisCredentials credentials(RedisURI uri) {
+        RedisCredentialsProvider provider = uri.getCredentialsProvider();
+        return provider == null ? null
+                : provider instanceof RedisCredentialsProvider.ImmediateRedisCredentialsProvider immediate
+                ? immediate.resolveCredentialsNow() : provider.resolveCredentials().toFuture().join();
     }
 
     @ParameterizedTest(name = "{0}")
