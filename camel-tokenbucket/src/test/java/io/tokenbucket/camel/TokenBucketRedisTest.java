@@ -3,6 +3,7 @@ package io.tokenbucket.camel;
 import java.util.List;
 import java.util.Map;
 
+import io.tokenbucket.store.redis.RedisServers;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
@@ -131,8 +132,7 @@ class TokenBucketRedisTest extends TokenBucketRedisTestSupport {
         Sent sent = sendAsync("direct:hourly", waiters, Map.of());
         // every reservation is in Redis once the bucket owes an hour per waiter
         await().atMost(java.time.Duration.ofSeconds(20)).until(() -> {
-            java.util.List<?> time = (java.util.List<?>) redis.command("TIME");
-            long now = Long.parseLong((String) time.get(0)) * 1_000_000 + Long.parseLong((String) time.get(1));
+            long now = RedisServers.micros((List<?>) redis.command("TIME"));
             String tat = (String) redis.command("GET", "tokenbucket:hourly:");
             return tat != null && Long.parseLong(tat) - now > (waiters - 1) * 3_600_000_000L;
         });

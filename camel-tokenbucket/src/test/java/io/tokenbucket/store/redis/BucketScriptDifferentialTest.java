@@ -132,8 +132,7 @@ class BucketScriptDifferentialTest {
     void theScriptDecidesAndStoresAsTheMathOnBothPaths() throws Exception {
         CompletableFuture<List<String>> time = commands.time().toCompletableFuture();
         commands.getStatefulConnection().flushCommands();
-        List<String> clock = time.get(30, TimeUnit.SECONDS);
-        redisEpochMicros = Long.parseLong(clock.get(0)) * 1_000_000 + Long.parseLong(clock.get(1));
+        redisEpochMicros = RedisServers.micros(time.get(30, TimeUnit.SECONDS));
         localEpochNanos = System.nanoTime();
         Tally tally = new Tally();
         List<String> mismatches = new ArrayList<>();
@@ -419,9 +418,7 @@ class BucketScriptDifferentialTest {
                 values.add(gets.get(k).get(30, TimeUnit.SECONDS));
                 pttl.add(pttls.get(k).get(30, TimeUnit.SECONDS));
             }
-            List<String> after = time.get(30, TimeUnit.SECONDS);
-            return new Outcome(answer, failure, values, pttl,
-                    Long.parseLong(after.get(0)) * 1_000_000 + Long.parseLong(after.get(1)));
+            return new Outcome(answer, failure, values, pttl, RedisServers.micros(time.get(30, TimeUnit.SECONDS)));
         }
     }
 

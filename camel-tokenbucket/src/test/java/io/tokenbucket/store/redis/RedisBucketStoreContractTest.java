@@ -88,9 +88,7 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         Limit one = Limit.of(1, 1, 1000 * MS);
         reserve("clock", one, 1, BucketMath.NO_LIMIT);
         long tat = Long.parseLong(redisCommands().get(redisStore.redisKey("clock")).get(5, TimeUnit.SECONDS));
-        java.util.List<String> time = ((io.lettuce.core.api.async.RedisServerAsyncCommands<String, String>)
-                redisCommands()).time().get(5, TimeUnit.SECONDS);
-        long redisNow = Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
+        long redisNow = redisNowMicros();
         assertThat(tat - redisNow).isBetween((1000 - SLACK_MS) * 1000L, 1000 * 1000L);
     }
 
@@ -117,9 +115,8 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
     }
 
     private long redisNowMicros() throws Exception {
-        java.util.List<String> time = ((io.lettuce.core.api.async.RedisServerAsyncCommands<String, String>)
-                redisCommands()).time().get(5, TimeUnit.SECONDS);
-        return Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
+        return RedisServers.micros(((io.lettuce.core.api.async.RedisServerAsyncCommands<String, String>)
+                redisCommands()).time().get(5, TimeUnit.SECONDS));
     }
 
     @Test

@@ -305,6 +305,17 @@ public final class RedisServers {
         return resolveBinary().embedded();
     }
 
+    /**
+     * A reply to {@code TIME} (the seconds and the microseconds of the server's clock, two strings) in microseconds
+     * since the epoch: the unit of {@code bucket.lua}'s {@code now}.
+     *
+     * @param time the reply, from Lettuce's {@code time()} or {@code RedisHandle.command("TIME")}
+     * @return the microseconds
+     */
+    public static long micros(List<?> time) {
+        return Long.parseLong((String) time.get(0)) * 1_000_000 + Long.parseLong((String) time.get(1));
+    }
+
     /** A {@code -ERR ...} style reply from Redis to {@link RedisHandle#command}. */
     public static final class RedisErrorReply extends RuntimeException {
 
