@@ -38,10 +38,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code Long.MAX_VALUE} tokens, penalize up to 365 days, reserve over several candidate keys), then reads the key
  * back (GET, PTTL). The expected outcome is computed with {@code BucketMath} in microsecond ticks, with the
  * {@code now} the script returned (the fifth number of its reply) as the clock, and compared field by field: the
- * reply (granted, wait, remaining, chosen position, now), the stored state (every number exactly; no key when the
+ * reply (granted, wait, remaining, chosen position), the stored state (every number exactly; no key when the
  * math says full; the SET text untouched, without a TTL, when nothing is to be written) and the TTL (PX
  * {@code ceil((latest tat - now) / 1000)} ms, less the milliseconds between the script and the PTTL, which a TIME
- * after the PTTL bounds).
+ * after the PTTL bounds). That {@code now} itself must lie between a TIME sent before the call and the one after it.
  *
  * <p>Every reserve on one key with one limit runs twice, on two keys holding the same state: once with the number
  * of limits sent as {@code "1"}, which the script's fast path takes ({@code ARGV[4] == '1'}, a string test), and
@@ -143,8 +143,12 @@ class BucketScriptDifferentialTest {
                 runs.addAll(nextCase(id, estimatedNow()));
             }
             List<Pending> pending = new ArrayList<>(runs.size());
+            // the batch's starting TIME, then each call's TIME after it: the clock before the next call's script
+            CompletableFuture<List<String>> before = commands.time().toCompletableFuture();
             for (Run run : runs) {
-                pending.add(send(run));
+                Pending p = send(run, before);
+                pending.add(p);
+                before = p.time();
             }
             commands.getStatefulConnection().flushCommands();
             for (Pending p : pending) {
@@ -391,15 +395,18 @@ class BucketScriptDifferentialTest {
 
     // ---------------------------------------------------------------- running them
 
-    /** What Redis answered for one call: the reply (or the failure), and each key's GET and PTTL after it. */
+    /**
+     * What Redis answered for one call: the reply (or the failure), each key's GET and PTTL after it, and the Redis
+     * clock (TIME) before the call and after the reads.
+     */
     private record Outcome(List<Long> reply, Throwable failure, List<String> values, List<Long> pttls,
-                           long afterMicros) {
+                           long beforeMicros, long afterMicros) {
     }
 
-    /** A call in the pipeline. */
-    private record Pending(Run run, List<CompletableFuture<String>> sets, CompletableFuture<List<Long>> reply,
-                           List<CompletableFuture<String>> gets, List<CompletableFuture<Long>> pttls,
-                           CompletableFuture<List<String>> time) {
+    /** A call in the pipeline; {@code before} is a TIME sent before its SETs, {@code time} one after its reads. */
+    private record Pending(Run run, CompletableFuture<List<String>> before, List<CompletableFuture<String>> sets,
+                           CompletableFuture<List<Long>> reply, List<CompletableFuture<String>> gets,
+                           List<CompletableFuture<Long>> pttls, CompletableFuture<List<String>> time) {
 
         Outcome outcome() throws Exception {
             for (CompletableFuture<String> set : sets) {
@@ -418,12 +425,13 @@ class BucketScriptDifferentialTest {
                 values.add(gets.get(k).get(30, TimeUnit.SECONDS));
                 pttl.add(pttls.get(k).get(30, TimeUnit.SECONDS));
             }
-            return new Outcome(answer, failure, values, pttl, RedisServers.micros(time.get(30, TimeUnit.SECONDS)));
+            return new Outcome(answer, failure, values, pttl, RedisServers.micros(before.get(30, TimeUnit.SECONDS)),
+                    RedisServers.micros(time.get(30, TimeUnit.SECONDS)));
         }
     }
 
     /** Sends the call's SETs, the script, a GET and a PTTL per key and a TIME, without waiting. */
-    private static Pending send(Run run) {
+    private static Pending send(Run run, CompletableFuture<List<String>> before) {
         List<CompletableFuture<String>> sets = new ArrayList<>();
         for (Bucket b : run.buckets()) {
             if (b.stored() != null) {
@@ -438,7 +446,7 @@ class BucketScriptDifferentialTest {
             gets.add(commands.get(b.key()).toCompletableFuture());
             pttls.add(commands.pttl(b.key()).toCompletableFuture());
         }
-        return new Pending(run, sets, reply, gets, pttls, commands.time().toCompletableFuture());
+        return new Pending(run, before, sets, reply, gets, pttls, commands.time().toCompletableFuture());
     }
 
     // ---------------------------------------------------------------- the reference
@@ -636,8 +644,15 @@ class BucketScriptDifferentialTest {
         long now = outcome.reply().get(4);
         Expected expected = expect(run, now);
         List<String> differences = new ArrayList<>();
-        String[] fields = {"granted", "wait", "remaining", "position", "now"};
-        for (int i = 0; i < 5; i++) {
+        // the script's clock is Redis's: not before the TIME sent before the call, not after the one after it (one
+        // connection: Redis runs them in order)
+        if (now < outcome.beforeMicros() || now > outcome.afterMicros()) {
+            differences.add("now " + now + ", expected from the TIME before the call " + outcome.beforeMicros()
+                    + " to the TIME after it " + outcome.afterMicros());
+        }
+        // the rest is the math at that clock
+        String[] fields = {"granted", "wait", "remaining", "position"};
+        for (int i = 0; i < fields.length; i++) {
             if (!outcome.reply().get(i).equals(expected.reply().get(i))) {
                 differences.add(fields[i] + " " + outcome.reply().get(i) + ", expected " + expected.reply().get(i));
             }
@@ -688,7 +703,8 @@ class BucketScriptDifferentialTest {
         }
         s.append("  KEYS ").append(List.of(run.keys())).append(" ARGV ").append(List.of(run.argv())).append('\n');
         s.append("  reply ").append(outcome.failure() != null ? outcome.failure().toString() : outcome.reply())
-                .append(" (TIME after the reads ").append(outcome.afterMicros()).append(')');
+                .append(" (TIME before the call ").append(outcome.beforeMicros()).append(", after the reads ")
+                .append(outcome.afterMicros()).append(')');
         if (expected != null) {
             s.append(", expected ").append(expected.reply());
         }
