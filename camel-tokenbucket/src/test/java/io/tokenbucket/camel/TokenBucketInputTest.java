@@ -178,12 +178,4 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
         assertThat(context.getEndpoint("tokenbucket:zero?maxWait=0ms", TokenBucketEndpoint.class)
                 .getConfiguration().getMaxWait()).isZero();
     }
-
-    private static String messages(Throwable e) {
-        StringBuilder all = new StringBuilder();
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            all.append(t.getMessage()).append(" | ");
-        }
-        return all.toString();
-    }
 }

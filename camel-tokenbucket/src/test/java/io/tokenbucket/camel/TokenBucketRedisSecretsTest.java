@@ -26,7 +26,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import static io.tokenbucket.camel.TokenBucketRedisSecurityTest.messages;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
@@ -166,7 +165,7 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
     /** What a health check result shows: its message, every detail and its error's messages (it has no toString). */
     private static String text(HealthCheck.Result result) {
         return result.getMessage().orElse("") + " " + result.getDetails() + " "
-                + result.getError().map(TokenBucketRedisSecurityTest::messages).orElse("");
+                + result.getError().map(TokenBucketTestSupport::messages).orElse("");
     }
 
     private HealthCheck.Result health(String name) {

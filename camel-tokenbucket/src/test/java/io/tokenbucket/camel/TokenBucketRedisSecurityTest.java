@@ -131,12 +131,4 @@ class TokenBucketRedisSecurityTest extends TokenBucketTestSupport {
         assertThat(messages(failure)).contains("cannot connect to Redis at redis://***@127.0.0.1")
                 .containsIgnoringCase("WRONGPASS").doesNotContain(wrong).doesNotContain(ACL_PASSWORD);
     }
-
-    static String messages(Throwable e) {
-        StringBuilder all = new StringBuilder();
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            all.append(t).append(" | ");
-        }
-        return all.toString();
-    }
 }

@@ -129,12 +129,4 @@ class TokenBucketRedisTlsTest extends TokenBucketTestSupport {
         }
         return null;
     }
-
-    private static String messages(Throwable e) {
-        StringBuilder all = new StringBuilder();
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            all.append(t).append(" | ");
-        }
-        return all.toString();
-    }
 }

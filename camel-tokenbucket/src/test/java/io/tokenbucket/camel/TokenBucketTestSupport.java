@@ -39,4 +39,13 @@ abstract class TokenBucketTestSupport extends CamelTestSupport {
     TokenBucketComponent component() {
         return context.getComponent("tokenbucket", TokenBucketComponent.class);
     }
+
+    /** A failure and its causes, each as its class and message, for assertions on what a failure shows. */
+    static String messages(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            all.append(t).append(" | ");
+        }
+        return all.toString();
+    }
 }
