@@ -121,8 +121,9 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
     @MethodSource("users")
     void theCredentialsAuthenticateAndNoTextShowsThePassword(User user) throws Exception {
         String name = "s" + Math.abs(user.name().hashCode());
-        // the URI as an option value of its own (as the Java DSL's endpoint builder or a component option gives
-        // it): inside an endpoint URI Camel decodes percent-escapes and + first, unless the value is in RAW{...}
+        // the URI as an option value of its own (as a component option or a map of endpoint options gives it; this
+        // component has no endpoint DSL builder): inside an endpoint URI Camel decodes percent-escapes and + first,
+        // and even inside RAW{...} Camel 4.18 decodes a %25
         TokenBucketEndpoint endpoint = (TokenBucketEndpoint) context.getEndpoint("tokenbucket:" + name + "?store=redis"
                 + "&capacity=1&refillPeriod=1h&mode=reject&storeTimeout=300ms", Map.of("redisUri", user.uri()));
         assertThat(template.request(endpoint, e -> { }).getException()).isNull();
@@ -214,13 +215,5 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
         }
         assertThat(stderr.text()).contains("camel.component.tokenbucket.capacity = 3")
                 .contains("camel.component.tokenbucket.redisUri = xxxxxx");
-    }
-
-    @Test
-    void aRedisUriMapOptionFromTheJavaDslIsMaskedToo() throws Exception {
-        User user = USERS.get(1);
-        TokenBucketEndpoint endpoint = (TokenBucketEndpoint) context.getEndpoint("tokenbucket:dsl",
-                Map.of("store", "redis", "redisUri", user.uri()));
-        assertShowsNoPassword("the endpoint", endpoint.toString() + endpoint.getStoreDescription(), user.password());
     }
 }
