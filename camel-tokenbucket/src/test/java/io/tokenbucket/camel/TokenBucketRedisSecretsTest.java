@@ -33,8 +33,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * Passwords with the characters a pattern over a URI gets wrong ({@code @ / : % +}, spaces, other scripts): each
  * authenticates as an ACL user of a real redis-server, and no part of it shows in any text the component makes
  * (the endpoint, JMX's store description, the dev console, the health check, the failure when Redis is down, the
- * start failure with a wrong password, Camel Main's property summary, the log). A text counts as showing the
- * password when it holds any five characters of it in a row, as written or percent-encoded.
+ * start failure with a wrong password, Camel Main's property summary, the log: the component's at DEBUG, Camel's and
+ * Lettuce's at WARN, as simplelogger.properties sets them). A text counts as showing the password when it holds any
+ * five characters of it in a row, as written or percent-encoded.
  */
 class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
 
