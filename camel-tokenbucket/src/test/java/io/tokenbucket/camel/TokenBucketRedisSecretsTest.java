@@ -180,13 +180,19 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
     @MethodSource("users")
     void aWrongPasswordFailsTheStartWithoutShowingEitherPassword(User user) {
         String wrong = new StringBuilder(user.password()).reverse() + "!x";
-        Throwable failure = catchThrowable(() -> context.getEndpoint("tokenbucket:w" + Math.abs(user.name().hashCode())
-                + "?store=redis", Map.of("redisUri", user.uri(wrong))));
-        assertThat(failure).isNotNull();
-        assertThat(messages(failure)).contains("cannot connect to Redis at redis://***@127.0.0.1")
-                .containsIgnoringCase("WRONGPASS");
-        assertShowsNoPassword("the start failure", messages(failure), wrong);
-        assertShowsNoPassword("the start failure", messages(failure), user.password());
+        String messages = "";
+        // Lettuce 7.7 now and then reports the refused HELLO as "Connection closed prematurely" (plain Lettuce, no
+        // Camel: 1 of 150 connects in a loop against redis-server 6.2): a race in its handshake, not a text of ours
+        for (int attempt = 1; attempt <= 3 && !messages.toUpperCase().contains("WRONGPASS"); attempt++) {
+            Throwable failure = catchThrowable(() -> context.getEndpoint("tokenbucket:w"
+                    + Math.abs(user.name().hashCode()) + "?store=redis", Map.of("redisUri", user.uri(wrong))));
+            assertThat(failure).isNotNull();
+            messages = messages(failure);
+            assertThat(messages).contains("cannot connect to Redis at redis://***@127.0.0.1");
+            assertShowsNoPassword("the start failure", messages, wrong);
+            assertShowsNoPassword("the start failure", messages, user.password());
+        }
+        assertThat(messages).containsIgnoringCase("WRONGPASS");
     }
 
     @Test
