@@ -21,12 +21,14 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Spring Boot configuration metadata this module builds (META-INF/spring-configuration-metadata.json, next to
- * its classes) lists every component option of the component's JSON, with a description and the same default.
+ * its classes) lists every component option of the component's JSON, with its description, default, type and allowed
+ * values.
  */
 class TokenBucketConfigurationMetadataTest {
 
     private static final String PREFIX = "camel.component.tokenbucket.";
 
+    private static JsonObject springMetadata;
     private static Map<String, JsonObject> metadata;
     private static JsonObject componentOptions;
 
@@ -38,6 +40,7 @@ class TokenBucketConfigurationMetadataTest {
         try (URLClassLoader loader = new URLClassLoader(new URL[] {classes}, null)) {
             json = readJson(loader, "META-INF/spring-configuration-metadata.json");
         }
+        springMetadata = json;
         metadata = new HashMap<>();
         for (Object property : (JsonArray) json.get("properties")) {
             JsonObject p = (JsonObject) property;
@@ -68,6 +71,63 @@ class TokenBucketConfigurationMetadataTest {
             Object propertyDefault = property.get("defaultValue");
             assertThat(String.valueOf(propertyDefault)).as(name + " default").isEqualTo(String.valueOf(componentDefault));
         }
+    }
+
+    /** Generated from the component's JSON: its text, then what the starter adds (units, bean references). */
+    @Test
+    void everyDescriptionIsTheComponentsOwn() {
+        for (Map.Entry<String, Object> option : componentOptions.entrySet()) {
+            String name = PREFIX + StringHelper.camelCaseToDash(option.getKey());
+            String description = ((JsonObject) option.getValue()).getString("description");
+            assertThat(metadata.get(name).getString("description")).as(name)
+                    .startsWith(description.endsWith(".") ? description : description + ".");
+        }
+    }
+
+    @Test
+    void everyPropertyHasTheTypeOfItsOption() {
+        for (Map.Entry<String, Object> option : componentOptions.entrySet()) {
+            JsonObject json = (JsonObject) option.getValue();
+            String name = PREFIX + StringHelper.camelCaseToDash(option.getKey());
+            String expected = switch (json.getString("type")) {
+                // text, read by the component's own reader
+                case "duration", "string" -> "java.lang.String";
+                case "integer" -> Set.of("int", "java.lang.Integer").contains(json.getString("javaType"))
+                        ? "java.lang.Integer" : "java.lang.Long";
+                case "boolean" -> "java.lang.Boolean";
+                default -> json.getString("javaType");
+            };
+            assertThat(metadata.get(name).getString("type")).as(name).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void theDurationsSayTheirUnits() {
+        assertThat(metadata.get(PREFIX + "store-timeout").getString("description"))
+                .contains("Camel duration text").contains("milliseconds").contains("ISO-8601");
+    }
+
+    @Test
+    void everyEnumOptionHintsItsAllowedValues() {
+        Map<String, Set<String>> hints = new HashMap<>();
+        for (Object hint : (JsonArray) springMetadata.get("hints")) {
+            Set<String> values = new TreeSet<>();
+            for (Object value : (JsonArray) ((JsonObject) hint).get("values")) {
+                values.add(((JsonObject) value).getString("value"));
+            }
+            hints.put(((JsonObject) hint).getString("name"), values);
+        }
+        Map<String, Set<String>> expected = new HashMap<>();
+        for (Map.Entry<String, Object> option : componentOptions.entrySet()) {
+            JsonArray values = (JsonArray) ((JsonObject) option.getValue()).get("enum");
+            if (values != null) {
+                Set<String> allowed = new TreeSet<>();
+                values.forEach(v -> allowed.add((String) v));
+                expected.put(PREFIX + StringHelper.camelCaseToDash(option.getKey()), allowed);
+            }
+        }
+        assertThat(expected).containsKeys(PREFIX + "mode", PREFIX + "store", PREFIX + "on-store-error");
+        assertThat(hints).isEqualTo(expected);
     }
 
     @Test

@@ -1,0 +1,90 @@
+package io.tokenbucket.camel.springboot;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import org.apache.camel.CamelContext;
+import org.apache.camel.spring.boot.ComponentConfigurationPropertiesCommon;
+import org.apache.camel.spring.boot.util.CamelPropertiesHelper;
+import org.apache.camel.util.StringHelper;
+
+/**
+ * How the properties of {@code camel.component.tokenbucket.*} reach the component: the hand-written half of
+ * {@link TokenBucketComponentConfiguration}, which is generated at build time from the component's metadata
+ * ({@code src/build/java/TokenBucketStarterGenerator.java}) and holds one property per component option.
+ *
+ * <p>A property not given in the application's configuration is {@code null}: the component keeps its own default
+ * (the one the Spring Boot metadata lists), or the value of the {@code configuration} bean when one is given, on
+ * which the properties given are applied. Durations are text, read as the component reads its URI options (Camel
+ * duration text: {@code 1s}, {@code 500ms}, {@code 2m}, {@code 1h}, {@code 1m30s}, or a number of milliseconds),
+ * and ISO-8601 ({@code PT2S}) as Spring writes durations; text that is neither fails the binding, naming the
+ * property. Objects are bean references ({@code "#bean:name"} or {@code "#name"}).
+ */
+public abstract class TokenBucketComponentConfigurationSupport extends ComponentConfigurationPropertiesCommon {
+
+    /** The prefix of every property, as in {@code @ConfigurationProperties}. */
+    static final String PREFIX = "camel.component.tokenbucket.";
+
+    /** Properties that are Camel Spring Boot's switches or the configuration bean, not options set by name. */
+    private static final Set<String> NOT_OPTIONS = Set.of("enabled", "customizer", "configuration");
+
+    private final Set<String> durations;
+
+    /** @param durations the Camel names of the options whose text is a duration ({@code refillPeriod}) */
+    protected TokenBucketComponentConfigurationSupport(Set<String> durations) {
+        this.durations = Set.copyOf(durations);
+    }
+
+    /**
+     * The component options to set, by Camel option name: every option given in the application's configuration
+     * (the others are {@code null} here), durations in milliseconds. The configuration bean is not in the map.
+     */
+    Map<String, Object> componentOptions(CamelContext camelContext) {
+        Map<String, Object> options = new LinkedHashMap<>(
+                CamelPropertiesHelper.getNonNullProperties(camelContext, this));
+        options.keySet().removeAll(NOT_OPTIONS);
+        for (String duration : durations) {
+            options.computeIfPresent(duration, (name, text) -> durationMillis(name, (String) text));
+        }
+        return options;
+    }
+
+    /**
+     * The text of duration option {@code option}, once checked: for the generated setters, so that text that is no
+     * duration fails the binding instead of the component's start.
+     *
+     * @throws IllegalArgumentException as {@link #durationMillis} does
+     */
+    protected static String duration(String option, String text) {
+        durationMillis(option, text);
+        return text;
+    }
+
+    /**
+     * The milliseconds of a duration: Camel duration text read as the component reads it
+     * ({@link TokenBucketConfiguration#durationMillis}: {@code 1s}, {@code 500ms}, {@code 1m30s}, {@code 5min}, a
+     * plain number of milliseconds; exactly, never wrapped around) or ISO-8601 ({@code PT2S}), which only the
+     * starter takes because it is how Spring writes durations.
+     *
+     * @param option the Camel option name ({@code refillPeriod})
+     * @throws IllegalArgumentException naming the property ({@code camel.component.tokenbucket.refill-period})
+     *                                  and the text when it is neither
+     */
+    static long durationMillis(String option, String text) {
+        String property = PREFIX + StringHelper.camelCaseToDash(option);
+        String trimmed = text == null ? "" : text.trim();
+        if (!trimmed.startsWith("P") && !trimmed.startsWith("p") && !trimmed.startsWith("-P")) {
+            return TokenBucketConfiguration.durationMillis(property, trimmed);
+        }
+        try {
+            return Duration.parse(trimmed).toMillis();
+        } catch (DateTimeParseException | ArithmeticException e) {
+            throw new IllegalArgumentException(property + " must be a duration such as 1s, 500ms, 2m, 1h or PT2S, or"
+                    + " a number of milliseconds, was '" + text + "'");
+        }
+    }
+}
