@@ -13,6 +13,11 @@ import org.apache.camel.spi.UriParams;
 /**
  * Every option of the {@code tokenbucket:} endpoint. The component holds one as the defaults for its endpoints
  * ({@code camel.component.tokenbucket.*}) and gives each endpoint a copy that its URI options then override.
+ *
+ * <p>Longer than the component's other files on purpose: it is the one {@code @UriParams} class Camel's tooling
+ * reads, and each option is an annotated field (the annotation is its documentation: the generated metadata, the
+ * adoc tables and the starter come from it) with the getter and setter Camel's configurers call. Splitting it
+ * would split the options of one endpoint over several classes for no reader's benefit.
  */
 @UriParams
 public class TokenBucketConfiguration implements Cloneable {
@@ -182,7 +187,8 @@ public class TokenBucketConfiguration implements Cloneable {
         if (maxCandidates < 1) {
             throw new IllegalArgumentException("maxCandidates must be at least 1, was " + maxCandidates);
         }
-        if (store == TokenBucketStoreType.redis && !TokenBucketEndpoint.isPresent("io.lettuce.core.AbstractRedisClient")) {
+        if (store == TokenBucketStoreType.redis
+                && !TokenBucketStoreBinding.isPresent("io.lettuce.core.AbstractRedisClient")) {
             throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
                     + " io.lettuce:lettuce-core");
         }

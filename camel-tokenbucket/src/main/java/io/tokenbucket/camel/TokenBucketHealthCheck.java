@@ -63,7 +63,7 @@ final class TokenBucketHealthCheck implements HealthCheck {
             return result.up().build();
         }
         String why = failure.getMessage() != null ? failure.getMessage() : failure.getClass().getSimpleName();
-        return result.down().message(endpoint.getStoreDescription() + ": " + endpoint.redact(why)).error(failure)
+        return result.down().message(endpoint.getStoreDescription() + ": " + endpoint.storeBinding().redact(why)).error(failure)
                 .build();
     }
 }

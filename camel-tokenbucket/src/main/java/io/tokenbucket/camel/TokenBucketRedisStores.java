@@ -58,13 +58,7 @@ final class TokenBucketRedisStores {
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (RuntimeException e) {
-            Throwable root = e;
-            while (root.getCause() != null && root.getCause() != root) {
-                root = root.getCause();
-            }
-            throw new TokenBucketStoreException(endpoint.getName(), null, "tokenbucket:" + endpoint.getName()
-                    + " cannot connect to Redis at " + where + ": " + redact.apply(e.getMessage())
-                    + (root != e ? " (" + redact.apply(root.getMessage()) + ")" : ""), e);
+            throw TokenBucketExceptions.cannotConnect(endpoint.getName(), where, redact, e);
         }
         RedisBucketStore redis = new RedisBucketStore(lease::commands, lease.isCluster(),
                 RedisBucketStore.namespace(config.getKeyPrefix(), endpoint.getName()), timeout);

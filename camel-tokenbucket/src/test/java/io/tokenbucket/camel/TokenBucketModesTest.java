@@ -79,7 +79,8 @@ class TokenBucketModesTest extends TokenBucketTestSupport {
         // the refusal consumed nothing: the bucket still owes one token, not two
         TokenBucketEndpoint endpoint = context.getEndpoint(
                 "tokenbucket:bounded?capacity=1&refillPeriod=10s&maxWait=100ms", TokenBucketEndpoint.class);
-        long waitNanos = endpoint.store().peek("", endpoint.limits(), 1).toCompletableFuture().join().waitNanos();
+        long waitNanos = endpoint.store().peek("", endpoint.limitSource().limits(), 1).toCompletableFuture().join()
+                .waitNanos();
         assertThat(waitNanos).isBetween(8_000_000_000L, 10_000_000_000L);
         MockEndpoint.assertIsSatisfied(context);
     }

@@ -100,7 +100,8 @@ class TokenBucketRedisTest extends TokenBucketRedisTestSupport {
             context.getRegistry().bind("myRedis", client);
             Endpoint endpoint = context.getEndpoint("tokenbucket:autowired?store=redis&capacity=1&refillPeriod=1h"
                     + "&mode=reject");
-            assertThat(((TokenBucketEndpoint) endpoint).describeStore()).isEqualTo("redis at the application's Redis client");
+            assertThat(((TokenBucketEndpoint) endpoint).getStoreDescription())
+                    .isEqualTo("redis at the application's Redis client");
             assertThat(template.request(endpoint, e -> { }).getException()).isNull();
             assertThat((Long) redis.command("EXISTS", "tokenbucket:autowired:")).isEqualTo(1L);
             context.removeEndpoint(endpoint);

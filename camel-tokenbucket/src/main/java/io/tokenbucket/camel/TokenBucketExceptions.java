@@ -1,0 +1,155 @@
+package io.tokenbucket.camel;
+
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
+
+import io.tokenbucket.math.Limits;
+import org.apache.camel.Exchange;
+import org.apache.camel.NoSuchHeaderException;
+
+/**
+ * Every exception the {@code tokenbucket:} endpoint gives an exchange, and its message, built in one place so the
+ * texts can be read side by side (as Bucket4j's {@code BucketExceptions}). Each message names the endpoint, the
+ * refused value and the reason; a value that came from the exchange is shown through {@link #shown}, at most
+ * {@value #MAX_VALUE_IN_MESSAGE} characters of it.
+ *
+ * <p>Header errors are {@link IllegalArgumentException}s (or {@link NoSuchHeaderException} for a missing key), as
+ * Camel's own components report bad input; outcomes are {@link TokenBucketException}s. A rejection is an expected
+ * outcome on the hot path, so {@link TokenBucketRejectedException} carries no stack trace.
+ */
+final class TokenBucketExceptions {
+
+    /** The most characters of one value a message shows. */
+    static final int MAX_VALUE_IN_MESSAGE = 64;
+
+    private TokenBucketExceptions() {
+    }
+
+    /** {@code value} for a message: at most {@value #MAX_VALUE_IN_MESSAGE} characters, then its length. */
+    static String shown(Object value) {
+        String shown = value instanceof Object[] array ? java.util.Arrays.toString(array) : String.valueOf(value);
+        return shown.length() > MAX_VALUE_IN_MESSAGE ? shown.substring(0, MAX_VALUE_IN_MESSAGE) + "... ("
+                + shown.length() + " characters)" : shown;
+    }
+
+    /** Header {@code CamelTokenBucketOperation} names no operation. */
+    static IllegalArgumentException badOperation(Object raw) {
+        return new IllegalArgumentException("Header " + TokenBucketConstants.OPERATION + " must be one of acquire,"
+                + " refund, remove, peek or penalize, was '" + shown(raw) + "'");
+    }
+
+    /** The key header is missing or blank on an endpoint with {@code requireKey=true}. */
+    static NoSuchHeaderException noKey(String endpointName, String header, Exchange exchange) {
+        return new NoSuchHeaderException("tokenbucket:" + endpointName + " needs a non-blank key in header " + header
+                + " (requireKey=true)", exchange, header);
+    }
+
+    /** Header {@code CamelTokenBucketCandidates} is present but names no key. */
+    static IllegalArgumentException noCandidate(Object raw) {
+        return new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " must name at least one"
+                + " key, was '" + shown(raw) + "'");
+    }
+
+    /** Header {@code CamelTokenBucketCandidates} names more than {@code maxCandidates} distinct keys. */
+    static IllegalArgumentException tooManyCandidates(String endpointName, int max, Object raw) {
+        return new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " names more than"
+                + " maxCandidates " + max + " distinct keys on tokenbucket:" + endpointName + ", was '" + shown(raw)
+                + "'");
+    }
+
+    /**
+     * The cost is not a whole number from 1 to {@code capacity} ({@link Long#MAX_VALUE}: no upper bound).
+     *
+     * @param tokens the cost as read (0 when it was not a number)
+     * @param raw    the header's value, or null when the cost came from the option
+     */
+    static IllegalArgumentException badCost(String endpointName, long capacity, long tokens, Object raw) {
+        String range = capacity == Long.MAX_VALUE ? "of at least 1" : "from 1 to the capacity " + capacity
+                + " of tokenbucket:" + endpointName;
+        return new IllegalArgumentException("Header " + TokenBucketConstants.COST + " must be a whole number "
+                + range + ", was '" + shown(raw == null ? tokens : raw) + "'"
+                + (tokens > capacity ? ": such an exchange could never pass" : ""));
+    }
+
+    /** Header {@code CamelTokenBucketPenalty} is no duration. */
+    static IllegalArgumentException badPenalty(Object raw) {
+        return new IllegalArgumentException("Header " + TokenBucketConstants.PENALTY + " must be a duration such as"
+                + " 30s or 2m, or milliseconds, for operation penalize, was '" + shown(raw) + "'");
+    }
+
+    /** Header {@code CamelTokenBucketPenalty} is longer than 365 days. */
+    static IllegalArgumentException penaltyTooLong(Object raw) {
+        return new IllegalArgumentException("Header " + TokenBucketConstants.PENALTY + " must be at most 365d ("
+                + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms), was '" + shown(raw) + "'");
+    }
+
+    /** Where the limit resolver's answer for {@code key} came from, for the parse error of a bad answer. */
+    static String resolverAnswer(String key) {
+        return "the limits the limitResolver gave key '" + shown(key) + "'";
+    }
+
+    /**
+     * An acquire that did not get its tokens and consumed none.
+     *
+     * @param waitNanos how long the tokens would have taken, in nanoseconds
+     * @param full      whether it was refused a wait because every one of the {@code maxWaiting} places was taken
+     */
+    static TokenBucketRejectedException rejected(String endpointName, TokenBucketConfiguration config, String key,
+                                                 Limits limits, long tokens, long waitNanos, boolean full) {
+        long waitMillis = TokenBucketLimitSource.ceilMillis(waitNanos);
+        String why;
+        if (full) {
+            why = "would have to wait " + waitMillis + " ms, but maxWaiting " + config.getMaxWaiting()
+                    + " exchanges are waiting already";
+        } else if (config.getMode() != TokenBucketMode.delay) {
+            why = "not available at once (mode=" + config.getMode() + "), they would take " + waitMillis + " ms";
+        } else if (config.getMaxWait() != null && waitMillis <= TokenBucketConfiguration.MAX_WAIT_MILLIS) {
+            why = "not available within maxWait " + config.getMaxWait() + " ms, they would take " + waitMillis + " ms";
+        } else {
+            why = "would take " + waitMillis + " ms, longer than the longest wait of any exchange (365d, "
+                    + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms)";
+        }
+        return new TokenBucketRejectedException(endpointName, key, tokens, waitMillis, "tokenbucket:" + endpointName
+                + " rejected key '" + shown(key) + "': " + tokens + " token(s) " + why + " ("
+                + TokenBucketLimitSource.describe(limits) + ")");
+    }
+
+    /** The store failed or did not answer and the policy is to fail ({@code onStoreError=fail}). */
+    static TokenBucketStoreException storeFailed(String endpointName, TokenBucketStoreBinding store,
+                                                 long storeTimeoutMillis, Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        String why = cause instanceof TimeoutException
+                ? "did not answer within storeTimeout " + storeTimeoutMillis + " ms"
+                : "failed: " + cause.getClass().getSimpleName() + ": " + store.redact(cause.getMessage());
+        return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName
+                + ": the bucket store (" + store.description() + ") " + why
+                + "; the exchange was not admitted (onStoreError=fail)", cause);
+    }
+
+    /** The endpoint could not open its Redis connection. */
+    static TokenBucketStoreException cannotConnect(String endpointName, String where, UnaryOperator<String> redact,
+                                                   RuntimeException e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName
+                + " cannot connect to Redis at " + where + ": " + redact.apply(e.getMessage())
+                + (root != e ? " (" + redact.apply(root.getMessage()) + ")" : ""), e);
+    }
+
+    /** An exchange still waiting for its tokens when it had to stop waiting; its tokens were refunded. */
+    static TokenBucketException abandoned(String endpointName, String key, long tokens, String why) {
+        return new TokenBucketException(endpointName, key, "tokenbucket:" + endpointName + " key '" + shown(key)
+                + "': the exchange was waiting for " + tokens + " token(s) when " + why + "; its tokens were refunded");
+    }
+
+    /** The worker pool refused the continuation of an exchange (it is shutting down). */
+    static TokenBucketException workerRefused(String endpointName, RejectedExecutionException e) {
+        return new TokenBucketException(endpointName, null, "tokenbucket:" + endpointName
+                + " could not continue the exchange on its worker pool: " + e.getMessage(), e);
+    }
+}

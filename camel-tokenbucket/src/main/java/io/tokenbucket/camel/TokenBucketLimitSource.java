@@ -1,0 +1,117 @@
+package io.tokenbucket.camel;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
+
+/**
+ * Where an endpoint's keys get their limits: the limit resolver's answer, else the first {@code keyLimits} entry
+ * that matches, else the endpoint's own limits ({@code limits}, or {@code capacity}, {@code refillAmount} and
+ * {@code refillPeriod}). Both options can change at runtime (JMX, or the configuration's setters); the parsed
+ * {@code keyLimits} are kept with the text they came from, so a change is seen on each key's next exchange and an
+ * unchanged text is parsed once. Also writes limits and waits in the user's terms, for messages and headers.
+ */
+final class TokenBucketLimitSource {
+
+    private final TokenBucketConfiguration configuration;
+    private volatile Limits limits;
+    private volatile KeyLimits keyLimits;
+
+    /** The parsed keyLimits option, kept with the text it came from so a change at runtime is seen. */
+    private record KeyLimits(String text, List<Map.Entry<TokenBucketLimitSpec.Glob, Limits>> entries) {
+    }
+
+    /** The limits of {@code configuration}, read when {@link #validate()} is called. */
+    TokenBucketLimitSource(TokenBucketConfiguration configuration) {
+        this.configuration = configuration;
+    }
+
+    /**
+     * Checks every option of the configuration and takes its limits.
+     *
+     * @throws IllegalArgumentException naming the bad option and its value
+     */
+    void validate() {
+        limits = configuration.validate();
+    }
+
+    /** Whether {@link #validate()} has succeeded. */
+    boolean isValidated() {
+        return limits != null;
+    }
+
+    /** The endpoint's own limits in nanosecond ticks; null before {@link #validate()}. */
+    Limits limits() {
+        return limits;
+    }
+
+    /**
+     * The limits of {@code key}, the key as the exchange sent it (never its stored, possibly hashed, form): the
+     * limit resolver's answer, else the first keyLimits entry that matches, else the endpoint's.
+     *
+     * @throws IllegalArgumentException when the resolver's answer is not limits, naming the key
+     */
+    Limits limitsFor(String key) {
+        TokenBucketLimitResolver resolver = configuration.getLimitResolver();
+        if (resolver != null) {
+            String text = resolver.limitsFor(key);
+            if (text != null) {
+                return TokenBucketLimitSpec.parse(text, () -> TokenBucketExceptions.resolverAnswer(key));
+            }
+        }
+        String text = configuration.getKeyLimits();
+        if (text == null) {
+            return limits;
+        }
+        KeyLimits parsed = keyLimits;
+        if (parsed == null || !parsed.text().equals(text)) {
+            parsed = new KeyLimits(text, TokenBucketLimitSpec.parseKeyLimits(text));
+            keyLimits = parsed;
+        }
+        for (Map.Entry<TokenBucketLimitSpec.Glob, Limits> entry : parsed.entries()) {
+            if (entry.getKey().matches(key)) {
+                return entry.getValue();
+            }
+        }
+        return limits;
+    }
+
+    /** Replaces the endpoint's limits, in the syntax of the {@code limits} option; a bad text changes nothing. */
+    void update(String text) {
+        Limits parsed = TokenBucketLimitSpec.parse(text, "limits");
+        configuration.setLimits(text);
+        limits = parsed;
+    }
+
+    /** Replaces the per-key limits, in the syntax of the {@code keyLimits} option; a bad text changes nothing. */
+    void updateKeyLimits(String text) {
+        TokenBucketLimitSpec.parseKeyLimits(text);
+        configuration.setKeyLimits(text);
+    }
+
+    /** The endpoint's limits in the user's terms ({@link #describe(Limits)}), empty before validation. */
+    String describe() {
+        Limits current = limits;
+        return current == null ? "" : describe(current);
+    }
+
+    /** Limits in the user's terms, for messages: {@code capacity 5, refill 5 per 1000 ms}, joined by "; ". */
+    static String describe(Limits limits) {
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < limits.size(); i++) {
+            Limit limit = limits.get(i);
+            text.append(i == 0 ? "" : "; ").append("capacity ").append(limit.capacity()).append(", refill ")
+                    .append(limit.refillAmount()).append(" per ")
+                    .append(TimeUnit.NANOSECONDS.toMillis(limit.refillPeriod())).append(" ms");
+        }
+        return text.toString();
+    }
+
+    /** Nanoseconds as whole milliseconds, rounded up, never negative and never wrapping: waits as users see them. */
+    static long ceilMillis(long nanos) {
+        return nanos <= 0 ? 0 : nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1);
+    }
+}
