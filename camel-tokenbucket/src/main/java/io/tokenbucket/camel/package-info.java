@@ -1,5 +1,14 @@
 /**
- * The Camel glue of the {@code tokenbucket:} component: the component, endpoint, configuration, producer,
- * header constants and exceptions. Only this package imports Camel.
+ * The Camel glue of the {@code tokenbucket:} component. Only this package imports Camel.
+ *
+ * <p>What Camel and its tooling see: {@link io.tokenbucket.camel.TokenBucketComponent},
+ * {@link io.tokenbucket.camel.TokenBucketEndpoint} (with the JMX members),
+ * {@link io.tokenbucket.camel.TokenBucketConfiguration} (every option),
+ * {@link io.tokenbucket.camel.TokenBucketConstants} (the headers) and the exceptions.
+ *
+ * <p>Behind them, one role per class: {@code TokenBucketRequest} reads one exchange's headers,
+ * {@link io.tokenbucket.camel.TokenBucketProducer} decides, {@code TokenBucketWaiters} holds the exchanges that
+ * wait, {@code TokenBucketExceptions} builds every message, {@code TokenBucketLimitSource} gives each key its
+ * limits, and {@code TokenBucketStoreBinding} opens the store and binds its health check and meters.
  */
 package io.tokenbucket.camel;
