@@ -53,7 +53,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                     endpoint.limitSource());
             BucketStore store = endpoint.store();
             return switch (request.operation()) {
-                case acquire -> acquire(exchange, callback, request, start);
+                case acquire -> acquire(exchange, callback, store, request, start);
                 case refund -> answer(exchange, callback, store.refund(request.stored(), request.limits(),
                         request.tokens()), false);
                 case remove -> answer(exchange, callback, store.remove(request.stored()), false);
@@ -69,7 +69,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
     }
 
-    private boolean acquire(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, long start) {
+    private boolean acquire(Exchange exchange, AsyncCallback callback, BucketStore store, TokenBucketRequest request,
+                            long start) {
         // A place among maxWaiting is taken before the reservation, so a reservation that has to wait always has
         // one and nothing booked is ever given back (giving back tokens cannot cancel one particular slot). With
         // every place taken only an exchange that need not wait may pass: maxWait 0, and a refusal consumes nothing.
@@ -77,7 +78,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
         TokenBucketRequest.Candidates candidates = request.candidates();
-        BucketStore store = endpoint.store();
         CompletableFuture<?> answer;
         try {
             answer = (candidates == null

@@ -73,8 +73,8 @@ final class TokenBucketWaiters {
 
     /**
      * An exchange that holds a reservation and waits for its time. It is its own task twice: on the timer thread it
-     * is claimed and handed to the worker pool, where it runs again and continues the exchange, so a delayed
-     * exchange costs one object besides what the pools keep.
+     * is claimed and handed to the worker pool, where it runs again and continues the exchange, so waiting adds one
+     * object to an exchange (this one) besides what the timer and the pool keep.
      */
     final class Waiter implements Runnable {
         private static final VarHandle CLAIMED;
