@@ -17,8 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What one exchange costs the glue, guarded so that stages and wrappers do not creep back: an admission the local
- * store answers at once completes on the calling thread, two glue frames below {@code process}, allocating a
- * request and the headers' values; a rejection carries no stack trace.
+ * store answers at once completes on the calling thread, two glue frames below {@code process}; a rejection
+ * carries no stack trace.
  *
  * <p>The figures it prints (frames, bytes per immediate, candidate, rejected and delayed exchange) are those of the
  * closing note of issue 15; {@code -Dtest=TokenBucketHopsTest} prints them again. Bytes are those the calling
@@ -79,9 +79,8 @@ class TokenBucketHopsTest extends TokenBucketTestSupport {
         assertThat(sync).isTrue();
         assertThat(frames).hasSizeLessThanOrEqualTo(2)
                 .allMatch(f -> f.getClassName().equals(TokenBucketProducer.class.getName()));
-        // 60 to 100 bytes once compiled by C2, 170 by C1 alone (no escape analysis); before the glue was split 340 to
-        // 420, for a thenApply stage, its lambda, a wrapper record, two lists and a stream
-        assertThat(bytes).isLessThan(250);
+        // bytes are printed, not asserted: what the JIT removes depends on the machine and its load (60 to 100 with
+        // C2, 170 with C1 alone), and memory targets are the benchmarks' (RouteOverhead -prof gc)
 
         Exchange candidates = new DefaultExchange(context);
         candidates.getMessage().setHeader(TokenBucketConstants.CANDIDATES, List.of("a", "b", "c"));
