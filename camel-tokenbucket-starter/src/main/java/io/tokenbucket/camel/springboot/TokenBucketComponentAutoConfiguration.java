@@ -22,6 +22,9 @@ import org.springframework.context.annotation.Lazy;
  * {@link ComponentCustomizer} that Camel applies when it creates the component. Off with
  * {@code camel.component.tokenbucket.enabled=false} (or {@code camel.component.enabled=false} for every
  * component); the customizer alone off with {@code camel.component.tokenbucket.customizer.enabled=false}.
+ *
+ * <p>The properties are checked when the application starts ({@link TokenBucketPropertiesValidator}); an unknown
+ * one under the prefix fails the binding.
  */
 @AutoConfiguration(after = {CamelAutoConfiguration.class, TokenBucketComponentConverter.class})
 @Conditional(ConditionalOnCamelContextAndAutoConfigurationBeans.class)
@@ -38,6 +41,7 @@ public class TokenBucketComponentAutoConfiguration {
         this.applicationContext = applicationContext;
         this.camelContext = camelContext;
         this.configuration = configuration;
+        TokenBucketPropertiesValidator.validate(configuration, camelContext);
     }
 
     @Lazy

@@ -1,0 +1,139 @@
+package io.tokenbucket.camel.springboot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tokenbucket.camel.TokenBucketComponent;
+import io.tokenbucket.camel.TokenBucketMode;
+import io.tokenbucket.camel.TokenBucketStoreErrorPolicy;
+import io.tokenbucket.camel.TokenBucketStoreType;
+import org.apache.camel.CamelContext;
+import org.apache.camel.spring.boot.CamelAutoConfiguration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * camel.component.tokenbucket.* is checked when the application starts: an unknown property, a value outside an
+ * option's closed set and a value the component refuses each fail the start, naming the property and the value.
+ */
+class TokenBucketPropertiesCheckTest {
+
+    private static final String PREFIX = "camel.component.tokenbucket.";
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(CamelAutoConfiguration.class, TokenBucketComponentConverter.class,
+                    TokenBucketEnumConverter.class, TokenBucketComponentAutoConfiguration.class))
+            .withPropertyValues("camel.main.jmx-enabled=false");
+
+    @Test
+    void aMisspelledPropertyFailsTheStartNamingIt() {
+        runner.withPropertyValues(PREFIX + "capcity=3").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining(PREFIX + "capcity")
+                    .hasStackTraceContaining("were left unbound");
+        });
+    }
+
+    @Test
+    void camelSpringBootsOwnKeysAreAccepted() {
+        runner.withPropertyValues(PREFIX + "enabled=true", PREFIX + "customizer.enabled=true",
+                PREFIX + "autowired-enabled=true", PREFIX + "lazy-start-producer=true", PREFIX + "capacity=3")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    TokenBucketComponent component = component(context.getBean(CamelContext.class));
+                    assertThat(component.getConfiguration().getCapacity()).isEqualTo(3);
+                    assertThat(component.isLazyStartProducer()).isTrue();
+                });
+    }
+
+    /** The component only produces: like Camel's own producer-only starters, it has no bridge-error-handler. */
+    @Test
+    void bridgeErrorHandlerIsNoOptionOfAProducerOnlyComponent() {
+        runner.withPropertyValues(PREFIX + "bridge-error-handler=true").run(context ->
+                assertThat(context.getStartupFailure()).hasStackTraceContaining(PREFIX + "bridge-error-handler"));
+    }
+
+    @Test
+    void aModeOutsideItsValuesFailsListingThem() {
+        runner.withPropertyValues(PREFIX + "mode=delayed").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining(PREFIX + "mode")
+                    .hasStackTraceContaining("must be one of delay, reject, check, was 'delayed'");
+        });
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource({"mode, REJECT", "mode, Check", "store, redis", "on-store-error, ALLOW"})
+    void closedSetsAreReadAsSpringBootReadsEnums(String property, String text) {
+        runner.withPropertyValues(PREFIX + property + "=" + text).run(context -> {
+            assertThat(context).hasNotFailed();
+            TokenBucketComponentConfiguration properties = context.getBean(TokenBucketComponentConfiguration.class);
+            assertThat(java.util.List.<Object>of(properties.getMode(), properties.getStore(),
+                    properties.getOnStoreError())).contains(text.equalsIgnoreCase("REJECT") ? TokenBucketMode.reject
+                    : text.equalsIgnoreCase("check") ? TokenBucketMode.check : text.equals("redis")
+                    ? TokenBucketStoreType.redis : TokenBucketStoreErrorPolicy.allow);
+        });
+    }
+
+    @ParameterizedTest(name = "{0}={1}: {2}")
+    @CsvSource(delimiter = '|', value = {
+            "capacity         | 0       | capacity must be at least 1, was 0",
+            "refill-amount    | 0       | refillAmount must be at least 1, was 0",
+            "refill-period    | 0s      | refillPeriod must be at least 1 millisecond, was 0",
+            "cost             | 2       | cost must be between 1 and capacity 1, was 2",
+            "max-wait         | 400d    | maxWait must be between 0 and 365d",
+            "max-waiting      | -1      | maxWaiting must not be negative, was -1",
+            "max-candidates   | 0       | maxCandidates must be at least 1, was 0",
+            "metrics-max-keys | -1      | metricsMaxKeys must not be negative, was -1",
+            "store-timeout    | 0       | storeTimeout must be at least 1 millisecond, was 0",
+            "limits           | 10/soon | limits",
+            "key-limits       | p7      | keyLimits",
+    })
+    void aValueTheComponentRefusesFailsTheStartNamingThePropertyAndTheValue(String property, String value,
+            String reason) {
+        runner.withPropertyValues(PREFIX + property + "=" + value).run(context -> {
+            assertThat(context).hasFailed();
+            InvalidConfigurationPropertyValueException failure = invalidValue(context.getStartupFailure());
+            assertThat(failure.getName()).isEqualTo(PREFIX + property);
+            assertThat(failure.getValue()).hasToString(value);
+            assertThat(failure.getReason()).startsWith(reason);
+            assertThat(failure.getMessage()).contains(PREFIX + property, "'" + value + "'");
+        });
+    }
+
+    @Test
+    void aCostAboveTheCapacityGivenIsRefusedAtTheStart() {
+        runner.withPropertyValues(PREFIX + "capacity=3", PREFIX + "cost=4").run(context ->
+                assertThat(invalidValue(context.getStartupFailure()).getReason())
+                        .isEqualTo("cost must be between 1 and capacity 3, was 4"));
+    }
+
+    @Test
+    void aBlankKeyHeaderIsRefusedAtTheStart() {
+        runner.withPropertyValues(PREFIX + "key-header= ").run(context ->
+                assertThat(invalidValue(context.getStartupFailure()).getName()).isEqualTo(PREFIX + "key-header"));
+    }
+
+    @Test
+    void validValuesStart() {
+        runner.withPropertyValues(PREFIX + "capacity=5", PREFIX + "cost=5", PREFIX + "limits=10/1s,1000/1h",
+                PREFIX + "key-limits=p7=1/1s", PREFIX + "max-wait=365d", PREFIX + "max-waiting=0")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    private static InvalidConfigurationPropertyValueException invalidValue(Throwable failure) {
+        Throwable cause = failure;
+        while (cause != null && !(cause instanceof InvalidConfigurationPropertyValueException)) {
+            cause = cause.getCause();
+        }
+        assertThat(cause).as("the start failure's causes").isNotNull();
+        return (InvalidConfigurationPropertyValueException) cause;
+    }
+
+    private static TokenBucketComponent component(CamelContext camelContext) {
+        return camelContext.getComponent("tokenbucket", TokenBucketComponent.class);
+    }
+}
