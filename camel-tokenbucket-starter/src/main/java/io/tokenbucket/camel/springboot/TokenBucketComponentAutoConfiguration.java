@@ -1,6 +1,8 @@
 package io.tokenbucket.camel.springboot;
 
 import io.tokenbucket.camel.TokenBucketComponent;
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketStoreType;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Component;
 import org.apache.camel.spi.ComponentCustomizer;
@@ -10,12 +12,15 @@ import org.apache.camel.spring.boot.util.CamelPropertiesHelper;
 import org.apache.camel.spring.boot.util.ConditionalOnCamelContextAndAutoConfigurationBeans;
 import org.apache.camel.spring.boot.util.ConditionalOnHierarchicalProperties;
 import org.apache.camel.spring.boot.util.HierarchicalPropertiesEvaluator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Lazy;
+import org.springframework.util.ClassUtils;
 
 /**
  * Configures the {@code tokenbucket} component from {@code camel.component.tokenbucket.*}: a
@@ -24,13 +29,19 @@ import org.springframework.context.annotation.Lazy;
  * component); the customizer alone off with {@code camel.component.tokenbucket.customizer.enabled=false}.
  *
  * <p>The properties are checked when the application starts ({@link TokenBucketPropertiesValidator}); an unknown
- * one under the prefix fails the binding.
+ * one under the prefix fails the binding. When neither {@code redis-uri} nor {@code redis-client} is set and Camel's
+ * registry holds no single Lettuce client, the endpoints' Redis is the application's: Spring Boot's
+ * {@code RedisConnectionDetails} or {@code spring.data.redis.*} ({@link TokenBucketSpringDataRedis}), logged at
+ * INFO without credentials.
  */
 @AutoConfiguration(after = {CamelAutoConfiguration.class, TokenBucketComponentConverter.class})
 @Conditional(ConditionalOnCamelContextAndAutoConfigurationBeans.class)
 @EnableConfigurationProperties({ComponentConfigurationProperties.class, TokenBucketComponentConfiguration.class})
 @ConditionalOnHierarchicalProperties({"camel.component", "camel.component.tokenbucket"})
 public class TokenBucketComponentAutoConfiguration {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TokenBucketComponentAutoConfiguration.class);
+    private static final String LETTUCE = "io.lettuce.core.AbstractRedisClient";
 
     private final ApplicationContext applicationContext;
     private final CamelContext camelContext;
@@ -59,6 +70,7 @@ public class TokenBucketComponentAutoConfiguration {
                 // option the component does not take
                 CamelPropertiesHelper.setCamelProperties(camelContext, component,
                         configuration.componentOptions(camelContext), true);
+                useTheApplicationsRedis(component.getConfiguration());
             }
 
             @Override
@@ -68,5 +80,40 @@ public class TokenBucketComponentAutoConfiguration {
                         && target instanceof TokenBucketComponent;
             }
         };
+    }
+
+    /**
+     * Sets the application's Redis as the endpoints' default when the component is given none of its own, and
+     * logs which Redis the endpoints use when that is the application's or the component's default store is redis.
+     */
+    private void useTheApplicationsRedis(TokenBucketConfiguration defaults) {
+        ClassLoader loader = getClass().getClassLoader();
+        if (!ClassUtils.isPresent(LETTUCE, loader)) {
+            return;
+        }
+        String where;
+        if (defaults.getRedisUri() != null) {
+            where = TokenBucketSpringDataRedis.describe(defaults.getRedisUri())
+                    + " (from camel.component.tokenbucket.redis-uri)";
+        } else if (defaults.getRedisClient() != null) {
+            where = "the Lettuce client of camel.component.tokenbucket.redis-client";
+        } else if (camelContext.getRegistry().findByType(ClassUtils.resolveClassName(LETTUCE, loader)).size() == 1) {
+            where = "the application's Lettuce client (the only one in the registry)";
+        } else {
+            TokenBucketSpringDataRedis.Found redis = TokenBucketSpringDataRedis.find(applicationContext);
+            if (redis != null) {
+                // set on the configuration, not through Camel's property binding, which would resolve
+                // placeholders and bean references in a password
+                defaults.setRedisUri(redis.redisUri());
+                LOG.info("tokenbucket: endpoints with store=redis and no redisUri of their own use {} (from {})",
+                        TokenBucketSpringDataRedis.describe(redis.redisUri()), redis.source());
+                return;
+            }
+            where = TokenBucketConfiguration.DEFAULT_REDIS_URI + " (the component's default: no spring.data.redis.*"
+                    + " nor camel.component.tokenbucket.redis-uri is set)";
+        }
+        if (defaults.getStore() == TokenBucketStoreType.redis) {
+            LOG.info("tokenbucket: endpoints with store=redis and no redisUri of their own use {}", where);
+        }
     }
 }
