@@ -11,6 +11,7 @@ import io.github.bucket4j.Bucket;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
 import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.Reservation;
 import io.tokenbucket.store.local.LocalBucketStore;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -47,7 +48,7 @@ public class LocalAcquire {
 
     String[] names;
     LocalBucketStore ours;
-    Limit limit;
+    Limits limits;
     ConcurrentHashMap<String, Bucket> bucket4j;
     ConcurrentHashMap<String, RateLimiter> guava;
     ConcurrentHashMap<String, AtomicRateLimiter> resilience4j;
@@ -88,9 +89,9 @@ public class LocalAcquire {
         switch (impl) {
             case "ours" -> {
                 ours = new LocalBucketStore();
-                limit = Limit.of(RATE, RATE, TimeUnit.SECONDS.toNanos(1));
+                limits = Limits.of(Limit.of(RATE, RATE, TimeUnit.SECONDS.toNanos(1)));
                 for (String n : names) { // the buckets exist, as the peers' limiters do
-                    ours.reserveNow(n, limit, 1, 0);
+                    ours.reserveNow(n, limits, 1, 0);
                 }
             }
             case "bucket4j" -> {
@@ -126,7 +127,7 @@ public class LocalAcquire {
 
     @Benchmark
     public Reservation ours(Cursor c) {
-        return ours.reserveNow(c.next(names), limit, 1, 0);
+        return ours.reserveNow(c.next(names), limits, 1, 0);
     }
 
     @Benchmark

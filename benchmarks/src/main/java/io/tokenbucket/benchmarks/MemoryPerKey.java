@@ -11,6 +11,7 @@ import io.github.bucket4j.Bucket;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
 import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.local.LocalBucketStore;
 
 /**
@@ -47,9 +48,9 @@ public final class MemoryPerKey {
 
         // ours
         LocalBucketStore store = new LocalBucketStore();
-        Limit limit = Limit.of(1, 1, PERIOD_NANOS);
+        Limits limits = Limits.of(Limit.of(1, 1, PERIOD_NANOS));
         for (String k : names) {
-            if (!store.reserveNow(k, limit, 1, 0).granted()) {
+            if (!store.reserveNow(k, limits, 1, 0).granted()) {
                 throw new IllegalStateException("a fresh bucket refused " + k);
             }
         }

@@ -20,7 +20,10 @@ package io.tokenbucket.math;
  * A caller that must wait reserves its slot at once and then waits exactly {@code wait}: waiters are served
  * in reservation order and nobody polls. The Redis store's Lua script is this class, line for line.
  *
- * <p>All functions are pure: time is a parameter in ticks, the result is the state to store.
+ * <p>All functions are pure: time is a parameter in ticks, the result is the state to store. A bucket of several
+ * limits ({@link Limits}) has one {@code tat} per limit, decided together; every decision, for one limit or
+ * several, is one {@link Decision}. The one-limit functions are the step each limit takes, and a store's fast
+ * path for a bucket it keeps as a single number.
  *
  * <p><b>No overflow, whatever the input.</b> Every step works on the <em>debt</em> {@code tat - now} (the time
  * until the bucket is full), never on clock readings added together, so any {@code now} (a nanosecond clock may
@@ -33,12 +36,12 @@ package io.tokenbucket.math;
  */
 public final class BucketMath {
 
-    /** The {@code maxWait} that accepts any wait up to {@link #MAX_WAIT_TICKS}. */
+    /** The {@code maxWaitTicks} that accepts any wait up to {@link #MAX_WAIT_TICKS}. */
     public static final long NO_LIMIT = Long.MAX_VALUE;
 
     /**
      * The longest wait, in ticks, ever granted, and the longest penalty: {@code Long.MAX_VALUE / 4} (73 years
-     * of nanoseconds). A reservation whose wait would be longer is refused whatever its {@code maxWait}; a
+     * of nanoseconds). A reservation whose wait would be longer is refused whatever its {@code maxWaitTicks}; a
      * longer penalty counts as this long. Callers with a unit in mind set a lower ceiling of their own.
      */
     public static final long MAX_WAIT_TICKS = Long.MAX_VALUE / 4;
@@ -53,179 +56,183 @@ public final class BucketMath {
     }
 
     /**
-     * The debt of state {@code tat} at {@code now}: the ticks until the bucket is full again, between 0 (full)
-     * and {@link #MAX_DEBT_TICKS}. The wrapping difference is exact for any two readings less than 2^63 ticks
-     * apart, so a clock near {@code Long.MAX_VALUE} or {@code Long.MIN_VALUE} needs no care.
+     * The debt of state {@code tatTicks} at {@code nowTicks}: the ticks until the bucket is full again, between 0
+     * (full) and {@link #MAX_DEBT_TICKS}. The wrapping difference is exact for any two readings less than 2^63
+     * ticks apart, so a clock near {@code Long.MAX_VALUE} or {@code Long.MIN_VALUE} needs no care.
      */
-    static long debt(long tat, long now) {
-        long debt = tat - now;
+    static long debt(long tatTicks, long nowTicks) {
+        long debt = tatTicks - nowTicks;
         return debt <= 0 ? 0 : Math.min(debt, MAX_DEBT_TICKS);
     }
 
-    /**
-     * Reserves {@code tokens} tokens at {@code now}.
-     *
-     * @param tat     the bucket's state ({@code tat}); any value {@code <= now} means a full bucket
-     * @param now     the current time in ticks, anywhere in the range of a {@code long}
-     * @param tokens  the cost, between 1 and the capacity
-     * @param limit   the bucket's limit
-     * @param maxWait the longest wait, in ticks, the caller accepts: 0 never waits, {@link #NO_LIMIT} waits up
-     *                to {@link #MAX_WAIT_TICKS}
-     * @return the decision; when refused, its {@code tat} is the unchanged input
-     * @throws IllegalArgumentException when {@code tokens} is below 1 or above the capacity
-     */
-    public static Decision reserve(long tat, long now, long tokens, Limit limit, long maxWait) {
-        long cost = limit.cost(tokens);
-        long debt = debt(tat, now);
-        long newDebt = debt + cost; // at most MAX_DEBT_TICKS + MAX_BURST_TICKS: no overflow
-        long wait = Math.max(0, newDebt - limit.burst());
-        if (wait > Math.min(maxWait, MAX_WAIT_TICKS)) {
-            return new Decision(false, wait, available(debt, limit), tat);
-        }
-        return new Decision(true, wait, available(newDebt, limit), now + newDebt);
-    }
-
-    /**
-     * What {@link #reserve} would decide for {@code tokens} tokens with no limit on the wait, without
-     * committing anything: {@code waitTicks} is the time until the tokens are available.
-     */
-    public static Decision peek(long tat, long now, long tokens, Limit limit) {
-        long debt = debt(tat, now);
-        long wait = Math.max(0, debt + limit.cost(tokens) - limit.burst());
-        return new Decision(wait == 0, wait, available(debt, limit), tat);
-    }
-
-    /**
-     * Gives {@code tokens} tokens back: moves {@code tat} back by {@code tokens × T}, never before {@code now}. A
-     * bucket cannot hold more than its capacity, so any number of tokens may be given back (more than one
-     * bucketful too: reservations booked ahead are given back with it); the refund stops at full.
-     *
-     * @param tokens at least 1
-     * @return the new {@code tat}
-     * @throws IllegalArgumentException when {@code tokens} is below 1
-     */
-    public static long refund(long tat, long now, long tokens, Limit limit) {
-        if (tokens < 1) {
-            throw new IllegalArgumentException("tokens must be at least 1, was " + tokens);
-        }
-        long debt = debt(tat, now);
-        if (debt == 0) {
-            return tat;
-        }
-        // tokens × T is only computed when it is below the debt, so it cannot overflow
-        return tokens > debt / limit.interval() ? now : now + (debt - tokens * limit.interval());
-    }
-
-    /** Whole tokens available at {@code now} in a bucket whose state is {@code tat}, between 0 and capacity. */
-    public static long available(long tat, long now, Limit limit) {
-        return available(debt(tat, now), limit);
-    }
-
-    private static long available(long debt, Limit limit) {
-        return Math.max(0, (limit.burst() - debt) / limit.interval());
-    }
-
-    /** True when a bucket with state {@code tat} is full at {@code now}, so its state can be dropped. */
-    public static boolean isFull(long tat, long now) {
-        return tat - now <= 0;
-    }
-
-    /**
-     * Makes a bucket unavailable for {@code penaltyTicks}: no token until {@code now + penaltyTicks}, then one,
-     * then one per interval (the bucket refills from empty). A longer debt already owed is kept. A penalty
-     * longer than {@link #MAX_WAIT_TICKS} counts as that long.
-     *
-     * @return the new {@code tat}
-     * @throws IllegalArgumentException when {@code penaltyTicks} is negative
-     */
-    public static long penalize(long tat, long now, long penaltyTicks, Limit limit) {
-        if (penaltyTicks < 0) {
-            throw new IllegalArgumentException("penalty must not be negative, was " + penaltyTicks);
-        }
-        long penalty = Math.min(penaltyTicks, MAX_WAIT_TICKS);
-        long debt = Math.max(debt(tat, now), penalty + limit.burst() - limit.interval());
-        return now + debt;
-    }
-
-    // ---- several limits per bucket: the same steps for each limit, decided together -----------------------
+    // ---- a bucket's state is one tat per limit: these steps decide on every limit together ---------------
 
     /**
      * The state of a bucket with {@code limits.size()} limits from a stored state that may hold another number
-     * of entries (its limits were changed): entries are matched by position, a missing one is a full limit.
+     * of entries (its limits were changed), or none (null: a full bucket): entries are matched by position, a
+     * missing one is a full limit.
      */
-    public static long[] align(long[] tats, long now, Limits limits) {
+    public static long[] align(long[] tatTicks, long nowTicks, Limits limits) {
         long[] aligned = new long[limits.size()];
         for (int i = 0; i < aligned.length; i++) {
-            aligned[i] = tats != null && i < tats.length ? tats[i] : now;
+            aligned[i] = tatTicks != null && i < tatTicks.length ? tatTicks[i] : nowTicks;
         }
         return aligned;
     }
 
     /**
      * Reserves {@code tokens} on every limit at once: the wait is the latest of the limits' waits, and a
-     * refusal changes no limit. With one limit this is {@link #reserve(long, long, long, Limit, long)}.
+     * refusal changes no limit.
      *
-     * @param tats one state per limit ({@link #align})
+     * @param tatTicks     one state per limit ({@link #align}); any value {@code <= nowTicks} is a full limit
+     * @param nowTicks     the current time in ticks, anywhere in the range of a {@code long}
+     * @param tokens       the cost, between 1 and the smallest capacity
+     * @param maxWaitTicks the longest wait the caller accepts: 0 never waits, {@link #NO_LIMIT} waits up to
+     *                     {@link #MAX_WAIT_TICKS}
+     * @return the decision; when refused, its state is {@code tatTicks} itself
+     * @throws IllegalArgumentException when {@code tokens} is below 1 or above a capacity
      */
-    public static MultiDecision reserve(long[] tats, long now, long tokens, Limits limits, long maxWait) {
-        long[] next = new long[tats.length];
-        long wait = 0;
-        for (int i = 0; i < tats.length; i++) {
+    public static Decision reserve(long[] tatTicks, long nowTicks, long tokens, Limits limits, long maxWaitTicks) {
+        long[] next = new long[tatTicks.length];
+        long waitTicks = 0;
+        for (int i = 0; i < tatTicks.length; i++) {
             Limit limit = limits.get(i);
-            long newDebt = debt(tats[i], now) + limit.cost(tokens);
-            next[i] = now + newDebt;
-            wait = Math.max(wait, newDebt - limit.burst());
+            long newDebt = debt(tatTicks[i], nowTicks) + limit.cost(tokens); // at most MAX_DEBT + MAX_BURST
+            next[i] = nowTicks + newDebt;
+            waitTicks = Math.max(waitTicks, newDebt - limit.burst());
         }
-        if (wait > Math.min(maxWait, MAX_WAIT_TICKS)) {
-            return new MultiDecision(false, wait, available(tats, now, limits), tats);
+        if (waitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS)) {
+            return Decision.of(false, waitTicks, available(tatTicks, nowTicks, limits), tatTicks);
         }
-        return new MultiDecision(true, wait, available(next, now, limits), next);
+        return Decision.of(true, waitTicks, available(next, nowTicks, limits), next);
     }
 
-    /** {@link #peek(long, long, long, Limit)} for several limits. */
-    public static MultiDecision peek(long[] tats, long now, long tokens, Limits limits) {
-        long wait = 0;
-        for (int i = 0; i < tats.length; i++) {
+    /**
+     * What {@link #reserve(long[], long, long, Limits, long)} would decide for {@code tokens} tokens with no limit
+     * on the wait, without committing anything: {@code waitTicks} is the time until the tokens are available,
+     * and the state is {@code tatTicks} itself.
+     */
+    public static Decision peek(long[] tatTicks, long nowTicks, long tokens, Limits limits) {
+        long waitTicks = 0;
+        for (int i = 0; i < tatTicks.length; i++) {
             Limit limit = limits.get(i);
-            wait = Math.max(wait, debt(tats[i], now) + limit.cost(tokens) - limit.burst());
+            waitTicks = Math.max(waitTicks, debt(tatTicks[i], nowTicks) + limit.cost(tokens) - limit.burst());
         }
-        return new MultiDecision(wait == 0, wait, available(tats, now, limits), tats);
+        return Decision.of(waitTicks == 0, waitTicks, available(tatTicks, nowTicks, limits), tatTicks);
     }
 
     /** {@link #refund(long, long, long, Limit)} on every limit. */
-    public static long[] refund(long[] tats, long now, long tokens, Limits limits) {
-        long[] next = new long[tats.length];
-        for (int i = 0; i < tats.length; i++) {
-            next[i] = refund(tats[i], now, tokens, limits.get(i));
+    public static long[] refund(long[] tatTicks, long nowTicks, long tokens, Limits limits) {
+        long[] next = new long[tatTicks.length];
+        for (int i = 0; i < tatTicks.length; i++) {
+            next[i] = refund(tatTicks[i], nowTicks, tokens, limits.get(i));
         }
         return next;
     }
 
     /** {@link #penalize(long, long, long, Limit)} on every limit. */
-    public static long[] penalize(long[] tats, long now, long penaltyTicks, Limits limits) {
-        long[] next = new long[tats.length];
-        for (int i = 0; i < tats.length; i++) {
-            next[i] = penalize(tats[i], now, penaltyTicks, limits.get(i));
+    public static long[] penalize(long[] tatTicks, long nowTicks, long penaltyTicks, Limits limits) {
+        long[] next = new long[tatTicks.length];
+        for (int i = 0; i < tatTicks.length; i++) {
+            next[i] = penalize(tatTicks[i], nowTicks, penaltyTicks, limits.get(i));
         }
         return next;
     }
 
-    /** The fewest whole tokens any limit has at {@code now}. */
-    public static long available(long[] tats, long now, Limits limits) {
+    /** The fewest whole tokens any limit has at {@code nowTicks}. */
+    public static long available(long[] tatTicks, long nowTicks, Limits limits) {
         long fewest = Long.MAX_VALUE;
-        for (int i = 0; i < tats.length; i++) {
-            fewest = Math.min(fewest, available(tats[i], now, limits.get(i)));
+        for (int i = 0; i < tatTicks.length; i++) {
+            fewest = Math.min(fewest, available(tatTicks[i], nowTicks, limits.get(i)));
         }
         return fewest;
     }
 
-    /** True when every limit is full at {@code now}. */
-    public static boolean isFull(long[] tats, long now) {
-        for (long tat : tats) {
-            if (!isFull(tat, now)) {
+    /** True when every limit is full at {@code nowTicks}, so the state can be dropped. */
+    public static boolean isFull(long[] tatTicks, long nowTicks) {
+        for (long tat : tatTicks) {
+            if (!isFull(tat, nowTicks)) {
                 return false;
             }
         }
         return true;
+    }
+
+    // ---- one limit: the step of each limit above, and the one-limit reservation stores take as a fast path ----
+
+    /**
+     * {@link #reserve(long[], long, long, Limits, long)} for a bucket of one limit, without a {@link Limits}: the
+     * same decision (a state of one entry), for callers that keep one limit's state as a single number.
+     *
+     * @throws IllegalArgumentException when {@code tokens} is below 1 or above the capacity
+     */
+    public static Decision reserve(long tatTicks, long nowTicks, long tokens, Limit limit, long maxWaitTicks) {
+        long cost = limit.cost(tokens);
+        long debt = debt(tatTicks, nowTicks);
+        long newDebt = debt + cost; // at most MAX_DEBT_TICKS + MAX_BURST_TICKS: no overflow
+        long waitTicks = Math.max(0, newDebt - limit.burst());
+        if (waitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS)) {
+            return Decision.ofOne(false, waitTicks, available(debt, limit), tatTicks);
+        }
+        return Decision.ofOne(true, waitTicks, available(newDebt, limit), nowTicks + newDebt);
+    }
+
+    /** {@link #peek(long[], long, long, Limits)} for a bucket of one limit. */
+    public static Decision peek(long tatTicks, long nowTicks, long tokens, Limit limit) {
+        long debt = debt(tatTicks, nowTicks);
+        long waitTicks = Math.max(0, debt + limit.cost(tokens) - limit.burst());
+        return Decision.ofOne(waitTicks == 0, waitTicks, available(debt, limit), tatTicks);
+    }
+
+    /**
+     * Gives {@code tokens} tokens back: moves the state back by {@code tokens × T}, never before
+     * {@code nowTicks}. A bucket cannot hold more than its capacity, so any number of tokens may be given back
+     * (more than one bucketful too: reservations booked ahead are given back with it); the refund stops at full.
+     *
+     * @param tokens at least 1
+     * @return the new state, in ticks
+     * @throws IllegalArgumentException when {@code tokens} is below 1
+     */
+    public static long refund(long tatTicks, long nowTicks, long tokens, Limit limit) {
+        if (tokens < 1) {
+            throw new IllegalArgumentException("tokens must be at least 1, was " + tokens);
+        }
+        long debt = debt(tatTicks, nowTicks);
+        if (debt == 0) {
+            return tatTicks;
+        }
+        // tokens × T is only computed when it is below the debt, so it cannot overflow
+        return tokens > debt / limit.interval() ? nowTicks : nowTicks + (debt - tokens * limit.interval());
+    }
+
+    /** Whole tokens available at {@code nowTicks} in a bucket of state {@code tatTicks}, between 0 and capacity. */
+    public static long available(long tatTicks, long nowTicks, Limit limit) {
+        return available(debt(tatTicks, nowTicks), limit);
+    }
+
+    private static long available(long debt, Limit limit) {
+        return Math.max(0, (limit.burst() - debt) / limit.interval());
+    }
+
+    /** True when a limit with state {@code tatTicks} is full at {@code nowTicks}, so its state can be dropped. */
+    public static boolean isFull(long tatTicks, long nowTicks) {
+        return tatTicks - nowTicks <= 0;
+    }
+
+    /**
+     * Makes a bucket unavailable for {@code penaltyTicks}: no token until {@code nowTicks + penaltyTicks}, then
+     * one, then one per interval (the bucket refills from empty). A longer debt already owed is kept. A penalty
+     * longer than {@link #MAX_WAIT_TICKS} counts as that long.
+     *
+     * @return the new state, in ticks
+     * @throws IllegalArgumentException when {@code penaltyTicks} is negative
+     */
+    public static long penalize(long tatTicks, long nowTicks, long penaltyTicks, Limit limit) {
+        if (penaltyTicks < 0) {
+            throw new IllegalArgumentException("penalty must not be negative, was " + penaltyTicks);
+        }
+        long penalty = Math.min(penaltyTicks, MAX_WAIT_TICKS);
+        long debt = Math.max(debt(tatTicks, nowTicks), penalty + limit.burst() - limit.interval());
+        return nowTicks + debt;
     }
 }

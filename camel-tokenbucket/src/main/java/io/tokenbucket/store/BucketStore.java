@@ -19,6 +19,10 @@ import io.tokenbucket.math.Limits;
  * <p>Every store has the same ceilings: no reservation waits longer than {@link #MAX_WAIT_NANOS} (one that would
  * is refused, whatever its {@code maxWaitNanos}), and no penalty lasts longer than {@link #MAX_PENALTY_NANOS}
  * (a longer one counts as that long). Within them every number a store computes or keeps fits its type.
+ *
+ * <p>A store implements one method, {@link #execute}: every operation is a {@link StoreCommand} record sent down
+ * that one path, so a wrapper ({@link FallbackBucketStore}) applies its policy in one place. The six operations
+ * below are default methods that build the record and execute it; stores do not override them.
  */
 public interface BucketStore extends AutoCloseable {
 
@@ -32,6 +36,15 @@ public interface BucketStore extends AutoCloseable {
     long MAX_PENALTY_NANOS = MAX_WAIT_NANOS;
 
     /**
+     * Runs {@code command}: the one operation every store implements; the methods below are its shorthand.
+     *
+     * @return the command's answer, as its operation documents
+     * @throws IllegalArgumentException at once, without a stage, for numbers the operation never accepts (a cost
+     *                                  above a capacity, a refund below 1, a negative penalty)
+     */
+    <R> CompletionStage<R> execute(StoreCommand<R> command);
+
+    /**
      * Reserves {@code tokens} tokens on {@code key}, or refuses and consumes nothing when they would take
      * longer than {@code maxWaitNanos} to arrive.
      *
@@ -39,27 +52,37 @@ public interface BucketStore extends AutoCloseable {
      *                     {@link #MAX_WAIT_NANOS} up ({@link io.tokenbucket.math.BucketMath#NO_LIMIT}) accepts any
      *                     wait up to {@link #MAX_WAIT_NANOS}
      */
-    CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos);
+    default CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
+        return execute(new StoreCommand.Reserve(key, limits, tokens, maxWaitNanos));
+    }
 
     /** What a reservation of {@code tokens} would get now, without consuming anything. */
-    CompletionStage<Reservation> peek(String key, Limits limits, long tokens);
+    default CompletionStage<Reservation> peek(String key, Limits limits, long tokens) {
+        return execute(new StoreCommand.Peek(key, limits, tokens));
+    }
 
     /**
      * Gives {@code tokens} back to {@code key}: each limit moves back by {@code tokens} of its intervals, never past
      * full, so any number from 1 up is accepted (more than a bucketful gives back reservations booked ahead too).
      * Answers the tokens now remaining.
      */
-    CompletionStage<Reservation> refund(String key, Limits limits, long tokens);
+    default CompletionStage<Reservation> refund(String key, Limits limits, long tokens) {
+        return execute(new StoreCommand.Refund(key, limits, tokens));
+    }
 
     /** Drops the state of {@code key}: its bucket starts full next time. */
-    CompletionStage<Void> remove(String key);
+    default CompletionStage<Void> remove(String key) {
+        return execute(new StoreCommand.Remove(key));
+    }
 
     /**
      * Makes {@code key} unavailable for {@code penaltyNanos} (at most {@link #MAX_PENALTY_NANOS}): no token before
      * then, after which it refills from empty; a longer debt already owed is kept. Answers the state afterwards (as
      * a peek of one token).
      */
-    CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos);
+    default CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
+        return execute(new StoreCommand.Penalize(key, limits, penaltyNanos));
+    }
 
     /**
      * Reserves {@code tokens} on whichever of {@code keys} has them soonest (of equals, the one with the most
@@ -68,7 +91,10 @@ public interface BucketStore extends AutoCloseable {
      *
      * @param limits the limits of each key, in the same order
      */
-    CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens, long maxWaitNanos);
+    default CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
+                                                  long maxWaitNanos) {
+        return execute(new StoreCommand.ReserveFreest(keys, limits, tokens, maxWaitNanos));
+    }
 
     /** Releases what the store holds; the default holds nothing. */
     @Override

@@ -1,12 +1,10 @@
 package io.tokenbucket.store;
 
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 import io.tokenbucket.math.Limits;
@@ -26,38 +24,7 @@ public final class FallbackBucketStore implements BucketStore {
     public static final long PROBE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** A store that grants every request at once and keeps nothing: the {@code allow} policy. */
-    public static final BucketStore ALLOW_ALL = new BucketStore() {
-        @Override
-        public CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
-            return CompletableFuture.completedFuture(new Reservation(true, 0, limits.capacity()));
-        }
-
-        @Override
-        public CompletionStage<Reservation> peek(String key, Limits limits, long tokens) {
-            return reserve(key, limits, tokens, 0);
-        }
-
-        @Override
-        public CompletionStage<Reservation> refund(String key, Limits limits, long tokens) {
-            return reserve(key, limits, tokens, 0);
-        }
-
-        @Override
-        public CompletionStage<Void> remove(String key) {
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
-            return reserve(key, limits, 1, 0);
-        }
-
-        @Override
-        public CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
-                                                     long maxWaitNanos) {
-            return reserve(keys.get(0), limits.get(0), tokens, maxWaitNanos).thenApply(r -> new Choice(0, r));
-        }
-    };
+    public static final BucketStore ALLOW_ALL = new AllowAll();
 
     private final BucketStore primary;
     private final BucketStore fallback;
@@ -79,35 +46,31 @@ public final class FallbackBucketStore implements BucketStore {
         this.bypassUntil = clock.getAsLong();
     }
 
+    /** Runs {@code command} on the primary, or on the fallback as the policy says: every operation alike. */
     @Override
-    public CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
-        return call(s -> s.reserve(key, limits, tokens, maxWaitNanos));
-    }
-
-    @Override
-    public CompletionStage<Reservation> peek(String key, Limits limits, long tokens) {
-        return call(s -> s.peek(key, limits, tokens));
-    }
-
-    @Override
-    public CompletionStage<Reservation> refund(String key, Limits limits, long tokens) {
-        return call(s -> s.refund(key, limits, tokens));
-    }
-
-    @Override
-    public CompletionStage<Void> remove(String key) {
-        return call(s -> s.remove(key));
-    }
-
-    @Override
-    public CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
-        return call(s -> s.penalize(key, limits, penaltyNanos));
-    }
-
-    @Override
-    public CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
-                                                 long maxWaitNanos) {
-        return call(s -> s.reserveFreest(keys, limits, tokens, maxWaitNanos));
+    public <R> CompletionStage<R> execute(StoreCommand<R> command) {
+        if (isBypassing()) {
+            return onFailure(command, lastFailure);
+        }
+        CompletableFuture<R> first;
+        try {
+            first = primary.execute(command).toCompletableFuture();
+        } catch (IllegalArgumentException e) {
+            throw e; // the caller's mistake, not the store's
+        } catch (RuntimeException e) {
+            first = CompletableFuture.failedFuture(e);
+        }
+        return first.handle((value, failure) -> {
+            if (failure == null) {
+                return CompletableFuture.completedFuture(value);
+            }
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            failures.increment();
+            lastFailure = cause;
+            bypassUntil = clock.getAsLong() + PROBE_INTERVAL_NANOS;
+            return onFailure(command, cause).toCompletableFuture();
+        }).thenCompose(f -> f);
     }
 
     /** Calls that failed on the primary store (including timeouts). */
@@ -125,36 +88,54 @@ public final class FallbackBucketStore implements BucketStore {
         return clock.getAsLong() - bypassUntil < 0;
     }
 
-    private <T> CompletionStage<T> call(Function<BucketStore, CompletionStage<T>> op) {
-        if (isBypassing()) {
-            return onFailure(op, lastFailure);
-        }
-        CompletableFuture<T> first;
-        try {
-            first = op.apply(primary).toCompletableFuture();
-        } catch (IllegalArgumentException e) {
-            throw e; // the caller's mistake, not the store's
-        } catch (RuntimeException e) {
-            first = CompletableFuture.failedFuture(e);
-        }
-        return first.handle((value, failure) -> {
-            if (failure == null) {
-                return CompletableFuture.completedFuture(value);
-            }
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
-            failures.increment();
-            lastFailure = cause;
-            bypassUntil = clock.getAsLong() + PROBE_INTERVAL_NANOS;
-            return onFailure(op, cause).toCompletableFuture();
-        }).thenCompose(f -> f);
-    }
-
-    private <T> CompletionStage<T> onFailure(Function<BucketStore, CompletionStage<T>> op, Throwable cause) {
+    private <R> CompletionStage<R> onFailure(StoreCommand<R> command, Throwable cause) {
         if (fallback == null) {
             return CompletableFuture.failedFuture(cause);
         }
         fallbacks.increment();
-        return op.apply(fallback);
+        return fallback.execute(command);
+    }
+
+    /** {@link #ALLOW_ALL}: every command answered at once, as granted with the smallest capacity left. */
+    private static final class AllowAll implements BucketStore, StoreCommand.Handler {
+
+        private static CompletionStage<Reservation> granted(Limits limits) {
+            return CompletableFuture.completedFuture(new Reservation(true, 0, limits.capacity()));
+        }
+
+        @Override
+        public <R> CompletionStage<R> execute(StoreCommand<R> command) {
+            return command.sendTo(this);
+        }
+
+        @Override
+        public CompletionStage<Reservation> reserve(StoreCommand.Reserve command) {
+            return granted(command.limits());
+        }
+
+        @Override
+        public CompletionStage<Reservation> peek(StoreCommand.Peek command) {
+            return granted(command.limits());
+        }
+
+        @Override
+        public CompletionStage<Reservation> refund(StoreCommand.Refund command) {
+            return granted(command.limits());
+        }
+
+        @Override
+        public CompletionStage<Void> remove(StoreCommand.Remove command) {
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletionStage<Reservation> penalize(StoreCommand.Penalize command) {
+            return granted(command.limits());
+        }
+
+        @Override
+        public CompletionStage<Choice> reserveFreest(StoreCommand.ReserveFreest command) {
+            return granted(command.limits().get(0)).thenApply(r -> new Choice(0, r));
+        }
     }
 }

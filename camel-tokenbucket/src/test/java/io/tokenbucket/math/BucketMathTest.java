@@ -19,7 +19,7 @@ class BucketMathTest {
         for (int i = 0; i < times.length; i++) {
             Decision d = BucketMath.reserve(tat, times[i], tokens, limit, maxWait);
             waits[i] = d.granted() ? d.waitTicks() : -1;
-            tat = d.tat();
+            tat = d.tatTicks(0);
         }
         return waits;
     }
@@ -58,7 +58,7 @@ class BucketMathTest {
             Decision d = BucketMath.reserve(tat, t, 1, three, 0);
             if (d.granted()) {
                 granted++;
-                tat = d.tat();
+                tat = d.tatTicks(0);
             }
         }
         assertThat(granted).isBetween(9, 10);
@@ -82,12 +82,12 @@ class BucketMathTest {
         Limit one = Limit.of(1, 1, 1000);
         Decision first = BucketMath.reserve(0, 0, 1, one, 300);
         assertThat(first.granted()).isTrue();
-        Decision refused = BucketMath.reserve(first.tat(), 100, 1, one, 300);
+        Decision refused = BucketMath.reserve(first.tatTicks(0), 100, 1, one, 300);
         assertThat(refused.granted()).isFalse();
         assertThat(refused.waitTicks()).isEqualTo(900);
-        assertThat(refused.tat()).isEqualTo(first.tat());
+        assertThat(refused.tatTicks(0)).isEqualTo(first.tatTicks(0));
         // the refusal left the state as it was: at 700 the wait is 300 and accepted
-        Decision later = BucketMath.reserve(refused.tat(), 700, 1, one, 300);
+        Decision later = BucketMath.reserve(refused.tatTicks(0), 700, 1, one, 300);
         assertThat(later.granted()).isTrue();
         assertThat(later.waitTicks()).isEqualTo(300);
     }
@@ -115,17 +115,17 @@ class BucketMathTest {
         Limit five = Limit.of(5, 5, 1000);
         Decision d = BucketMath.reserve(0, 0, 2, five, NO_LIMIT);
         assertThat(d.remaining()).isEqualTo(3);
-        assertThat(BucketMath.available(d.tat(), 0, five)).isEqualTo(3);
-        assertThat(BucketMath.available(d.tat(), 199, five)).isEqualTo(3);
-        assertThat(BucketMath.available(d.tat(), 200, five)).isEqualTo(4);
-        assertThat(BucketMath.available(d.tat(), 10_000, five)).isEqualTo(5);
+        assertThat(BucketMath.available(d.tatTicks(0), 0, five)).isEqualTo(3);
+        assertThat(BucketMath.available(d.tatTicks(0), 199, five)).isEqualTo(3);
+        assertThat(BucketMath.available(d.tatTicks(0), 200, five)).isEqualTo(4);
+        assertThat(BucketMath.available(d.tatTicks(0), 10_000, five)).isEqualTo(5);
     }
 
     @Test
     void aWaitingReservationLeavesNothingRemaining() {
         Limit one = Limit.of(1, 1, 1000);
         Decision first = BucketMath.reserve(0, 0, 1, one, NO_LIMIT);
-        Decision second = BucketMath.reserve(first.tat(), 0, 1, one, NO_LIMIT);
+        Decision second = BucketMath.reserve(first.tatTicks(0), 0, 1, one, NO_LIMIT);
         assertThat(second.waitTicks()).isEqualTo(1000);
         assertThat(second.remaining()).isZero();
     }
@@ -133,7 +133,7 @@ class BucketMathTest {
     @Test
     void aLongIdlePeriodRefillsToCapacityAndNoMore() {
         Limit three = Limit.of(3, 1, 1000);
-        long tat = BucketMath.reserve(0, 0, 3, three, NO_LIMIT).tat();
+        long tat = BucketMath.reserve(0, 0, 3, three, NO_LIMIT).tatTicks(0);
         long muchLater = 1_000_000_000_000L;
         assertThat(BucketMath.isFull(tat, muchLater)).isTrue();
         assertThat(waits(three, 1, 0, muchLater, muchLater, muchLater, muchLater)).containsExactly(0, 0, 0, -1);
@@ -146,26 +146,26 @@ class BucketMathTest {
         long now = Long.MAX_VALUE / 2;
         Decision d = BucketMath.reserve(now, now, 1000, hourly, NO_LIMIT);
         assertThat(d.granted()).isTrue();
-        Decision next = BucketMath.reserve(d.tat(), now, 1, hourly, NO_LIMIT);
+        Decision next = BucketMath.reserve(d.tatTicks(0), now, 1, hourly, NO_LIMIT);
         assertThat(next.waitTicks()).isEqualTo(hour);
-        assertThat(BucketMath.available(next.tat(), now + 1000 * hour, hourly)).isEqualTo(999);
+        assertThat(BucketMath.available(next.tatTicks(0), now + 1000 * hour, hourly)).isEqualTo(999);
     }
 
     @Test
     void peekReportsWithoutCommitting() {
         Limit one = Limit.of(1, 1, 1000);
-        long tat = BucketMath.reserve(0, 0, 1, one, NO_LIMIT).tat();
+        long tat = BucketMath.reserve(0, 0, 1, one, NO_LIMIT).tatTicks(0);
         Decision peek = BucketMath.peek(tat, 250, 1, one);
         assertThat(peek.granted()).isFalse();
         assertThat(peek.waitTicks()).isEqualTo(750);
-        assertThat(peek.tat()).isEqualTo(tat);
+        assertThat(peek.tatTicks(0)).isEqualTo(tat);
         assertThat(BucketMath.peek(tat, 1000, 1, one).granted()).isTrue();
     }
 
     @Test
     void refundMovesTheStateBackButNeverPastFull() {
         Limit five = Limit.of(5, 5, 1000);
-        long tat = BucketMath.reserve(0, 0, 5, five, NO_LIMIT).tat(); // empty: tat = 1000
+        long tat = BucketMath.reserve(0, 0, 5, five, NO_LIMIT).tatTicks(0); // empty: tat = 1000
         assertThat(BucketMath.refund(tat, 0, 2, five)).isEqualTo(600);
         assertThat(BucketMath.refund(tat, 0, 5, five)).isEqualTo(0);
         assertThat(BucketMath.refund(tat, 500, 5, five)).isEqualTo(500);
@@ -177,7 +177,7 @@ class BucketMathTest {
         Limit five = Limit.of(5, 5, 1000);
         long tat = 0;
         for (int i = 0; i < 3; i++) {
-            tat = BucketMath.reserve(tat, 0, 5, five, NO_LIMIT).tat(); // three bucketfuls: booked until 3000
+            tat = BucketMath.reserve(tat, 0, 5, five, NO_LIMIT).tatTicks(0); // three bucketfuls: booked until 3000
         }
         assertThat(BucketMath.refund(tat, 0, 12, five)).as("12 of the 15 back").isEqualTo(600);
         assertThat(BucketMath.refund(tat, 0, 15, five)).isEqualTo(0);
@@ -194,7 +194,7 @@ class BucketMathTest {
         for (long t = 0; t < 20_000; t += 7) {
             for (int k = 0; k < 3; k++) {
                 Decision d = BucketMath.reserve(tat, t, 1, limit, NO_LIMIT);
-                tat = d.tat();
+                tat = d.tatTicks(0);
                 if (t + d.waitTicks() < 20_000) {
                     releases[n++] = t + d.waitTicks();
                 }

@@ -18,6 +18,7 @@ import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Choice;
 import io.tokenbucket.store.Reservation;
+import io.tokenbucket.store.StoreCommand;
 
 /**
  * Buckets in Redis, one string key per bucket holding its {@code tat} in microseconds of the Redis clock, with
@@ -41,15 +42,13 @@ public final class RedisBucketStore implements BucketStore {
      */
     static final long MAX_BURST_MICROS = 1L << 51;
 
-    /** The largest wait a reply may carry, in microseconds: what the script can compute, 2^53. */
-    static final long MAX_REPLY_WAIT_MICROS = 1L << 53;
-
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
     private final boolean cluster;
     /** The Redis clock against ours; null on a cluster, whose nodes each have a clock of their own. */
     private final RedisClockOffset clock;
     private final String namespace;
     private final long timeoutNanos;
+    private final Cases cases = new Cases();
 
     /**
      * @param commands  Lettuce's asynchronous commands of a standalone or cluster connection
@@ -106,80 +105,98 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     @Override
-    public CompletionStage<Reservation> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
-        limits.checkCost(tokens); // fails at once, without a round trip, for a cost that can never be satisfied
-        return call("reserve", List.of(key), List.of(limits), tokens, maxWaitMicros(maxWaitNanos));
+    public <R> CompletionStage<R> execute(StoreCommand<R> command) {
+        return command.sendTo(cases);
     }
 
-    @Override
-    public CompletionStage<Reservation> peek(String key, Limits limits, long tokens) {
-        limits.checkCost(tokens);
-        return call("peek", List.of(key), List.of(limits), tokens, -1);
-    }
+    /** The cases of {@link #execute}: each a call of the bucket script but {@code remove}, which is a DEL. */
+    private final class Cases implements StoreCommand.Handler {
 
-    @Override
-    public CompletionStage<Reservation> refund(String key, Limits limits, long tokens) {
-        if (tokens < 1) {
-            throw new IllegalArgumentException("tokens must be at least 1, was " + tokens);
+        @Override
+        public CompletionStage<Reservation> reserve(StoreCommand.Reserve c) {
+            c.limits().checkCost(c.tokens()); // fails at once, without a round trip, for a cost never satisfied
+            return call("reserve", List.of(c.key()), List.of(c.limits()), c.tokens(), maxWaitMicros(c.maxWaitNanos()))
+                    .thenApply(ScriptCall::reservation);
         }
-        return call("refund", List.of(key), List.of(limits), tokens, -1);
-    }
 
-    @Override
-    public CompletionStage<Reservation> penalize(String key, Limits limits, long penaltyNanos) {
-        if (penaltyNanos < 0) {
-            throw new IllegalArgumentException("penalty must not be negative, was " + penaltyNanos);
+        @Override
+        public CompletionStage<Reservation> peek(StoreCommand.Peek c) {
+            c.limits().checkCost(c.tokens());
+            return call("peek", List.of(c.key()), List.of(c.limits()), c.tokens(), -1)
+                    .thenApply(ScriptCall::reservation);
         }
-        return call("penalize", List.of(key), List.of(limits), 1, ceilMicros(Math.min(penaltyNanos,
-                MAX_PENALTY_NANOS)));
-    }
 
-    @Override
-    public CompletionStage<Void> remove(String key) {
-        return send(c -> c.del(redisKey(key)).toCompletableFuture()).thenApply(n -> null);
-    }
+        @Override
+        public CompletionStage<Reservation> refund(StoreCommand.Refund c) {
+            if (c.tokens() < 1) {
+                throw new IllegalArgumentException("tokens must be at least 1, was " + c.tokens());
+            }
+            return call("refund", List.of(c.key()), List.of(c.limits()), c.tokens(), -1)
+                    .thenApply(ScriptCall::reservation);
+        }
 
-    /**
-     * One script call over all candidates: exact, since Redis runs it alone.
-     *
-     * @throws IllegalArgumentException on a Redis Cluster when the candidates' keys are not in one hash slot
-     */
-    @Override
-    public CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
-                                                 long maxWaitNanos) {
-        limits.forEach(l -> l.checkCost(tokens));
-        if (cluster) {
-            int slot = SlotHash.getSlot(redisKey(keys.get(0)));
-            for (String key : keys) {
-                if (SlotHash.getSlot(redisKey(key)) != slot) {
-                    throw new IllegalArgumentException("the candidate keys " + keys + " are in different Redis"
-                            + " Cluster hash slots, so one script cannot choose among them: put a hash tag in"
-                            + " keyPrefix (for example keyPrefix={tb}:) so that every key of the limiter shares a"
-                            + " slot");
+        @Override
+        public CompletionStage<Void> remove(StoreCommand.Remove c) {
+            return send(commands -> commands.del(redisKey(c.key())).toCompletableFuture()).thenApply(n -> null);
+        }
+
+        @Override
+        public CompletionStage<Reservation> penalize(StoreCommand.Penalize c) {
+            if (c.penaltyNanos() < 0) {
+                throw new IllegalArgumentException("penalty must not be negative, was " + c.penaltyNanos());
+            }
+            long penaltyMicros = ceilMicros(Math.min(c.penaltyNanos(), MAX_PENALTY_NANOS));
+            return call("penalize", List.of(c.key()), List.of(c.limits()), 1, penaltyMicros)
+                    .thenApply(ScriptCall::reservation);
+        }
+
+        /**
+         * One script call over all candidates: exact, since Redis runs it alone.
+         *
+         * @throws IllegalArgumentException on a Redis Cluster when the candidates' keys are not in one hash slot
+         */
+        @Override
+        public CompletionStage<Choice> reserveFreest(StoreCommand.ReserveFreest c) {
+            List<String> keys = c.keys();
+            c.limits().forEach(l -> l.checkCost(c.tokens()));
+            if (cluster) {
+                int slot = SlotHash.getSlot(redisKey(keys.get(0)));
+                for (String key : keys) {
+                    if (SlotHash.getSlot(redisKey(key)) != slot) {
+                        throw new IllegalArgumentException("the candidate keys " + keys + " are in different Redis"
+                                + " Cluster hash slots, so one script cannot choose among them: put a hash tag in"
+                                + " keyPrefix (for example keyPrefix={tb}:) so that every key of the limiter shares"
+                                + " a slot");
+                    }
                 }
             }
+            return call("reserve", keys, c.limits(), c.tokens(), maxWaitMicros(c.maxWaitNanos()))
+                    .thenApply(call -> new Choice(call.reply().chosenIndex(), call.reservation()));
         }
-        long sent = System.nanoTime();
-        return script("reserve", keys, limits, tokens, maxWaitMicros(maxWaitNanos))
-                .thenApply(reply -> {
-                    Reservation r = reservation(reply, keys.size(), sent);
-                    return new Choice((int) (reply.get(3) - 1), r);
-                });
     }
 
-    private CompletableFuture<Reservation> call(String op, List<String> keys, List<Limits> limits, long tokens,
-                                                long arg) {
-        long sent = System.nanoTime();
-        return script(op, keys, limits, tokens, arg).thenApply(reply -> reservation(reply, 1, sent));
+    /** A reply and the reservation it gives on this side: the wait mapped onto the local clock. */
+    private record ScriptCall(ScriptReply reply, Reservation reservation) {
     }
 
+    /** Calls the script with operation {@code op} and a second argument {@code argMicros} (-1: none). */
+    private CompletableFuture<ScriptCall> call(String op, List<String> keys, List<Limits> limits, long tokens,
+                                               long argMicros) {
+        long sentNanos = System.nanoTime();
+        return script(op, keys, limits, tokens, argMicros).thenApply(raw -> {
+            ScriptReply reply = ScriptReply.parse(raw, limits);
+            return new ScriptCall(reply, reservation(reply, sentNanos));
+        });
+    }
+
+    /** The script's KEYS and ARGV (bucket.lua's header): the limits' intervals in microseconds, checked. */
     private CompletableFuture<List<Long>> script(String op, List<String> keys, List<Limits> limits, long tokens,
-                                                 long arg) {
+                                                 long argMicros) {
         String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
         List<String> args = new ArrayList<>();
         args.add(op);
         args.add(Long.toString(tokens));
-        args.add(Long.toString(arg));
+        args.add(Long.toString(argMicros));
         for (Limits l : limits) {
             args.add(Integer.toString(l.size()));
             for (int i = 0; i < l.size(); i++) {
@@ -205,64 +222,34 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * The reservation of a reply, checked: a reply is data from the network, and a number out of the script's range
-     * (a wait that would overflow, a negative count) fails the call instead of deciding anything. Its wait counts
-     * from the Redis clock's {@code now}; on a standalone Redis it is shortened by the time the reply took to be
-     * handled, as far as {@link RedisClockOffset} can tell without ever ending before the slot; never lengthened.
+     * The reservation of a reply. Its wait counts from the Redis clock's {@code now}; on a standalone Redis it is
+     * shortened by the time the reply took to be handled, as far as {@link RedisClockOffset} can tell without
+     * ever ending before the slot; never lengthened.
      *
-     * @param candidates how many keys the call named (the chosen position must be one of them)
-     * @param sentNanos  when the call was sent
-     * @throws IllegalStateException when the reply is not one the script gives
+     * @param sentNanos when the call was sent ({@link System#nanoTime()})
      */
-    private Reservation reservation(List<Long> reply, int candidates, long sentNanos) {
-        checkReply(reply, candidates);
-        long waitMicros = reply.get(1);
-        long wait = waitMicros * NANOS_PER_MICRO;
+    private Reservation reservation(ScriptReply reply, long sentNanos) {
+        long waitNanos = reply.waitMicros() * NANOS_PER_MICRO;
         if (clock != null) {
-            long received = System.nanoTime();
-            clock.sample(sentNanos, received, reply.get(4));
-            if (wait > 0) {
-                wait = localWait(wait, clock.localNanos(reply.get(4) + waitMicros), received);
+            long receivedNanos = System.nanoTime();
+            clock.sample(sentNanos, receivedNanos, reply.redisNowMicros());
+            if (waitNanos > 0) {
+                waitNanos = localWait(waitNanos, clock.localNanos(reply.redisNowMicros() + reply.waitMicros()),
+                        receivedNanos);
             }
         }
-        return new Reservation(reply.get(0) == 1, wait, reply.get(2));
+        return new Reservation(reply.granted(), waitNanos, reply.remaining());
     }
 
     /**
-     * Checks a reply of the bucket script: {@code {granted 0|1, wait µs in 0..2^53, remaining >= 0, position in
-     * 1..candidates, now µs > 0}}.
-     *
-     * @throws IllegalStateException naming the reply otherwise
+     * The wait from {@code nowNanos} until {@code slotNanos} (the slot on the local clock), but never longer than
+     * the wait Redis gave (counted from Redis's now, that one ends late by the reply's delay, never early).
      */
-    static void checkReply(List<Long> reply, int candidates) {
-        boolean valid = reply != null && reply.size() == 5;
-        for (int i = 0; valid && i < 5; i++) {
-            valid = reply.get(i) != null;
-        }
-        if (valid) {
-            long granted = reply.get(0);
-            long wait = reply.get(1);
-            long position = reply.get(3);
-            valid = (granted == 0 || granted == 1) && wait >= 0 && wait <= MAX_REPLY_WAIT_MICROS && reply.get(2) >= 0
-                    && position >= 1 && position <= candidates && reply.get(4) > 0;
-        }
-        if (!valid) {
-            String shown = String.valueOf(reply);
-            throw new IllegalStateException("Redis answered the bucket script with " + (shown.length() > 200
-                    ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer the script gives; nothing"
-                    + " was decided on it");
-        }
-    }
-
-    /**
-     * The wait from {@code now} until {@code slotNanos} (the slot on the local clock), but never longer than the
-     * wait Redis gave (counted from {@code now}, that one ends late by the reply's delay, never early).
-     */
-    static long localWait(long redisWaitNanos, long slotNanos, long now) {
+    static long localWait(long redisWaitNanos, long slotNanos, long nowNanos) {
         if (slotNanos == Long.MAX_VALUE) {
             return redisWaitNanos;
         }
-        return Math.min(redisWaitNanos, Math.max(0, slotNanos - now));
+        return Math.min(redisWaitNanos, Math.max(0, slotNanos - nowNanos));
     }
 
     /** Times {@code future} out; a failed call also restarts the clock estimate (Redis may be another one now). */

@@ -56,18 +56,18 @@ class LocalBucketStoreTest {
     @Test
     void keysAreIndependent() {
         Limit one = Limit.of(1, 1, 1000 * MS);
-        assertThat(store.reserveNow("a", one, 1, 0).granted()).isTrue();
-        assertThat(store.reserveNow("a", one, 1, 0).granted()).isFalse();
-        assertThat(store.reserveNow("b", one, 1, 0).granted()).isTrue();
+        assertThat(store.reserveNow("a", Limits.of(one), 1, 0).granted()).isTrue();
+        assertThat(store.reserveNow("a", Limits.of(one), 1, 0).granted()).isFalse();
+        assertThat(store.reserveNow("b", Limits.of(one), 1, 0).granted()).isTrue();
     }
 
     @Test
     void waitsAreReservedInOrderAndRefusalsConsumeNothing() {
         Limit two = Limit.of(2, 2, 1000 * MS);
-        assertThat(store.reserveNow("k", two, 2, BucketMath.NO_LIMIT).waitNanos()).isZero();
-        assertThat(store.reserveNow("k", two, 1, 100 * MS).granted()).isFalse();
-        assertThat(store.reserveNow("k", two, 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(500 * MS);
-        assertThat(store.reserveNow("k", two, 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(1000 * MS);
+        assertThat(store.reserveNow("k", Limits.of(two), 2, BucketMath.NO_LIMIT).waitNanos()).isZero();
+        assertThat(store.reserveNow("k", Limits.of(two), 1, 100 * MS).granted()).isFalse();
+        assertThat(store.reserveNow("k", Limits.of(two), 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(500 * MS);
+        assertThat(store.reserveNow("k", Limits.of(two), 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(1000 * MS);
         clock.addAndGet(1000 * MS);
         Reservation peek = store.peekNow("k", Limits.of(two), 1);
         assertThat(peek.waitNanos()).isEqualTo(500 * MS);
@@ -79,7 +79,7 @@ class LocalBucketStoreTest {
     @Test
     void refundGivesTokensBackAndRemoveStartsFull() {
         Limit three = Limit.of(3, 3, 3000 * MS);
-        store.reserveNow("k", three, 3, 0);
+        store.reserveNow("k", Limits.of(three), 3, 0);
         assertThat(store.peekNow("k", Limits.of(three), 1).remaining()).isZero();
         store.refund("k", Limits.of(three), 2);
         assertThat(store.peekNow("k", Limits.of(three), 1).remaining()).isEqualTo(2);
@@ -91,21 +91,21 @@ class LocalBucketStoreTest {
     @Test
     void sweepDropsOnlyFullBucketsAndChangesNoOutcome() {
         Limit one = Limit.of(1, 1, 1000 * MS);
-        store.reserveNow("busy", one, 1, 0);
+        store.reserveNow("busy", Limits.of(one), 1, 0);
         clock.addAndGet(500 * MS);
-        store.reserveNow("fresh", one, 1, 0);
+        store.reserveNow("fresh", Limits.of(one), 1, 0);
         clock.addAndGet(600 * MS); // "busy" is full again, "fresh" is not
         assertThat(store.sweep()).isEqualTo(1);
         assertThat(store.size()).isEqualTo(1);
-        assertThat(store.reserveNow("busy", one, 1, 0).granted()).isTrue();
-        assertThat(store.reserveNow("fresh", one, 1, 0).granted()).isFalse();
+        assertThat(store.reserveNow("busy", Limits.of(one), 1, 0).granted()).isTrue();
+        assertThat(store.reserveNow("fresh", Limits.of(one), 1, 0).granted()).isFalse();
     }
 
     @Test
     void aMillionKeysLeaveNothingBehindOnceIdle() {
         Limit one = Limit.of(1, 1, 10 * MS);
         for (int i = 0; i < 1_000_000; i++) {
-            assertThat(store.reserveNow("key-" + i, one, 1, 0).granted()).isTrue();
+            assertThat(store.reserveNow("key-" + i, Limits.of(one), 1, 0).granted()).isTrue();
         }
         assertThat(store.size()).isEqualTo(1_000_000);
         clock.addAndGet(10 * MS);
@@ -123,7 +123,7 @@ class LocalBucketStoreTest {
             futures.add(pool.submit(() -> {
                 start.await();
                 for (int i = 0; i < 10_000; i++) {
-                    if (store.reserveNow("hot", fifty, 1, 0).granted()) {
+                    if (store.reserveNow("hot", Limits.of(fifty), 1, 0).granted()) {
                         granted.incrementAndGet();
                     }
                 }
@@ -169,7 +169,7 @@ class LocalBucketStoreTest {
                     round.await(30, TimeUnit.SECONDS);
                     for (int rep = 0; rep < 3; rep++) {
                         for (int k = 0; k < keys; k++) {
-                            if (store.reserveNow("k" + k, onePer10ms, 1, 0).granted()) {
+                            if (store.reserveNow("k" + k, Limits.of(onePer10ms), 1, 0).granted()) {
                                 granted.incrementAndGet(k);
                             }
                         }
@@ -195,8 +195,8 @@ class LocalBucketStoreTest {
         // wrapping) must still give fresh buckets a state a reservation can use
         LocalBucketStore atTheMarker = new LocalBucketStore(() -> Long.MIN_VALUE);
         Limit one = Limit.of(1, 1, 1_000_000_000L);
-        assertThat(atTheMarker.reserveNow("k", one, 1, 0).granted()).isTrue();
-        assertThat(atTheMarker.reserveNow("k", one, 1, 0).granted()).isFalse();
+        assertThat(atTheMarker.reserveNow("k", Limits.of(one), 1, 0).granted()).isTrue();
+        assertThat(atTheMarker.reserveNow("k", Limits.of(one), 1, 0).granted()).isFalse();
         Limits two = Limits.of(one, Limit.of(5, 5, 60_000_000_000L));
         assertThat(atTheMarker.reserveNow("m", two, 1, 0).granted()).isTrue();
     }
@@ -211,8 +211,8 @@ class LocalBucketStoreTest {
         for (Limit limit : List.of(atTheCeiling, pastIt)) {
             boolean granted = limit == atTheCeiling;
             String one = "one-" + limit.interval();
-            store.reserveNow(one, limit, 1, 0);
-            Reservation r = store.reserveNow(one, limit, 1, BucketMath.NO_LIMIT);
+            store.reserveNow(one, Limits.of(limit), 1, 0);
+            Reservation r = store.reserveNow(one, Limits.of(limit), 1, BucketMath.NO_LIMIT);
             assertThat(r.granted()).as("one limit, a wait of %d ns", r.waitNanos()).isEqualTo(granted);
             assertThat(r.waitNanos()).isEqualTo(limit.interval());
 
@@ -223,7 +223,7 @@ class LocalBucketStoreTest {
             assertThat(m.granted()).as("several limits, a wait of %d ns", m.waitNanos()).isEqualTo(granted);
 
             String freest = "freest-" + limit.interval();
-            store.reserveNow(freest, limit, 1, 0);
+            store.reserveNow(freest, Limits.of(limit), 1, 0);
             Reservation f = get(store.reserveFreest(List.of(freest), List.of(Limits.of(limit)), 1,
                     BucketMath.NO_LIMIT)).reservation();
             assertThat(f.granted()).as("candidates, a wait of %d ns", f.waitNanos()).isEqualTo(granted);

@@ -19,7 +19,6 @@ import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
-import io.tokenbucket.math.MultiDecision;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -553,9 +552,9 @@ class BucketScriptDifferentialTest {
             case "reserve" -> {
                 // the freest candidate: tokens soonest, then most tokens, then the first
                 int best = 0;
-                MultiDecision bestPeek = null;
+                Decision bestPeek = null;
                 for (int k = 0; k < buckets.size(); k++) {
-                    MultiDecision p = peek(reads.get(k).tats, now, tokens, buckets.get(k).limits());
+                    Decision p = peek(reads.get(k).tats, now, tokens, buckets.get(k).limits());
                     if (bestPeek == null || p.waitTicks() < bestPeek.waitTicks()
                             || p.waitTicks() == bestPeek.waitTicks() && p.remaining() > bestPeek.remaining()) {
                         best = k;
@@ -564,14 +563,14 @@ class BucketScriptDifferentialTest {
                 }
                 Bucket chosen = buckets.get(best);
                 Read read = reads.get(best);
-                MultiDecision d = reserve(read.tats, now, tokens, chosen.limits(), run.arg());
+                Decision d = reserve(read.tats, now, tokens, chosen.limits(), run.arg());
                 if (d.granted()) {
-                    keys.set(best, written(d.tats(), read, now));
+                    keys.set(best, written(d.tatTicks(), read, now));
                 }
                 return new Expected(reply(d.granted(), d.waitTicks(), d.remaining(), best + 1, now), keys);
             }
             case "peek" -> {
-                MultiDecision p = peek(tats, now, tokens, limits);
+                Decision p = peek(tats, now, tokens, limits);
                 return new Expected(reply(p.granted(), p.waitTicks(), p.remaining(), 1, now), keys);
             }
             case "refund" -> {
@@ -585,7 +584,7 @@ class BucketScriptDifferentialTest {
                         ? new long[] {BucketMath.penalize(tats[0], now, run.arg(), limits.get(0))}
                         : BucketMath.penalize(tats, now, run.arg(), limits);
                 keys.set(0, written(next, reads.get(0), now));
-                MultiDecision p = peek(next, now, tokens, limits); // the script answers as peek after it
+                Decision p = peek(next, now, tokens, limits); // the script answers as peek after it
                 return new Expected(reply(p.granted(), p.waitTicks(), p.remaining(), 1, now), keys);
             }
             default -> throw new IllegalStateException(run.op());
@@ -613,18 +612,16 @@ class BucketScriptDifferentialTest {
 
     // BucketMath's one-limit functions for one limit (what the fast path mirrors), its several-limit ones otherwise
 
-    private static MultiDecision reserve(long[] tats, long now, long tokens, Limits limits, long maxWait) {
+    private static Decision reserve(long[] tats, long now, long tokens, Limits limits, long maxWait) {
         if (limits.size() == 1) {
-            Decision d = BucketMath.reserve(tats[0], now, tokens, limits.get(0), maxWait);
-            return new MultiDecision(d.granted(), d.waitTicks(), d.remaining(), new long[] {d.tat()});
+            return BucketMath.reserve(tats[0], now, tokens, limits.get(0), maxWait);
         }
         return BucketMath.reserve(tats, now, tokens, limits, maxWait);
     }
 
-    private static MultiDecision peek(long[] tats, long now, long tokens, Limits limits) {
+    private static Decision peek(long[] tats, long now, long tokens, Limits limits) {
         if (limits.size() == 1) {
-            Decision d = BucketMath.peek(tats[0], now, tokens, limits.get(0));
-            return new MultiDecision(d.granted(), d.waitTicks(), d.remaining(), new long[] {d.tat()});
+            return BucketMath.peek(tats[0], now, tokens, limits.get(0));
         }
         return BucketMath.peek(tats, now, tokens, limits);
     }

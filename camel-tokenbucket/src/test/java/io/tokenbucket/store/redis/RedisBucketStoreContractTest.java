@@ -154,23 +154,27 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
 
     @Test
     void aReplyTheScriptCannotGiveFailsTheCallInsteadOfDecidingOnIt() {
+        Limits three = Limits.of(Limit.of(3, 3, 1_000_000_000L));
+        java.util.List<Limits> two = java.util.List.of(three, three);
         java.util.List<java.util.List<Long>> bad = java.util.List.of(
                 java.util.List.of(1L, 0L, 0L, 1L), // too short
                 java.util.List.of(2L, 0L, 0L, 1L, 5L), // granted neither 0 nor 1
                 java.util.List.of(1L, -1L, 0L, 1L, 5L), // a negative wait
                 java.util.List.of(1L, (1L << 53) + 1, 0L, 1L, 5L), // a wait that would overflow in nanoseconds
                 java.util.List.of(1L, 0L, -3L, 1L, 5L), // negative tokens left
+                java.util.List.of(1L, 0L, 4L, 1L, 5L), // more tokens left than the capacity
                 java.util.List.of(1L, 0L, 0L, 0L, 5L), // no candidate chosen
                 java.util.List.of(1L, 0L, 0L, 3L, 5L), // a candidate that was not offered
                 java.util.List.of(1L, 0L, 0L, 1L, 0L)); // no clock
         for (java.util.List<Long> reply : bad) {
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedisBucketStore.checkReply(reply, 2))
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> ScriptReply.parse(reply, two))
                     .as("%s", reply).isInstanceOf(IllegalStateException.class).hasMessageContaining(reply.toString());
         }
         java.util.List<Long> withNull = new java.util.ArrayList<>(java.util.List.of(1L, 0L, 0L, 1L, 5L));
         withNull.set(1, null);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedisBucketStore.checkReply(withNull, 1))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ScriptReply.parse(withNull, java.util.List.of(three)))
                 .isInstanceOf(IllegalStateException.class);
-        RedisBucketStore.checkReply(java.util.List.of(1L, 1L << 53, 0L, 2L, 5L), 2); // the largest valid
+        assertThat(ScriptReply.parse(java.util.List.of(1L, 1L << 53, 3L, 2L, 5L), two))
+                .as("the largest valid").isEqualTo(new ScriptReply(true, 1L << 53, 3, 1, 5));
     }
 }

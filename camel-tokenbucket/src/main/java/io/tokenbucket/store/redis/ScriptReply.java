@@ -1,0 +1,55 @@
+package io.tokenbucket.store.redis;
+
+import java.util.List;
+
+import io.tokenbucket.math.Limits;
+
+/**
+ * The reply of {@code bucket.lua}, parsed once and checked field by field: a reply is data from the network, so a
+ * number out of the script's range (a wait that would overflow, a negative count, a key that was not offered)
+ * fails the call instead of deciding anything.
+ *
+ * @param granted        true when the tokens are reserved, false when refused (nothing consumed)
+ * @param waitMicros     microseconds from {@code redisNowMicros} until the tokens are there, 0 to
+ *                       {@link #MAX_WAIT_MICROS}
+ * @param remaining      whole tokens left on the chosen key, 0 to its smallest capacity
+ * @param chosenIndex    the position of the chosen key among the candidates, from 0
+ * @param redisNowMicros the Redis clock when the script ran, microseconds since the epoch, above 0
+ */
+record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenIndex, long redisNowMicros) {
+
+    /** The largest wait a reply may carry, in microseconds: what the script can compute exactly, 2^53. */
+    static final long MAX_WAIT_MICROS = 1L << 53;
+
+    /** The number of fields of a reply: {@code {granted 0|1, wait µs, remaining, position from 1, now µs}}. */
+    private static final int FIELDS = 5;
+
+    /**
+     * Parses a reply of the script called on {@code candidates.size()} keys with these limits.
+     *
+     * @throws IllegalStateException naming the reply when it is not one the script gives
+     */
+    static ScriptReply parse(List<Long> reply, List<Limits> candidates) {
+        boolean valid = reply != null && reply.size() == FIELDS;
+        for (int i = 0; valid && i < FIELDS; i++) {
+            valid = reply.get(i) != null;
+        }
+        if (valid) {
+            long granted = reply.get(0);
+            long waitMicros = reply.get(1);
+            long remaining = reply.get(2);
+            long position = reply.get(3);
+            long nowMicros = reply.get(4);
+            valid = (granted == 0 || granted == 1) && waitMicros >= 0 && waitMicros <= MAX_WAIT_MICROS
+                    && position >= 1 && position <= candidates.size() && remaining >= 0
+                    && remaining <= candidates.get((int) position - 1).capacity() && nowMicros > 0;
+            if (valid) {
+                return new ScriptReply(granted == 1, waitMicros, remaining, (int) position - 1, nowMicros);
+            }
+        }
+        String shown = String.valueOf(reply);
+        throw new IllegalStateException("Redis answered the bucket script with " + (shown.length() > 200
+                ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer the script gives; nothing"
+                + " was decided on it");
+    }
+}
