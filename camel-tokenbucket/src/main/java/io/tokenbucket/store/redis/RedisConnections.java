@@ -1,7 +1,5 @@
 package io.tokenbucket.store.redis;
 
-import java.net.ConnectException;
-import java.net.NoRouteToHostException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -14,19 +12,12 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
-import io.netty.channel.ConnectTimeoutException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The Redis connections of one component: one client and one connection per Redis URI (or per
@@ -49,24 +40,22 @@ import org.slf4j.LoggerFactory;
  * {@code rediss://} for TLS, {@code redis-sentinel://...}); a Redis Cluster is named by
  * {@code redis-cluster://[user:password@]host:port[,host:port...]} (or {@code rediss-cluster://}), the seed
  * nodes of the cluster. {@link RedisUris} reads them.
+ *
+ * <p>This class shares and counts; {@link SharedConnection} opens one connection, now or in the background.
  */
 public final class RedisConnections implements AutoCloseable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(RedisConnections.class);
-    private static final long FIRST_RETRY_MILLIS = 50;
-    private static final long MAX_RETRY_MILLIS = 1000;
-
-    private final Map<Object, Shared> shared = new HashMap<>();
+    private final Map<Object, SharedConnection> shared = new HashMap<>();
     private ClientResources resources;
     private ScheduledExecutorService connector;
 
     /** A share of one connection; {@link #close()} gives it back. */
     public final class Lease implements AutoCloseable {
         private final Object id;
-        private final Shared connection;
+        private final SharedConnection connection;
         private boolean closed;
 
-        private Lease(Object id, Shared connection) {
+        private Lease(Object id, SharedConnection connection) {
             this.id = id;
             this.connection = connection;
         }
@@ -113,91 +102,6 @@ public final class RedisConnections implements AutoCloseable {
         }
     }
 
-    /** One connection and its leases; opened at once, or in the background when Redis is down. */
-    private final class Shared {
-        final AbstractRedisClient client;
-        final boolean owned;
-        final String where;
-        final RedisUriText text;
-        final RedisProbe probe = new RedisProbe(() -> this.commands, () -> this.lastFailure);
-        volatile StatefulConnection<String, String> connection;
-        volatile RedisClusterAsyncCommands<String, String> commands;
-        volatile Throwable lastFailure;
-        int leases;
-        private boolean closed;
-        private int attempts;
-
-        Shared(AbstractRedisClient client, boolean owned, RedisUriText text) {
-            this.client = client;
-            this.owned = owned;
-            this.text = text;
-            this.where = text == null ? "the application's Redis client" : text.described();
-        }
-
-        /** Connects now; on a failure that waiting may mend, keeps trying in the background instead. */
-        void open() {
-            try {
-                opened(connectNow(client));
-            } catch (RuntimeException e) {
-                if (!isUnreachable(e)) {
-                    throw e;
-                }
-                lastFailure = e;
-                LOG.warn("Redis at {} cannot be reached ({}); connecting in the background", where,
-                        rootMessage(e, text));
-                retryLater();
-            }
-        }
-
-        private synchronized void opened(StatefulConnection<String, String> c) {
-            connection = c;
-            commands = c instanceof StatefulRedisClusterConnection<String, String> cluster ? cluster.async()
-                    : ((StatefulRedisConnection<String, String>) c).async();
-        }
-
-        private void retryLater() {
-            synchronized (RedisConnections.this) {
-                if (closed) {
-                    return;
-                }
-                long delay = Math.min(MAX_RETRY_MILLIS, FIRST_RETRY_MILLIS << Math.min(attempts++, 10));
-                connector().schedule(this::retry, delay, TimeUnit.MILLISECONDS);
-            }
-        }
-
-        private void retry() {
-            synchronized (RedisConnections.this) {
-                if (closed) {
-                    return;
-                }
-            }
-            try {
-                StatefulConnection<String, String> c = connectNow(client);
-                synchronized (RedisConnections.this) {
-                    if (closed) {
-                        c.close();
-                        return;
-                    }
-                    opened(c);
-                }
-                LOG.info("Connected to Redis at {} after {} attempts", where, attempts + 1);
-            } catch (RuntimeException e) {
-                lastFailure = e;
-                retryLater();
-            }
-        }
-
-        void close() {
-            closed = true;
-            if (connection != null) {
-                connection.close();
-            }
-            if (owned) {
-                client.shutdown();
-            }
-        }
-    }
-
     /**
      * A lease on the connection to {@code uri}, created on first use.
      *
@@ -206,9 +110,9 @@ public final class RedisConnections implements AutoCloseable {
      * @throws io.lettuce.core.RedisConnectionException when Redis cannot be reached now; its message is masked
      */
     public synchronized Lease acquire(String uri, Duration timeout) {
-        Shared s = shared.get(uri);
+        SharedConnection s = shared.get(uri);
         if (s == null) {
-            s = new Shared(createClient(uri, timeout), true, describe(uri));
+            s = new SharedConnection(createClient(uri, timeout), true, describe(uri), this, this::connector);
             try {
                 s.open();
             } catch (RuntimeException e) {
@@ -226,9 +130,9 @@ public final class RedisConnections implements AutoCloseable {
      * {@link RedisClusterClient}), which is never shut down here.
      */
     public synchronized Lease acquire(AbstractRedisClient client) {
-        Shared s = shared.get(client);
+        SharedConnection s = shared.get(client);
         if (s == null) {
-            s = new Shared(client, false, null);
+            s = new SharedConnection(client, false, null, this, this::connector);
             s.open();
             shared.put(client, s);
         }
@@ -239,7 +143,7 @@ public final class RedisConnections implements AutoCloseable {
     /** Closes every connection and every client created here, and the shared client resources. */
     @Override
     public synchronized void close() {
-        shared.values().forEach(Shared::close);
+        shared.values().forEach(SharedConnection::close);
         shared.clear();
         if (connector != null) {
             connector.shutdownNow();
@@ -259,44 +163,8 @@ public final class RedisConnections implements AutoCloseable {
         return RedisUris.describe(uri);
     }
 
-    private static StatefulConnection<String, String> connectNow(AbstractRedisClient client) {
-        if (client instanceof RedisClusterClient cluster) {
-            return cluster.connect(StringCodec.UTF8);
-        }
-        if (client instanceof RedisClient standalone) {
-            return standalone.connect(StringCodec.UTF8);
-        }
-        throw new IllegalArgumentException("redisClient must be a Lettuce RedisClient or RedisClusterClient, was "
-                + client.getClass().getName());
-    }
-
-    /** Redis is down or not up yet (refused, no route, connect timeout): worth trying again, unlike a bad password. */
-    static boolean isUnreachable(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof ConnectException || t instanceof NoRouteToHostException
-                    || t instanceof ConnectTimeoutException) {
-                return true;
-            }
-            for (Throwable suppressed : t.getSuppressed()) {
-                if (isUnreachable(suppressed)) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
-    private static String rootMessage(Throwable failure, RedisUriText text) {
-        Throwable root = failure;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String message = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
-        return text == null ? message : text.redact(message);
-    }
-
     private synchronized ScheduledExecutorService connector() {
-        if (connector == null) {
+        if (connector == null) { // a thread only once some Redis was down at its first connect
             connector = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "tokenbucket-redis-connect");
                 t.setDaemon(true);
