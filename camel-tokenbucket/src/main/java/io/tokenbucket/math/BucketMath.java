@@ -61,8 +61,8 @@ public final class BucketMath {
      * ticks apart, so a clock near {@code Long.MAX_VALUE} or {@code Long.MIN_VALUE} needs no care.
      */
     static long debt(long tatTicks, long nowTicks) {
-        long debt = tatTicks - nowTicks;
-        return debt <= 0 ? 0 : Math.min(debt, MAX_DEBT_TICKS);
+        long debtTicks = tatTicks - nowTicks;
+        return debtTicks <= 0 ? 0 : Math.min(debtTicks, MAX_DEBT_TICKS);
     }
 
     // ---- a bucket's state is one tat per limit: these steps decide on every limit together ---------------
@@ -97,9 +97,9 @@ public final class BucketMath {
         long waitTicks = 0;
         for (int i = 0; i < tatTicks.length; i++) {
             Limit limit = limits.get(i);
-            long newDebt = debt(tatTicks[i], nowTicks) + limit.cost(tokens); // at most MAX_DEBT + MAX_BURST
-            next[i] = nowTicks + newDebt;
-            waitTicks = Math.max(waitTicks, newDebt - limit.burst());
+            long newDebtTicks = debt(tatTicks[i], nowTicks) + limit.cost(tokens); // at most MAX_DEBT + MAX_BURST
+            next[i] = nowTicks + newDebtTicks;
+            waitTicks = Math.max(waitTicks, newDebtTicks - limit.burst());
         }
         if (waitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS)) {
             return Decision.of(false, waitTicks, available(tatTicks, nowTicks, limits), tatTicks);
@@ -150,8 +150,8 @@ public final class BucketMath {
 
     /** True when every limit is full at {@code nowTicks}, so the state can be dropped. */
     public static boolean isFull(long[] tatTicks, long nowTicks) {
-        for (long tat : tatTicks) {
-            if (!isFull(tat, nowTicks)) {
+        for (long limitTatTicks : tatTicks) {
+            if (!isFull(limitTatTicks, nowTicks)) {
                 return false;
             }
         }
@@ -167,21 +167,21 @@ public final class BucketMath {
      * @throws IllegalArgumentException when {@code tokens} is below 1 or above the capacity
      */
     public static Decision reserve(long tatTicks, long nowTicks, long tokens, Limit limit, long maxWaitTicks) {
-        long cost = limit.cost(tokens);
-        long debt = debt(tatTicks, nowTicks);
-        long newDebt = debt + cost; // at most MAX_DEBT_TICKS + MAX_BURST_TICKS: no overflow
-        long waitTicks = Math.max(0, newDebt - limit.burst());
+        long costTicks = limit.cost(tokens);
+        long debtTicks = debt(tatTicks, nowTicks);
+        long newDebtTicks = debtTicks + costTicks; // at most MAX_DEBT_TICKS + MAX_BURST_TICKS: no overflow
+        long waitTicks = Math.max(0, newDebtTicks - limit.burst());
         if (waitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS)) {
-            return Decision.ofOne(false, waitTicks, available(debt, limit), tatTicks);
+            return Decision.ofOne(false, waitTicks, available(debtTicks, limit), tatTicks);
         }
-        return Decision.ofOne(true, waitTicks, available(newDebt, limit), nowTicks + newDebt);
+        return Decision.ofOne(true, waitTicks, available(newDebtTicks, limit), nowTicks + newDebtTicks);
     }
 
     /** {@link #peek(long[], long, long, Limits)} for a bucket of one limit. */
     public static Decision peek(long tatTicks, long nowTicks, long tokens, Limit limit) {
-        long debt = debt(tatTicks, nowTicks);
-        long waitTicks = Math.max(0, debt + limit.cost(tokens) - limit.burst());
-        return Decision.ofOne(waitTicks == 0, waitTicks, available(debt, limit), tatTicks);
+        long debtTicks = debt(tatTicks, nowTicks);
+        long waitTicks = Math.max(0, debtTicks + limit.cost(tokens) - limit.burst());
+        return Decision.ofOne(waitTicks == 0, waitTicks, available(debtTicks, limit), tatTicks);
     }
 
     /**
@@ -197,12 +197,12 @@ public final class BucketMath {
         if (tokens < 1) {
             throw new IllegalArgumentException("tokens must be at least 1, was " + tokens);
         }
-        long debt = debt(tatTicks, nowTicks);
-        if (debt == 0) {
+        long debtTicks = debt(tatTicks, nowTicks);
+        if (debtTicks == 0) {
             return tatTicks;
         }
         // tokens × T is only computed when it is below the debt, so it cannot overflow
-        return tokens > debt / limit.interval() ? nowTicks : nowTicks + (debt - tokens * limit.interval());
+        return tokens > debtTicks / limit.interval() ? nowTicks : nowTicks + (debtTicks - tokens * limit.interval());
     }
 
     /** Whole tokens available at {@code nowTicks} in a bucket of state {@code tatTicks}, between 0 and capacity. */
@@ -210,8 +210,8 @@ public final class BucketMath {
         return available(debt(tatTicks, nowTicks), limit);
     }
 
-    private static long available(long debt, Limit limit) {
-        return Math.max(0, (limit.burst() - debt) / limit.interval());
+    private static long available(long debtTicks, Limit limit) {
+        return Math.max(0, (limit.burst() - debtTicks) / limit.interval());
     }
 
     /** True when a limit with state {@code tatTicks} is full at {@code nowTicks}, so its state can be dropped. */
@@ -231,8 +231,8 @@ public final class BucketMath {
         if (penaltyTicks < 0) {
             throw new IllegalArgumentException("penalty must not be negative, was " + penaltyTicks);
         }
-        long penalty = Math.min(penaltyTicks, MAX_WAIT_TICKS);
-        long debt = Math.max(debt(tatTicks, nowTicks), penalty + limit.burst() - limit.interval());
-        return nowTicks + debt;
+        long cappedPenaltyTicks = Math.min(penaltyTicks, MAX_WAIT_TICKS);
+        long debtTicks = Math.max(debt(tatTicks, nowTicks), cappedPenaltyTicks + limit.burst() - limit.interval());
+        return nowTicks + debtTicks;
     }
 }

@@ -31,7 +31,7 @@ public final class FallbackBucketStore implements BucketStore {
     private final LongSupplier clock;
     private final LongAdder failures = new LongAdder();
     private final LongAdder fallbacks = new LongAdder();
-    private volatile long bypassUntil;
+    private volatile long bypassUntilNanos;
     private volatile Throwable lastFailure;
 
     /**
@@ -43,7 +43,7 @@ public final class FallbackBucketStore implements BucketStore {
         this.primary = primary;
         this.fallback = fallback;
         this.clock = clock;
-        this.bypassUntil = clock.getAsLong();
+        this.bypassUntilNanos = clock.getAsLong();
     }
 
     /** Runs {@code command} on the primary, or on the fallback as the policy says: every operation alike. */
@@ -68,7 +68,7 @@ public final class FallbackBucketStore implements BucketStore {
                     ? failure.getCause() : failure;
             failures.increment();
             lastFailure = cause;
-            bypassUntil = clock.getAsLong() + PROBE_INTERVAL_NANOS;
+            bypassUntilNanos = clock.getAsLong() + PROBE_INTERVAL_NANOS;
             return onFailure(command, cause).toCompletableFuture();
         }).thenCompose(f -> f);
     }
@@ -85,7 +85,7 @@ public final class FallbackBucketStore implements BucketStore {
 
     /** True while the primary is bypassed after a failure. */
     public boolean isBypassing() {
-        return clock.getAsLong() - bypassUntil < 0;
+        return clock.getAsLong() - bypassUntilNanos < 0;
     }
 
     private <R> CompletionStage<R> onFailure(StoreCommand<R> command, Throwable cause) {

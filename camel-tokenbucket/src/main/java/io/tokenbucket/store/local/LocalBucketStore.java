@@ -59,13 +59,13 @@ public final class LocalBucketStore implements BucketStore {
      * @throws IllegalArgumentException when {@code tokens} is below 1 or above a capacity
      */
     public Reservation reserveNow(String key, Limits limits, long tokens, long maxWaitNanos) {
-        long maxWait = Math.min(maxWaitNanos, MAX_WAIT_NANOS);
+        long cappedWaitNanos = Math.min(maxWaitNanos, MAX_WAIT_NANOS);
         long nowNanos = clock.getAsLong();
         if (limits.size() == 1) { // the fast path: one compare-and-set, no lock, no array of states
-            return table.reserveOne(key, limits.get(0), tokens, maxWait, nowNanos);
+            return table.reserveOne(key, limits.get(0), tokens, cappedWaitNanos, nowNanos);
         }
         return answer(table.update(key, limits, nowNanos,
-                (tats, now) -> BucketMath.reserve(tats, now, tokens, limits, maxWait)));
+                (tatsNanos, atNanos) -> BucketMath.reserve(tatsNanos, atNanos, tokens, limits, cappedWaitNanos)));
     }
 
     /** The synchronous form of {@link #peek}. */
@@ -98,9 +98,9 @@ public final class LocalBucketStore implements BucketStore {
         public CompletionStage<Reservation> refund(StoreCommand.Refund c) {
             Limits limits = c.limits();
             return CompletableFuture.completedFuture(answer(table.update(c.key(), limits, clock.getAsLong(),
-                    (tats, now) -> {
-                        long[] next = BucketMath.refund(tats, now, c.tokens(), limits);
-                        return Decision.of(true, 0, BucketMath.available(next, now, limits), next);
+                    (tatsNanos, atNanos) -> {
+                        long[] nextNanos = BucketMath.refund(tatsNanos, atNanos, c.tokens(), limits);
+                        return Decision.of(true, 0, BucketMath.available(nextNanos, atNanos, limits), nextNanos);
                     })));
         }
 
@@ -116,8 +116,8 @@ public final class LocalBucketStore implements BucketStore {
             Limits limits = c.limits();
             long penaltyNanos = Math.min(c.penaltyNanos(), MAX_PENALTY_NANOS);
             return CompletableFuture.completedFuture(answer(table.update(c.key(), limits, clock.getAsLong(),
-                    (tats, now) -> BucketMath.peek(BucketMath.penalize(tats, now, penaltyNanos, limits), now, 1,
-                            limits))));
+                    (tatsNanos, atNanos) -> BucketMath.peek(
+                            BucketMath.penalize(tatsNanos, atNanos, penaltyNanos, limits), atNanos, 1, limits))));
         }
 
         /**

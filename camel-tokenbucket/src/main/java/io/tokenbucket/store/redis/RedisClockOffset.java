@@ -44,13 +44,13 @@ final class RedisClockOffset {
     private static final long NONE = Long.MAX_VALUE;
     private static final long NANOS_PER_MICRO = 1000;
 
-    /** The smallest offset sample of the current and the previous window. */
-    private long current = NONE;
-    private long previous = NONE;
+    /** The smallest offset sample (local minus Redis) of the current and the previous window. */
+    private long currentOffsetNanos = NONE;
+    private long previousOffsetNanos = NONE;
     /** The fastest round trip of the current and the previous window. */
-    private long currentRtt = NONE;
-    private long previousRtt = NONE;
-    private long windowStart;
+    private long currentRttNanos = NONE;
+    private long previousRttNanos = NONE;
+    private long windowStartNanos;
     private boolean started;
     private long lastRedisMicros = Long.MIN_VALUE;
     private long steps;
@@ -63,32 +63,33 @@ final class RedisClockOffset {
      * @param redisMicros   the Redis clock's {@code now} in the reply (microseconds)
      */
     synchronized void sample(long sentNanos, long receivedNanos, long redisMicros) {
-        long offset = receivedNanos - redisMicros * NANOS_PER_MICRO;
-        long rtt = Math.max(0, receivedNanos - sentNanos);
-        long estimate = Math.min(current, previous);
-        boolean stepBack = redisMicros < lastRedisMicros || estimate != NONE && offset - estimate > rtt;
+        long offsetNanos = receivedNanos - redisMicros * NANOS_PER_MICRO;
+        long rttNanos = Math.max(0, receivedNanos - sentNanos);
+        long estimateNanos = Math.min(currentOffsetNanos, previousOffsetNanos);
+        boolean stepBack = redisMicros < lastRedisMicros
+                || estimateNanos != NONE && offsetNanos - estimateNanos > rttNanos;
         lastRedisMicros = redisMicros;
         if (!started || stepBack) {
             started = true;
             steps += stepBack ? 1 : 0;
-            previous = NONE;
-            previousRtt = NONE;
-            current = offset;
-            currentRtt = rtt;
-            windowStart = receivedNanos;
+            previousOffsetNanos = NONE;
+            previousRttNanos = NONE;
+            currentOffsetNanos = offsetNanos;
+            currentRttNanos = rttNanos;
+            windowStartNanos = receivedNanos;
             return;
         }
-        if (receivedNanos - windowStart > WINDOW_NANOS) {
+        if (receivedNanos - windowStartNanos > WINDOW_NANOS) {
             // after a quiet spell of two windows or more the old samples say nothing about the clock now
-            boolean stale = receivedNanos - windowStart > 2 * WINDOW_NANOS;
-            previous = stale ? NONE : current;
-            previousRtt = stale ? NONE : currentRtt;
-            current = NONE;
-            currentRtt = NONE;
-            windowStart = receivedNanos;
+            boolean stale = receivedNanos - windowStartNanos > 2 * WINDOW_NANOS;
+            previousOffsetNanos = stale ? NONE : currentOffsetNanos;
+            previousRttNanos = stale ? NONE : currentRttNanos;
+            currentOffsetNanos = NONE;
+            currentRttNanos = NONE;
+            windowStartNanos = receivedNanos;
         }
-        current = Math.min(current, offset);
-        currentRtt = Math.min(currentRtt, rtt);
+        currentOffsetNanos = Math.min(currentOffsetNanos, offsetNanos);
+        currentRttNanos = Math.min(currentRttNanos, rttNanos);
     }
 
     /**
@@ -96,17 +97,17 @@ final class RedisClockOffset {
      * {@link Long#MAX_VALUE} before the first sample.
      */
     synchronized long localNanos(long redisMicros) {
-        long offset = Math.min(current, previous);
-        if (offset == NONE) {
+        long offsetNanos = Math.min(currentOffsetNanos, previousOffsetNanos);
+        if (offsetNanos == NONE) {
             return NONE;
         }
-        return redisMicros * NANOS_PER_MICRO + offset + margin();
+        return redisMicros * NANOS_PER_MICRO + offsetNanos + marginNanos();
     }
 
     /** The margin over the smallest sample: drift, or half the fastest round trip when that is longer. */
-    synchronized long margin() {
-        long fastest = Math.min(currentRtt, previousRtt);
-        return fastest == NONE ? MARGIN_NANOS : Math.max(MARGIN_NANOS, fastest / 2);
+    synchronized long marginNanos() {
+        long fastestRttNanos = Math.min(currentRttNanos, previousRttNanos);
+        return fastestRttNanos == NONE ? MARGIN_NANOS : Math.max(MARGIN_NANOS, fastestRttNanos / 2);
     }
 
     /**
@@ -115,10 +116,10 @@ final class RedisClockOffset {
      */
     synchronized void reset() {
         started = false;
-        current = NONE;
-        previous = NONE;
-        currentRtt = NONE;
-        previousRtt = NONE;
+        currentOffsetNanos = NONE;
+        previousOffsetNanos = NONE;
+        currentRttNanos = NONE;
+        previousRttNanos = NONE;
         lastRedisMicros = Long.MIN_VALUE;
     }
 

@@ -68,8 +68,8 @@ class RedisClockOffsetTest {
         reply(clock, 2 * window + 2 * MS, 10 * MS); // the window after: the fast sample of the first is gone
         long slot = (3 * window - TRUE_OFFSET) / 1000;
         // the margin is half the fastest round trip of the windows (10 ms here), more than the drift margin
-        assertThat(clock.margin()).isEqualTo((10 * MS + MS / 100) / 2);
-        assertThat(clock.localNanos(slot)).isEqualTo(3 * window + 10 * MS + clock.margin());
+        assertThat(clock.marginNanos()).isEqualTo((10 * MS + MS / 100) / 2);
+        assertThat(clock.localNanos(slot)).isEqualTo(3 * window + 10 * MS + clock.marginNanos());
     }
 
     @Test
@@ -144,7 +144,7 @@ class RedisClockOffsetTest {
         // three windows without a reply: the next one does not lean on the old samples
         long later = 10 * MS + 3 * RedisClockOffset.WINDOW_NANOS;
         reply(clock, later, 30 * MS);
-        assertThat(clock.localNanos((later - TRUE_OFFSET) / 1000)).isEqualTo(later + 30 * MS + clock.margin());
+        assertThat(clock.localNanos((later - TRUE_OFFSET) / 1000)).isEqualTo(later + 30 * MS + clock.marginNanos());
     }
 
     @Test
