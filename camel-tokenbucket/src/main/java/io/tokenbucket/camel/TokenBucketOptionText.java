@@ -1,5 +1,7 @@
 package io.tokenbucket.camel;
 
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -90,11 +92,23 @@ final class TokenBucketOptionText {
 
     /**
      * The milliseconds of a Camel duration text ({@code 1s}, {@code 500ms}, {@code 2m}, {@code 1h30m}, {@code 1d},
-     * {@code 5min}, or a plain number of milliseconds, which may be negative), exactly: {@link #TOO_LONG} when it is longer than
+     * {@code 5min}, ISO-8601 such as {@code PT2S} (a fraction of a millisecond dropped), or a plain number of
+     * milliseconds, which may be negative), exactly: {@link #TOO_LONG} when it is longer than
      * a {@code long} holds, {@link #NOT_A_DURATION} when it is not a duration.
      */
     static long durationMillis(String text) {
         String t = text.trim();
+        if (t.startsWith("P") || t.startsWith("p") || t.startsWith("-P") || t.startsWith("-p")) {
+            // ISO-8601, as Spring writes durations (so the starter needs no reader of its own); java.time reads it exactly
+            try {
+                return Duration.parse(t).toMillis();
+            } catch (DateTimeParseException e) {
+                // java.time reports a number of units too large for a Duration as a parse error caused by overflow
+                return e.getCause() instanceof ArithmeticException && !t.startsWith("-") ? TOO_LONG : NOT_A_DURATION;
+            } catch (ArithmeticException e) {
+                return t.startsWith("-") ? NOT_A_DURATION : TOO_LONG;
+            }
+        }
         if (t.matches("-?\\d+")) {
             try {
                 return Long.parseLong(t);

@@ -38,7 +38,7 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "refillAmount=0                | refillAmount must be at least 1, was 0",
             "refillPeriod=abc              | refillPeriod must be a duration such as 1s, 500ms, 2m or 1h, or a number of milliseconds, was 'abc'",
             "maxWait=5x                    | maxWait must be a duration such as 1s, 500ms, 2m or 1h, or a number of milliseconds, was '5x'",
-            "maxWait=PT1S                  | maxWait must be a duration",
+            "maxWait=PT1X                  | maxWait must be a duration",
             "storeTimeout=soon             | storeTimeout must be a duration",
             "capacity=abc                  | capacity must be a whole number, was 'abc'",
             "refillAmount=1.5              | refillAmount must be a whole number, was '1.5'",

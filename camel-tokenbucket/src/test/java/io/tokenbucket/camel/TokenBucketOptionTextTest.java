@@ -35,15 +35,27 @@ class TokenBucketOptionTextTest extends TokenBucketTestSupport {
         "250millis     | 250",
         "7milliseconds | 7",
         "1h5min10sec   | 3910000",
+        "PT2S          | 2000",
+        "pt1m30s       | 90000",
+        "PT0.25S       | 250",
+        "PT0.0009S     | 0",
+        "P1DT1H        | 90000000",
+        "-PT1S         | -1000",
     })
     void durationTextIsReadExactly(String text, long millis) {
         assertThat(TokenBucketOptionText.durationMillis(text)).isEqualTo(millis);
     }
 
     @ParameterizedTest(name = "[{index}] ''{0}''")
-    @CsvSource(delimiter = '|', value = {"abc", "5x", "PT1S", "1.5s", "1 s", "s", "2H", "1s1h", "1m s", "''"})
+    @CsvSource(delimiter = '|', value = {"abc", "5x", "PT", "P1S", "PT1X", "1.5s", "1 s", "s", "2H", "1s1h", "1m s", "''"})
     void otherTextIsNoDuration(String text) {
         assertThat(TokenBucketOptionText.durationMillis(text)).isEqualTo(TokenBucketOptionText.NOT_A_DURATION);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"PT2562047788015216H", "P106751991167301D", "PT9223372036854775807S", "9223372036854775808"})
+    void anIsoOrPlainDurationBeyondALongOfMillisecondsIsTooLong(String text) {
+        assertThat(TokenBucketOptionText.durationMillis(text)).isEqualTo(TokenBucketOptionText.TOO_LONG);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -52,6 +64,7 @@ class TokenBucketOptionTextTest extends TokenBucketTestSupport {
         "refillPeriod=1hour&maxWait=1h30m&storeTimeout=750 | 3600000 | 5400000 | 750",
         // a form Camel's reader would misread (it takes 3hours for an error, 1d2h3m4s5ms it reads right)
         "refillPeriod=3hours&maxWait=2minutes&storeTimeout=1s | 10800000 | 120000 | 1000",
+        "refillPeriod=PT5M&maxWait=PT1.5S&storeTimeout=pt2s | 300000 | 1500 | 2000",
     })
     void anEndpointBindsTheMillisecondsNotTheText(String query, long refill, long maxWait, long storeTimeout) {
         TokenBucketEndpoint endpoint = context.getEndpoint("tokenbucket:text?" + query, TokenBucketEndpoint.class);

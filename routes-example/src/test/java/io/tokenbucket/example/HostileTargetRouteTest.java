@@ -23,7 +23,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Issue 12, items 10 and 11, on real servers on loopback, both DSLs: the right party is blamed for a failure,
+ * A hostile target and failing proxies, on real servers on loopback, both DSLs: the right party is blamed for a failure,
  * health never touches the buckets, and a target's {@code Retry-After} is capped. Checked at the target, which
  * records every request it got per proxy with its time and status.
  */

@@ -1,7 +1,5 @@
 package io.tokenbucket.camel.springboot;
 
-import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -65,26 +63,17 @@ public abstract class TokenBucketComponentConfigurationSupport extends Component
     }
 
     /**
-     * The milliseconds of a duration: Camel duration text read as the component reads it
-     * ({@link TokenBucketConfiguration#durationMillis}: {@code 1s}, {@code 500ms}, {@code 1m30s}, {@code 5min}, a
-     * plain number of milliseconds; exactly, never wrapped around) or ISO-8601 ({@code PT2S}), which only the
-     * starter takes because it is how Spring writes durations.
+     * The milliseconds of a duration, read by the component's one reader
+     * ({@link TokenBucketConfiguration#durationMillis}: {@code 1s}, {@code 500ms}, {@code 1m30s}, {@code 5min},
+     * ISO-8601 as Spring writes durations ({@code PT2S}), a plain number of milliseconds; exactly, never wrapped
+     * around).
      *
      * @param option the Camel option name ({@code refillPeriod})
      * @throws IllegalArgumentException naming the property ({@code camel.component.tokenbucket.refill-period})
-     *                                  and the text when it is neither
+     *                                  and the text when it is no duration
      */
     static long durationMillis(String option, String text) {
-        String property = PREFIX + StringHelper.camelCaseToDash(option);
-        String trimmed = text == null ? "" : text.trim();
-        if (!trimmed.startsWith("P") && !trimmed.startsWith("p") && !trimmed.startsWith("-P")) {
-            return TokenBucketConfiguration.durationMillis(property, trimmed);
-        }
-        try {
-            return Duration.parse(trimmed).toMillis();
-        } catch (DateTimeParseException | ArithmeticException e) {
-            throw new IllegalArgumentException(property + " must be a duration such as 1s, 500ms, 2m, 1h or PT2S, or"
-                    + " a number of milliseconds, was '" + text + "'");
-        }
+        return TokenBucketConfiguration.durationMillis(PREFIX + StringHelper.camelCaseToDash(option),
+                text == null ? "" : text.trim());
     }
 }
