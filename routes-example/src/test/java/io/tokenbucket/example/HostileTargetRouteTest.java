@@ -23,8 +23,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A hostile target and failing proxies, on real servers on loopback, both DSLs: the right party is blamed for a failure,
- * health never touches the buckets, and a target's {@code Retry-After} is capped. Checked at the target, which
+ * A hostile target and failing proxies, on real servers on loopback, both DSLs: the right party is blamed for a
+ * failure, health never touches the buckets, and a target's {@code Retry-After} is capped. Checked at the target, which
  * records every request it got per proxy with its time and status.
  */
 class HostileTargetRouteTest {
