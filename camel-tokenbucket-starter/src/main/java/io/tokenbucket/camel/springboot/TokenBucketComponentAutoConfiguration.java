@@ -85,6 +85,8 @@ public class TokenBucketComponentAutoConfiguration {
     /**
      * Sets the application's Redis as the endpoints' default when the component is given none of its own, and
      * logs which Redis the endpoints use when that is the application's or the component's default store is redis.
+     * An application's Redis that cannot be passed on (Sentinel credentials) fails the component only when its
+     * default store is redis; otherwise it is logged at WARN and the endpoints keep the component's default.
      */
     private void useTheApplicationsRedis(TokenBucketConfiguration defaults) {
         ClassLoader loader = getClass().getClassLoader();
@@ -100,7 +102,22 @@ public class TokenBucketComponentAutoConfiguration {
         } else if (camelContext.getRegistry().findByType(ClassUtils.resolveClassName(LETTUCE, loader)).size() == 1) {
             where = "the application's Lettuce client (the only one in the registry)";
         } else {
-            TokenBucketSpringDataRedis.Found redis = TokenBucketSpringDataRedis.find(applicationContext);
+            TokenBucketSpringDataRedis.Found redis;
+            try {
+                redis = TokenBucketSpringDataRedis.find(applicationContext);
+            } catch (RuntimeException e) {
+                // the application's Redis may be there for other uses: it only has to suit the component when
+                // the component keeps its buckets there by default
+                if (defaults.getStore() == TokenBucketStoreType.redis) {
+                    throw e;
+                }
+                // only our own message is logged: another (a URI that does not parse) may quote a password
+                LOG.warn("tokenbucket: the application's Redis is not used by endpoints with store=redis and no"
+                        + " redisUri of their own, which use {}: {}", TokenBucketConfiguration.DEFAULT_REDIS_URI,
+                        e instanceof IllegalStateException ? e.getMessage()
+                                : "spring.data.redis.* cannot be read (" + e.getClass().getSimpleName() + ")");
+                return;
+            }
             if (redis != null) {
                 // set on the configuration, not through Camel's property binding, which would resolve
                 // placeholders and bean references in a password

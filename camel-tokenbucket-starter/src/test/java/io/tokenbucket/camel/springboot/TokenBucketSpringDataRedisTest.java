@@ -1,10 +1,13 @@
 package io.tokenbucket.camel.springboot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.lettuce.core.RedisURI;
 import io.tokenbucket.camel.TokenBucketComponent;
+import io.tokenbucket.camel.TokenBucketRejectedException;
 import org.apache.camel.CamelContext;
+import org.apache.camel.ProducerTemplate;
 import org.apache.camel.spring.boot.CamelAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -58,6 +61,29 @@ class TokenBucketSpringDataRedisTest {
                     assertThat(credentials.getUsername()).isEqualTo("app");
                     assertThat(new String(credentials.getPassword())).isEqualTo(password);
                 });
+    }
+
+    /**
+     * An application whose Spring Data Redis cannot be written as a redisUri (Sentinel credentials) but whose
+     * tokenbucket endpoints keep their buckets in memory: the component must still be created, and its endpoints
+     * throttle; only a component whose default store is redis refuses it, naming the property.
+     */
+    @Test
+    void aSpringDataRedisTheComponentCannotUseFailsOnlyAComponentThatStoresInRedis() {
+        String[] sentinel = {"spring.data.redis.sentinel.master=main", "spring.data.redis.sentinel.nodes=s1:26379",
+                "spring.data.redis.sentinel.password=sentinel-secret"};
+        runner.withPropertyValues(sentinel).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(redisUri(context)).isNull();
+            ProducerTemplate template = context.getBean(CamelContext.class).createProducerTemplate();
+            template.sendBody("tokenbucket:local?mode=reject", "1");
+            assertThatThrownBy(() -> template.sendBody("tokenbucket:local?mode=reject", "2"))
+                    .hasCauseInstanceOf(TokenBucketRejectedException.class);
+        });
+        runner.withPropertyValues(sentinel).withPropertyValues("camel.component.tokenbucket.store=redis")
+                .run(context -> assertThatThrownBy(() -> redisUri(context))
+                        .hasStackTraceContaining("spring.data.redis.sentinel.username and .password")
+                        .satisfies(e -> assertThat(e).hasStackTraceContaining("redis-client")));
     }
 
     @Test
