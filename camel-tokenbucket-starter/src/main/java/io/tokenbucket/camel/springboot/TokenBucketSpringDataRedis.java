@@ -1,6 +1,7 @@
 package io.tokenbucket.camel.springboot;
 
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -105,14 +106,13 @@ final class TokenBucketSpringDataRedis {
         String password;
         RedisConnectionDetails.Standalone standalone;
         if (properties.getUrl() != null) {
-            URI url = URI.create(properties.getUrl());
+            URI url = url(properties.getUrl());
             String userInfo = url.getUserInfo();
             int colon = userInfo == null ? -1 : userInfo.indexOf(':');
             username = colon > 0 ? userInfo.substring(0, colon) : null;
             password = userInfo == null ? null : colon >= 0 ? userInfo.substring(colon + 1) : userInfo;
-            String path = url.getPath() == null ? "" : url.getPath().replace("/", "");
             standalone = RedisConnectionDetails.Standalone.of(url.getHost(), url.getPort() < 0 ? 6379 : url.getPort(),
-                    path.isEmpty() ? 0 : Integer.parseInt(path));
+                    database(url));
         } else {
             username = properties.getUsername();
             password = properties.getPassword();
@@ -148,6 +148,45 @@ final class TokenBucketSpringDataRedis {
                 return cluster;
             }
         };
+    }
+
+    /**
+     * {@code spring.data.redis.url} parsed. Java's own messages quote the text, which holds the password, so a text
+     * that is no URL with a host (mostly a password holding {@code @ / : % # ?} or a space as it is) fails naming
+     * the property only.
+     *
+     * @throws IllegalStateException naming the property and how to write it
+     */
+    private static URI url(String text) {
+        URI url;
+        try {
+            url = new URI(text);
+        } catch (URISyntaxException e) {
+            throw notAUrl("it does not parse at character " + e.getIndex());
+        }
+        if (url.getHost() == null) {
+            throw notAUrl("no host could be read from it");
+        }
+        return url;
+    }
+
+    /** The database of a {@code spring.data.redis.url}: its path, {@code /3}; 0 without one. */
+    private static int database(URI url) {
+        String path = url.getPath() == null ? "" : url.getPath();
+        if (path.isEmpty() || path.equals("/")) {
+            return 0;
+        }
+        if (!path.matches("/[0-9]{1,9}/?")) {
+            throw notAUrl("its path is no database number");
+        }
+        return Integer.parseInt(path.replace("/", ""));
+    }
+
+    private static IllegalStateException notAUrl(String why) {
+        return new IllegalStateException(PREFIX + ".url is not a Redis URL, redis[s]://[[user]:password@]host[:port]"
+                + "[/database] (" + why + "; its text is not shown, it may hold a password): a user or password"
+                + " holding @ / : % # ? or a space must be percent-encoded, or given as " + PREFIX + ".username and "
+                + PREFIX + ".password");
     }
 
     private static RedisURI authenticated(RedisURI.Builder builder, RedisConnectionDetails details) {

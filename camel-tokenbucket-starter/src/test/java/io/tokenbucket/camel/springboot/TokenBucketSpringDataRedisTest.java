@@ -2,6 +2,10 @@ package io.tokenbucket.camel.springboot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
 
 import io.lettuce.core.RedisURI;
 import io.tokenbucket.camel.TokenBucketComponent;
@@ -12,6 +16,7 @@ import org.apache.camel.spring.boot.CamelAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.data.redis.RedisConnectionDetails;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -84,6 +89,25 @@ class TokenBucketSpringDataRedisTest {
                 .run(context -> assertThatThrownBy(() -> redisUri(context))
                         .hasStackTraceContaining("spring.data.redis.sentinel.username and .password")
                         .satisfies(e -> assertThat(e).hasStackTraceContaining("redis-client")));
+    }
+
+    /**
+     * A spring.data.redis.url that is no URL, mostly a password not percent-encoded, fails the start naming the
+     * property and saying how to write it, and nothing of the URL (the password) reaches the failure or the log.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"redis://:SE@CRET@h:6379", "redis://:SE%zCRET@h:6379", "redis://:SE CRET@h:6379",
+            "redis://u:SE/CRET@h:6379", "redis://u:SE#CRET@h:6379", "redis://u:SE?CRET@h:6379"})
+    void aUrlThatIsNoUrlFailsNamingThePropertyWithoutItsPassword(String url) {
+        runner.withPropertyValues("spring.data.redis.url=" + url, "camel.component.tokenbucket.store=redis")
+                .run(context -> {
+                    Throwable failure = catchThrowable(() -> redisUri(context));
+                    assertThat(failure).hasStackTraceContaining("spring.data.redis.url")
+                            .hasStackTraceContaining("percent-encoded");
+                    StringWriter trace = new StringWriter();
+                    failure.printStackTrace(new PrintWriter(trace));
+                    assertThat(trace.toString()).doesNotContain("CRET");
+                });
     }
 
     @Test
