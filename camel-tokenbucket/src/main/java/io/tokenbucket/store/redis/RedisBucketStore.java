@@ -1,12 +1,16 @@
 package io.tokenbucket.store.redis;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 
 import io.lettuce.core.RedisConnectionException;
@@ -26,10 +30,20 @@ import io.tokenbucket.store.StoreCommand;
  *
  * <p>Each operation is one round trip: {@link BucketScript} reads, decides and writes atomically, whatever the
  * contention; no compare-and-set loop, no polling. Time is Redis {@code TIME}, so Camel instances whose clocks
- * disagree share one timeline. Works on a standalone Redis and on a Redis Cluster (one key per script call).
+ * disagree share one timeline. Works on a standalone Redis and on a Redis Cluster (every script call's keys in one hash slot).
+ *
+ * <p><b>Reservations are batched</b> (unless turned off): while a reservation's script call is in flight
+ * ({@link #IN_FLIGHT} at most per connection, or per hash slot on a cluster), the reservations that arrive meanwhile
+ * queue up, and when a call returns everything queued (at most {@link #MAX_BATCH}) goes as one call of the script's
+ * {@code batch} operation, which reserves for each in arrival order on one Redis clock reading: each its own slot,
+ * so FIFO and the bound hold exactly as with one call each, at a fraction of Redis's time per reservation. Nothing
+ * waits for a batch to fill: at low load every reservation is sent at once, as its own {@code reserve} call. A
+ * batch that fails (a timeout, a lost connection, a reply the checks refuse) fails each of its reservations alone,
+ * as its own call would have failed; the other operations are one call each.
  *
  * <p>Keys are {@code <keyPrefix><limiter name>:<key>} ({@link #namespace}). Every call fails its stage with
- * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout.
+ * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout (a queued
+ * reservation: within the store timeout of its arrival).
  */
 public final class RedisBucketStore implements BucketStore {
 
@@ -42,6 +56,24 @@ public final class RedisBucketStore implements BucketStore {
      */
     static final long MAX_BURST_MICROS = 1L << 51;
 
+    /**
+     * The most reservations in one script call: 256. Redis runs a script alone, and a batch costs it about a
+     * microsecond per reservation, so this keeps any one call well under a millisecond of other clients' wait.
+     */
+    public static final int MAX_BATCH = 256;
+
+    /**
+     * How many reservation calls may be in flight at once per connection (per hash slot on a cluster): 1. FIFO
+     * needs it: with one, every call after the first of a busy spell is written by the thread that handled the
+     * reply before it, so calls reach Redis in arrival order; with two, a call written from a caller's thread
+     * can be overtaken on the connection by a batch written from the I/O thread (Netty queues a write from
+     * another thread as a task), and RedisBatchingTest saw a later reservation get the earlier slot.
+     */
+    public static final int IN_FLIGHT = 1;
+
+    /** The fields of one reservation's answer in a batch reply, as in a reply of its own. */
+    private static final int REPLY_FIELDS = 5;
+
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
     private final boolean cluster;
     /** The Redis clock against ours; null on a cluster, whose nodes each have a clock of their own. */
@@ -49,6 +81,11 @@ public final class RedisBucketStore implements BucketStore {
     private final String namespace;
     private final long timeoutNanos;
     private final Cases cases = new Cases();
+    private final boolean batching;
+    private final LongConsumer batchSizes;
+    /** The one lane of a standalone (or Sentinel) Redis; null on a cluster, which has one per hash slot. */
+    private final Lane lane;
+    private final ConcurrentHashMap<Integer, Lane> slotLanes = new ConcurrentHashMap<>();
 
     /**
      * @param commands  Lettuce's asynchronous commands of a standalone or cluster connection
@@ -70,11 +107,27 @@ public final class RedisBucketStore implements BucketStore {
      */
     public RedisBucketStore(Supplier<RedisClusterAsyncCommands<String, String>> commands, boolean cluster,
                             String namespace, Duration timeout) {
+        this(commands, cluster, namespace, timeout, true, size -> { });
+    }
+
+    /**
+     * A store as {@link #RedisBucketStore(Supplier, boolean, String, Duration)}, batching reservations or not.
+     *
+     * @param batching   whether reservations that arrive while one is in flight go together in one script call
+     *                   (the default); false sends each reservation as its own call
+     * @param batchSizes hears the number of reservations of every reservation call sent while batching (1 when
+     *                   one went alone), on the thread that sends it; must not block
+     */
+    public RedisBucketStore(Supplier<RedisClusterAsyncCommands<String, String>> commands, boolean cluster,
+                            String namespace, Duration timeout, boolean batching, LongConsumer batchSizes) {
         this.commands = commands;
         this.cluster = cluster;
         this.clock = cluster ? null : new RedisClockOffset();
         this.namespace = namespace;
         this.timeoutNanos = timeout.toNanos();
+        this.batching = batching;
+        this.batchSizes = batchSizes;
+        this.lane = cluster ? null : new Lane();
     }
 
     /** Sends on the connection, timed; fails at once, without waiting, while the connection is not open. */
@@ -115,8 +168,20 @@ public final class RedisBucketStore implements BucketStore {
         @Override
         public CompletionStage<Reservation> reserve(StoreCommand.Reserve c) {
             c.limits().checkCost(c.tokens()); // fails at once, without a round trip, for a cost never satisfied
-            return call("reserve", List.of(c.key()), List.of(c.limits()), c.tokens(), maxWaitMicros(c.maxWaitNanos()))
-                    .thenApply(ScriptCall::reservation);
+            long maxWaitMicros = maxWaitMicros(c.maxWaitNanos());
+            if (!batching) {
+                return call("reserve", List.of(c.key()), List.of(c.limits()), c.tokens(), maxWaitMicros)
+                        .thenApply(ScriptCall::reservation);
+            }
+            List<String> args = new ArrayList<>();
+            args.add(Long.toString(c.tokens()));
+            args.add(Long.toString(maxWaitMicros));
+            appendLimits(args, c.limits()); // fails at once for a limit too large, as a call of its own does
+            String redisKey = redisKey(c.key());
+            Member member = new Member(redisKey, c.limits(), args, new CompletableFuture<>());
+            Lane to = lane != null ? lane : slotLanes.computeIfAbsent(SlotHash.getSlot(redisKey), s -> new Lane());
+            to.submit(member);
+            return member.result();
         }
 
         @Override
@@ -198,22 +263,159 @@ public final class RedisBucketStore implements BucketStore {
         args.add(Long.toString(tokens));
         args.add(Long.toString(argMicros));
         for (Limits l : limits) {
-            args.add(Integer.toString(l.size()));
-            for (int i = 0; i < l.size(); i++) {
-                Limit limit = l.get(i);
-                // the interval in microseconds, rounded up again: never faster than the nanosecond limit
-                long intervalMicros = Math.max(1, ceilMicros(limit.interval()));
-                if (limit.capacity() > MAX_BURST_MICROS / intervalMicros) {
-                    throw new IllegalArgumentException("a limit of capacity " + limit.capacity() + " and one token"
-                            + " per " + intervalMicros + " microseconds is too large for store=redis: a full bucket"
-                            + " takes over 2^51 microseconds (71 years) to refill, beyond what the script computes"
-                            + " exactly; lower the capacity or refill more slowly");
-                }
-                args.add(Long.toString(limit.capacity()));
-                args.add(Long.toString(intervalMicros));
-            }
+            appendLimits(args, l);
         }
         return send(c -> BucketScript.run(c, redisKeys, args.toArray(new String[0])));
+    }
+
+    /**
+     * Appends one key's limits as the script reads them: their number, then each capacity and interval in
+     * microseconds (rounded up again: never faster than the nanosecond limit).
+     *
+     * @throws IllegalArgumentException for a limit whose burst is beyond what the script computes exactly
+     */
+    private static void appendLimits(List<String> args, Limits l) {
+        args.add(Integer.toString(l.size()));
+        for (int i = 0; i < l.size(); i++) {
+            Limit limit = l.get(i);
+            long intervalMicros = Math.max(1, ceilMicros(limit.interval()));
+            if (limit.capacity() > MAX_BURST_MICROS / intervalMicros) {
+                throw new IllegalArgumentException("a limit of capacity " + limit.capacity() + " and one token"
+                        + " per " + intervalMicros + " microseconds is too large for store=redis: a full bucket"
+                        + " takes over 2^51 microseconds (71 years) to refill, beyond what the script computes"
+                        + " exactly; lower the capacity or refill more slowly");
+            }
+            args.add(Long.toString(limit.capacity()));
+            args.add(Long.toString(intervalMicros));
+        }
+    }
+
+    /**
+     * One reservation waiting for its batch: its Redis key, limits, its part of the script's ARGV (tokens, the
+     * longest wait in microseconds, the limits) and the stage its caller holds.
+     */
+    private record Member(String redisKey, Limits limits, List<String> args, CompletableFuture<Reservation> result) {
+    }
+
+    /**
+     * The reservations of one connection (or one hash slot): at most {@link #IN_FLIGHT} calls in flight; what
+     * arrives meanwhile queues, and each returning call sends what queued as the next batch.
+     */
+    private final class Lane {
+        private final ArrayDeque<Member> queue = new ArrayDeque<>();
+        private int inFlight;
+
+        void submit(Member member) {
+            synchronized (this) {
+                if (inFlight >= IN_FLIGHT) {
+                    queue.add(member);
+                    // a call of its own would time out this long after it was made; so does a queued one
+                    member.result().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+                    return;
+                }
+                inFlight++;
+            }
+            dispatch(List.of(member));
+        }
+
+        /** The next batch from the queue, or null (and one call fewer in flight) when nothing queued. */
+        private List<Member> next() {
+            synchronized (this) {
+                if (queue.isEmpty()) {
+                    inFlight--;
+                    return null;
+                }
+                List<Member> batch = new ArrayList<>(Math.min(queue.size(), MAX_BATCH));
+                while (!queue.isEmpty() && batch.size() < MAX_BATCH) {
+                    Member m = queue.poll();
+                    if (!m.result().isDone()) { // one that timed out while queued reserves nothing
+                        batch.add(m);
+                    }
+                }
+                if (batch.isEmpty()) {
+                    inFlight--;
+                    return null;
+                }
+                return batch;
+            }
+        }
+
+        private void dispatch(List<Member> batch) {
+            batchSizes.accept(batch.size());
+            long sentNanos = System.nanoTime();
+            CompletableFuture<List<Long>> call;
+            try {
+                call = batch.size() == 1 ? single(batch.get(0)) : batch(batch);
+            } catch (RuntimeException e) {
+                call = CompletableFuture.failedFuture(e);
+            }
+            call.whenComplete((raw, failure) -> {
+                // the next batch goes first: Redis works on it while this one's answers are handed out
+                List<Member> following = next();
+                if (following != null) {
+                    dispatch(following);
+                }
+                answer(batch, raw, failure, sentNanos);
+            });
+        }
+    }
+
+    /** One reservation alone: the script's ordinary {@code reserve}, exactly the call an unbatched store makes. */
+    private CompletableFuture<List<Long>> single(Member member) {
+        List<String> args = new ArrayList<>(member.args().size() + 1);
+        args.add("reserve");
+        args.addAll(member.args());
+        String[] keys = {member.redisKey()};
+        return send(c -> BucketScript.run(c, keys, args.toArray(new String[0])));
+    }
+
+    /** Several reservations in one call of the script's {@code batch} operation, in the order given. */
+    private CompletableFuture<List<Long>> batch(List<Member> batch) {
+        String[] keys = new String[batch.size()];
+        List<String> args = new ArrayList<>(batch.size() * 5 + 1);
+        args.add("batch");
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = batch.get(i).redisKey();
+            args.addAll(batch.get(i).args());
+        }
+        return send(c -> BucketScript.run(c, keys, args.toArray(new String[0])));
+    }
+
+    /**
+     * Completes each member of a call: its own slice of the reply, checked as a reply of its own; a failed call,
+     * or a reply of the wrong length, fails every member with that cause, each on its own stage.
+     */
+    private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos) {
+        Throwable cause = failure;
+        if (cause == null && (raw == null || raw.size() != batch.size() * REPLY_FIELDS)) {
+            String shown = String.valueOf(raw);
+            cause = new IllegalStateException("Redis answered a batch of " + batch.size() + " reservations with "
+                    + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer"
+                    + " the script gives; nothing was decided on it");
+        }
+        if (cause != null) {
+            Throwable unwrapped = cause instanceof CompletionException && cause.getCause() != null
+                    ? cause.getCause() : cause;
+            batch.forEach(m -> m.result().completeExceptionally(unwrapped));
+            return;
+        }
+        long receivedNanos = System.nanoTime();
+        boolean sampled = false;
+        for (int i = 0; i < batch.size(); i++) {
+            Member m = batch.get(i);
+            ScriptReply reply;
+            try {
+                reply = ScriptReply.parse(raw.subList(i * REPLY_FIELDS, (i + 1) * REPLY_FIELDS), List.of(m.limits()));
+            } catch (IllegalStateException e) {
+                m.result().completeExceptionally(e);
+                continue;
+            }
+            if (clock != null && !sampled) {
+                clock.sample(sentNanos, receivedNanos, reply.redisNowMicros()); // one Redis now for the whole call
+                sampled = true;
+            }
+            m.result().complete(mapped(reply, receivedNanos));
+        }
     }
 
     /** The script's {@code maxWait} argument: never more than {@link #MAX_WAIT_NANOS}, rounded up to microseconds. */
@@ -229,14 +431,19 @@ public final class RedisBucketStore implements BucketStore {
      * @param sentNanos when the call was sent ({@link System#nanoTime()})
      */
     private Reservation reservation(ScriptReply reply, long sentNanos) {
-        long waitNanos = reply.waitMicros() * NANOS_PER_MICRO;
+        long receivedNanos = System.nanoTime();
         if (clock != null) {
-            long receivedNanos = System.nanoTime();
             clock.sample(sentNanos, receivedNanos, reply.redisNowMicros());
-            if (waitNanos > 0) {
-                waitNanos = localWait(waitNanos, clock.localNanos(reply.redisNowMicros() + reply.waitMicros()),
-                        receivedNanos);
-            }
+        }
+        return mapped(reply, receivedNanos);
+    }
+
+    /** The reservation of a reply handled at {@code receivedNanos}, its wait mapped as {@link #reservation} says. */
+    private Reservation mapped(ScriptReply reply, long receivedNanos) {
+        long waitNanos = reply.waitMicros() * NANOS_PER_MICRO;
+        if (clock != null && waitNanos > 0) {
+            waitNanos = localWait(waitNanos, clock.localNanos(reply.redisNowMicros() + reply.waitMicros()),
+                    receivedNanos);
         }
         return new Reservation(reply.granted(), waitNanos, reply.remaining());
     }

@@ -6,7 +6,7 @@
 --           then most tokens, then first)
 --           each holds its bucket's state: one tat per limit (the instant that limit is full again, in
 --           microseconds of the Redis clock), separated by spaces; no key is a full bucket
--- ARGV[1]   the operation: 'reserve', 'peek', 'refund' or 'penalize'
+-- ARGV[1]   the operation: 'reserve', 'peek', 'refund', 'penalize' or 'batch' (below)
 -- ARGV[2]   tokens n, from 1 to the smallest capacity (checked by the caller); for 'refund' any number from 1
 -- ARGV[3]   reserve: the longest acceptable wait in microseconds (the caller caps it at 365 days); penalize: the
 --           penalty in microseconds (capped the same way); otherwise -1
@@ -14,6 +14,13 @@
 --           (the microseconds one token takes to come back, rounded up)
 -- returns   { granted (1 or 0), wait in microseconds, whole tokens remaining, the chosen key's position,
 --           the Redis clock's now in microseconds (the wait counts from it) }
+--
+-- 'batch'   several reservations in one call, each as its own 'reserve' on one key, in the order given, all at
+--           one now: KEYS[i] is reservation i's key (keys may repeat: each reservation on a key sees the state the
+--           one before it left), ARGV[2..] holds for each reservation in turn its tokens, its longest acceptable
+--           wait in microseconds, its number of limits m and their m pairs of C and T. Returns the five numbers
+--           above for each reservation in turn. Each key is read once and written once, however many
+--           reservations it has: what makes a reservation in a batch cheaper than one call of its own.
 --
 -- Every number stays below 2^53, so Lua's doubles hold them exactly: the caller keeps bursts (C*T) under 2^51 and
 -- waits and penalties under a year, and a stored state is read no further ahead than MAX_DEBT_US (below). Numbers
@@ -77,9 +84,8 @@ end
 local tokens = tonumber(ARGV[2])
 local arg_us = tonumber(ARGV[3])
 
-local limits = {}
-local pos = 4
-for k = 1, #KEYS do
+-- the limits of each key: m, then m pairs of C and T, from ARGV[pos]; answers them and the position after them
+local function read_limits(pos)
   local m = tonumber(ARGV[pos])
   pos = pos + 1
   local l = {}
@@ -87,24 +93,27 @@ for k = 1, #KEYS do
     l[i] = { capacity = tonumber(ARGV[pos]), interval_us = tonumber(ARGV[pos + 1]) }
     pos = pos + 2
   end
-  limits[k] = l
+  return l, pos
+end
+
+-- a stored state, every number of it, bounded (a word that is no number: a full limit)
+local function parse(stored)
+  local tats_us = {}
+  if stored then
+    for v in string.gmatch(stored, '%S+') do
+      local tat_us = tonumber(v)
+      tats_us[#tats_us + 1] = tat_us and bounded(tat_us) or now_us
+    end
+  end
+  return tats_us
 end
 
 -- BucketMath.align: the stored states by position, a missing one is a full limit (the key's limits may have
 -- changed since the state was written)
-local function load(k)
+local function align(stored_us, m)
   local tats_us = {}
-  local stored = redis.call('GET', KEYS[k])
-  if stored then
-    for v in string.gmatch(stored, '%S+') do
-      local tat_us = tonumber(v)
-      tats_us[#tats_us + 1] = tat_us and bounded(tat_us) or now_us -- a word that is no number: a full limit
-    end
-  end
-  for i = 1, #limits[k] do
-    if tats_us[i] == nil then
-      tats_us[i] = now_us
-    end
+  for i = 1, math.max(m, #stored_us) do
+    tats_us[i] = stored_us[i] or now_us
   end
   return tats_us
 end
@@ -123,10 +132,10 @@ local function available(tats_us, l)
 end
 
 -- BucketMath.reserve without the decision: the next states and the latest wait
-local function reserve(tats_us, l)
+local function reserve(tats_us, l, n)
   local next_us, wait_us = {}, 0
   for i = 1, #l do
-    next_us[i] = math.max(tats_us[i], now_us) + tokens * l[i].interval_us
+    next_us[i] = math.max(tats_us[i], now_us) + n * l[i].interval_us
     wait_us = math.max(wait_us, next_us[i] - l[i].capacity * l[i].interval_us - now_us)
   end
   return next_us, wait_us
@@ -134,17 +143,63 @@ end
 
 -- the state, with a TTL at the moment every limit is full again, so an idle key costs nothing; a full bucket is
 -- no key (BucketMath.isFull)
-local function store(k, tats_us, m)
+local function store(key, tats_us, m)
   local parts, latest_us = {}, now_us
   for i = 1, m do
     parts[i] = string.format('%.0f', tats_us[i])
     latest_us = math.max(latest_us, tats_us[i])
   end
   if latest_us <= now_us then
-    redis.call('DEL', KEYS[k])
+    redis.call('DEL', key)
   else
-    redis.call('SET', KEYS[k], table.concat(parts, ' '), 'PX', math.ceil((latest_us - now_us) / 1000))
+    redis.call('SET', key, table.concat(parts, ' '), 'PX', math.ceil((latest_us - now_us) / 1000))
   end
+end
+
+if op == 'batch' then
+  -- each key's state as the reservations before left it (what a GET would read now), and the keys to write
+  local states, written, out = {}, {}, {}
+  local pos = 2
+  for r = 1, #KEYS do
+    local key = KEYS[r]
+    local n, max_wait_us = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
+    local l
+    l, pos = read_limits(pos + 2)
+    local stored_us = states[key]
+    if stored_us == nil then
+      stored_us = parse(redis.call('GET', key))
+      states[key] = stored_us
+    end
+    local tats_us = align(stored_us, #l)
+    local next_us, wait_us = reserve(tats_us, l, n)
+    local o = #out
+    if wait_us > max_wait_us then
+      out[o + 1], out[o + 2], out[o + 3] = 0, wait_us, available(tats_us, l)
+    else
+      -- what store() would write: the first m numbers (a reserve always owes time, so never a DEL)
+      states[key] = next_us
+      if not written[key] then
+        written[key] = true
+        written[#written + 1] = key
+      end
+      out[o + 1], out[o + 2], out[o + 3] = 1, wait_us, available(next_us, l)
+    end
+    out[o + 4], out[o + 5] = 1, now_us
+  end
+  for i = 1, #written do
+    store(written[i], states[written[i]], #states[written[i]])
+  end
+  return out
+end
+
+local limits = {}
+local pos = 4
+for k = 1, #KEYS do
+  limits[k], pos = read_limits(pos)
+end
+
+local function load(k)
+  return align(parse(redis.call('GET', KEYS[k])), #limits[k])
 end
 
 if op == 'reserve' then
@@ -152,7 +207,7 @@ if op == 'reserve' then
   local best, best_tats_us, best_next_us, best_wait_us, best_available
   for k = 1, #KEYS do
     local tats_us = load(k)
-    local next_us, wait_us = reserve(tats_us, limits[k])
+    local next_us, wait_us = reserve(tats_us, limits[k], tokens)
     local a = available(tats_us, limits[k])
     if best == nil or wait_us < best_wait_us or (wait_us == best_wait_us and a > best_available) then
       best, best_tats_us, best_next_us, best_wait_us, best_available = k, tats_us, next_us, wait_us, a
@@ -161,7 +216,7 @@ if op == 'reserve' then
   if arg_us >= 0 and best_wait_us > arg_us then
     return { 0, best_wait_us, available(best_tats_us, limits[best]), best, now_us }
   end
-  store(best, best_next_us, #limits[best])
+  store(KEYS[best], best_next_us, #limits[best])
   return { 1, best_wait_us, available(best_next_us, limits[best]), best, now_us }
 end
 
@@ -175,7 +230,7 @@ if op == 'refund' then
       tats_us[i] = math.max(now_us, tats_us[i] - tokens * l[i].interval_us)
     end
   end
-  store(1, tats_us, #l)
+  store(KEYS[1], tats_us, #l)
   return { 1, 0, available(tats_us, l), 1, now_us }
 end
 
@@ -184,11 +239,11 @@ if op == 'penalize' then
   for i = 1, #l do
     tats_us[i] = math.max(tats_us[i], now_us + arg_us + l[i].capacity * l[i].interval_us - l[i].interval_us)
   end
-  store(1, tats_us, #l)
+  store(KEYS[1], tats_us, #l)
 elseif op ~= 'peek' then
   return redis.error_reply('bucket.lua: unknown operation ' .. tostring(op))
 end
 
 -- BucketMath.peek (after a penalty: the state it left, for one token)
-local _, wait_us = reserve(tats_us, l)
+local _, wait_us = reserve(tats_us, l, tokens)
 return { wait_us == 0 and 1 or 0, wait_us, available(tats_us, l), 1, now_us }

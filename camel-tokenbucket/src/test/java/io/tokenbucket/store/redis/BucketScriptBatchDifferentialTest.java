@@ -1,0 +1,250 @@
+package io.tokenbucket.store.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.StringJoiner;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Decision;
+import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code bucket.lua}'s {@code batch} operation against {@link BucketMath} applied in sequence, on a real Redis.
+ *
+ * <p>Each case SETs random states on 1 to 4 keys (no key; one number or several; before now, in debt within the
+ * burst, beyond it, beyond the script's clamp of 2^52 µs), then sends one batch of 2 to 40 reservations, each on a
+ * random one of those keys with its own random limits (1 to 3; often a key's limits of before), tokens and
+ * maxWait, and reads every key back (GET, PTTL). The expected outcome is {@code BucketMath.reserve} applied to the
+ * reservations in their order, each on the state the one before it left (aligned to its limits, as
+ * {@code BucketMath.align} does), in microsecond ticks, at the one {@code now} the script returned; compared field by
+ * field: each reservation's five numbers, each key's final state (every number; untouched when nothing was
+ * granted on it) and its TTL (PX {@code ceil((latest - now) / 1000)}, less the milliseconds until the PTTL). A
+ * written key whose PX of a ms or two was over before it was read is counted, not compared. maxWait stays within
+ * the 365 days {@link RedisBucketStore} sends at most (beyond, sums could leave the doubles' exact range).
+ *
+ * <p>Random with a fixed seed. A mismatch prints the case.
+ */
+class BucketScriptBatchDifferentialTest {
+
+    private static final int CASES = 2_000;
+    private static final long SEED = 20261201L;
+    private static final long MAX_DEBT_MICROS = 1L << 52;
+    private static final long MAX_BURST_MICROS = RedisBucketStore.MAX_BURST_MICROS;
+    private static final long YEAR_MICROS = TimeUnit.DAYS.toMicros(365);
+
+    private static RedisHandle redis;
+    private static RedisConnections connections;
+    private static RedisCommands<String, String> commands;
+    private static long expiryBaseSlackMs;
+
+    private final Random random = new Random(SEED);
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServers.standalone();
+        expiryBaseSlackMs = Integer.parseInt(RedisServers.version().split("\\.")[0]) >= 7 ? 1 : 0;
+        connections = new RedisConnections();
+        commands = ((io.lettuce.core.api.async.RedisAsyncCommands<String, String>) connections
+                .acquire(redis.uri(), Duration.ofSeconds(30)).commands()).getStatefulConnection().sync();
+        assertThat(commands.scriptLoad(BucketScript.SOURCE)).isEqualTo(BucketScript.DIGEST);
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (connections != null) {
+            connections.close();
+        }
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    /** One reservation of a batch. */
+    private record Member(String key, Limits limits, long tokens, long maxWaitMicros) {
+    }
+
+    @Test
+    void aBatchDecidesAndStoresAsTheMathAppliedInSequence() {
+        List<String> mismatches = new ArrayList<>();
+        int granted = 0;
+        int refused = 0;
+        int sameKeyTwice = 0;
+        int expired = 0;
+        for (int id = 0; id < CASES; id++) {
+            long nowEstimate = RedisServers.micros(commands.time());
+            int keyCount = 1 + random.nextInt(4);
+            Map<String, String> initial = new LinkedHashMap<>();
+            Map<String, Limits> lastLimits = new HashMap<>();
+            for (int k = 0; k < keyCount; k++) {
+                String key = "batch:" + id + ":" + k;
+                Limits limits = limits(1 + random.nextInt(3));
+                lastLimits.put(key, limits);
+                initial.put(key, state(limits, nowEstimate));
+            }
+            List<String> keys = new ArrayList<>(initial.keySet());
+            List<Member> members = new ArrayList<>();
+            int size = 2 + random.nextInt(39);
+            for (int i = 0; i < size; i++) {
+                String key = keys.get(random.nextInt(keys.size()));
+                Limits limits = random.nextInt(4) == 0 ? limits(1 + random.nextInt(3)) : lastLimits.get(key);
+                lastLimits.put(key, limits);
+                long smallest = limits.capacity();
+                long tokens = random.nextInt(3) == 0 ? 1 : 1 + (long) (random.nextDouble() * smallest);
+                long maxWait = switch (random.nextInt(4)) {
+                    case 0 -> 0;
+                    case 1 -> YEAR_MICROS;
+                    // RedisBucketStore never sends more than 365 days
+                    default -> Math.min(YEAR_MICROS, (long) (random.nextDouble() * limits.get(0).interval() * 4));
+                };
+                members.add(new Member(key, limits, Math.min(tokens, smallest), maxWait));
+            }
+            sameKeyTwice += members.stream().map(Member::key).distinct().count() < members.size() ? 1 : 0;
+            for (var e : initial.entrySet()) {
+                if (e.getValue() == null) {
+                    commands.del(e.getKey());
+                } else {
+                    commands.set(e.getKey(), e.getValue());
+                }
+            }
+            List<String> argv = new ArrayList<>(List.of("batch"));
+            for (Member m : members) {
+                argv.add(Long.toString(m.tokens()));
+                argv.add(Long.toString(m.maxWaitMicros()));
+                argv.add(Integer.toString(m.limits().size()));
+                for (int i = 0; i < m.limits().size(); i++) {
+                    argv.add(Long.toString(m.limits().get(i).capacity()));
+                    argv.add(Long.toString(m.limits().get(i).interval()));
+                }
+            }
+            List<Long> reply = commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI,
+                    members.stream().map(Member::key).toArray(String[]::new), argv.toArray(new String[0]));
+            Map<String, String> stored = new HashMap<>();
+            Map<String, Long> pttl = new HashMap<>();
+            for (String key : keys) {
+                stored.put(key, commands.get(key));
+                pttl.put(key, commands.pttl(key));
+            }
+            long after = RedisServers.micros(commands.time());
+
+            // the reference: BucketMath in sequence at the script's now
+            long now = reply.size() >= 5 ? reply.get(4) : 0;
+            Map<String, long[]> states = new HashMap<>();
+            for (var e : initial.entrySet()) {
+                states.put(e.getKey(), parse(e.getValue(), now));
+            }
+            List<Long> expected = new ArrayList<>();
+            Map<String, Boolean> written = new HashMap<>();
+            for (Member m : members) {
+                long[] aligned = BucketMath.align(states.get(m.key()), now, m.limits());
+                Decision d = BucketMath.reserve(aligned, now, m.tokens(), m.limits(), m.maxWaitMicros());
+                if (d.granted()) {
+                    states.put(m.key(), d.tatTicks());
+                    written.put(m.key(), true);
+                    granted++;
+                } else {
+                    refused++;
+                }
+                expected.addAll(List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, now));
+            }
+            StringJoiner problems = new StringJoiner("; ");
+            if (!reply.equals(expected)) {
+                problems.add("reply " + reply + ", expected " + expected);
+            }
+            for (String key : keys) {
+                if (!written.containsKey(key)) {
+                    if (!java.util.Objects.equals(stored.get(key), initial.get(key)) || pttl.get(key) >= 0) {
+                        problems.add(key + " untouched expected " + initial.get(key) + ", was " + stored.get(key)
+                                + " pttl " + pttl.get(key));
+                    }
+                    continue;
+                }
+                long[] state = states.get(key);
+                String text = String.join(" ", Arrays.stream(state).mapToObj(Long::toString).toList());
+                long latest = Arrays.stream(state).max().orElseThrow();
+                long px = (latest - now + 999) / 1000;
+                long elapsedMs = (after - now) / 1000 + 1;
+                if (stored.get(key) == null && pttl.get(key) == -2 && px <= elapsedMs + expiryBaseSlackMs) {
+                    expired++; // its PX of a ms or two was over before the GET: nothing left to compare
+                    continue;
+                }
+                if (!text.equals(stored.get(key))) {
+                    problems.add(key + " stored " + stored.get(key) + ", expected " + text);
+                }
+                if (pttl.get(key) > px + expiryBaseSlackMs || pttl.get(key) < px - elapsedMs) {
+                    problems.add(key + " pttl " + pttl.get(key) + ", expected " + px + " less up to " + elapsedMs);
+                }
+            }
+            if (problems.length() > 0 && mismatches.size() < 8) {
+                mismatches.add("case " + id + ": initial " + initial + ", members " + members + ": " + problems);
+            }
+        }
+        assertThat(mismatches).as(String.join("\n", mismatches)).isEmpty();
+        // the generator reaches what it is meant to: both outcomes, several reservations on one key
+        assertThat(granted).as("granted").isGreaterThan(CASES);
+        assertThat(refused).as("refused").isGreaterThan(CASES);
+        assertThat(expired).as("written keys that expired before they were read").isLessThan(CASES / 20);
+        assertThat(sameKeyTwice).as("batches with a key more than once").isGreaterThan(CASES / 2);
+    }
+
+    /** A stored state as the script reads it: the clamp at {@code now + 2^52}; null is no key. */
+    private static long[] parse(String stored, long now) {
+        if (stored == null) {
+            return null;
+        }
+        return Arrays.stream(stored.split(" ")).mapToLong(Long::parseLong)
+                .map(t -> Math.min(t, now + MAX_DEBT_MICROS)).toArray();
+    }
+
+    /** {@code count} limits in microsecond ticks, each with a burst of at most 2^51 µs. */
+    private Limits limits(int count) {
+        Limit[] limits = new Limit[count];
+        for (int i = 0; i < count; i++) {
+            long interval = switch (random.nextInt(4)) {
+                case 0 -> 1 + random.nextInt(1000);
+                case 1 -> 1_000 + random.nextInt(1_000_000);
+                case 2 -> MAX_BURST_MICROS / (1 + random.nextInt(100));
+                default -> 1 + random.nextInt(100_000_000);
+            };
+            long largest = MAX_BURST_MICROS / interval;
+            long capacity = Math.min(largest, random.nextBoolean() ? 1 + random.nextInt(10) : 1 + random.nextInt(1000));
+            limits[i] = Limit.of(capacity, 1, interval);
+        }
+        return Limits.of(limits);
+    }
+
+    /** A state for {@code limits}: none, or 1 to 3 numbers around now, in the burst, beyond it or beyond the clamp. */
+    private String state(Limits limits, long now) {
+        if (random.nextInt(5) == 0) {
+            return null;
+        }
+        int numbers = random.nextInt(4) == 0 ? 1 + random.nextInt(3) : limits.size();
+        StringJoiner words = new StringJoiner(" ");
+        for (int i = 0; i < numbers; i++) {
+            Limit l = limits.get(Math.min(i, limits.size() - 1));
+            long tat = switch (random.nextInt(5)) {
+                case 0 -> now - random.nextInt(10_000_000);
+                case 1 -> now + (long) (random.nextDouble() * l.burst());
+                case 2 -> now + l.burst() + (long) (random.nextDouble() * l.interval() * 3);
+                case 3 -> now + MAX_DEBT_MICROS + random.nextInt(1_000_000);
+                default -> now + (long) (random.nextDouble() * l.burst() * 1.2);
+            };
+            words.add(Long.toString(tat));
+        }
+        return words.toString();
+    }
+}

@@ -1,0 +1,184 @@
+package io.tokenbucket.store.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAccumulator;
+
+import io.lettuce.core.RedisException;
+import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.FallbackBucketStore;
+import io.tokenbucket.store.Reservation;
+import io.tokenbucket.store.local.LocalBucketStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Redis store's batching on a real Redis: reservations that queue behind calls in flight go together, and
+ * still keep the bound, keep FIFO on a key, and fail one by one when their call fails.
+ */
+class RedisBatchingTest {
+
+    private static final long MS = 1_000_000;
+    private static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+    private RedisHandle redis;
+    private RedisConnections connections;
+    private RedisConnections.Lease lease;
+    private final LongAccumulator largestBatch = new LongAccumulator(Math::max, 0);
+    private final AtomicLong batched = new AtomicLong();
+
+    @BeforeEach
+    void start() {
+        redis = RedisServers.standalone();
+        connections = new RedisConnections();
+        lease = connections.acquire(redis.uri(), TIMEOUT);
+    }
+
+    @AfterEach
+    void stop() {
+        connections.close();
+        redis.close();
+    }
+
+    private RedisBucketStore store() {
+        return new RedisBucketStore(lease::commands, false, "batching:", TIMEOUT, true, size -> {
+            largestBatch.accumulate(size);
+            batched.addAndGet(size);
+        });
+    }
+
+    @Test
+    void manyThreadsOnOneKeyNeverGetMoreThanTheBound() throws Exception {
+        RedisBucketStore store = store();
+        long capacity = 100;
+        Limit limit = Limit.of(capacity, 1000, 1000 * MS); // 1,000 a second
+        Limits limits = Limits.of(limit);
+        int threads = 8;
+        int perThread = 3_000;
+        List<CompletableFuture<Reservation>> all = new ArrayList<>();
+        long began = System.nanoTime();
+        List<Thread> senders = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            List<CompletableFuture<Reservation>> mine = new ArrayList<>();
+            Thread sender = new Thread(() -> {
+                for (int i = 0; i < perThread; i++) {
+                    mine.add(store.reserve("hot", limits, 1, 0).toCompletableFuture());
+                }
+                synchronized (all) {
+                    all.addAll(mine);
+                }
+            });
+            senders.add(sender);
+            sender.start();
+        }
+        for (Thread sender : senders) {
+            sender.join();
+        }
+        long granted = 0;
+        for (CompletableFuture<Reservation> f : all) {
+            granted += f.get(10, TimeUnit.SECONDS).granted() ? 1 : 0;
+        }
+        long elapsedNanos = System.nanoTime() - began;
+        long bound = capacity + elapsedNanos * 1000 / TimeUnit.SECONDS.toNanos(1) + 1;
+        assertThat(all).hasSize(threads * perThread);
+        assertThat(largestBatch.get()).as("reservations went together").isGreaterThan(1);
+        assertThat(granted).as("granted of %d in %d ms", all.size(), elapsedNanos / MS)
+                .isGreaterThanOrEqualTo(capacity).isLessThanOrEqualTo(bound);
+    }
+
+    @Test
+    void reservationsOnOneKeyGetTheirSlotsInArrivalOrder() throws Exception {
+        RedisBucketStore store = store();
+        // slots a second apart: far more than the few milliseconds by which mapping a slot onto our clock may
+        // move it, so two slots out of order could not pass for in order (nothing waits for them here)
+        Limits oneASecond = Limits.of(Limit.of(1, 1, 1000 * MS));
+        int count = 300;
+        store.reserve("warm-up", oneASecond, 1, 0).toCompletableFuture().get(5, TimeUnit.SECONDS); // loads the script
+        List<CompletableFuture<Long>> releases = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            releases.add(store.reserve("fifo", oneASecond, 1, BucketMath.NO_LIMIT).toCompletableFuture()
+                    .thenApply(r -> {
+                        assertThat(r.granted()).isTrue();
+                        return System.nanoTime() + r.waitNanos(); // when this one's slot comes, on our clock
+                    }));
+        }
+        long previous = Long.MIN_VALUE;
+        // the first slot is now: it waits nothing, so its release is when its answer came, not its slot; the
+        // second and later ones wait, and their slots are on the Redis clock mapped onto ours
+        for (int i = 1; i < count; i++) {
+            long release = releases.get(i).get(10, TimeUnit.SECONDS);
+            if (i > 1) {
+                // each slot one interval after the one before, within what the clock mapping may move
+                assertThat(release - previous).as("slot %d after slot %d", i, i - 1)
+                        .isBetween(950 * MS, 1050 * MS);
+            }
+            previous = release;
+        }
+        assertThat(largestBatch.get()).as("reservations went together").isGreaterThan(1);
+        assertThat(batched.get()).isEqualTo(count + 1);
+    }
+
+    @Test
+    void aBatchWhoseServerDiesFailsEachOfItsReservationsOnItsOwn() throws Exception {
+        Limits limits = Limits.of(Limit.of(10_000, 10_000, 1000 * MS));
+        FallbackBucketStore failing = new FallbackBucketStore(store(), null, System::nanoTime);
+        try (LocalBucketStore local = new LocalBucketStore(System::nanoTime)) {
+            FallbackBucketStore falling = new FallbackBucketStore(store(), local, System::nanoTime);
+            // Redis holds every call (CLIENT PAUSE), so the first calls stay in flight and the rest queue behind
+            redis.command("CLIENT", "PAUSE", "20000");
+            int count = 1_000;
+            List<CompletableFuture<Reservation>> failed = new ArrayList<>();
+            List<CompletableFuture<Reservation>> fellBack = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                failed.add(failing.reserve("k" + (i % 7), limits, 1, 0).toCompletableFuture());
+                fellBack.add(falling.reserve("k" + (i % 7), limits, 1, 0).toCompletableFuture());
+            }
+            assertThat(failed).noneMatch(CompletableFuture::isDone);
+            redis.stop();
+            for (CompletableFuture<Reservation> f : failed) {
+                try {
+                    f.get(10, TimeUnit.SECONDS);
+                    org.assertj.core.api.Assertions.fail("a reservation answered by a dead Redis");
+                } catch (ExecutionException e) {
+                    // the connection lost, or (for what was queued) the store timeout: as a call of its own
+                    assertThat(e.getCause()).isInstanceOfAny(RedisException.class, TimeoutException.class);
+                }
+            }
+            assertThat(failing.failures()).as("each reservation failed on its own").isEqualTo(count);
+            for (CompletableFuture<Reservation> f : fellBack) {
+                assertThat(f.get(10, TimeUnit.SECONDS).granted()).isTrue();
+            }
+            assertThat(falling.fallbacks()).as("each reservation fell back on its own").isEqualTo(count);
+            assertThat(local.size()).isEqualTo(7);
+            assertThat(largestBatch.get()).as("the queued reservations went together").isGreaterThan(1);
+        }
+    }
+
+    @Test
+    void turnedOffEveryReservationIsACallOfItsOwn() throws Exception {
+        RedisBucketStore store = new RedisBucketStore(lease::commands, false, "unbatched:", TIMEOUT, false,
+                size -> largestBatch.accumulate(size));
+        Limits limits = Limits.of(Limit.of(50, 50, 1000 * MS));
+        List<CompletableFuture<Reservation>> all = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            all.add(store.reserve("one", limits, 1, 0).toCompletableFuture());
+        }
+        long granted = 0;
+        for (CompletableFuture<Reservation> f : all) {
+            granted += f.get(10, TimeUnit.SECONDS).granted() ? 1 : 0;
+        }
+        assertThat(granted).isBetween(50L, 60L);
+        assertThat(largestBatch.get()).as("no batch heard of").isZero();
+    }
+}
