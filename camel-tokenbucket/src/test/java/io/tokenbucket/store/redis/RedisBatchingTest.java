@@ -119,9 +119,10 @@ class RedisBatchingTest {
         for (int i = 1; i < count; i++) {
             long release = releases.get(i).get(10, TimeUnit.SECONDS);
             if (i > 1) {
-                // each slot one interval after the one before, within what the clock mapping may move
+                // each slot one interval after the one before; half an interval of slack absorbs the clock
+                // mapping and a stalled callback, and two slots out of order would be 0 or 2 intervals apart
                 assertThat(release - previous).as("slot %d after slot %d", i, i - 1)
-                        .isBetween(950 * MS, 1050 * MS);
+                        .isBetween(500 * MS, 1500 * MS);
             }
             previous = release;
         }
@@ -169,7 +170,8 @@ class RedisBatchingTest {
     void turnedOffEveryReservationIsACallOfItsOwn() throws Exception {
         RedisBucketStore store = new RedisBucketStore(lease::commands, false, "unbatched:", TIMEOUT, false,
                 size -> largestBatch.accumulate(size));
-        Limits limits = Limits.of(Limit.of(50, 50, 1000 * MS));
+        // 50 an hour: however slowly the calls go, no token comes back during the test
+        Limits limits = Limits.of(Limit.of(50, 50, 3_600_000 * MS));
         List<CompletableFuture<Reservation>> all = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             all.add(store.reserve("one", limits, 1, 0).toCompletableFuture());
@@ -178,7 +180,7 @@ class RedisBatchingTest {
         for (CompletableFuture<Reservation> f : all) {
             granted += f.get(10, TimeUnit.SECONDS).granted() ? 1 : 0;
         }
-        assertThat(granted).isBetween(50L, 60L);
+        assertThat(granted).isEqualTo(50);
         assertThat(largestBatch.get()).as("no batch heard of").isZero();
     }
 }
