@@ -61,6 +61,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "mode": getOrCreateConfiguration(target).setMode(property(camelContext, io.tokenbucket.camel.TokenBucketMode.class, value)); return true;
         case "onstoreerror":
         case "onStoreError": getOrCreateConfiguration(target).setOnStoreError(property(camelContext, io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class, value)); return true;
+        case "redisbatching":
+        case "redisBatching": getOrCreateConfiguration(target).setRedisBatching(property(camelContext, boolean.class, value)); return true;
         case "redisclient":
         case "redisClient": getOrCreateConfiguration(target).setRedisClient(property(camelContext, io.lettuce.core.AbstractRedisClient.class, value)); return true;
         case "redisuri":
@@ -114,6 +116,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "mode": return io.tokenbucket.camel.TokenBucketMode.class;
         case "onstoreerror":
         case "onStoreError": return io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class;
+        case "redisbatching":
+        case "redisBatching": return boolean.class;
         case "redisclient":
         case "redisClient": return io.lettuce.core.AbstractRedisClient.class;
         case "redisuri":
@@ -168,6 +172,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "mode": return getOrCreateConfiguration(target).getMode();
         case "onstoreerror":
         case "onStoreError": return getOrCreateConfiguration(target).getOnStoreError();
+        case "redisbatching":
+        case "redisBatching": return getOrCreateConfiguration(target).isRedisBatching();
         case "redisclient":
         case "redisClient": return getOrCreateConfiguration(target).getRedisClient();
         case "redisuri":

@@ -49,6 +49,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "mode": target.getConfiguration().setMode(property(camelContext, io.tokenbucket.camel.TokenBucketMode.class, value)); return true;
         case "onstoreerror":
         case "onStoreError": target.getConfiguration().setOnStoreError(property(camelContext, io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class, value)); return true;
+        case "redisbatching":
+        case "redisBatching": target.getConfiguration().setRedisBatching(property(camelContext, boolean.class, value)); return true;
         case "redisclient":
         case "redisClient": target.getConfiguration().setRedisClient(property(camelContext, io.lettuce.core.AbstractRedisClient.class, value)); return true;
         case "redisuri":
@@ -95,6 +97,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "mode": return io.tokenbucket.camel.TokenBucketMode.class;
         case "onstoreerror":
         case "onStoreError": return io.tokenbucket.camel.TokenBucketStoreErrorPolicy.class;
+        case "redisbatching":
+        case "redisBatching": return boolean.class;
         case "redisclient":
         case "redisClient": return io.lettuce.core.AbstractRedisClient.class;
         case "redisuri":
@@ -142,6 +146,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "mode": return target.getConfiguration().getMode();
         case "onstoreerror":
         case "onStoreError": return target.getConfiguration().getOnStoreError();
+        case "redisbatching":
+        case "redisBatching": return target.getConfiguration().isRedisBatching();
         case "redisclient":
         case "redisClient": return target.getConfiguration().getRedisClient();
         case "redisuri":

@@ -23,7 +23,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(23);
+        Set<String> props = new HashSet<>(24);
         props.add("capacity");
         props.add("cost");
         props.add("keyHeader");
@@ -40,6 +40,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("mode");
         props.add("name");
         props.add("onStoreError");
+        props.add("redisBatching");
         props.add("redisClient");
         props.add("redisUri");
         props.add("refillAmount");

@@ -192,6 +192,12 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return statistics.getMeanWaitMillis();
     }
 
+    /** Mean reservations per reservation call to Redis (batching); 0 when none was sent. */
+    @ManagedAttribute(description = "Mean reservations per Redis reservation call (redisBatching); 0 when none")
+    public double getMeanStoreBatchSize() {
+        return statistics.getMeanStoreBatchSize();
+    }
+
     /** Buckets held in memory for this endpoint's name (the local store, or Redis's local fallback). */
     @ManagedAttribute(description = "Buckets held in this JVM's memory for this limiter name")
     public int getLocalKeys() {

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
@@ -21,8 +22,9 @@ import org.apache.camel.CamelContext;
  * delayed, rejected, store_error, abandoned: each acquire that reached its store in exactly one),
  * {@code tokenbucket.store.fallbacks} (calls the allow or local policy answered), {@code tokenbucket.wait} (a
  * timer of the delayed exchanges' waits), {@code tokenbucket.local.keys} (buckets in memory),
- * {@code tokenbucket.waiting} (exchanges waiting now) and, when {@code metricsPerKey=true}, for at most
- * {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted or
+ * {@code tokenbucket.waiting} (exchanges waiting now), {@code tokenbucket.store.batch.size} (a distribution of
+ * the reservations per Redis reservation call, while {@code redisBatching} is on) and, when
+ * {@code metricsPerKey=true}, for at most {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted or
  * rejected).
  */
 final class TokenBucketMetrics implements AutoCloseable {
@@ -32,6 +34,8 @@ final class TokenBucketMetrics implements AutoCloseable {
 
     private final MeterRegistry registry;
     private final List<Meter> meters = new CopyOnWriteArrayList<>();
+    /** The statistics whose batch sizes feed a meter here: told to stop when the meters go. */
+    private volatile TokenBucketStatistics batchSource;
 
     private TokenBucketMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -78,6 +82,13 @@ final class TokenBucketMetrics implements AutoCloseable {
         meters.add(Gauge.builder("tokenbucket.waiting", endpoint, TokenBucketEndpoint::getWaitingCount)
                 .tags(tags).description("Exchanges waiting for their tokens now (at most maxWaiting)")
                 .register(registry));
+        DistributionSummary batchSize = DistributionSummary.builder("tokenbucket.store.batch.size").tags(tags)
+                .baseUnit("reservations")
+                .description("Reservations per Redis reservation call (1: it went alone; more: they queued behind"
+                        + " calls in flight)").register(registry);
+        meters.add(batchSize);
+        stats.onStoreBatch(batchSize::record);
+        batchSource = stats;
         if (endpoint.getConfiguration().isMetricsPerKey()) {
             stats.countPerKey(endpoint.getConfiguration().getMetricsMaxKeys(), key -> {
                 TokenBucketStatistics.KeyCounts counts = stats.getKeys().get(key);
@@ -101,6 +112,10 @@ final class TokenBucketMetrics implements AutoCloseable {
     /** Removes the endpoint's meters from the registry. */
     @Override
     public void close() {
+        TokenBucketStatistics stats = batchSource;
+        if (stats != null) {
+            stats.onStoreBatch(size -> { });
+        }
         meters.forEach(registry::remove);
         meters.clear();
     }

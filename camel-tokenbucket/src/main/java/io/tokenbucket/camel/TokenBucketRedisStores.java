@@ -61,7 +61,8 @@ final class TokenBucketRedisStores {
             throw TokenBucketExceptions.cannotConnect(endpoint.getName(), where, redact, e);
         }
         RedisBucketStore redis = new RedisBucketStore(lease::commands, lease.isCluster(),
-                RedisBucketStore.namespace(config.getKeyPrefix(), endpoint.getName()), timeout);
+                RedisBucketStore.namespace(config.getKeyPrefix(), endpoint.getName()), timeout,
+                config.isRedisBatching(), endpoint.getStatistics()::storeBatch);
         BucketStore fallback = switch (config.getOnStoreError()) {
             case fail -> null;
             case allow -> FallbackBucketStore.ALLOW_ALL;

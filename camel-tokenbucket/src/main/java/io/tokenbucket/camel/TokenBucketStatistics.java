@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 
 /**
  * What an endpoint's exchanges met, counted without locks: the one source of the endpoint's JMX attributes,
@@ -25,6 +26,9 @@ public final class TokenBucketStatistics {
     private final LongAdder storeErrors = new LongAdder();
     private final LongAdder abandoned = new LongAdder();
     private final LongAdder waitNanos = new LongAdder();
+    private final LongAdder storeBatches = new LongAdder();
+    private final LongAdder storeBatched = new LongAdder();
+    private volatile LongConsumer onStoreBatch = size -> { };
     private final Map<String, KeyCounts> keys = new ConcurrentHashMap<>();
     private volatile int maxKeys;
     private volatile Consumer<String> onNewKey = key -> { };
@@ -102,6 +106,32 @@ public final class TokenBucketStatistics {
 
     void abandoned() {
         abandoned.increment();
+    }
+
+    /** One reservation call to Redis carrying {@code size} reservations (1: it went alone). */
+    void storeBatch(long size) {
+        storeBatches.increment();
+        storeBatched.add(size);
+        onStoreBatch.accept(size);
+    }
+
+    /** Hears the size of every reservation call to Redis as it is sent (a meter's record); must not block. */
+    void onStoreBatch(LongConsumer listener) {
+        this.onStoreBatch = listener;
+    }
+
+    /** Reservation calls sent to Redis while batching (store=redis, redisBatching=true), each of 1 or more. */
+    public long getStoreBatches() {
+        return storeBatches.sum();
+    }
+
+    /**
+     * Mean reservations per reservation call to Redis: 1 at low load, more as reservations queue behind calls
+     * in flight; 0 when none was sent (a local store, or redisBatching=false).
+     */
+    public double getMeanStoreBatchSize() {
+        long n = storeBatches.sum();
+        return n == 0 ? 0 : (double) storeBatched.sum() / n;
     }
 
     /** Exchanges that got their tokens (at once or after a wait), check mode's allowed ones included. */
