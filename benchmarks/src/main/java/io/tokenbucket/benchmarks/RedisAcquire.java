@@ -150,15 +150,15 @@ public final class RedisAcquire {
                 System.out.println("redis-benchmark: " + version(rb));
             }
 
-            try (Peer ours = ours(redis); Peer bucket4j = bucket4j(redis, keyNames);
-                 Peer bare = bareEvalsha(redis, rbFree, rbHot)) {
+            try (Peer ours = ours(redis, true); Peer unbatched = ours(redis, false);
+                 Peer bucket4j = bucket4j(redis, keyNames); Peer bare = bareEvalsha(redis, rbFree, rbHot)) {
                 Map<String, List<Run>> results = new LinkedHashMap<>();
                 Map<String, List<Ceiling>> ceilings = new LinkedHashMap<>();
                 for (int round = 1; round <= rounds; round++) {
                     for (Case c : cases) {
                         // alternate who goes first, so neither always runs on a warmer (or busier) machine
-                        List<Peer> order = round % 2 == 1 ? List.of(ours, bucket4j, bare)
-                                : List.of(bucket4j, ours, bare);
+                        List<Peer> order = round % 2 == 1 ? List.of(ours, unbatched, bucket4j, bare)
+                                : List.of(bucket4j, unbatched, ours, bare);
                         for (Peer p : order) {
                             adminCommands.flushall();
                             Run r = drive(p, c, keyNames, warmup, seconds, adminCommands::configResetstat);
@@ -191,14 +191,21 @@ public final class RedisAcquire {
 
     // ---------------------------------------------------------------- the peers
 
-    static Peer ours(RedisHandle redis) {
+    /**
+     * Ours: {@code RedisBucketStore.reserve} on a connection of its own, with its reservations batched while a call
+     * is in flight (the default, {@code "ours"}) or each sent as a call of its own ({@code "ours-unbatched"},
+     * {@code redisBatching=false}).
+     */
+    static Peer ours(RedisHandle redis, boolean batching) {
         RedisConnections connections = new RedisConnections();
         RedisConnections.Lease lease = connections.acquire(redis.uri(), TIMEOUT);
-        RedisBucketStore store = new RedisBucketStore(lease.commands(), NAMESPACE, TIMEOUT);
+        var commands = lease.commands();
+        RedisBucketStore store = new RedisBucketStore(() -> commands, false, NAMESPACE, TIMEOUT, batching,
+                size -> { });
         return new Peer() {
             @Override
             public String name() {
-                return "ours";
+                return batching ? "ours" : "ours-unbatched";
             }
 
             @Override
@@ -578,6 +585,24 @@ public final class RedisAcquire {
                     b.stream().mapToLong(r -> r.timeouts() + r.otherErrors()).sum(),
                     ms(o.stream().mapToLong(Run::oldestOutstandingNanos).max().orElse(0)),
                     ms(b.stream().mapToLong(Run::oldestOutstandingNanos).max().orElse(0)));
+        }
+        System.out.println();
+        System.out.println("batching: ours (redisBatching=true) vs ours-unbatched (false); Redis time per acquire"
+                + " is in each run's 'server side' line");
+        System.out.println("| case | ours ops/s | ours p99 ms | unbatched ops/s | unbatched p99 ms | ours ÷ unbatched |");
+        System.out.println("|---|---:|---:|---:|---:|---:|");
+        for (Case c : cases) {
+            List<Run> o = results.get("ours " + c.name());
+            List<Run> u = results.get("ours-unbatched " + c.name());
+            double[] ratio = new double[o.size()];
+            for (int i = 0; i < o.size(); i++) {
+                ratio[i] = o.get(i).opsPerSecond() / u.get(i).opsPerSecond();
+            }
+            System.out.printf("| %s | %,.0f | %.3f | %,.0f | %.3f | **%.2f** (%s) |%n", c.name(),
+                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
+                    ms(merged(o).getValueAtPercentile(99)),
+                    median(u.stream().mapToDouble(Run::opsPerSecond).toArray()),
+                    ms(merged(u).getValueAtPercentile(99)), median(ratio), range(ratio));
         }
         System.out.println();
         System.out.println("diagnosis: ours vs the same EVALSHA sent bare through Lettuce (bare-evalsha)");

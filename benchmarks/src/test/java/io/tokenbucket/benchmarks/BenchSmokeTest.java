@@ -84,7 +84,7 @@ class BenchSmokeTest {
     @Test
     void redisDriverRuns() throws Exception {
         var results = RedisAcquire.run(new String[] {"0.3", "0.1", "1", "100", "1,hot8"});
-        for (String peer : new String[] {"ours", "bucket4j", "bare-evalsha"}) {
+        for (String peer : new String[] {"ours", "ours-unbatched", "bucket4j", "bare-evalsha"}) {
             RedisAcquire.Run free = results.get(peer + " 1").get(0);
             assertThat(free.granted()).as(peer).isPositive();
             assertThat(free.rejected() + free.timeouts() + free.otherErrors()).as(peer).isZero();
