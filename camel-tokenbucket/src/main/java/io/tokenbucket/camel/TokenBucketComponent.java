@@ -4,8 +4,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.store.local.LocalBucketStore;
@@ -55,9 +54,9 @@ public class TokenBucketComponent extends DefaultComponent {
 
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
     private RedisConnections redisConnections;
-    private ScheduledExecutorService timer;
+    private TokenBucketTimer timer;
+    private ExecutorService timerThread;
     private ExecutorService ownedWorkerPool;
-    private ScheduledFuture<?> sweeper;
 
     @Override
     protected Endpoint createEndpoint(String uri, String remaining, Map<String, Object> parameters) throws Exception {
@@ -92,27 +91,40 @@ public class TokenBucketComponent extends DefaultComponent {
     @Override
     protected void doStart() throws Exception {
         super.doStart();
-        // Both pools have unbounded queues: Camel's default profile bounds them at 1000 tasks, and ten thousand
-        // waiting exchanges are ten thousand scheduled wake-ups, then a burst of continuations.
+        // The worker pool's queue is unbounded: Camel's default profile bounds it at 1000 tasks, and ten thousand
+        // waiting exchanges woken at once are ten thousand continuations. The timer keeps its own heap, on a
+        // thread of Camel's so that it is named and shut down like every other.
         ExecutorServiceManager pools = getCamelContext().getExecutorServiceManager();
-        timer = pools.newScheduledThreadPool(this, "TokenBucketTimer", unboundedProfile("TokenBucketTimer", 1));
+        timer = new TokenBucketTimer(TokenBucketTimer.SYSTEM, TokenBucketTimer.DEFAULT_SPIN_NANOS);
+        timerThread = pools.newSingleThreadExecutor(this, "TokenBucketTimer");
+        timerThread.execute(timer);
         if (workerPool == null) {
             int size = Math.max(pools.getDefaultThreadPoolProfile().getPoolSize(),
                     Runtime.getRuntime().availableProcessors());
             ownedWorkerPool = pools.newThreadPool(this, "TokenBucketWorker", unboundedProfile("TokenBucketWorker", size));
         }
-        sweeper = timer.scheduleWithFixedDelay(this::sweep, SWEEP_INTERVAL_MILLIS, SWEEP_INTERVAL_MILLIS,
-                TimeUnit.MILLISECONDS);
+        scheduleSweep(timer);
+    }
+
+    /** Sweeps idle buckets {@link #SWEEP_INTERVAL_MILLIS} from now, and again as often until the timer stops. */
+    private void scheduleSweep(TokenBucketTimer on) {
+        try {
+            on.schedule(() -> {
+                sweep();
+                scheduleSweep(on);
+            }, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SWEEP_INTERVAL_MILLIS));
+        } catch (RejectedExecutionException e) {
+            // the component is stopping: nothing left to sweep
+        }
     }
 
     @Override
     protected void doStop() throws Exception {
-        if (sweeper != null) {
-            sweeper.cancel(false);
-        }
         if (timer != null) {
-            getCamelContext().getExecutorServiceManager().shutdownNow(timer);
+            timer.stop();
+            getCamelContext().getExecutorServiceManager().shutdownNow(timerThread);
             timer = null;
+            timerThread = null;
         }
         if (ownedWorkerPool != null) {
             getCamelContext().getExecutorServiceManager().shutdown(ownedWorkerPool);
@@ -164,8 +176,8 @@ public class TokenBucketComponent extends DefaultComponent {
         localStores.values().forEach(LocalBucketStore::sweep);
     }
 
-    /** The scheduler that wakes waiting exchanges; it only hands them to {@link #worker()}. */
-    ScheduledExecutorService timer() {
+    /** The timer that wakes waiting exchanges (and sweeps); it only hands them to {@link #worker()}. */
+    TokenBucketTimer timer() {
         return timer;
     }
 

@@ -5,8 +5,6 @@ import java.lang.invoke.VarHandle;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.store.Reservation;
 import org.apache.camel.AsyncCallback;
@@ -44,8 +42,8 @@ final class TokenBucketWaiters {
         Waiter waiter = new Waiter(exchange, callback, request, reservation.remaining(), start);
         waiting.add(waiter);
         try {
-            waiter.timer = endpoint.getComponent().timer().schedule(waiter, reservation.waitNanos(),
-                    TimeUnit.NANOSECONDS);
+            // the deadline is the slot itself: the timer never runs a task before it, so no release is early
+            waiter.timer = endpoint.getComponent().timer().schedule(waiter, System.nanoTime() + reservation.waitNanos());
         } catch (RejectedExecutionException e) {
             waiter.abandon("its wake-up could not be scheduled (" + e.getMessage() + ")");
         }
@@ -95,7 +93,7 @@ final class TokenBucketWaiters {
         @SuppressWarnings("unused") // through CLAIMED
         private volatile boolean claimed;
         private boolean released; // set on the timer thread before the hand-off, which publishes it to the worker
-        private volatile ScheduledFuture<?> timer;
+        private volatile TokenBucketTimer.Entry timer;
 
         Waiter(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, long remaining, long start) {
             this.exchange = exchange;
@@ -133,9 +131,9 @@ final class TokenBucketWaiters {
             }
             waiting.remove(this);
             endpoint.stopWaiting();
-            ScheduledFuture<?> t = timer;
+            TokenBucketTimer.Entry t = timer;
             if (t != null) {
-                t.cancel(false);
+                t.cancel();
             }
             endpoint.store().refund(request.stored(), request.limits(), request.tokens());
             endpoint.getStatistics().abandoned();
