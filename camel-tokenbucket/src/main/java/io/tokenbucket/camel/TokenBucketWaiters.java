@@ -43,7 +43,8 @@ final class TokenBucketWaiters {
         waiting.add(waiter);
         try {
             // the deadline is the slot itself: the timer never runs a task before it, so no release is early
-            waiter.timer = endpoint.getComponent().timer().schedule(waiter, System.nanoTime() + reservation.waitNanos());
+            long slot = System.nanoTime() + reservation.waitNanos();
+            waiter.timer = endpoint.getComponent().timer().schedule(waiter, slot);
         } catch (RejectedExecutionException e) {
             waiter.abandon("its wake-up could not be scheduled (" + e.getMessage() + ")");
         }
