@@ -42,7 +42,14 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
 
     @Override
     protected BucketStore newStore(String namespace) {
-        return new RedisBucketStore(lease.commands(), namespace, Duration.ofSeconds(5));
+        RedisConnections.Lease current = lease;
+        return new RedisBucketStore(current::commands, false, namespace, Duration.ofSeconds(5), batching(),
+                size -> { });
+    }
+
+    /** Whether the store batches reservations queued behind a call in flight; the batched subclass says true. */
+    boolean batching() {
+        return false;
     }
 
     private RedisClusterAsyncCommands<String, String> redisCommands() {
