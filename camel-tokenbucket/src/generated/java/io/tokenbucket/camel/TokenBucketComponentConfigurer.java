@@ -76,6 +76,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "store": getOrCreateConfiguration(target).setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": getOrCreateConfiguration(target).setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
+        case "timerspinmicros":
+        case "timerSpinMicros": target.setTimerSpinMicros(property(camelContext, long.class, value)); return true;
         case "workerpool":
         case "workerPool": target.setWorkerPool(property(camelContext, java.util.concurrent.ExecutorService.class, value)); return true;
         default: return false;
@@ -131,6 +133,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
+        case "timerspinmicros":
+        case "timerSpinMicros": return long.class;
         case "workerpool":
         case "workerPool": return java.util.concurrent.ExecutorService.class;
         default: return null;
@@ -187,6 +191,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "store": return getOrCreateConfiguration(target).getStore();
         case "storetimeout":
         case "storeTimeout": return getOrCreateConfiguration(target).getStoreTimeout();
+        case "timerspinmicros":
+        case "timerSpinMicros": return target.getTimerSpinMicros();
         case "workerpool":
         case "workerPool": return target.getWorkerPool();
         default: return null;

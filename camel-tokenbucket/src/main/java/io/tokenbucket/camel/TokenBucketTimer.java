@@ -51,10 +51,10 @@ final class TokenBucketTimer implements Runnable {
 
     /**
      * The default margin before a deadline at which the timer stops parking and spins: 0.2 ms (twice the median
-     * wake-up latency measured), or the system property {@code tokenbucket.timer.spinMicros} (in microseconds; 0
-     * parks to each deadline).
+     * wake-up latency measured); the component's {@code timerSpinMicros} option sets another (0 parks to each
+     * deadline).
      */
-    static final long DEFAULT_SPIN_NANOS = Long.getLong("tokenbucket.timer.spinMicros", 200L) * 1000L;
+    static final long DEFAULT_SPIN_NANOS = 200_000L;
 
     /** The window over which the spinning is budgeted, and the share of it the thread may spin. */
     static final long SPIN_WINDOW_NANOS = 100_000_000L;
