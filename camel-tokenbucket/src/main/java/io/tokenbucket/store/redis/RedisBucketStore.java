@@ -266,15 +266,23 @@ public final class RedisBucketStore implements BucketStore {
     /** The script's KEYS and ARGV (bucket.lua's header): the limits' intervals in microseconds, checked. */
     private CompletableFuture<List<Long>> script(String op, List<String> keys, List<Limits> limits, long tokens,
                                                  long argMicros) {
-        String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
-        List<String> args = new ArrayList<>();
-        args.add(op);
-        args.add(Long.toString(tokens));
-        args.add(Long.toString(argMicros));
+        List<String> operands = new ArrayList<>();
+        operands.add(Long.toString(tokens));
+        operands.add(Long.toString(argMicros));
         for (Limits l : limits) {
-            appendLimits(args, l);
+            appendLimits(operands, l);
         }
-        return send(c -> BucketScript.run(c, redisKeys, args.toArray(new String[0])));
+        return run(op, keys.stream().map(this::redisKey).toArray(String[]::new), operands);
+    }
+
+    /** Runs the script's operation {@code op} on {@code redisKeys}, with {@code operands} after it in ARGV. */
+    private CompletableFuture<List<Long>> run(String op, String[] redisKeys, List<String> operands) {
+        String[] args = new String[operands.size() + 1];
+        args[0] = op;
+        for (int i = 0; i < operands.size(); i++) {
+            args[i + 1] = operands.get(i);
+        }
+        return send(c -> BucketScript.run(c, redisKeys, args));
     }
 
     /**
@@ -371,23 +379,18 @@ public final class RedisBucketStore implements BucketStore {
 
     /** One reservation alone: the script's ordinary {@code reserve}, exactly the call an unbatched store makes. */
     private CompletableFuture<List<Long>> single(Member member) {
-        List<String> args = new ArrayList<>(member.args().size() + 1);
-        args.add("reserve");
-        args.addAll(member.args());
-        String[] keys = {member.redisKey()};
-        return send(c -> BucketScript.run(c, keys, args.toArray(new String[0])));
+        return run("reserve", new String[] {member.redisKey()}, member.args());
     }
 
     /** Several reservations in one call of the script's {@code batch} operation, in the order given. */
     private CompletableFuture<List<Long>> batch(List<Member> batch) {
         String[] keys = new String[batch.size()];
-        List<String> args = new ArrayList<>(batch.size() * 5 + 1);
-        args.add("batch");
+        List<String> operands = new ArrayList<>(batch.size() * 5);
         for (int i = 0; i < keys.length; i++) {
             keys[i] = batch.get(i).redisKey();
-            args.addAll(batch.get(i).args());
+            operands.addAll(batch.get(i).args());
         }
-        return send(c -> BucketScript.run(c, keys, args.toArray(new String[0])));
+        return run("batch", keys, operands);
     }
 
     /**
