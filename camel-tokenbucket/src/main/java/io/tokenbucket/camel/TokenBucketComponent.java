@@ -116,12 +116,25 @@ public class TokenBucketComponent extends DefaultComponent {
         scheduleSweep(timer);
     }
 
-    /** Sweeps idle buckets {@link #SWEEP_INTERVAL_MILLIS} from now, and again as often until the timer stops. */
+    /**
+     * Sweeps idle buckets {@link #SWEEP_INTERVAL_MILLIS} from now, and again as often until the timer stops. The
+     * sweep runs on the worker pool, not the timer thread: it walks every bucket, and every release would wait for
+     * it; the next is scheduled when it is done, so two never overlap.
+     */
     private void scheduleSweep(TokenBucketTimer on) {
         try {
             on.schedule(() -> {
-                sweep();
-                scheduleSweep(on);
+                try {
+                    worker().execute(() -> {
+                        try {
+                            sweep();
+                        } finally {
+                            scheduleSweep(on);
+                        }
+                    });
+                } catch (RejectedExecutionException stopping) {
+                    // the pool is shutting down with the component: nothing left to sweep
+                }
             }, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SWEEP_INTERVAL_MILLIS));
         } catch (RejectedExecutionException e) {
             // the component is stopping: nothing left to sweep
@@ -181,7 +194,7 @@ public class TokenBucketComponent extends DefaultComponent {
         }
     }
 
-    /** Drops idle buckets of every limiter; runs on the timer thread once a second. */
+    /** Drops idle buckets of every limiter; runs on the worker pool once a second. */
     void sweep() {
         localStores.values().forEach(LocalBucketStore::sweep);
     }

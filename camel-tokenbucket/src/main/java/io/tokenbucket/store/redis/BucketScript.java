@@ -46,7 +46,8 @@ final class BucketScript {
         }).thenCompose(f -> f);
     }
 
-    private static Throwable unwrap(Throwable t) {
+    /** The cause of a {@link CompletionException}, or {@code t} itself: what a failed stage really failed with. */
+    static Throwable unwrap(Throwable t) {
         return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
     }
 

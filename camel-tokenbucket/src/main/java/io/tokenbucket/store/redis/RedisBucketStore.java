@@ -5,7 +5,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -63,8 +62,9 @@ public final class RedisBucketStore implements BucketStore {
     static final long MAX_BURST_MICROS = 1L << 51;
 
     /**
-     * The most reservations in one script call: 256. Redis runs a script alone, and a batch costs it about a
-     * microsecond per reservation, so this keeps any one call well under a millisecond of other clients' wait.
+     * The most reservations in one script call: 256. Redis runs a script alone, and a batch costs it 3 to 9
+     * microseconds per reservation (INFO commandstats in measurement2-redis-acquire-batching-2026-12-02.txt: hot
+     * key, random keys), so one call holds other clients up for at most about 2.3 ms.
      */
     public static final int MAX_BATCH = 256;
 
@@ -77,8 +77,6 @@ public final class RedisBucketStore implements BucketStore {
      */
     public static final int IN_FLIGHT = 1;
 
-    /** The fields of one reservation's answer in a batch reply, as in a reply of its own. */
-    private static final int REPLY_FIELDS = 5;
 
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
     private final boolean cluster;
@@ -399,15 +397,14 @@ public final class RedisBucketStore implements BucketStore {
      */
     private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos) {
         Throwable cause = failure;
-        if (cause == null && (raw == null || raw.size() != batch.size() * REPLY_FIELDS)) {
+        if (cause == null && (raw == null || raw.size() != batch.size() * ScriptReply.FIELDS)) {
             String shown = String.valueOf(raw);
             cause = new IllegalStateException("Redis answered a batch of " + batch.size() + " reservations with "
                     + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer"
                     + " the script gives; nothing was decided on it");
         }
         if (cause != null) {
-            Throwable unwrapped = cause instanceof CompletionException && cause.getCause() != null
-                    ? cause.getCause() : cause;
+            Throwable unwrapped = BucketScript.unwrap(cause);
             batch.forEach(m -> m.result().completeExceptionally(unwrapped));
             return;
         }
@@ -417,7 +414,7 @@ public final class RedisBucketStore implements BucketStore {
             Member m = batch.get(i);
             ScriptReply reply;
             try {
-                reply = ScriptReply.parse(raw.subList(i * REPLY_FIELDS, (i + 1) * REPLY_FIELDS), List.of(m.limits()));
+                reply = ScriptReply.parse(raw.subList(i * ScriptReply.FIELDS, (i + 1) * ScriptReply.FIELDS), List.of(m.limits()));
             } catch (IllegalStateException e) {
                 m.result().completeExceptionally(e);
                 continue;

@@ -2,7 +2,6 @@ package io.tokenbucket.store.redis;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -74,8 +73,7 @@ final class RedisProbe {
         }
         return c.ping().toCompletableFuture().orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .handle((pong, error) -> {
-                    Throwable cause = error instanceof CompletionException && error.getCause() != null
-                            ? error.getCause() : error;
+                    Throwable cause = error == null ? null : BucketScript.unwrap(error);
                     Throwable failure = cause == null ? null
                             : cause instanceof TimeoutException ? didNotAnswer(timeout) : cause;
                     last = new Answer(System.nanoTime(), failure);

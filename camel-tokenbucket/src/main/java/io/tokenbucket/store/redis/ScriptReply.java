@@ -22,7 +22,8 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
     static final long MAX_WAIT_MICROS = 1L << 53;
 
     /** The number of fields of a reply: {@code {granted 0|1, wait µs, remaining, position from 1, now µs}}. */
-    private static final int FIELDS = 5;
+    /** The numbers of one answer, also of each reservation's slice of a batch answer. */
+    static final int FIELDS = 5;
 
     /**
      * Parses a reply of the script called on {@code candidates.size()} keys with these limits.

@@ -48,7 +48,7 @@ end
 -- same steps as the general path below (load, reserve, available, store) without its tables, closures and
 -- gmatch. It is kept because it costs Redis about a third less time per call: 6.7 against 10.3 microseconds
 -- (usec_per_call of EVALSHA in INFO commandstats, 200,000 calls each, Redis 6.2, ARGV[4] '1' against '01',
--- which the general path reads as the same one limit). BucketScriptDifferentialTest runs both paths against
+-- which the general path reads as the same one limit; a run by hand whose raw output was not kept). BucketScriptDifferentialTest runs both paths against
 -- BucketMath. Anything else (several keys or limits, a state of several numbers, another operation) goes on to
 -- the general path.
 if op == 'reserve' and ARGV[4] == '1' and #KEYS == 1 then
