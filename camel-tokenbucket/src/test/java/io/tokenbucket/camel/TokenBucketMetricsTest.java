@@ -41,7 +41,7 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
     void countersTimerAndGaugeReachAPrometheusScrape() throws Exception {
         send("a");
         send("a");
-        // sent together: the first waits 500 ms, the second would wait 1000 ms, over maxWait (a stall of up to
+        // sent together: the first waits 500 ms, the second would wait 1000 ms, over maxWait (a stall of under
         // 400 ms between the sends above and these changes nothing)
         Sent two = sendAsync("direct:metered", 2, java.util.Map.of(TokenBucketConstants.KEY, "a"));
         assertThat(two.done().await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();

@@ -119,12 +119,9 @@ class TokenBucketObservabilityTest extends TokenBucketRedisTestSupport {
         // until the pause is over, and continued before anything else, so the freeze never outlasts this test
         signal("STOP");
         List<HealthCheck.Result> results;
-        long millis;
         try {
-            long start = System.nanoTime();
             results = HealthCheckHelper.invokeReadiness(context, "full").stream()
                     .filter(r -> r.getCheck().getId().startsWith("tokenbucket-frozen")).toList();
-            millis = (System.nanoTime() - start) / 1_000_000;
         } finally {
             signal("CONT");
         }
@@ -137,9 +134,9 @@ class TokenBucketObservabilityTest extends TokenBucketRedisTestSupport {
         // the PING waited in the socket while Redis was stopped: it is counted once Redis has run it
         await().atMost(java.time.Duration.ofSeconds(10)).until(() -> pingCalls() > 0);
         // one shared connection (the ten endpoints and tokenbucket:hc name one URI), one PING in flight, its answer
-        // reused for the other checks; so one storeTimeout for all, not 3.3 s (generous for a loaded machine)
+        // reused for the other checks; so one storeTimeout for all, not one per check (the count says it; a time
+        // bound would also fail a loaded machine)
         assertThat(pingCalls()).as("PINGs for the %d checks", endpoints + 1).isEqualTo(1);
-        assertThat(millis).as("ms for the checks").isLessThan(3_000);
         assertThat(HealthCheckHelper.invokeLiveness(context)).noneMatch(r -> r.getCheck().getId()
                 .startsWith("tokenbucket-"));
     }

@@ -23,7 +23,7 @@ class TokenBucketRedisBatchingTest extends TokenBucketRedisTestSupport {
     private static final String LIMITS = "&capacity=500&refillPeriod=1h&mode=reject&storeTimeout=5s";
 
     private String uri(String name, String options) {
-        return "tokenbucket:" + name + "?store=redis&redisUri=redis://127.0.0.1:" + redis.port() + LIMITS + options;
+        return "tokenbucket:" + name + "?store=redis&redisUri=" + redis.uri() + LIMITS + options;
     }
 
     /** Sends {@link #COUNT} exchanges on one key without waiting for any; answers how many were admitted. */
