@@ -29,7 +29,7 @@ import org.apache.camel.util.json.Jsoner;
  * rewritten only when its text changes, so an unchanged build compiles nothing again.
  *
  * <p>Types: numbers and booleans as their wrapper (null: not given here), durations as text (the starter reads
- * them with the component's reader, plus ISO-8601), enums as the component's enum, objects as their class when it
+ * them with the component's reader, which takes ISO-8601 too), enums as the component's enum, objects as their class when it
  * is the JDK's or the component's own, else as {@code Object} with the class named in the metadata: such a class
  * comes from an optional dependency (Micrometer, Lettuce) and may be absent, so Camel resolves the reference text
  * when it sets the option. An option type other than these fails the build, naming it.
@@ -309,8 +309,9 @@ public final class TokenBucketStarterGenerator {
         return type.substring(type.lastIndexOf('.') + 1);
     }
 
+    /** The property name of an option, as the starter's runtime names it (Camel's StringHelper). */
     private static String dashed(String camelCase) {
-        return camelCase.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+        return org.apache.camel.util.StringHelper.camelCaseToDash(camelCase);
     }
 
     private static void writeIfChanged(Path file, String text) throws IOException {

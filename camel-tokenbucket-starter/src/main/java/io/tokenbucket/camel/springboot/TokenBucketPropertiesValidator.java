@@ -22,7 +22,9 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
  */
 final class TokenBucketPropertiesValidator {
 
-    private static final String PREFIX = "camel.component.tokenbucket.";
+    private static final String PREFIX = TokenBucketComponentConfigurationSupport.PREFIX;
+    /** The prefix itself, as a property name for a failure no one option is to blame for. */
+    private static final String ALL = PREFIX.substring(0, PREFIX.length() - 1);
 
     private TokenBucketPropertiesValidator() {
     }
@@ -37,7 +39,7 @@ final class TokenBucketPropertiesValidator {
             options = new LinkedHashMap<>(properties.componentOptions(camelContext));
         } catch (IllegalArgumentException e) {
             // a duration that is no duration: its message names the property already
-            throw new InvalidConfigurationPropertyValueException(PREFIX.substring(0, PREFIX.length() - 1), null,
+            throw new InvalidConfigurationPropertyValueException(ALL, null,
                     e.getMessage());
         }
         options.values().removeIf(value -> value instanceof String text && text.startsWith("#"));
@@ -51,7 +53,7 @@ final class TokenBucketPropertiesValidator {
             String option = leadingName(e.getMessage());
             BeanWrapperImpl given = new BeanWrapperImpl(properties);
             if (option.isEmpty() || !given.isReadableProperty(option)) {
-                throw new InvalidConfigurationPropertyValueException(PREFIX.substring(0, PREFIX.length() - 1), null,
+                throw new InvalidConfigurationPropertyValueException(ALL, null,
                         e.getMessage());
             }
             throw new InvalidConfigurationPropertyValueException(PREFIX + StringHelper.camelCaseToDash(option),
