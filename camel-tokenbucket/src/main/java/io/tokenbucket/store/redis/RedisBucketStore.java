@@ -80,8 +80,8 @@ public final class RedisBucketStore implements BucketStore {
 
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
     private final boolean cluster;
-    /** The Redis clock against ours; null on a cluster, whose nodes each have a clock of their own. */
-    private final RedisClockOffset clock;
+    /** The Redis clock against ours: the server's, or each cluster node's. */
+    private final RedisClocks clocks;
     private final String namespace;
     private final long timeoutNanos;
     private final Cases cases = new Cases();
@@ -129,7 +129,7 @@ public final class RedisBucketStore implements BucketStore {
                             String namespace, Duration timeout, boolean batching, LongConsumer batchSizes) {
         this.commands = commands;
         this.cluster = cluster;
-        this.clock = cluster ? null : new RedisClockOffset();
+        this.clocks = new RedisClocks(commands, cluster);
         this.namespace = namespace;
         this.timeoutNanos = timeout.toNanos();
         this.batching = batching;
@@ -137,17 +137,27 @@ public final class RedisBucketStore implements BucketStore {
         this.lane = cluster ? null : new Lane();
     }
 
-    /** Sends on the connection, timed; fails at once, without waiting, while the connection is not open. */
-    private <T> CompletableFuture<T> send(Function<RedisClusterAsyncCommands<String, String>, CompletableFuture<T>> op) {
+    /**
+     * Sends on the connection, timed; fails at once, without waiting, while the connection is not open. A failed
+     * call restarts {@code clock} (the estimate of the server it went to, null: none): Redis may be another one now.
+     */
+    private <T> CompletableFuture<T> send(RedisClockOffset clock,
+                                          Function<RedisClusterAsyncCommands<String, String>, CompletableFuture<T>> op) {
         RedisClusterAsyncCommands<String, String> c = commands.get();
         if (c == null) {
-            if (clock != null) {
-                clock.reset();
-            }
+            clocks.resetAll();
             return CompletableFuture.failedFuture(
                     new RedisConnectionException("Not connected to Redis yet (connecting in the background)"));
         }
-        return timed(op.apply(c));
+        CompletableFuture<T> timed = op.apply(c).orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+        if (clock != null) {
+            timed.whenComplete((value, failure) -> {
+                if (failure != null) {
+                    clock.reset();
+                }
+            });
+        }
+        return timed;
     }
 
     /**
@@ -157,6 +167,11 @@ public final class RedisBucketStore implements BucketStore {
      */
     public static String namespace(String keyPrefix, String limiterName) {
         return keyPrefix + limiterName.replace("%", "%25").replace(":", "%3A") + ":";
+    }
+
+    /** How many Redis Cluster nodes have a clock estimate of their own (0 on a standalone Redis), for the tests. */
+    int clockedNodes() {
+        return clocks.nodeCount();
     }
 
     /** The Redis key of a bucket key. */
@@ -209,7 +224,7 @@ public final class RedisBucketStore implements BucketStore {
 
         @Override
         public CompletionStage<Void> remove(StoreCommand.Remove c) {
-            return send(commands -> commands.del(redisKey(c.key())).toCompletableFuture()).thenApply(n -> null);
+            return send(null, commands -> commands.del(redisKey(c.key())).toCompletableFuture()).thenApply(n -> null);
         }
 
         @Override
@@ -254,33 +269,34 @@ public final class RedisBucketStore implements BucketStore {
     /** Calls the script with operation {@code op} and a second argument {@code argMicros} (-1: none). */
     private CompletableFuture<ScriptCall> call(String op, List<String> keys, List<Limits> limits, long tokens,
                                                long argMicros) {
-        long sentNanos = System.nanoTime();
-        return script(op, keys, limits, tokens, argMicros).thenApply(raw -> {
-            ScriptReply reply = ScriptReply.parse(raw, limits);
-            return new ScriptCall(reply, reservation(reply, sentNanos));
-        });
-    }
-
-    /** The script's KEYS and ARGV (bucket.lua's header): the limits' intervals in microseconds, checked. */
-    private CompletableFuture<List<Long>> script(String op, List<String> keys, List<Limits> limits, long tokens,
-                                                 long argMicros) {
+        // the script's KEYS and ARGV (bucket.lua's header): the limits' intervals in microseconds, checked
         List<String> operands = new ArrayList<>();
         operands.add(Long.toString(tokens));
         operands.add(Long.toString(argMicros));
         for (Limits l : limits) {
             appendLimits(operands, l);
         }
-        return run(op, keys.stream().map(this::redisKey).toArray(String[]::new), operands);
+        String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
+        RedisClockOffset clock = clocks.of(redisKeys[0]);
+        long sentNanos = System.nanoTime();
+        return run(op, redisKeys, operands, clock).thenApply(raw -> {
+            ScriptReply reply = ScriptReply.parse(raw, limits);
+            return new ScriptCall(reply, reservation(reply, sentNanos, clocks.still(clock, redisKeys[0])));
+        });
     }
 
-    /** Runs the script's operation {@code op} on {@code redisKeys}, with {@code operands} after it in ARGV. */
-    private CompletableFuture<List<Long>> run(String op, String[] redisKeys, List<String> operands) {
+    /**
+     * Runs the script's operation {@code op} on {@code redisKeys}, with {@code operands} after it in ARGV, on the
+     * server whose estimate is {@code clock}.
+     */
+    private CompletableFuture<List<Long>> run(String op, String[] redisKeys, List<String> operands,
+                                              RedisClockOffset clock) {
         String[] args = new String[operands.size() + 1];
         args[0] = op;
         for (int i = 0; i < operands.size(); i++) {
             args[i + 1] = operands.get(i);
         }
-        return send(c -> BucketScript.run(c, redisKeys, args));
+        return send(clock, c -> BucketScript.run(c, redisKeys, args));
     }
 
     /**
@@ -357,10 +373,12 @@ public final class RedisBucketStore implements BucketStore {
 
         private void dispatch(List<Member> batch) {
             batchSizes.accept(batch.size());
+            String redisKey = batch.get(0).redisKey(); // every member's key is in this lane's hash slot
+            RedisClockOffset clock = clocks.of(redisKey);
             long sentNanos = System.nanoTime();
             CompletableFuture<List<Long>> call;
             try {
-                call = batch.size() == 1 ? single(batch.get(0)) : batch(batch);
+                call = batch.size() == 1 ? single(batch.get(0), clock) : batch(batch, clock);
             } catch (RuntimeException e) {
                 call = CompletableFuture.failedFuture(e);
             }
@@ -370,32 +388,34 @@ public final class RedisBucketStore implements BucketStore {
                 if (following != null) {
                     dispatch(following);
                 }
-                answer(batch, raw, failure, sentNanos);
+                answer(batch, raw, failure, sentNanos, clocks.still(clock, redisKey));
             });
         }
     }
 
     /** One reservation alone: the script's ordinary {@code reserve}, exactly the call an unbatched store makes. */
-    private CompletableFuture<List<Long>> single(Member member) {
-        return run("reserve", new String[] {member.redisKey()}, member.args());
+    private CompletableFuture<List<Long>> single(Member member, RedisClockOffset clock) {
+        return run("reserve", new String[] {member.redisKey()}, member.args(), clock);
     }
 
     /** Several reservations in one call of the script's {@code batch} operation, in the order given. */
-    private CompletableFuture<List<Long>> batch(List<Member> batch) {
+    private CompletableFuture<List<Long>> batch(List<Member> batch, RedisClockOffset clock) {
         String[] keys = new String[batch.size()];
         List<String> operands = new ArrayList<>(batch.size() * 5);
         for (int i = 0; i < keys.length; i++) {
             keys[i] = batch.get(i).redisKey();
             operands.addAll(batch.get(i).args());
         }
-        return run("batch", keys, operands);
+        return run("batch", keys, operands, clock);
     }
 
     /**
      * Completes each member of a call: its own slice of the reply, checked as a reply of its own; a failed call,
-     * or a reply of the wrong length, fails every member with that cause, each on its own stage.
+     * or a reply of the wrong length, fails every member with that cause, each on its own stage. {@code clock}: the
+     * estimate of the server that ran it, null when not known.
      */
-    private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos) {
+    private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos,
+                        RedisClockOffset clock) {
         Throwable cause = failure;
         if (cause == null && (raw == null || raw.size() != batch.size() * ScriptReply.FIELDS)) {
             String shown = String.valueOf(raw);
@@ -423,7 +443,7 @@ public final class RedisBucketStore implements BucketStore {
                 clock.sample(sentNanos, receivedNanos, reply.redisNowMicros()); // one Redis now for the whole call
                 sampled = true;
             }
-            m.result().complete(mapped(reply, receivedNanos));
+            m.result().complete(mapped(reply, receivedNanos, clock));
         }
     }
 
@@ -433,22 +453,23 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * The reservation of a reply. Its wait counts from the Redis clock's {@code now}; on a standalone Redis it is
-     * shortened by the time the reply took to be handled, as far as {@link RedisClockOffset} can tell without
-     * ever ending before the slot; never lengthened.
+     * The reservation of a reply. Its wait counts from the Redis clock's {@code now}; it is shortened by the time
+     * the reply took to be handled, as far as the {@link RedisClockOffset} of the server that ran it can tell
+     * without ever ending before the slot; never lengthened.
      *
      * @param sentNanos when the call was sent ({@link System#nanoTime()})
+     * @param clock     the estimate of the server that ran the call, null when not known (the wait is then Redis's)
      */
-    private Reservation reservation(ScriptReply reply, long sentNanos) {
+    private Reservation reservation(ScriptReply reply, long sentNanos, RedisClockOffset clock) {
         long receivedNanos = System.nanoTime();
         if (clock != null) {
             clock.sample(sentNanos, receivedNanos, reply.redisNowMicros());
         }
-        return mapped(reply, receivedNanos);
+        return mapped(reply, receivedNanos, clock);
     }
 
     /** The reservation of a reply handled at {@code receivedNanos}, its wait mapped as {@link #reservation} says. */
-    private Reservation mapped(ScriptReply reply, long receivedNanos) {
+    private Reservation mapped(ScriptReply reply, long receivedNanos, RedisClockOffset clock) {
         long waitNanos = reply.waitMicros() * NANOS_PER_MICRO;
         if (clock != null && waitNanos > 0) {
             waitNanos = localWait(waitNanos, clock.localNanos(reply.redisNowMicros() + reply.waitMicros()),
@@ -466,19 +487,6 @@ public final class RedisBucketStore implements BucketStore {
             return redisWaitNanos;
         }
         return Math.min(redisWaitNanos, Math.max(0, slotNanos - nowNanos));
-    }
-
-    /** Times {@code future} out; a failed call also restarts the clock estimate (Redis may be another one now). */
-    private <T> CompletableFuture<T> timed(CompletableFuture<T> future) {
-        CompletableFuture<T> timed = future.orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
-        if (clock != null) {
-            timed.whenComplete((value, failure) -> {
-                if (failure != null) {
-                    clock.reset();
-                }
-            });
-        }
-        return timed;
     }
 
     private static long ceilMicros(long nanos) {

@@ -3,12 +3,16 @@ package io.tokenbucket.store.redis;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import io.lettuce.core.cluster.SlotHash;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.BucketStoreContract;
+import io.tokenbucket.store.Reservation;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -66,6 +70,41 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
             masters.add(cluster.nodeForSlot(SlotHash.getSlot(redisStore.redisKey("spread-" + k))).port());
         }
         assertThat(masters).hasSize(3);
+    }
+
+    @Test
+    void everyMasterGetsAClockEstimateOfItsOwn() {
+        RedisBucketStore redisStore = (RedisBucketStore) store;
+        Limit one = Limit.of(1, 1, HOUR);
+        for (int k = 0; k < 30; k++) {
+            assertThat(reserve("clocked-" + k, one, 1, 0).granted()).isTrue();
+        }
+        assertThat(redisStore.clockedNodes()).isEqualTo(3);
+    }
+
+    /**
+     * A reply handled late (its I/O thread held up, here by the callback of the reply before it) waits from its
+     * slot on its node's clock, not for Redis's whole wait from when it was handled: each node's clock is mapped.
+     */
+    @Test
+    void aReplyHandledLateWaitsFromItsSlotOnItsNodesClock() throws Exception {
+        Limit oneASecond = Limit.of(1, 1, TimeUnit.SECONDS.toNanos(1));
+        assertThat(reserve("late", oneASecond, 1, 0).granted()).isTrue(); // the node's first sample
+        long heldNanos = Duration.ofMillis(500).toNanos();
+        CompletableFuture<Reservation> first = store.reserve("late", Limits.of(oneASecond), 1, Long.MAX_VALUE)
+                .toCompletableFuture();
+        CompletableFuture<Reservation> second = store.reserve("late", Limits.of(oneASecond), 1, Long.MAX_VALUE)
+                .toCompletableFuture();
+        CompletableFuture<String> holder = first.thenApply(r -> {
+            LockSupport.parkNanos(heldNanos); // holds the thread that handles the second reply, a fault injected
+            return Thread.currentThread().getName();
+        });
+        Reservation late = second.get(10, TimeUnit.SECONDS);
+        assertThat(holder.get(10, TimeUnit.SECONDS)).as("the first reply's callback ran on the I/O thread")
+                .doesNotContain("main");
+        assertThat(first.get().waitNanos()).isBetween(Duration.ofMillis(700).toNanos(), Duration.ofSeconds(1).toNanos());
+        // Redis said about 2 s from its now; the reply was handled about 0.5 s after that now
+        assertThat(late.waitNanos()).isBetween(Duration.ofMillis(1200).toNanos(), Duration.ofMillis(1750).toNanos());
     }
 
     @Test
