@@ -18,7 +18,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * The entry point of {@code benchmarks.jar}:
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar local  [JMH options]   measurement 1, 1 and 2 threads, with ratios
- * java -jar benchmarks/target/benchmarks.jar route  [JMH options]   measurement 3, with ratios
+ * java -jar benchmarks/target/benchmarks.jar route  [JMH options]   measurement 3, 1 and 2 threads, with ratios
  * java -XX:+UseSerialGC -Xmx3g -jar benchmarks/target/benchmarks.jar memory [keys]   measurement 5
  * java -XX:+UseSerialGC -jar benchmarks/target/benchmarks.jar waiting [exchanges] [blocking senders]   measurement 4
  * java -jar benchmarks/target/benchmarks.jar accuracy [--store local|redis] [--instances n] [keys seconds capacity periodMillis png]   measurement 6
@@ -26,7 +26,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * java -jar benchmarks/target/benchmarks.jar jmh    [JMH options]   plain JMH (org.openjdk.jmh.Main)
  * </pre>
  * The JMH options given override the short defaults ({@code -f 1 -wi 2 -w 2s -i 3 -r 2s}); {@code -t} is ignored
- * by {@code local}, which runs 1 and 2 threads.
+ * by {@code local} and {@code route}, which run 1 and 2 threads.
  */
 public final class Bench {
 
@@ -39,12 +39,16 @@ public final class Bench {
         switch (what) {
             case "local" -> {
                 for (int threads : new int[] {1, 2}) {
-                    report("measurement 1: local acquire, " + threads + " thread(s), ops/s", "ours",
+                    report("measurement 1: local acquire, " + threads + " thread(s), ops/s", List.of("ours"),
                             run(LocalAcquire.class, threads, rest));
                 }
             }
-            case "route" -> report("measurement 3: route overhead, 1 thread, exchanges/s", "tokenbucket",
-                    run(RouteOverhead.class, 1, rest));
+            case "route" -> {
+                for (int threads : new int[] {1, 2}) {
+                    report("measurement 3: route overhead, " + threads + " thread(s), exchanges/s",
+                            List.of("tokenbucket", "tokenbucketQuiet"), run(RouteOverhead.class, threads, rest));
+                }
+            }
             case "memory" -> MemoryPerKey.main(rest);
             case "waiting" -> WaitingWithoutThreads.main(rest);
             case "accuracy" -> Accuracy.main(rest);
@@ -79,10 +83,12 @@ public final class Bench {
     }
 
     /**
-     * Prints one table per parameter set: each benchmark's score and error, and ours divided by it, all from
-     * the same run.
+     * Prints one table per parameter set: each benchmark's score and error, and each of ours divided by it, all
+     * from the same run.
+     *
+     * @param ours the benchmarks whose ratios to every other one are printed, one column each
      */
-    static List<String> report(String title, String ours, Collection<RunResult> results) {
+    static List<String> report(String title, List<String> ours, Collection<RunResult> results) {
         Map<String, Map<String, RunResult>> byParams = new LinkedHashMap<>();
         for (RunResult r : results) {
             var p = r.getParams();
@@ -95,17 +101,22 @@ public final class Bench {
         lines.add("");
         lines.add("## " + title);
         for (var e : byParams.entrySet()) {
-            RunResult mine = e.getValue().get(ours);
+            RunResult any = e.getValue().values().iterator().next();
             lines.add("");
-            lines.add("### " + e.getKey() + (mine == null ? "" : ", threads=" + mine.getParams().getThreads()));
-            lines.add("| benchmark | score | ± error (99.9%) | " + ours + " / this |");
-            lines.add("|---|---:|---:|---:|");
+            lines.add("### " + e.getKey() + ", threads=" + any.getParams().getThreads());
+            lines.add("| benchmark | score | ± error (99.9%) | " + String.join(" | ", ours.stream()
+                    .map(o -> o + " / this").toList()) + " |");
+            lines.add("|---|---:|---:|" + "---:|".repeat(ours.size()));
             for (var r : e.getValue().entrySet()) {
                 var s = r.getValue().getPrimaryResult();
-                String ratio = mine == null ? "n/a"
-                        : String.format("%.2f", mine.getPrimaryResult().getScore() / s.getScore());
-                lines.add(String.format("| %s | %,.0f | %,.0f | %s |", r.getKey(), s.getScore(), s.getScoreError(),
-                        ratio));
+                StringBuilder ratios = new StringBuilder();
+                for (String o : ours) {
+                    RunResult mine = e.getValue().get(o);
+                    ratios.append(mine == null ? " n/a |"
+                            : String.format(" %.2f |", mine.getPrimaryResult().getScore() / s.getScore()));
+                }
+                lines.add(String.format("| %s | %,.0f | %,.0f |%s", r.getKey(), s.getScore(), s.getScoreError(),
+                        ratios));
             }
         }
         lines.forEach(System.out::println);

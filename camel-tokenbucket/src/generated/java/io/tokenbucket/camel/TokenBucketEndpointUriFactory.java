@@ -23,7 +23,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(24);
+        Set<String> props = new HashSet<>(25);
         props.add("capacity");
         props.add("cost");
         props.add("keyHeader");
@@ -46,6 +46,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("refillAmount");
         props.add("refillPeriod");
         props.add("requireKey");
+        props.add("resultHeaders");
         props.add("store");
         props.add("storeTimeout");
         PROPERTY_NAMES = Collections.unmodifiableSet(props);

@@ -156,6 +156,13 @@ public class TokenBucketConfiguration implements Cloneable {
             + " flight on different keys, pipelined single calls (false) are faster.")
     private boolean redisBatching;
 
+    @UriParam(label = "advanced", defaultValue = "true", description = "Whether an acquire sets headers"
+            + " CamelTokenBucketWaited and CamelTokenBucketRemaining on each exchange that passes (in check mode also"
+            + " CamelTokenBucketRemaining on one refused). CamelTokenBucketAllowed (check mode) and the key header of"
+            + " a chosen candidate are set either way. false saves two header writes per exchange, which are most of"
+            + " this step's cost in a route that does little else (Camel's headers are a case-insensitive tree).")
+    private boolean resultHeaders = true;
+
     /** A copy that can be changed without touching this one. */
     public TokenBucketConfiguration copy() {
         try {
@@ -403,6 +410,16 @@ public class TokenBucketConfiguration implements Cloneable {
     /** Sets whether Redis reservations are batched while calls are in flight. Default false. */
     public void setRedisBatching(boolean redisBatching) {
         this.redisBatching = redisBatching;
+    }
+
+    /** Whether an acquire sets headers CamelTokenBucketWaited and CamelTokenBucketRemaining. Default true. */
+    public boolean isResultHeaders() {
+        return resultHeaders;
+    }
+
+    /** Sets whether an acquire sets headers CamelTokenBucketWaited and CamelTokenBucketRemaining. Default true. */
+    public void setResultHeaders(boolean resultHeaders) {
+        this.resultHeaders = resultHeaders;
     }
 
     /** Several limits per bucket ({@code 10/1s,1000/1h}), or null (the default) for capacity and refill. */

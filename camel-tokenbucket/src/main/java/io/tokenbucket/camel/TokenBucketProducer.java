@@ -149,7 +149,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             endpoint.getStatistics().rejected(request.stored());
             if (mode == TokenBucketMode.check) {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
-                message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
+                if (config.isResultHeaders()) {
+                    message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
+                }
             } else {
                 boolean full = !place && config.maxWaitNanos() > 0;
                 exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, request.key(),
@@ -160,7 +162,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         if (r.waitNanos() == 0) {
             endpoint.getStatistics().admitted(request.stored(), 0);
-            passed(message, mode, 0, r.remaining());
+            passed(message, config, 0, r.remaining());
             callback.done(sync);
             return sync;
         }
@@ -206,12 +208,14 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     /** The headers of an exchange that got its tokens, after waiting {@code waitedMillis}. */
-    static void passed(Message message, TokenBucketMode mode, long waitedMillis, long remaining) {
-        if (mode == TokenBucketMode.check) {
+    static void passed(Message message, TokenBucketConfiguration config, long waitedMillis, long remaining) {
+        if (config.getMode() == TokenBucketMode.check) {
             message.setHeader(TokenBucketConstants.ALLOWED, Boolean.TRUE);
         }
-        message.setHeader(TokenBucketConstants.WAITED, waitedMillis);
-        message.setHeader(TokenBucketConstants.REMAINING, remaining);
+        if (config.isResultHeaders()) {
+            message.setHeader(TokenBucketConstants.WAITED, waitedMillis);
+            message.setHeader(TokenBucketConstants.REMAINING, remaining);
+        }
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {

@@ -114,8 +114,8 @@ final class TokenBucketWaiters {
             if (released) {
                 long waited = System.nanoTime() - start;
                 endpoint.getStatistics().admitted(request.stored(), waited);
-                TokenBucketProducer.passed(exchange.getMessage(), endpoint.getConfiguration().getMode(),
-                        waited / 1_000_000, remaining);
+                TokenBucketProducer.passed(exchange.getMessage(), endpoint.getConfiguration(), waited / 1_000_000,
+                        remaining);
                 callback.done(false);
             } else if (claim()) {
                 waiting.remove(this);
