@@ -33,8 +33,8 @@ import io.tokenbucket.store.StoreCommand;
  * hash slot).
  *
  * <p><b>Reservations may be batched</b> (off unless asked for): while a reservation's script call is in flight
- * ({@link #IN_FLIGHT} at most per connection, or per hash slot on a cluster), the reservations that arrive meanwhile
- * queue up, and when a call returns everything queued (at most {@link #MAX_BATCH}) goes as one call of the script's
+ * ({@link #IN_FLIGHT} at most per lane: {@link #LANES} lanes per connection by key hash, or one per hash slot on a
+ * cluster), the reservations of that lane that arrive meanwhile queue up, and when a call returns everything queued (at most {@link #MAX_BATCH}) goes as one call of the script's
  * {@code batch} operation, which reserves for each in arrival order on one Redis clock reading: each its own slot,
  * so FIFO and the bound hold exactly as with one call each (twice the throughput on a hot key; on many keys with
  * a few dozen in flight, pipelined single calls are faster, which is why it is off by default). Nothing
@@ -69,13 +69,21 @@ public final class RedisBucketStore implements BucketStore {
     public static final int MAX_BATCH = 256;
 
     /**
-     * How many reservation calls may be in flight at once per connection (per hash slot on a cluster): 1. FIFO
+     * How many reservation calls may be in flight at once per lane ({@link #LANES}): 1. FIFO
      * needs it: with one, every call after the first of a busy spell is written by the thread that handled the
      * reply before it, so calls reach Redis in arrival order; with two, a call written from a caller's thread
      * can be overtaken on the connection by a batch written from the I/O thread (Netty queues a write from
      * another thread as a task), and RedisBatchingTest saw a later reservation get the earlier slot.
      */
     public static final int IN_FLIGHT = 1;
+
+    /**
+     * How many lanes a standalone Redis connection has: 16, a key's lane chosen by its hash (on a cluster each hash
+     * slot is a lane). One call in flight per lane keeps a key's reservations in arrival order; several lanes keep
+     * the connection pipelined when the reservations are on many keys, where one call at a time left Redis idle for
+     * every round trip (0.6 times the unbatched throughput at 16 in flight with a single lane).
+     */
+    public static final int LANES = 16;
 
 
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
@@ -87,8 +95,8 @@ public final class RedisBucketStore implements BucketStore {
     private final Cases cases = new Cases();
     private final boolean batching;
     private final LongConsumer batchSizes;
-    /** The one lane of a standalone (or Sentinel) Redis; null on a cluster, which has one per hash slot. */
-    private final Lane lane;
+    /** The lanes of a standalone (or Sentinel) Redis, a key's by its hash; null on a cluster: one per hash slot. */
+    private final Lane[] lanes;
     private final ConcurrentHashMap<Integer, Lane> slotLanes = new ConcurrentHashMap<>();
 
     /**
@@ -134,7 +142,10 @@ public final class RedisBucketStore implements BucketStore {
         this.timeoutNanos = timeout.toNanos();
         this.batching = batching;
         this.batchSizes = batchSizes;
-        this.lane = cluster ? null : new Lane();
+        this.lanes = cluster ? null : new Lane[LANES];
+        for (int i = 0; !cluster && i < LANES; i++) {
+            lanes[i] = new Lane();
+        }
     }
 
     /**
@@ -201,7 +212,8 @@ public final class RedisBucketStore implements BucketStore {
             appendLimits(args, c.limits()); // fails at once for a limit too large, as a call of its own does
             String redisKey = redisKey(c.key());
             Member member = new Member(redisKey, c.limits(), args, new CompletableFuture<>());
-            Lane to = lane != null ? lane : slotLanes.computeIfAbsent(SlotHash.getSlot(redisKey), s -> new Lane());
+            Lane to = lanes != null ? lanes[Math.floorMod(redisKey.hashCode(), LANES)]
+                    : slotLanes.computeIfAbsent(SlotHash.getSlot(redisKey), s -> new Lane());
             to.submit(member);
             return member.result();
         }
