@@ -42,15 +42,15 @@ class RedisClockOffsetTest {
     void aSlowReplyWaitsFromTheSlotNotFromWhenItWasHandled() {
         RedisClockOffset clock = new RedisClockOffset();
         reply(clock, 0, MS / 10);
-        // Redis said at local 1,000 ms: wait 50 ms; the reply was handled 30 ms later
-        long redisNow = (1_000 * MS - TRUE_OFFSET) / 1000;
-        long handled = 1_030 * MS;
-        reply(clock, 1_000 * MS, 30 * MS);
+        // Redis said at local 200 ms: wait 50 ms; the reply was handled 30 ms later
+        long redisNow = (200 * MS - TRUE_OFFSET) / 1000;
+        long handled = 230 * MS;
+        reply(clock, 200 * MS, 30 * MS);
         long wait = RedisBucketStore.localWait(50 * MS, clock.localNanos(redisNow + 50_000), handled);
-        // the slot is local 1,050 ms: 20 ms from when it was handled (+ the 0.1 ms way back and the margin)
+        // the slot is local 250 ms: 20 ms from when it was handled (+ the 0.1 ms way back and the margin)
         assertThat(wait).isEqualTo(20 * MS + MS / 10 + RedisClockOffset.MARGIN_NANOS);
-        // counted from the reply as before it would have ended at 1,080 ms: 30 ms late
-        assertThat(handled + wait).isLessThan(handled + 50 * MS).isGreaterThanOrEqualTo(1_050 * MS);
+        // counted from the reply as before it would have ended at 280 ms: 30 ms late
+        assertThat(handled + wait).isLessThan(handled + 50 * MS).isGreaterThanOrEqualTo(250 * MS);
     }
 
     @Test
