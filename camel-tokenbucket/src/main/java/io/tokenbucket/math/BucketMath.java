@@ -1,5 +1,7 @@
 package io.tokenbucket.math;
 
+import java.util.List;
+
 /**
  * The token bucket as a reservation on one number per bucket.
  *
@@ -24,6 +26,22 @@ package io.tokenbucket.math;
  * limits ({@link Limits}) has one {@code tat} per limit, decided together; every decision, for one limit or
  * several, is one {@link Decision}. The one-limit functions are the step each limit takes, and a store's fast
  * path for a bucket it keeps as a single number.
+ *
+ * <p><b>Several keys at once</b> ({@link #reserveAll}): an exchange that needs tokens of several buckets (its
+ * proxy's and its target host's) is charged on all of them in one step or on none. Its wait {@code W} is the
+ * longest of the keys' own waits, and every key is charged <em>at the common release instant</em>
+ * {@code R = now + W}: {@code newTat = max(tat, R) + n*T} on each limit of each key. Charging each key from its own
+ * base instead ({@code max(tat, now) + n*T}) would hand out a key's token at its own, earlier slot while the
+ * exchange uses it only at {@code R}; several such exchanges delayed by other keys would then all reach that key
+ * at once, more than {@code C + d/T} in a window. Charged at {@code R}, every reservation on a key (single or
+ * all-of) is released no earlier than its slot ({@code newTat - C*T}) and no later than its base
+ * ({@code newTat - n*T}); bases never overlap, so the tokens released on a key in any window of length {@code d}
+ * are at most {@code C + d/T}, exactly. For the key whose wait is the longest, {@code max(tat, R) = max(tat, now)}
+ * (its wait comes from its own debt), so that key is charged as a single reservation would be, and waiters on it
+ * stay in reservation order (FIFO); on the other keys the all-of exchange is released at {@code R}, and a later
+ * reservation that has those keys' tokens sooner passes it (no head-of-line blocking). The price: on a key whose
+ * own wait is shorter, the time between its own slot and {@code R} beyond its burst goes unused (a bucket's state is
+ * one number, which cannot hold a hole), and a refund gives back the {@code n*T} but not that time.
  *
  * <p><b>No overflow, whatever the input.</b> Every step works on the <em>debt</em> {@code tat - now} (the time
  * until the bucket is full), never on clock readings added together, so any {@code now} (a nanosecond clock may
@@ -156,6 +174,76 @@ public final class BucketMath {
             }
         }
         return true;
+    }
+
+    // ---- several keys at once: candidates and shared keys, charged at one release instant ------------------
+
+    /**
+     * Reserves {@code tokens} on one of the candidates and on every shared key at once, charging each at the common
+     * release instant (see the class comment): the candidate chosen is the one whose wait, together with the shared
+     * keys', is shortest (of equals, the one with the most tokens, then the first); a refusal changes no key.
+     *
+     * @param candidateTats  each candidate's states, one per limit ({@link #align}), at least one candidate
+     * @param candidateLimits each candidate's limits, in the same order
+     * @param sharedTats     each shared key's states; may be empty (then this is a choice among the candidates)
+     * @param sharedLimits   each shared key's limits, in the same order
+     * @param nowTicks       the current time in ticks, anywhere in the range of a {@code long}
+     * @param tokens         the cost, between 1 and the smallest capacity of every key
+     * @param maxWaitTicks   as for {@link #reserve(long[], long, long, Limits, long)}
+     * @throws IllegalArgumentException when there is no candidate, or {@code tokens} is below 1 or above a capacity
+     */
+    public static AllOfDecision reserveAll(long[][] candidateTats, List<Limits> candidateLimits,
+                                           long[][] sharedTats, List<Limits> sharedLimits, long nowTicks,
+                                           long tokens, long maxWaitTicks) {
+        if (candidateTats.length == 0) {
+            throw new IllegalArgumentException("an all-of reservation needs at least one candidate key");
+        }
+        long sharedWaitTicks = 0;
+        long sharedAvailable = Long.MAX_VALUE;
+        for (int j = 0; j < sharedTats.length; j++) {
+            sharedWaitTicks = Math.max(sharedWaitTicks, peek(sharedTats[j], nowTicks, tokens, sharedLimits.get(j))
+                    .waitTicks());
+            sharedAvailable = Math.min(sharedAvailable, available(sharedTats[j], nowTicks, sharedLimits.get(j)));
+        }
+        int best = -1;
+        long bestWaitTicks = Long.MAX_VALUE;
+        long bestAvailable = -1;
+        for (int c = 0; c < candidateTats.length; c++) {
+            Limits limits = candidateLimits.get(c);
+            long waitTicks = Math.max(sharedWaitTicks, peek(candidateTats[c], nowTicks, tokens, limits).waitTicks());
+            long a = available(candidateTats[c], nowTicks, limits);
+            if (waitTicks < bestWaitTicks || waitTicks == bestWaitTicks && a > bestAvailable) {
+                best = c;
+                bestWaitTicks = waitTicks;
+                bestAvailable = a;
+            }
+        }
+        long[][] states = new long[1 + sharedTats.length][];
+        if (bestWaitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS)) {
+            states[0] = candidateTats[best];
+            System.arraycopy(sharedTats, 0, states, 1, sharedTats.length);
+            return new AllOfDecision(best, false, bestWaitTicks, Math.min(bestAvailable, sharedAvailable), states);
+        }
+        states[0] = reserveAt(candidateTats[best], nowTicks, tokens, candidateLimits.get(best), bestWaitTicks);
+        long remaining = available(states[0], nowTicks, candidateLimits.get(best));
+        for (int j = 0; j < sharedTats.length; j++) {
+            states[1 + j] = reserveAt(sharedTats[j], nowTicks, tokens, sharedLimits.get(j), bestWaitTicks);
+            remaining = Math.min(remaining, available(states[1 + j], nowTicks, sharedLimits.get(j)));
+        }
+        return new AllOfDecision(best, true, bestWaitTicks, remaining, states);
+    }
+
+    /**
+     * The states of one key charged {@code tokens} at the release instant {@code nowTicks + waitTicks}:
+     * {@code max(tat, now + wait) + n*T} on each limit, in debts so nothing overflows ({@code waitTicks} is at most
+     * {@link #MAX_WAIT_TICKS}, and at least the key's own wait, so the new debt is at most the wait plus a burst).
+     */
+    static long[] reserveAt(long[] tatTicks, long nowTicks, long tokens, Limits limits, long waitTicks) {
+        long[] next = new long[tatTicks.length];
+        for (int i = 0; i < tatTicks.length; i++) {
+            next[i] = nowTicks + Math.max(debt(tatTicks[i], nowTicks), waitTicks) + limits.get(i).cost(tokens);
+        }
+        return next;
     }
 
     // ---- one limit: the step of each limit above, and the one-limit reservation stores take as a fast path ----
