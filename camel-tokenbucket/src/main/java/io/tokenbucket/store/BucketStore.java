@@ -1,6 +1,8 @@
 package io.tokenbucket.store;
 
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
@@ -21,7 +23,7 @@ import io.tokenbucket.math.Limits;
  * (a longer one counts as that long). Within them every number a store computes or keeps fits its type.
  *
  * <p>A store implements one method, {@link #execute}: every operation is a {@link StoreCommand} record sent down
- * that one path, so a wrapper ({@link FallbackBucketStore}) applies its policy in one place. The six operations
+ * that one path, so a wrapper ({@link FallbackBucketStore}) applies its policy in one place. The operations
  * below are default methods that build the record and execute it; stores do not override them.
  */
 public interface BucketStore extends AutoCloseable {
@@ -94,6 +96,50 @@ public interface BucketStore extends AutoCloseable {
     default CompletionStage<Choice> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
                                                   long maxWaitNanos) {
         return execute(new StoreCommand.ReserveFreest(keys, limits, tokens, maxWaitNanos));
+    }
+
+    /**
+     * Reserves {@code tokens} on the freest of {@code keys} and on every key of {@code allOf}, in one atomic step:
+     * every key is charged or none is. The wait is the longest of the keys' waits, and each key is charged as if
+     * reserved at that common release instant ({@link io.tokenbucket.math.BucketMath#reserveAll}), so no key is
+     * over-admitted; the chosen candidate is the one with the shortest such wait (of equals, the one with the most
+     * tokens, then the first). Answers the chosen candidate and the reservation, whose {@code remaining} is the
+     * fewest tokens left on any charged key. A refusal charges nothing. To give the tokens back, refund every
+     * charged key.
+     *
+     * @param limits      the limits of each candidate, in the same order
+     * @param allOfLimits the limits of each shared key, in the same order
+     * @throws IllegalArgumentException at once when a key is named twice, there is no candidate, the lists and their
+     *                                  limits differ in length, or {@code tokens} exceeds a capacity
+     */
+    default CompletionStage<Choice> reserveAll(List<String> keys, List<Limits> limits, List<String> allOf,
+                                               List<Limits> allOfLimits, long tokens, long maxWaitNanos) {
+        return execute(new StoreCommand.ReserveAll(keys, limits, allOf, allOfLimits, tokens, maxWaitNanos));
+    }
+
+    /**
+     * Checks a {@link StoreCommand.ReserveAll} as every store does before deciding: at least one candidate, limits
+     * for every key, no key twice, a cost every key can grant.
+     *
+     * @throws IllegalArgumentException naming what is wrong
+     */
+    static void checkReserveAll(StoreCommand.ReserveAll c) {
+        if (c.keys().isEmpty() || c.keys().size() != c.limits().size()
+                || c.allOf().size() != c.allOfLimits().size()) {
+            throw new IllegalArgumentException("an all-of reservation needs at least one candidate and limits for"
+                    + " every key, was keys " + c.keys() + " and allOf " + c.allOf());
+        }
+        Set<String> seen = new HashSet<>();
+        for (List<String> keys : List.of(c.keys(), c.allOf())) {
+            for (String key : keys) {
+                if (!seen.add(key)) {
+                    throw new IllegalArgumentException("an all-of reservation names key '" + key + "' twice (keys "
+                            + c.keys() + ", allOf " + c.allOf() + "); each key is charged once");
+                }
+            }
+        }
+        c.limits().forEach(l -> l.checkCost(c.tokens()));
+        c.allOfLimits().forEach(l -> l.checkCost(c.tokens()));
     }
 
     /** Releases what the store holds; the default holds nothing. */

@@ -137,5 +137,10 @@ public final class FallbackBucketStore implements BucketStore {
         public CompletionStage<Choice> reserveFreest(StoreCommand.ReserveFreest command) {
             return granted(command.limits().get(0)).thenApply(r -> new Choice(0, r));
         }
+
+        @Override
+        public CompletionStage<Choice> reserveAll(StoreCommand.ReserveAll command) {
+            return granted(command.limits().get(0)).thenApply(r -> new Choice(0, r));
+        }
     }
 }

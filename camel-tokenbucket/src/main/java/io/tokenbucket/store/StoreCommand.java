@@ -21,7 +21,7 @@ import io.tokenbucket.math.Limits;
  * @param <R> the answer: {@link Reservation}, {@link Choice}, or {@link Void}
  */
 public sealed interface StoreCommand<R> permits StoreCommand.Reserve, StoreCommand.Peek, StoreCommand.Refund,
-        StoreCommand.Remove, StoreCommand.Penalize, StoreCommand.ReserveFreest {
+        StoreCommand.Remove, StoreCommand.Penalize, StoreCommand.ReserveFreest, StoreCommand.ReserveAll {
 
     /** Runs this command on {@code handler}'s case for it. */
     CompletionStage<R> sendTo(Handler handler);
@@ -46,6 +46,9 @@ public sealed interface StoreCommand<R> permits StoreCommand.Reserve, StoreComma
 
         /** Answers {@link ReserveFreest}. */
         CompletionStage<Choice> reserveFreest(ReserveFreest command);
+
+        /** Answers {@link ReserveAll}. */
+        CompletionStage<Choice> reserveAll(ReserveAll command);
     }
 
     /**
@@ -108,6 +111,24 @@ public sealed interface StoreCommand<R> permits StoreCommand.Reserve, StoreComma
         @Override
         public CompletionStage<Choice> sendTo(Handler handler) {
             return handler.reserveFreest(this);
+        }
+    }
+
+    /**
+     * Reserves {@code tokens} on one of {@code keys} (the freest, counting the shared keys' waits) and on every key
+     * of {@code allOf}, atomically: all are charged or none ({@link BucketStore#reserveAll}).
+     *
+     * @param keys         the candidates, at least one; one key for a plain all-of acquire
+     * @param limits       the limits of each candidate, in the same order
+     * @param allOf        the shared keys, charged whichever candidate is chosen; every key of both lists distinct
+     * @param allOfLimits  the limits of each shared key, in the same order
+     * @param maxWaitNanos as for {@link Reserve}
+     */
+    record ReserveAll(List<String> keys, List<Limits> limits, List<String> allOf, List<Limits> allOfLimits,
+                      long tokens, long maxWaitNanos) implements StoreCommand<Choice> {
+        @Override
+        public CompletionStage<Choice> sendTo(Handler handler) {
+            return handler.reserveAll(this);
         }
     }
 }

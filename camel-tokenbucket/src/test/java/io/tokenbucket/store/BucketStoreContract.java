@@ -319,6 +319,171 @@ public abstract class BucketStoreContract {
         assertThat(new long[] {perKey.get(0), perKey.get(1), perKey.get(2)}).containsExactly(10, 10, 10);
     }
 
+    // ---- several keys in one acquire: a proxy's bucket and its target host's --------------------------------
+
+    /** The keys of the all-of tests share the hash tag {@code {fleet}} too, for the cluster. */
+    private static final String HOST = "{fleet}host";
+
+    private Choice all(List<String> keys, List<Limits> limits, String shared, Limits sharedLimits, long maxWait) {
+        return get(store.reserveAll(keys, limits, List.of(shared), List.of(sharedLimits), 1, maxWait));
+    }
+
+    private long remaining(String key, Limits limits) {
+        return get(store.peek(key, limits, 1)).remaining();
+    }
+
+    @Test
+    void allOfChargesEveryKeyOrNone() {
+        Limits onePerHour = Limits.of(Limit.of(1, 1, HOUR));
+        Limits threePerHour = Limits.of(Limit.of(3, 3, HOUR));
+        Choice first = all(List.of(FLEET.get(0)), List.of(onePerHour), HOST, threePerHour, 0);
+        assertThat(first.reservation().granted()).isTrue();
+        assertThat(first.reservation().remaining()).as("the fewest of both keys").isZero();
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
+        // the proxy is empty: refused, and the host keeps its two tokens
+        for (int i = 0; i < 3; i++) {
+            Choice refused = all(List.of(FLEET.get(0)), List.of(onePerHour), HOST, threePerHour, 100 * MS);
+            assertThat(refused.reservation().granted()).isFalse();
+            assertThat(refused.reservation().waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+        }
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
+        // the host is the one short: refused, and the fresh proxy keeps its token
+        get(store.reserve(HOST, threePerHour, 2, 0));
+        assertThat(all(List.of(FLEET.get(1)), List.of(onePerHour), HOST, threePerHour, 0).reservation().granted())
+                .isFalse();
+        assertThat(remaining(FLEET.get(1), onePerHour)).isEqualTo(1);
+        assertThatThrownBy(() -> store.reserveAll(List.of(HOST), List.of(onePerHour), List.of(HOST),
+                List.of(onePerHour), 1, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("twice");
+        assertThatThrownBy(() -> store.reserveAll(List.of(FLEET.get(2)), List.of(threePerHour), List.of(HOST),
+                List.of(onePerHour), 2, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("exceeds capacity 1");
+    }
+
+    @Test
+    void allOfWaitsForTheLongestAndChargesTheOtherKeysAtTheRelease() {
+        Limits onePer200ms = Limits.of(Limit.of(1, 5, 1000 * MS));
+        Limits fivePer500ms = Limits.of(Limit.of(5, 10, 1000 * MS)); // 100 ms a token, burst 500 ms
+        get(store.reserve(FLEET.get(0), onePer200ms, 1, 0));
+        Choice c = all(List.of(FLEET.get(0)), List.of(onePer200ms), HOST, fivePer500ms, BucketMath.NO_LIMIT);
+        assertThat(c.reservation().granted()).isTrue();
+        assertThat(c.reservation().waitNanos()).isBetween((200 - SLACK_MS) * MS, 200 * MS);
+        // the host's token is taken at the release, 200 ms ahead: 300 ms of its 500 owed, 2 tokens left (3 once up
+        // to 150 ms have passed), where charging it now would have left 4
+        assertThat(remaining(HOST, fivePer500ms)).isBetween(2L, 3L);
+    }
+
+    @Test
+    void exchangesHeldBackByOtherKeysReachTheSharedKeyNoFasterThanItsRate() {
+        // five proxies, each just used (its next token 1 s away), and a host of one token per 100 ms without burst:
+        // each exchange waits for its proxy, and takes the host at its release, so the five releases are 100 ms
+        // apart; taken when each reserved, all five would reach the host at once, a second from now
+        Limits onePerSecond = Limits.of(Limit.of(1, 1, 1000 * MS));
+        Limits onePer100ms = Limits.of(Limit.of(1, 10, 1000 * MS));
+        List<String> proxies = List.of("{fleet}q1", "{fleet}q2", "{fleet}q3", "{fleet}q4", "{fleet}q5");
+        for (String proxy : proxies) {
+            get(store.reserve(proxy, onePerSecond, 1, 0));
+        }
+        long[] releases = new long[proxies.size()];
+        for (int i = 0; i < releases.length; i++) {
+            long sent = System.nanoTime();
+            Choice c = all(List.of(proxies.get(i)), List.of(onePerSecond), HOST, onePer100ms, BucketMath.NO_LIMIT);
+            assertThat(c.reservation().granted()).isTrue();
+            releases[i] = sent + c.reservation().waitNanos();
+        }
+        for (int i = 1; i < releases.length; i++) {
+            assertThat(releases[i]).isGreaterThan(releases[i - 1]);
+        }
+        // each release at least 100 ms after the one before, less what the clocks' readings may differ by
+        assertThat((releases[4] - releases[0]) / MS).isBetween(400L - 20, 400L + SLACK_MS);
+    }
+
+    @Test
+    void allOfRefundsReturnToEveryKey() {
+        Limits twoPerHour = Limits.of(Limit.of(2, 2, HOUR));
+        Limits threePerHour = Limits.of(Limit.of(3, 3, HOUR));
+        assertThat(all(List.of(FLEET.get(0)), List.of(twoPerHour), HOST, threePerHour, 0).reservation().granted())
+                .isTrue();
+        assertThat(remaining(FLEET.get(0), twoPerHour)).isEqualTo(1);
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
+        get(store.refund(FLEET.get(0), twoPerHour, 1));
+        get(store.refund(HOST, threePerHour, 1));
+        assertThat(remaining(FLEET.get(0), twoPerHour)).isEqualTo(2);
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(3);
+    }
+
+    @Test
+    void allOfWithCandidatesTakesTheFreestCandidateThatTheSharedKeysAllow() {
+        Limits onePerHour = Limits.of(Limit.of(1, 1, HOUR));
+        Limits twoPerHour = Limits.of(Limit.of(2, 2, HOUR));
+        List<Limits> limits = List.of(onePerHour, onePerHour, onePerHour);
+        get(store.reserve(FLEET.get(0), onePerHour, 1, 0));
+        assertThat(all(FLEET, limits, HOST, twoPerHour, 0).index()).isEqualTo(1);
+        assertThat(all(FLEET, limits, HOST, twoPerHour, 0).index()).isEqualTo(2);
+        // every proxy is used and the host too: refused, nothing consumed
+        Choice refused = all(FLEET, limits, HOST, twoPerHour, 0);
+        assertThat(refused.reservation().granted()).isFalse();
+        assertThat(refused.index()).as("p1 was taken first, so its token comes back first").isZero();
+        assertThat(refused.reservation().waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+        // the host is the slowest: the candidates are left as they were
+        Limits onePerHourHost = Limits.of(Limit.of(1, 1, HOUR));
+        String otherHost = "{fleet}other-host";
+        List<String> fresh = List.of("{fleet}r1", "{fleet}r2");
+        assertThat(all(fresh, List.of(onePerHour, onePerHour), otherHost, onePerHourHost, 0).index()).isZero();
+        Choice hostShort = all(fresh, List.of(onePerHour, onePerHour), otherHost, onePerHourHost, 0);
+        assertThat(hostShort.reservation().granted()).isFalse();
+        assertThat(hostShort.index()).as("r2 still has its token").isEqualTo(1);
+        assertThat(remaining(fresh.get(1), onePerHour)).isEqualTo(1);
+    }
+
+    /**
+     * Four threads: single acquires on the host, and all-of acquires on a proxy and the host, on limits of an hour:
+     * the host grants exactly its capacity whatever the mix, each proxy at most its own, and every all-of grant
+     * was charged on both.
+     */
+    @Test
+    void concurrentMixedSingleAndAllOfAcquiresNeverOverAdmitAnyKey() throws Exception {
+        Limits hostLimits = Limits.of(Limit.of(40, 1, HOUR));
+        Limits proxyLimits = Limits.of(Limit.of(10, 1, HOUR));
+        java.util.concurrent.atomic.AtomicLongArray perProxy = new java.util.concurrent.atomic.AtomicLongArray(3);
+        AtomicLong hostGrants = new AtomicLong();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int thread = t;
+            workers.add(pool.submit(() -> {
+                start.await();
+                for (int i = 0; i < 30; i++) {
+                    if ((i + thread) % 3 == 0) {
+                        if (get(store.reserve(HOST, hostLimits, 1, 0)).granted()) {
+                            hostGrants.incrementAndGet();
+                        }
+                    } else {
+                        int p = (i + thread) % FLEET.size();
+                        Choice c = all(List.of(FLEET.get(p)), List.of(proxyLimits), HOST, hostLimits, 0);
+                        if (c.reservation().granted()) {
+                            hostGrants.incrementAndGet();
+                            perProxy.incrementAndGet(p);
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> w : workers) {
+            w.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(hostGrants.get()).isEqualTo(40);
+        long charged = 0;
+        for (int p = 0; p < FLEET.size(); p++) {
+            assertThat(perProxy.get(p)).isLessThanOrEqualTo(10);
+            assertThat(remaining(FLEET.get(p), proxyLimits)).isEqualTo(10 - perProxy.get(p));
+            charged += perProxy.get(p);
+        }
+        assertThat(charged).as("all-of grants").isPositive();
+        assertThat(remaining(HOST, hostLimits)).isZero();
+    }
+
     /** Two threads saturate one key for a few seconds: the tokens granted stay within the bound, and near it. */
     @Test
     void saturationNeverOverAdmits() throws Exception {

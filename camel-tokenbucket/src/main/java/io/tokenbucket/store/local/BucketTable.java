@@ -31,6 +31,12 @@ final class BucketTable {
     /** The state of a bucket that a sweep has taken out of the map; no reservation may use it. */
     private static final long RETIRED = Long.MIN_VALUE;
 
+    /**
+     * The state of a bucket that {@link #updateAll} holds (with its lock) while it decides on several buckets: a
+     * lock-free reservation that reads it waits for that lock, then reads again.
+     */
+    private static final long HELD = Long.MIN_VALUE + 1;
+
     /** The state of one key: the first limit's {@code tat} (ns) as the value, the other limits' beside it. */
     static final class Bucket extends AtomicLong {
         private static final long serialVersionUID = 1L;
@@ -48,6 +54,14 @@ final class BucketTable {
         Decision apply(long[] tatNanos, long nowNanos);
     }
 
+    /**
+     * A decision on several buckets' states at one instant: answers the states to store for each bucket, in the
+     * order given, null for a bucket to leave as it was.
+     */
+    interface MultiStep {
+        long[][] apply(long[][] tatNanos, long nowNanos);
+    }
+
     private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
 
     /**
@@ -60,8 +74,15 @@ final class BucketTable {
         while (true) {
             Bucket bucket = bucketOf(key, nowNanos);
             long tatNanos = bucket.get();
-            if (tatNanos == RETIRED) {
-                buckets.remove(key, bucket);
+            if (tatNanos <= HELD) { // one comparison for both markers on the fast path
+                if (tatNanos == RETIRED) {
+                    buckets.remove(key, bucket);
+                } else {
+                    synchronized (bucket) {
+                        // nothing to do: updateAll holds this lock while the bucket is held, so entering it waits
+                        // until the bucket's new state is stored
+                    }
+                }
                 continue;
             }
             Decision d = BucketMath.reserve(tatNanos, nowNanos, tokens, limit, maxWaitNanos);
@@ -94,6 +115,74 @@ final class BucketTable {
                     bucket.moreTatNanos = next.length > 1 ? Arrays.copyOfRange(next, 1, next.length) : null;
                     return d;
                 }
+            }
+        }
+    }
+
+    /**
+     * Applies {@code step} to the states of several distinct keys at once and stores what it answers, atomically:
+     * no other update, reservation or sweep of these keys sees a part of it. The buckets are locked in the order of
+     * their keys (so two such updates never deadlock), then each is marked {@link #HELD} by a compare-and-set, which
+     * stops the lock-free reservations of {@link #reserveOne} until the new states are stored; a key removed
+     * meanwhile stays removed. The single-key paths take no further lock.
+     */
+    void updateAll(List<String> keys, List<Limits> limits, long nowNanos, MultiStep step) {
+        Integer[] order = new Integer[keys.size()];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> keys.get(a).compareTo(keys.get(b)));
+        while (true) {
+            Bucket[] held = new Bucket[order.length];
+            for (int i = 0; i < held.length; i++) {
+                held[i] = bucketOf(keys.get(i), nowNanos);
+            }
+            if (lockedUpdate(keys, limits, nowNanos, step, held, order, 0)) {
+                return;
+            }
+        }
+    }
+
+    /** Locks {@code buckets[order[depth..]]} in turn, then decides; false when a bucket was retired (start again). */
+    private boolean lockedUpdate(List<String> keys, List<Limits> limits, long nowNanos, MultiStep step,
+                                 Bucket[] buckets, Integer[] order, int depth) {
+        if (depth < order.length) {
+            synchronized (buckets[order[depth]]) {
+                return lockedUpdate(keys, limits, nowNanos, step, buckets, order, depth + 1);
+            }
+        }
+        int n = buckets.length;
+        long[] before = new long[n];
+        int marked = 0;
+        try {
+            for (; marked < n; marked++) {
+                Bucket bucket = buckets[marked];
+                long tatNanos;
+                do {
+                    tatNanos = bucket.get();
+                    if (tatNanos == RETIRED) {
+                        this.buckets.remove(keys.get(marked), bucket);
+                        return false;
+                    }
+                } while (!bucket.compareAndSet(tatNanos, HELD));
+                before[marked] = tatNanos;
+            }
+            long[][] states = new long[n][];
+            for (int i = 0; i < n; i++) {
+                states[i] = states(before[i], buckets[i].moreTatNanos, nowNanos, limits.get(i));
+            }
+            long[][] next = step.apply(states, nowNanos);
+            for (int i = 0; i < n; i++) {
+                if (next[i] != null) {
+                    buckets[i].moreTatNanos = next[i].length > 1 ? Arrays.copyOfRange(next[i], 1, next[i].length)
+                            : null;
+                    before[i] = storable(next[i][0]);
+                }
+            }
+            return true;
+        } finally {
+            for (int i = 0; i < marked; i++) {
+                buckets[i].compareAndSet(HELD, before[i]); // fails only for a key removed meanwhile: it stays so
             }
         }
     }
@@ -137,7 +226,7 @@ final class BucketTable {
     List<Map.Entry<String, Long>> busiest(int n, long nowNanos) {
         return buckets.entrySet().stream()
                 .map(e -> Map.entry(e.getKey(), e.getValue().get()))
-                .filter(e -> e.getValue() != RETIRED && !BucketMath.isFull(e.getValue(), nowNanos))
+                .filter(e -> e.getValue() > HELD && !BucketMath.isFull(e.getValue(), nowNanos))
                 .map(e -> Map.entry(e.getKey(), e.getValue() - nowNanos))
                 .sorted(Map.Entry.<String, Long> comparingByValue().reversed())
                 .limit(n)
@@ -152,7 +241,7 @@ final class BucketTable {
     private static boolean retireIfFull(Bucket bucket, long nowNanos) {
         if (bucket.moreTatNanos == null) {
             long tatNanos = bucket.get();
-            return tatNanos != RETIRED && BucketMath.isFull(tatNanos, nowNanos)
+            return tatNanos > HELD && BucketMath.isFull(tatNanos, nowNanos)
                     && bucket.compareAndSet(tatNanos, RETIRED);
         }
         synchronized (bucket) {
@@ -164,11 +253,11 @@ final class BucketTable {
     }
 
     /**
-     * A state as it can be kept: {@link #RETIRED} is taken, so a state that happens to equal it (a clock that has
-     * wrapped to exactly there) is kept one nanosecond later, which is never early.
+     * A state as it can be kept: {@link #RETIRED} and {@link #HELD} are taken, so a state that happens to equal one
+     * (a clock that has wrapped to exactly there) is kept a nanosecond or two later, which is never early.
      */
     private static long storable(long tatNanos) {
-        return tatNanos == RETIRED ? RETIRED + 1 : tatNanos;
+        return tatNanos <= HELD ? HELD + 1 : tatNanos;
     }
 
     private static long[] states(long tatNanos, long[] moreTatNanos, long nowNanos, Limits limits) {
@@ -185,8 +274,8 @@ final class BucketTable {
         if (bucket != null) {
             return bucket;
         }
-        // a full bucket: any state at or before now; one nanosecond before when now is the retired marker itself
-        Bucket fresh = new Bucket(nowNanos == RETIRED ? nowNanos - 1 : nowNanos);
+        // a full bucket: any state at or before now; Long.MAX_VALUE (just before) when now is a marker itself
+        Bucket fresh = new Bucket(nowNanos <= HELD ? Long.MAX_VALUE : nowNanos);
         Bucket raced = buckets.putIfAbsent(key, fresh);
         return raced != null ? raced : fresh;
     }

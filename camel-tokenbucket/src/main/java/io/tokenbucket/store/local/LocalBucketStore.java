@@ -1,11 +1,14 @@
 package io.tokenbucket.store.local;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 
+import io.tokenbucket.math.AllOfDecision;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limits;
@@ -19,7 +22,8 @@ import io.tokenbucket.store.StoreCommand;
  * step on the key's states, applied atomically by a {@link BucketTable}.
  *
  * <p>A reservation on a bucket of one limit is a lock-free compare-and-set; everything else runs under the
- * bucket's lock ({@link BucketTable}). Memory is bounded by the <em>active</em> keys: {@link #sweep()} drops
+ * bucket's lock ({@link BucketTable}), and a reservation on several keys at once ({@link #reserveAll}) under the
+ * locks of all of them, taken in key order. Memory is bounded by the <em>active</em> keys: {@link #sweep()} drops
  * buckets that have refilled to full, which changes no outcome because a full bucket equals no bucket, and it
  * cannot lose a reservation racing with it. Answers are completed stages.
  */
@@ -83,6 +87,11 @@ public final class LocalBucketStore implements BucketStore {
 
     /** The cases of {@link #execute}, one per command. */
     private final class Cases implements StoreCommand.Handler {
+
+        @Override
+        public CompletionStage<Choice> reserveAll(StoreCommand.ReserveAll c) {
+            return CompletableFuture.completedFuture(reserveAllNow(c));
+        }
 
         @Override
         public CompletionStage<Reservation> reserve(StoreCommand.Reserve c) {
@@ -161,6 +170,39 @@ public final class LocalBucketStore implements BucketStore {
                 }
             }
         }
+    }
+
+    /**
+     * The synchronous form of {@link #reserveAll}: every key's bucket locked in key order, decided by
+     * {@link BucketMath#reserveAll}, stored together.
+     *
+     * @throws IllegalArgumentException as {@link BucketStore#checkReserveAll} says
+     */
+    public Choice reserveAllNow(StoreCommand.ReserveAll c) {
+        BucketStore.checkReserveAll(c);
+        int candidates = c.keys().size();
+        List<String> keys = new ArrayList<>(c.keys());
+        keys.addAll(c.allOf());
+        List<Limits> limits = new ArrayList<>(c.limits());
+        limits.addAll(c.allOfLimits());
+        long maxWaitNanos = Math.min(c.maxWaitNanos(), MAX_WAIT_NANOS);
+        AllOfDecision[] decided = new AllOfDecision[1];
+        table.updateAll(keys, limits, clock.getAsLong(), (tatsNanos, atNanos) -> {
+            AllOfDecision d = BucketMath.reserveAll(Arrays.copyOfRange(tatsNanos, 0, candidates), c.limits(),
+                    Arrays.copyOfRange(tatsNanos, candidates, tatsNanos.length), c.allOfLimits(), atNanos,
+                    c.tokens(), maxWaitNanos);
+            decided[0] = d;
+            long[][] next = new long[tatsNanos.length][];
+            if (d.granted()) {
+                next[d.chosen()] = d.tatTicks(0);
+                for (int j = 0; j < c.allOf().size(); j++) {
+                    next[candidates + j] = d.tatTicks(1 + j);
+                }
+            }
+            return next;
+        });
+        AllOfDecision d = decided[0];
+        return new Choice(d.chosen(), new Reservation(d.granted(), d.waitTicks(), d.remaining()));
     }
 
     /**

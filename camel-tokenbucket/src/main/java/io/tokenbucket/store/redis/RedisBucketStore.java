@@ -272,6 +272,43 @@ public final class RedisBucketStore implements BucketStore {
             return call("reserve", keys, c.limits(), c.tokens(), maxWaitMicros(c.maxWaitNanos()))
                     .thenApply(call -> new Choice(call.reply().chosenIndex(), call.reservation()));
         }
+
+        /**
+         * One call of the script's {@code all} operation over the candidates and the shared keys: atomic, since Redis
+         * runs it alone. Never batched: a batch is one key per reservation.
+         *
+         * @throws IllegalArgumentException on a Redis Cluster when the keys are not in one hash slot, naming them
+         */
+        @Override
+        public CompletionStage<Choice> reserveAll(StoreCommand.ReserveAll c) {
+            BucketStore.checkReserveAll(c);
+            List<String> redisKeys = new ArrayList<>();
+            c.keys().forEach(k -> redisKeys.add(redisKey(k)));
+            c.allOf().forEach(k -> redisKeys.add(redisKey(k)));
+            if (cluster) {
+                int slot = SlotHash.getSlot(redisKeys.get(0));
+                for (String key : redisKeys) {
+                    if (SlotHash.getSlot(key) != slot) {
+                        throw new IllegalArgumentException("the keys " + redisKeys + " of one all-of acquire are in"
+                                + " different Redis Cluster hash slots, so one script cannot charge them together:"
+                                + " put a hash tag in keyPrefix (for example keyPrefix={tb}:) so that every key of"
+                                + " the limiter shares a slot");
+                    }
+                }
+            }
+            List<String> operands = new ArrayList<>();
+            operands.add(Long.toString(c.tokens()));
+            operands.add(Long.toString(maxWaitMicros(c.maxWaitNanos())));
+            operands.add(Integer.toString(c.keys().size()));
+            c.limits().forEach(l -> appendLimits(operands, l));
+            c.allOfLimits().forEach(l -> appendLimits(operands, l));
+            long sentNanos = System.nanoTime();
+            return run("all", redisKeys.toArray(String[]::new), operands).thenApply(raw -> {
+                // the reply's remaining is the fewest of every charged key, so at most the chosen candidate's capacity
+                ScriptReply reply = ScriptReply.parse(raw, c.limits());
+                return new Choice(reply.chosenIndex(), reservation(reply, sentNanos));
+            });
+        }
     }
 
     /** A reply and the reservation it gives on this side: the wait mapped onto the local clock. */

@@ -6,7 +6,7 @@
 --           then most tokens, then first)
 --           each holds its bucket's state: one tat per limit (the instant that limit is full again, in
 --           microseconds of the Redis clock), separated by spaces; no key is a full bucket
--- ARGV[1]   the operation: 'reserve', 'peek', 'refund', 'penalize' or 'batch' (below)
+-- ARGV[1]   the operation: 'reserve', 'peek', 'refund', 'penalize', 'batch' or 'all' (below)
 -- ARGV[2]   tokens n, from 1 to the smallest capacity (checked by the caller); for 'refund' any number from 1
 -- ARGV[3]   reserve: the longest acceptable wait in microseconds (the caller caps it at 365 days); penalize: the
 --           penalty in microseconds (capped the same way); otherwise -1
@@ -190,6 +190,63 @@ if op == 'batch' then
     store(written[i], states[written[i]], #states[written[i]])
   end
   return out
+end
+
+-- 'all' (BucketMath.reserveAll): one reservation on the freest of the candidates KEYS[1..c] and on every shared
+-- key KEYS[c+1..], all charged or none. ARGV[4] is c, ARGV[5..] the limits of every key in KEYS order. Each key is
+-- charged at the common release instant now + wait (max(tat, now + wait) + n*T), not from its own base, so a key
+-- whose own wait is shorter is not handed out early; the reply's remaining is the fewest of the charged keys.
+if op == 'all' then
+  local candidates = tonumber(ARGV[4])
+  local l, tats_us, p = {}, {}, 5
+  for k = 1, #KEYS do
+    l[k], p = read_limits(p)
+    tats_us[k] = align(parse(redis.call('GET', KEYS[k])), #l[k])
+  end
+  -- the shared keys' longest own wait and fewest tokens
+  local shared_wait_us, shared_available = 0, nil
+  for k = candidates + 1, #KEYS do
+    local _, w = reserve(tats_us[k], l[k], tokens)
+    shared_wait_us = math.max(shared_wait_us, w)
+    local a = available(tats_us[k], l[k])
+    if shared_available == nil or a < shared_available then
+      shared_available = a
+    end
+  end
+  -- the candidate whose wait with the shared keys' is shortest; of equals, the one with most tokens, then the first
+  local best, best_wait_us, best_available
+  for k = 1, candidates do
+    local _, w = reserve(tats_us[k], l[k], tokens)
+    w = math.max(w, shared_wait_us)
+    local a = available(tats_us[k], l[k])
+    if best == nil or w < best_wait_us or (w == best_wait_us and a > best_available) then
+      best, best_wait_us, best_available = k, w, a
+    end
+  end
+  local fewest = best_available
+  if shared_available ~= nil and shared_available < fewest then
+    fewest = shared_available
+  end
+  if best_wait_us > arg_us then
+    return { 0, best_wait_us, fewest, best, now_us }
+  end
+  -- BucketMath.reserveAt on the chosen candidate and every shared key
+  local release_us = now_us + best_wait_us
+  fewest = nil
+  for k = 1, #KEYS do
+    if k == best or k > candidates then
+      local next_us = {}
+      for i = 1, #l[k] do
+        next_us[i] = math.max(tats_us[k][i], release_us) + tokens * l[k][i].interval_us
+      end
+      store(KEYS[k], next_us, #l[k])
+      local a = available(next_us, l[k])
+      if fewest == nil or a < fewest then
+        fewest = a
+      end
+    end
+  end
+  return { 1, best_wait_us, fewest, best, now_us }
 end
 
 local limits = {}

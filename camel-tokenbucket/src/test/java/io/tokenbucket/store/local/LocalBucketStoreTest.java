@@ -15,6 +15,7 @@ import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
+import io.tokenbucket.store.Choice;
 import io.tokenbucket.store.Reservation;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -232,5 +233,69 @@ class LocalBucketStoreTest {
 
     private static <T> T get(java.util.concurrent.CompletionStage<T> stage) throws Exception {
         return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * All-of reservations over the same keys named in opposite orders, lock-free single reservations on those keys
+     * and sweeps, from four threads at once: no deadlock (the locks are taken in key order, whatever order the keys
+     * are named in), and every key grants exactly its capacity, counted over both kinds of reservation.
+     */
+    @Test
+    @Timeout(30)
+    void allOfReservationsInAnyOrderBesideTheLockFreePathNeitherDeadlockNorOverAdmit() throws Exception {
+        Limits forty = Limits.of(Limit.of(40, 1, 3_600_000 * MS));
+        List<String> keys = List.of("a", "b", "c");
+        AtomicLongArray granted = new AtomicLongArray(3);
+        CyclicBarrier start = new CyclicBarrier(4);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int thread = t;
+            workers.add(pool.submit(() -> {
+                start.await();
+                for (int i = 0; i < 400; i++) {
+                    int x = (i + thread) % 3;
+                    int y = (x + 1 + thread % 2) % 3; // threads 0 and 2 name (x, x+1), threads 1 and 3 (x, x+2)
+                    if (i % 4 == 0) {
+                        if (store.reserveNow(keys.get(x), forty, 1, 0).granted()) {
+                            granted.incrementAndGet(x);
+                        }
+                    } else if (i % 50 == 1) {
+                        store.sweep();
+                    } else if (store.reserveAll(List.of(keys.get(x)), List.of(forty), List.of(keys.get(y)),
+                            List.of(forty), 1, 0).toCompletableFuture().join().reservation().granted()) {
+                        granted.incrementAndGet(x);
+                        granted.incrementAndGet(y);
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> w : workers) {
+            w.get(30, TimeUnit.SECONDS);
+        }
+        for (int k = 0; k < 3; k++) {
+            assertThat(granted.get(k)).as("key %s", keys.get(k)).isLessThanOrEqualTo(40);
+            assertThat(store.peekNow(keys.get(k), forty, 1).remaining()).isEqualTo(40 - granted.get(k));
+        }
+    }
+
+    @Test
+    void anAllOfReservationOnAClockThatWasMovedByHand() {
+        Limits onePerSecond = Limits.of(Limit.of(1, 1, 1000 * MS));
+        Limits tenPerSecond = Limits.of(Limit.of(5, 10, 1000 * MS));
+        store.reserveNow("proxy", onePerSecond, 1, 0);
+        Choice c = store.reserveAll(List.of("proxy"), List.of(onePerSecond), List.of("host"), List.of(tenPerSecond),
+                1, BucketMath.NO_LIMIT).toCompletableFuture().join();
+        assertThat(c.reservation().waitNanos()).isEqualTo(1000 * MS);
+        // the host's token is taken at the release, a second from now: 1100 ms owed, none of its burst of 5 left
+        assertThat(store.peekNow("host", tenPerSecond, 1).remaining()).isZero();
+        clock.addAndGet(700 * MS); // 400 ms owed now: one token back
+        assertThat(store.peekNow("host", tenPerSecond, 1).remaining()).isEqualTo(1);
+        store.refund("proxy", onePerSecond, 1);
+        store.refund("host", tenPerSecond, 1);
+        assertThat(store.peekNow("host", tenPerSecond, 1).remaining()).isEqualTo(2);
+        assertThat(store.peekNow("proxy", onePerSecond, 1).remaining()).isZero(); // its own token still owed
+        clock.addAndGet(300 * MS);
+        assertThat(store.peekNow("proxy", onePerSecond, 1).remaining()).isEqualTo(1);
     }
 }

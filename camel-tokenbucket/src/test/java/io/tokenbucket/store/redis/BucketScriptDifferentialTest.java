@@ -4,6 +4,7 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.tokenbucket.math.AllOfDecision;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limit;
@@ -34,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code 1e300}, {@code abc}, {@code 0x10}), runs the script on random limits (1 to 3 per key, capacities and
  * intervals in microseconds from 1 to a burst of 2^51, the edges often) and a random operation with the arguments
  * {@link RedisBucketStore} may send (reserve with a maxWait up to 365 days, peek, refund of 1 to
- * {@code Long.MAX_VALUE} tokens, penalize up to 365 days, reserve over several candidate keys), then reads the key
+ * {@code Long.MAX_VALUE} tokens, penalize up to 365 days, reserve over several candidate keys, {@code all} over
+ * candidates and shared keys), then reads the key
  * back (GET, PTTL). The expected outcome is computed with {@code BucketMath} in microsecond ticks, with the
  * {@code now} the script returned (the fifth number of its reply) as the clock, and compared field by field: the
  * reply (granted, wait, remaining, chosen position), the stored state (every number exactly; no key when the
@@ -177,6 +180,8 @@ class BucketScriptDifferentialTest {
         assertThat(tally.multiKey).as("reserves over candidates").isGreaterThan(CASES / 50);
         assertThat(tally.notFirst).as("reserves over candidates choosing another than the first")
                 .isGreaterThan(CASES / 500);
+        assertThat(tally.allGranted).as("all-of reserves granted").isGreaterThan(CASES / 200);
+        assertThat(tally.allRefused).as("all-of reserves refused").isGreaterThan(CASES / 200);
         assertThat(tally.deleted).as("refunds and penalties that leave a full bucket").isGreaterThan(CASES / 100);
         assertThat(tally.clamped).as("states read through the clamp").isGreaterThan(CASES / 50);
         assertThat(tally.expired).as("written keys whose PX of a ms or two was over before they were read (their"
@@ -198,8 +203,10 @@ class BucketScriptDifferentialTest {
      *
      * @param spelledOut the first key's number of limits is sent as {@code "01"} (the general path) instead of
      *                   {@code "1"}
+     * @param candidates for {@code all}: how many of the keys are candidates (the rest are shared); else 0
      */
-    private record Run(int id, String op, List<Bucket> buckets, long tokens, long arg, boolean spelledOut) {
+    private record Run(int id, String op, List<Bucket> buckets, long tokens, long arg, boolean spelledOut,
+                       int candidates) {
 
         String[] keys() {
             return buckets.stream().map(Bucket::key).toArray(String[]::new);
@@ -207,6 +214,9 @@ class BucketScriptDifferentialTest {
 
         String[] argv() {
             List<String> argv = new ArrayList<>(List.of(op, Long.toString(tokens), Long.toString(arg)));
+            if (op.equals("all")) {
+                argv.add(Integer.toString(candidates));
+            }
             for (int k = 0; k < buckets.size(); k++) {
                 Limits limits = buckets.get(k).limits();
                 argv.add((k == 0 && spelledOut ? "0" : "") + limits.size());
@@ -231,10 +241,25 @@ class BucketScriptDifferentialTest {
     /** The runs of case {@code id}: one, or two for a reserve on one key with one limit (both paths). */
     private List<Run> nextCase(int id, long nowEstimate) {
         int kind = random.nextInt(100);
-        String op = kind < 50 ? "reserve" : kind < 58 ? "candidates" : kind < 72 ? "peek" : kind < 86 ? "refund"
-                : "penalize";
+        String op = kind < 45 ? "reserve" : kind < 53 ? "candidates" : kind < 61 ? "all" : kind < 72 ? "peek"
+                : kind < 86 ? "refund" : "penalize";
         List<Bucket> buckets = new ArrayList<>();
-        if (op.equals("candidates")) {
+        int allOfCandidates = 0;
+        if (op.equals("all")) {
+            // candidates, then shared keys: the keys of an all-of acquire, some with a candidate's state and limits
+            allOfCandidates = 1 + random.nextInt(3);
+            int keys = allOfCandidates + 1 + random.nextInt(2);
+            for (int k = 0; k < keys; k++) {
+                String key = "diff:" + id + ":" + k;
+                if (k > 0 && random.nextInt(4) == 0) {
+                    Bucket earlier = buckets.get(random.nextInt(k));
+                    buckets.add(new Bucket(key, earlier.stored(), earlier.limits()));
+                } else {
+                    Limits limits = limits(1 + random.nextInt(2));
+                    buckets.add(new Bucket(key, state(limits, nowEstimate), limits));
+                }
+            }
+        } else if (op.equals("candidates")) {
             op = "reserve";
             int candidates = 2 + random.nextInt(3);
             for (int k = 0; k < candidates; k++) {
@@ -256,17 +281,17 @@ class BucketScriptDifferentialTest {
         long smallest = buckets.stream().mapToLong(b -> b.limits().capacity()).min().orElseThrow();
         long tokens = op.equals("refund") ? refundTokens(buckets.get(0), nowEstimate) : cost(smallest);
         long arg = switch (op) {
-            case "reserve" -> maxWait(buckets, tokens, nowEstimate);
+            case "reserve", "all" -> maxWait(buckets, tokens, nowEstimate);
             case "penalize" -> penalty();
             default -> -1; // what RedisBucketStore sends for peek and refund
         };
-        Run run = new Run(id, op, buckets, tokens, arg, false);
+        Run run = new Run(id, op, buckets, tokens, arg, false, allOfCandidates);
         if (!run.fastPathCandidate()) {
             return List.of(run);
         }
         Bucket only = buckets.get(0);
         Bucket twin = new Bucket(only.key() + ":01", only.stored(), only.limits());
-        return List.of(run, new Run(id, op, List.of(twin), tokens, arg, true));
+        return List.of(run, new Run(id, op, List.of(twin), tokens, arg, true, 0));
     }
 
     /** {@code count} limits, each with a burst (capacity × interval) of at most 2^51 µs. */
@@ -569,6 +594,21 @@ class BucketScriptDifferentialTest {
                 }
                 return new Expected(reply(d.granted(), d.waitTicks(), d.remaining(), best + 1, now), keys);
             }
+            case "all" -> {
+                int c = run.candidates();
+                long[][] all = reads.stream().map(Read::tats).toArray(long[][]::new);
+                List<Limits> allLimits = buckets.stream().map(Bucket::limits).toList();
+                AllOfDecision d = BucketMath.reserveAll(Arrays.copyOfRange(all, 0, c), allLimits.subList(0, c),
+                        Arrays.copyOfRange(all, c, all.length), allLimits.subList(c, all.length), now, tokens,
+                        run.arg());
+                if (d.granted()) {
+                    keys.set(d.chosen(), written(d.tatTicks(0), reads.get(d.chosen()), now));
+                    for (int k = c; k < buckets.size(); k++) {
+                        keys.set(k, written(d.tatTicks(1 + k - c), reads.get(k), now));
+                    }
+                }
+                return new Expected(reply(d.granted(), d.waitTicks(), d.remaining(), d.chosen() + 1, now), keys);
+            }
             case "peek" -> {
                 Decision p = peek(tats, now, tokens, limits);
                 return new Expected(reply(p.granted(), p.waitTicks(), p.remaining(), 1, now), keys);
@@ -754,6 +794,8 @@ class BucketScriptDifferentialTest {
         int clamped;
         int mismatches;
         int expired;
+        int allGranted;
+        int allRefused;
         final Map<String, Integer> byPath = new LinkedHashMap<>();
         final Map<String, Integer> byOp = new LinkedHashMap<>();
 
@@ -771,6 +813,13 @@ class BucketScriptDifferentialTest {
                     notFirst++;
                 }
             }
+            if (run.op().equals("all")) {
+                if (expected.reply().get(0) == 1) {
+                    allGranted++;
+                } else {
+                    allRefused++;
+                }
+            }
             if (run.op().equals("reserve")) {
                 if (expected.reply().get(0) == 1) {
                     granted++;
@@ -784,7 +833,8 @@ class BucketScriptDifferentialTest {
             if (readThroughClamp) {
                 clamped++;
             }
-            byOp.merge(run.buckets().size() > 1 ? "candidates" : run.op(), 1, Integer::sum);
+            byOp.merge(run.op().equals("all") ? "all" : run.buckets().size() > 1 ? "candidates" : run.op(), 1,
+                    Integer::sum);
         }
 
         void mismatched(Run run) {

@@ -130,4 +130,14 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("different Redis Cluster hash slots").hasMessageContaining("keyPrefix={tb}:");
     }
+
+    @Test
+    void allOfKeysInDifferentSlotsFailClearlyNamingThem() {
+        Limits one = Limits.of(Limit.of(1, 1, HOUR));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.reserveAll(java.util.List.of("proxy-a"),
+                        java.util.List.of(one), java.util.List.of("host-b"), java.util.List.of(one), 1, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("different Redis Cluster hash slots").hasMessageContaining("proxy-a")
+                .hasMessageContaining("host-b").hasMessageContaining("keyPrefix={tb}:");
+    }
 }
