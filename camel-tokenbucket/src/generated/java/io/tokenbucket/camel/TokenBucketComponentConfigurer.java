@@ -30,6 +30,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
     public boolean configure(CamelContext camelContext, Object obj, String name, Object value, boolean ignoreCase) {
         TokenBucketComponent target = (TokenBucketComponent) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "allof":
+        case "allOf": getOrCreateConfiguration(target).setAllOf(property(camelContext, java.lang.String.class, value)); return true;
         case "autowiredenabled":
         case "autowiredEnabled": target.setAutowiredEnabled(property(camelContext, boolean.class, value)); return true;
         case "capacity": getOrCreateConfiguration(target).setCapacity(property(camelContext, long.class, value)); return true;
@@ -46,6 +48,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "limitresolver":
         case "limitResolver": getOrCreateConfiguration(target).setLimitResolver(property(camelContext, io.tokenbucket.camel.TokenBucketLimitResolver.class, value)); return true;
         case "limits": getOrCreateConfiguration(target).setLimits(property(camelContext, java.lang.String.class, value)); return true;
+        case "maxallof":
+        case "maxAllOf": getOrCreateConfiguration(target).setMaxAllOf(property(camelContext, int.class, value)); return true;
         case "maxcandidates":
         case "maxCandidates": getOrCreateConfiguration(target).setMaxCandidates(property(camelContext, int.class, value)); return true;
         case "maxwait":
@@ -89,6 +93,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
     @Override
     public Class<?> getOptionType(String name, boolean ignoreCase) {
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "allof":
+        case "allOf": return java.lang.String.class;
         case "autowiredenabled":
         case "autowiredEnabled": return boolean.class;
         case "capacity": return long.class;
@@ -105,6 +111,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "limitresolver":
         case "limitResolver": return io.tokenbucket.camel.TokenBucketLimitResolver.class;
         case "limits": return java.lang.String.class;
+        case "maxallof":
+        case "maxAllOf": return int.class;
         case "maxcandidates":
         case "maxCandidates": return int.class;
         case "maxwait":
@@ -149,6 +157,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
     public Object getOptionValue(Object obj, String name, boolean ignoreCase) {
         TokenBucketComponent target = (TokenBucketComponent) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "allof":
+        case "allOf": return getOrCreateConfiguration(target).getAllOf();
         case "autowiredenabled":
         case "autowiredEnabled": return target.isAutowiredEnabled();
         case "capacity": return getOrCreateConfiguration(target).getCapacity();
@@ -165,6 +175,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "limitresolver":
         case "limitResolver": return getOrCreateConfiguration(target).getLimitResolver();
         case "limits": return getOrCreateConfiguration(target).getLimits();
+        case "maxallof":
+        case "maxAllOf": return getOrCreateConfiguration(target).getMaxAllOf();
         case "maxcandidates":
         case "maxCandidates": return getOrCreateConfiguration(target).getMaxCandidates();
         case "maxwait":

@@ -23,6 +23,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
     public boolean configure(CamelContext camelContext, Object obj, String name, Object value, boolean ignoreCase) {
         TokenBucketEndpoint target = (TokenBucketEndpoint) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "allof":
+        case "allOf": target.getConfiguration().setAllOf(property(camelContext, java.lang.String.class, value)); return true;
         case "capacity": target.getConfiguration().setCapacity(property(camelContext, long.class, value)); return true;
         case "cost": target.getConfiguration().setCost(property(camelContext, long.class, value)); return true;
         case "keyheader":
@@ -36,6 +38,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "limitresolver":
         case "limitResolver": target.getConfiguration().setLimitResolver(property(camelContext, io.tokenbucket.camel.TokenBucketLimitResolver.class, value)); return true;
         case "limits": target.getConfiguration().setLimits(property(camelContext, java.lang.String.class, value)); return true;
+        case "maxallof":
+        case "maxAllOf": target.getConfiguration().setMaxAllOf(property(camelContext, int.class, value)); return true;
         case "maxcandidates":
         case "maxCandidates": target.getConfiguration().setMaxCandidates(property(camelContext, int.class, value)); return true;
         case "maxwait":
@@ -73,6 +77,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
     @Override
     public Class<?> getOptionType(String name, boolean ignoreCase) {
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "allof":
+        case "allOf": return java.lang.String.class;
         case "capacity": return long.class;
         case "cost": return long.class;
         case "keyheader":
@@ -86,6 +92,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "limitresolver":
         case "limitResolver": return io.tokenbucket.camel.TokenBucketLimitResolver.class;
         case "limits": return java.lang.String.class;
+        case "maxallof":
+        case "maxAllOf": return int.class;
         case "maxcandidates":
         case "maxCandidates": return int.class;
         case "maxwait":
@@ -124,6 +132,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
     public Object getOptionValue(Object obj, String name, boolean ignoreCase) {
         TokenBucketEndpoint target = (TokenBucketEndpoint) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "allof":
+        case "allOf": return target.getConfiguration().getAllOf();
         case "capacity": return target.getConfiguration().getCapacity();
         case "cost": return target.getConfiguration().getCost();
         case "keyheader":
@@ -137,6 +147,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "limitresolver":
         case "limitResolver": return target.getConfiguration().getLimitResolver();
         case "limits": return target.getConfiguration().getLimits();
+        case "maxallof":
+        case "maxAllOf": return target.getConfiguration().getMaxAllOf();
         case "maxcandidates":
         case "maxCandidates": return target.getConfiguration().getMaxCandidates();
         case "maxwait":

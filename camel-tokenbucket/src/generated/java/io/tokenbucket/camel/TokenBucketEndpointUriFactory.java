@@ -23,7 +23,8 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(25);
+        Set<String> props = new HashSet<>(27);
+        props.add("allOf");
         props.add("capacity");
         props.add("cost");
         props.add("keyHeader");
@@ -32,6 +33,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("lazyStartProducer");
         props.add("limitResolver");
         props.add("limits");
+        props.add("maxAllOf");
         props.add("maxCandidates");
         props.add("maxWait");
         props.add("maxWaiting");

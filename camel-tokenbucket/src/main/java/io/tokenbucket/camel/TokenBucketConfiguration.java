@@ -37,6 +37,9 @@ public class TokenBucketConfiguration implements Cloneable {
     /** The default of {@code maxCandidates}. */
     public static final int DEFAULT_MAX_CANDIDATES = 100;
 
+    /** The default of {@code maxAllOf}. */
+    public static final int DEFAULT_MAX_ALL_OF = 8;
+
     @UriParam(defaultValue = "1", description = "The bucket size in tokens: how many exchanges may pass at once"
             + " after a quiet period (the burst). At least 1.")
     private long capacity = 1;
@@ -106,6 +109,19 @@ public class TokenBucketConfiguration implements Cloneable {
             + " one key read inside the script, which blocks Redis for every client while it runs (about a"
             + " microsecond per candidate). At least 1.")
     private int maxCandidates = DEFAULT_MAX_CANDIDATES;
+
+    @UriParam(description = "Keys whose buckets every acquire (and refund) of this endpoint also charges, separated"
+            + " by commas, for example global: the exchange's tokens are taken from its own key's bucket and from each"
+            + " of these in one atomic step, or from none; it waits for the slowest. Each key gets its limits as any"
+            + " key does (limitResolver, keyLimits, else the endpoint's). Header CamelTokenBucketAllOf replaces it."
+            + " At most maxAllOf keys. Default none.")
+    private String allOf;
+
+    @UriParam(label = "advanced", defaultValue = "8", description = "The most distinct keys the allOf option or"
+            + " header CamelTokenBucketAllOf may name (duplicates, and the exchange's own key, count once). More"
+            + " fails the exchange with an IllegalArgumentException naming the header. Every key of an acquire is"
+            + " locked (store=local) or read and written inside one script (store=redis). At least 1.")
+    private int maxAllOf = DEFAULT_MAX_ALL_OF;
 
     @UriParam(defaultValue = "local", enums = "local,redis", description = "Where the buckets live. local: in"
             + " this JVM's memory, one limit per Camel instance; redis: in Redis, one limit shared by every Camel"
@@ -200,6 +216,12 @@ public class TokenBucketConfiguration implements Cloneable {
         }
         if (maxCandidates < 1) {
             throw new IllegalArgumentException("maxCandidates must be at least 1, was " + maxCandidates);
+        }
+        if (maxAllOf < 1) {
+            throw new IllegalArgumentException("maxAllOf must be at least 1, was " + maxAllOf);
+        }
+        if (allOf != null) {
+            TokenBucketRequest.allOfOption(allOf, maxAllOf);
         }
         if (store == TokenBucketStoreType.redis
                 && !TokenBucketStoreBinding.isPresent("io.lettuce.core.AbstractRedisClient")) {
@@ -340,6 +362,26 @@ public class TokenBucketConfiguration implements Cloneable {
     /** Sets the most distinct candidate keys per exchange, at least 1. Default {@value #DEFAULT_MAX_CANDIDATES}. */
     public void setMaxCandidates(int maxCandidates) {
         this.maxCandidates = maxCandidates;
+    }
+
+    /** The keys every acquire and refund also charges, separated by commas. Default none. */
+    public String getAllOf() {
+        return allOf;
+    }
+
+    /** Sets the keys every acquire and refund also charges, separated by commas (null: none). Default none. */
+    public void setAllOf(String allOf) {
+        this.allOf = allOf;
+    }
+
+    /** The most distinct keys of {@code allOf} or header CamelTokenBucketAllOf. Default {@value #DEFAULT_MAX_ALL_OF}. */
+    public int getMaxAllOf() {
+        return maxAllOf;
+    }
+
+    /** Sets the most distinct all-of keys per exchange, at least 1. Default {@value #DEFAULT_MAX_ALL_OF}. */
+    public void setMaxAllOf(int maxAllOf) {
+        this.maxAllOf = maxAllOf;
     }
 
     /** Where the buckets live. Default {@link TokenBucketStoreType#local}. */

@@ -49,6 +49,16 @@ public final class TokenBucketConstants {
             + " exchange with IllegalArgumentException naming the header.", javaType = "String")
     public static final String CANDIDATES = "CamelTokenBucketCandidates";
 
+    @Metadata(label = "producer", description = "For acquire and refund: more keys whose buckets are charged too"
+            + " (a comma-separated String or a Collection), for example the target host's beside the proxy's key:"
+            + " the tokens are taken from the exchange's key (or the chosen candidate) and from every one of these in"
+            + " one atomic step, or from none; the exchange waits for the slowest, and a refund, or an exchange"
+            + " abandoned while waiting, gives them back to all. Each key has its own limits (limitResolver,"
+            + " keyLimits). Replaces the allOf option; empty: none. The exchange's own key counts once; a key that is"
+            + " also a candidate, or more than maxAllOf distinct keys, fail the exchange with"
+            + " IllegalArgumentException naming the header. Other operations ignore it.", javaType = "String")
+    public static final String ALL_OF = "CamelTokenBucketAllOf";
+
     @Metadata(label = "producer", description = "Set by peek and penalize: milliseconds until the requested"
             + " tokens would be available (0: now).", javaType = "Long")
     public static final String WAIT_ESTIMATE = "CamelTokenBucketWaitEstimate";

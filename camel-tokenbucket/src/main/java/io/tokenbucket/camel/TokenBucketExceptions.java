@@ -1,5 +1,6 @@
 package io.tokenbucket.camel;
 
+import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
@@ -60,6 +61,26 @@ final class TokenBucketExceptions {
     }
 
     /**
+     * Header {@code CamelTokenBucketAllOf} (or the {@code allOf} option) names more than {@code maxAllOf} distinct
+     * keys.
+     *
+     * @param endpointName the endpoint, or null when the option is checked before there is one
+     * @param source       the header's name, or {@code allOf} for the option
+     */
+    static IllegalArgumentException tooManyAllOf(String endpointName, String source, int max, Object raw) {
+        String where = source.equals("allOf") ? "Option allOf" : "Header " + source;
+        return new IllegalArgumentException(where + " names more than maxAllOf " + max + " distinct keys"
+                + (endpointName == null ? "" : " on tokenbucket:" + endpointName) + ", was '" + shown(raw) + "'");
+    }
+
+    /** Header {@code CamelTokenBucketAllOf} names a key that is also one of the candidates. */
+    static IllegalArgumentException allOfCandidate(String endpointName, String key) {
+        return new IllegalArgumentException("Header " + TokenBucketConstants.ALL_OF + " names key '" + shown(key)
+                + "', which is also a candidate in " + TokenBucketConstants.CANDIDATES + " on tokenbucket:"
+                + endpointName + ": a key is either charged always or chosen among others, not both");
+    }
+
+    /**
      * The cost is not a whole number from 1 to {@code capacity} ({@link Long#MAX_VALUE}: no upper bound).
      *
      * @param tokens the cost as read (0 when it was not a number)
@@ -93,11 +114,13 @@ final class TokenBucketExceptions {
     /**
      * An acquire that did not get its tokens and consumed none.
      *
+     * @param allOf     the all-of keys, charged with {@code key}, which the message names; null when none
      * @param waitNanos how long the tokens would have taken, in nanoseconds
      * @param full      whether it was refused a wait because every one of the {@code maxWaiting} places was taken
      */
     static TokenBucketRejectedException rejected(String endpointName, TokenBucketConfiguration config, String key,
-                                                 Limits limits, long tokens, long waitNanos, boolean full) {
+                                                 Limits limits, List<String> allOf, long tokens, long waitNanos,
+                                                 boolean full) {
         long waitMillis = TokenBucketLimitSource.ceilMillis(waitNanos);
         String why;
         if (full) {
@@ -112,8 +135,8 @@ final class TokenBucketExceptions {
                     + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms)";
         }
         return new TokenBucketRejectedException(endpointName, key, tokens, waitMillis, "tokenbucket:" + endpointName
-                + " rejected key '" + shown(key) + "': " + tokens + " token(s) " + why + " ("
-                + TokenBucketLimitSource.describe(limits) + ")");
+                + " rejected key '" + shown(key) + "'" + (allOf == null ? "" : " with all of " + shown(allOf)) + ": "
+                + tokens + " token(s) " + why + " (" + TokenBucketLimitSource.describe(limits) + ")");
     }
 
     /** The store failed or did not answer and the policy is to fail ({@code onStoreError=fail}). */

@@ -1,8 +1,10 @@
 package io.tokenbucket.camel;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Choice;
 import io.tokenbucket.store.Reservation;
@@ -19,7 +21,9 @@ import org.apache.camel.support.DefaultAsyncProducer;
  * exchange that must wait has already reserved its tokens (so waiters are served in reservation order); it
  * holds no thread while waiting ({@link TokenBucketWaiters}). Every exchange's callback is called exactly once,
  * also when the producer stops while it waits: it then fails with {@link TokenBucketException} and its tokens are
- * refunded. The other operations never wait and never fail for a lack of tokens.
+ * refunded. With all-of keys (header {@code CamelTokenBucketAllOf} or the {@code allOf} option) an acquire charges
+ * them with its own key in one store step, and a refund or an abandoned wait gives back to each. The other
+ * operations never wait and never fail for a lack of tokens.
  *
  * <p>The producer only decides: the exchange's headers are read by {@link TokenBucketRequest}, the limits come
  * from {@link TokenBucketLimitSource}, the store from {@link TokenBucketStoreBinding}, and every exception from
@@ -54,8 +58,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             BucketStore store = endpoint.store();
             return switch (request.operation()) {
                 case acquire -> acquire(exchange, callback, store, request, start);
-                case refund -> answer(exchange, callback, store.refund(request.stored(), request.limits(),
-                        request.tokens()), false);
+                case refund -> answer(exchange, callback, refund(store, request), false);
                 case remove -> answer(exchange, callback, store.remove(request.stored()), false);
                 case peek -> answer(exchange, callback, store.peek(request.stored(), request.limits(),
                         request.tokens()), true);
@@ -78,12 +81,19 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
         TokenBucketRequest.Candidates candidates = request.candidates();
+        TokenBucketRequest.Candidates allOf = request.allOf();
         CompletableFuture<?> answer;
         try {
-            answer = (candidates == null
-                    ? store.reserve(request.stored(), request.limits(), request.tokens(), accept)
-                    : store.reserveFreest(candidates.stored(), candidates.limits(), request.tokens(), accept))
-                    .toCompletableFuture();
+            if (allOf != null) {
+                answer = store.reserveAll(candidates != null ? candidates.stored() : List.of(request.stored()),
+                        candidates != null ? candidates.limits() : List.of(request.limits()), allOf.stored(),
+                        allOf.limits(), request.tokens(), accept).toCompletableFuture();
+            } else {
+                answer = (candidates == null
+                        ? store.reserve(request.stored(), request.limits(), request.tokens(), accept)
+                        : store.reserveFreest(candidates.stored(), candidates.limits(), request.tokens(), accept))
+                        .toCompletableFuture();
+            }
         } catch (RuntimeException e) {
             leave(place);
             throw e;
@@ -136,7 +146,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                            boolean place, long start, boolean sync) {
         Message message = exchange.getMessage();
         Reservation r = reservationOf(answer);
-        if (answer instanceof Choice choice) {
+        if (answer instanceof Choice choice && request.candidates() != null) {
             request = request.chosen(choice.index());
             message.setHeader(config.getKeyHeader(), request.key());
         }
@@ -155,7 +165,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             } else {
                 boolean full = !place && config.maxWaitNanos() > 0;
                 exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, request.key(),
-                        request.limits(), request.tokens(), r.waitNanos(), full));
+                        request.limits(), request.allOf() == null ? null : request.allOf().keys(), request.tokens(),
+                        r.waitNanos(), full));
             }
             callback.done(sync);
             return sync;
@@ -195,6 +206,25 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(false);
         }));
         return false;
+    }
+
+    /**
+     * Gives the request's tokens back to every key it charges (its own, and its all-of keys, each a refund of its
+     * own): answers the fewest tokens any of them has then, once all have answered.
+     */
+    static CompletionStage<Reservation> refund(BucketStore store, TokenBucketRequest request) {
+        if (request.allOf() == null) {
+            return store.refund(request.stored(), request.limits(), request.tokens());
+        }
+        List<String> keys = request.charged();
+        List<Limits> limits = request.chargedLimits();
+        CompletableFuture<Reservation> fewest = store.refund(keys.get(0), limits.get(0), request.tokens())
+                .toCompletableFuture();
+        for (int i = 1; i < keys.size(); i++) {
+            fewest = fewest.thenCombine(store.refund(keys.get(i), limits.get(i), request.tokens()),
+                    (a, b) -> a.remaining() <= b.remaining() ? a : b);
+        }
+        return fewest;
     }
 
     /** The headers of a refund, peek or penalize: the tokens remaining, and the wait estimate; a remove has none. */

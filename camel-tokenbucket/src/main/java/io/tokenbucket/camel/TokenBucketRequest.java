@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketKeys;
@@ -30,16 +32,18 @@ import org.apache.camel.NoSuchHeaderException;
  *                     to the capacity, for refund from 1 up; 0 for remove and penalize, which take none
  * @param penaltyNanos for penalize, header {@code CamelTokenBucketPenalty} in nanoseconds (at most 365 days); else 0
  * @param candidates   for acquire, the keys of header {@code CamelTokenBucketCandidates}; null without it
+ * @param allOf        for acquire and refund, the keys of header {@code CamelTokenBucketAllOf} (else of the
+ *                     {@code allOf} option), without the exchange's own key; null when there are none
  */
 record TokenBucketRequest(TokenBucketOperation operation, String key, String stored, Limits limits, long tokens,
-                          long penaltyNanos, Candidates candidates) {
+                          long penaltyNanos, Candidates candidates, Candidates allOf) {
 
     /** The bucket of exchanges without a key when the endpoint does not require one. */
     static final String DEFAULT_KEY = "";
 
     /**
      * The distinct candidate keys of one exchange in their order, with their stored forms and limits at the same
-     * positions.
+     * positions; also the shape of its all-of keys.
      */
     record Candidates(List<String> keys, List<String> stored, List<Limits> limits) {
     }
@@ -57,32 +61,101 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         TokenBucketOperation operation = operationOf(message);
         Candidates candidates = operation == TokenBucketOperation.acquire
                 ? candidatesOf(message, name, config.getMaxCandidates(), limitSource) : null;
+        boolean charges = operation == TokenBucketOperation.acquire || operation == TokenBucketOperation.refund;
         if (candidates != null) {
-            long capacity = Long.MAX_VALUE;
-            for (Limits limits : candidates.limits()) {
-                capacity = Math.min(capacity, limits.capacity());
+            Candidates allOf = allOfOf(message, name, config, limitSource, null);
+            long capacity = Math.min(smallestCapacity(candidates), smallestCapacity(allOf));
+            if (allOf != null) {
+                for (String key : allOf.keys()) {
+                    if (candidates.keys().contains(key)) {
+                        throw TokenBucketExceptions.allOfCandidate(name, key);
+                    }
+                }
             }
             return new TokenBucketRequest(operation, null, null, null, tokensOf(message, name, config, capacity), 0,
-                    candidates);
+                    candidates, allOf);
         }
         String key = keyOf(exchange, name, config);
         String stored = BucketKeys.bound(key);
         Limits limits = limitSource.limitsFor(key);
+        Candidates allOf = charges ? allOfOf(message, name, config, limitSource, key) : null;
         return switch (operation) {
-            case acquire, peek -> new TokenBucketRequest(operation, key, stored, limits,
-                    tokensOf(message, name, config, limits.capacity()), 0, null);
+            case acquire -> new TokenBucketRequest(operation, key, stored, limits,
+                    tokensOf(message, name, config, Math.min(limits.capacity(), smallestCapacity(allOf))), 0, null,
+                    allOf);
+            case peek -> new TokenBucketRequest(operation, key, stored, limits,
+                    tokensOf(message, name, config, limits.capacity()), 0, null, null);
             // a refund of more than the capacity is accepted: it fills the bucket and no more
             case refund -> new TokenBucketRequest(operation, key, stored, limits,
-                    tokensOf(message, name, config, Long.MAX_VALUE), 0, null);
-            case remove -> new TokenBucketRequest(operation, key, stored, limits, 0, 0, null);
-            case penalize -> new TokenBucketRequest(operation, key, stored, limits, 0, penaltyOf(message), null);
+                    tokensOf(message, name, config, Long.MAX_VALUE), 0, null, allOf);
+            case remove -> new TokenBucketRequest(operation, key, stored, limits, 0, 0, null, null);
+            case penalize -> new TokenBucketRequest(operation, key, stored, limits, 0, penaltyOf(message), null, null);
         };
     }
 
     /** The request as if the exchange had named only candidate {@code index}: the key the store chose. */
     TokenBucketRequest chosen(int index) {
         return new TokenBucketRequest(operation, candidates.keys().get(index), candidates.stored().get(index),
-                candidates.limits().get(index), tokens, penaltyNanos, null);
+                candidates.limits().get(index), tokens, penaltyNanos, null, allOf);
+    }
+
+    /** The keys whose buckets this request charges: its key (or the chosen candidate's) and its all-of keys. */
+    List<String> charged() {
+        return allOf == null ? List.of(stored) : with(stored, allOf.stored());
+    }
+
+    /** The limits of {@link #charged()}, at the same positions. */
+    List<Limits> chargedLimits() {
+        return allOf == null ? List.of(limits) : with(limits, allOf.limits());
+    }
+
+    private static <T> List<T> with(T first, List<T> rest) {
+        List<T> all = new ArrayList<>(1 + rest.size());
+        all.add(first);
+        all.addAll(rest);
+        return all;
+    }
+
+    private static long smallestCapacity(Candidates keys) {
+        long capacity = Long.MAX_VALUE;
+        if (keys != null) {
+            for (Limits limits : keys.limits()) {
+                capacity = Math.min(capacity, limits.capacity());
+            }
+        }
+        return capacity;
+    }
+
+    /**
+     * The all-of keys of header {@code CamelTokenBucketAllOf}, else of the {@code allOf} option, without
+     * {@code ownKey} (charged once); null when there are none.
+     */
+    private static Candidates allOfOf(Message message, String name, TokenBucketConfiguration config,
+                                      TokenBucketLimitSource source, String ownKey) {
+        Object raw = message.getHeader(TokenBucketConstants.ALL_OF);
+        String header = TokenBucketConstants.ALL_OF;
+        if (raw == null) {
+            raw = config.getAllOf();
+            header = "allOf";
+            if (raw == null) {
+                return null;
+            }
+        }
+        int max = config.getMaxAllOf();
+        String named = header;
+        Object shown = raw;
+        Set<String> distinct = distinctKeys(raw, key -> !key.equals(ownKey), max,
+                () -> TokenBucketExceptions.tooManyAllOf(name, named, max, shown));
+        return distinct.isEmpty() ? null : keysOf(distinct, source);
+    }
+
+    /**
+     * Checks the {@code allOf} option's text: at most {@code max} distinct keys.
+     *
+     * @throws IllegalArgumentException naming the option and its value
+     */
+    static void allOfOption(String text, int max) {
+        distinctKeys(text, key -> true, max, () -> TokenBucketExceptions.tooManyAllOf(null, "allOf", max, text));
     }
 
     private static TokenBucketOperation operationOf(Message message) {
@@ -123,28 +196,45 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         if (raw == null) {
             return null;
         }
+        Set<String> distinct = distinctKeys(raw, key -> true, max,
+                () -> TokenBucketExceptions.tooManyCandidates(name, max, raw));
+        if (distinct.isEmpty()) {
+            throw TokenBucketExceptions.noCandidate(raw);
+        }
+        return keysOf(distinct, source);
+    }
+
+    /**
+     * The distinct non-blank keys of a header value in their order, those {@code kept} accepts: a collection or
+     * any other {@link Iterable}, an array, or text separated by commas; read no further than one key past
+     * {@code max}, which fails with {@code tooMany}.
+     */
+    private static Set<String> distinctKeys(Object raw, Predicate<String> kept, int max,
+                                            Supplier<IllegalArgumentException> tooMany) {
         Set<String> distinct = new LinkedHashSet<>();
         if (raw instanceof Iterable<?> items) {
             for (Object item : items) {
-                addCandidate(distinct, item == null ? "" : item.toString().trim(), max, raw, name);
+                addKey(distinct, item == null ? "" : item.toString().trim(), kept, max, tooMany);
             }
         } else if (raw.getClass().isArray()) {
             for (int i = 0; i < java.lang.reflect.Array.getLength(raw); i++) {
                 Object item = java.lang.reflect.Array.get(raw, i);
-                addCandidate(distinct, item == null ? "" : item.toString().trim(), max, raw, name);
+                addKey(distinct, item == null ? "" : item.toString().trim(), kept, max, tooMany);
             }
         } else {
             String text = raw.toString();
             for (int from = 0; from <= text.length(); ) {
                 int comma = text.indexOf(',', from);
                 int to = comma < 0 ? text.length() : comma;
-                addCandidate(distinct, text.substring(from, to).trim(), max, raw, name);
+                addKey(distinct, text.substring(from, to).trim(), kept, max, tooMany);
                 from = to + 1;
             }
         }
-        if (distinct.isEmpty()) {
-            throw TokenBucketExceptions.noCandidate(raw);
-        }
+        return distinct;
+    }
+
+    /** Distinct keys with their stored forms and limits. */
+    private static Candidates keysOf(Set<String> distinct, TokenBucketLimitSource source) {
         List<String> keys = List.copyOf(distinct);
         List<String> stored = new ArrayList<>(keys.size());
         List<Limits> limits = new ArrayList<>(keys.size());
@@ -157,9 +247,10 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         return new Candidates(keys, List.copyOf(stored), List.copyOf(limits));
     }
 
-    private static void addCandidate(Set<String> candidates, String key, int max, Object raw, String name) {
-        if (!key.isEmpty() && candidates.add(key) && candidates.size() > max) {
-            throw TokenBucketExceptions.tooManyCandidates(name, max, raw);
+    private static void addKey(Set<String> keys, String key, Predicate<String> kept, int max,
+                               Supplier<IllegalArgumentException> tooMany) {
+        if (!key.isEmpty() && kept.test(key) && keys.add(key) && keys.size() > max) {
+            throw tooMany.get();
         }
     }
 

@@ -136,7 +136,7 @@ final class TokenBucketWaiters {
             if (t != null) {
                 t.cancel();
             }
-            endpoint.store().refund(request.stored(), request.limits(), request.tokens());
+            TokenBucketProducer.refund(endpoint.store(), request); // to every key it charged
             endpoint.getStatistics().abandoned();
             exchange.setException(TokenBucketExceptions.abandoned(endpoint.getName(), request.key(),
                     request.tokens(), why));

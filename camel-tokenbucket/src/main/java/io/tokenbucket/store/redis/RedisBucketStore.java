@@ -302,11 +302,13 @@ public final class RedisBucketStore implements BucketStore {
             operands.add(Integer.toString(c.keys().size()));
             c.limits().forEach(l -> appendLimits(operands, l));
             c.allOfLimits().forEach(l -> appendLimits(operands, l));
+            String first = redisKeys.get(0);
+            RedisClockOffset clock = clocks.of(first);
             long sentNanos = System.nanoTime();
-            return run("all", redisKeys.toArray(String[]::new), operands).thenApply(raw -> {
+            return run("all", redisKeys.toArray(String[]::new), operands, clock).thenApply(raw -> {
                 // the reply's remaining is the fewest of every charged key, so at most the chosen candidate's capacity
                 ScriptReply reply = ScriptReply.parse(raw, c.limits());
-                return new Choice(reply.chosenIndex(), reservation(reply, sentNanos));
+                return new Choice(reply.chosenIndex(), reservation(reply, sentNanos, clocks.still(clock, first)));
             });
         }
     }
