@@ -15,6 +15,9 @@
 -- returns   { granted (1 or 0), wait in microseconds, whole tokens remaining, the chosen key's position,
 --           the Redis clock's now in microseconds (the wait counts from it) }
 --
+-- 'all'     one reservation on the freest candidate and every shared key together (below, before the other
+--           general operations): ARGV[4] is the number of candidates c, KEYS[1..c] the candidates, the rest shared
+--
 -- 'batch'   several reservations in one call, each as its own 'reserve' on one key, in the order given, all at
 --           one now: KEYS[i] is reservation i's key (keys may repeat: each reservation on a key sees the state the
 --           one before it left), ARGV[2..] holds for each reservation in turn its tokens, its longest acceptable
