@@ -110,6 +110,7 @@ public final class ExampleApp {
         Main main = new Main();
         main.configure().addConfiguration(ExampleConfiguration.class);
         main.addMainListener(run);
+        main.addMainListener(new BrokerRun());
         return main;
     }
 }

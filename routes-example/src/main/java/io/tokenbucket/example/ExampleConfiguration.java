@@ -108,6 +108,12 @@ public class ExampleConfiguration implements CamelConfiguration {
             }
         }
 
+        // broker mode: the queue, the results and the dead letters move to the broker (BrokerQueue)
+        BrokerSettings broker = BrokerSettings.read((key, defaultValue) -> property(context, key, defaultValue));
+        if (broker.mode() != BrokerSettings.Mode.NONE) {
+            BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir", "target/scrape")));
+        }
+
         String dsl = property(context, "example.dsl", "java").toLowerCase(Locale.ROOT);
         switch (dsl) {
             case "java" -> context.addRoutes(new ScraperRoute());

@@ -1,0 +1,249 @@
+package io.tokenbucket.example;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import jakarta.jms.JMSContext;
+import jakarta.jms.JMSException;
+import jakarta.jms.JMSProducer;
+import jakarta.jms.Queue;
+
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.Route;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.component.jms.JmsComponent;
+import org.apache.camel.component.jms.JmsMessage;
+import org.apache.camel.spi.PropertiesComponent;
+import org.apache.camel.support.RoutePolicySupport;
+import org.apache.camel.util.json.Jsoner;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Broker mode ({@code example.broker}): the URL queue is an ActiveMQ Artemis queue that several instances share,
+ * through camel-jms. One instance starts the broker ({@code embedded}: {@link EmbeddedBroker}), the others connect
+ * ({@code tcp://host:port}); every instance consumes; the instance told to ({@code example.brokerFeed}) sends
+ * {@code example.urlFile} to the queue, and one ({@code example.brokerRecord}) writes every instance's lines.
+ *
+ * <p>How a URL is taken once and recorded exactly once:
+ * <ul>
+ *   <li>The scraper route reads the queue in a transacted JMS session ({@code transacted=true}, a local transaction
+ *       of the listener's own session, no transaction manager). camel-jms then processes the exchange to its end
+ *       before the listener commits, on the listener's thread, so the URL is acknowledged only when its route is
+ *       done; an exchange that fails rolls back and the URL is delivered again.</li>
+ *   <li>The route's result and dead-letter endpoints are {@link BrokerRecord}: the line is sent to
+ *       {@code <queue>.results} or {@code <queue>.dead} on that same session, so in that same transaction. If the
+ *       instance dies before the commit, the broker sees its connection close: the URL goes back to the queue (its
+ *       delivery count one up) and the line it had sent is dropped with the transaction. After the commit, both are
+ *       done. No window: the line and the acknowledgement are one commit. (Duplicate detection on the URL would add
+ *       nothing here, and would drop a URL fed again on purpose.)</li>
+ *   <li>One writer, the recording instance, reads those two queues (one transacted consumer each) and appends each
+ *       line to {@code example.results} / {@code example.deadLetter}, committing after the append. Its window: if
+ *       it dies between the append and the commit, a persistent external broker would hand it that line again and
+ *       it would be appended twice. With the embedded broker the queue dies with it, so this cannot happen (but the
+ *       lines not yet written are lost with it: see {@link EmbeddedBroker}).</li>
+ *   <li>A URL delivered {@code example.brokerDeliveries} times without a commit (every instance that took it died or
+ *       failed) is moved by the broker to {@code <queue>.undelivered}; the writer turns it into a dead-letter line.</li>
+ * </ul>
+ *
+ * <p>Bounds: each instance takes at most {@code example.brokerConsumers} URLs at once and prefetches none
+ * ({@code consumerWindowSize=0}: a URL stays in the queue, for any instance, until a consumer is free), and each
+ * queue of the embedded broker is bounded ({@link EmbeddedBroker#MAX_QUEUE_BYTES}).
+ */
+public final class BrokerQueue {
+
+    /** The registry name of this instance's broker queue (absent without broker mode). */
+    public static final String BEAN = "brokerQueue";
+    /** Exchange property: the JMS session that took the URL ({@link BrokerRecord} sends its line on it). */
+    static final String SESSION = "scrapeJmsSession";
+    /** Exchange property: how often the broker has delivered the URL (JMSXDeliveryCount, 1 the first time). */
+    static final String DELIVERIES = "scrapeDeliveries";
+    /** The registry names of the two line senders, which {@code example.results} and {@code example.deadLetter} name. */
+    static final String RESULT_BEAN = "brokerResult";
+    static final String DEAD_LETTER_BEAN = "brokerDeadLetter";
+
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerQueue.class);
+
+    private final BrokerSettings settings;
+    private final ActiveMQConnectionFactory factory;
+    private final String instance = ManagementFactory.getRuntimeMXBean().getName();
+    private final AtomicLong recorded = new AtomicLong();
+    private final AtomicBoolean allRecorded = new AtomicBoolean();
+    private volatile long expected = Long.MAX_VALUE;
+    private volatile Runnable whenAllRecorded = () -> { };
+
+    private BrokerQueue(BrokerSettings settings) {
+        this.settings = settings;
+        String url = settings.url();
+        // no prefetch: the broker hands a URL to a consumer that asks for one, so an instance does not hoard the queue
+        this.factory = new ActiveMQConnectionFactory(url.contains("consumerWindowSize=") ? url
+                : url + (url.contains("?") ? "&" : "?") + "consumerWindowSize=0");
+    }
+
+    /**
+     * Sets broker mode up on a context that is not started yet: starts the embedded broker (mode embedded), binds
+     * the {@code jms} component to it, points {@code example.queue}, {@code example.results} and
+     * {@code example.deadLetter} at the broker (the writer keeps the configured two), and adds the writer's routes
+     * when this instance records.
+     *
+     * @param context   the scraper's context, before its routes are added
+     * @param settings  broker mode's settings; mode not {@link BrokerSettings.Mode#NONE}
+     * @param outputDir the output folder (the embedded broker's instance folder goes in it)
+     * @return the queue, also bound as {@value #BEAN}
+     */
+    public static BrokerQueue install(CamelContext context, BrokerSettings settings, Path outputDir) throws Exception {
+        if (settings.mode() == BrokerSettings.Mode.EMBEDDED) {
+            EmbeddedBroker broker = new EmbeddedBroker(settings, outputDir.resolve("broker"));
+            // now, not with the context's services: the routes' consumers connect as they start
+            broker.start();
+            context.addService(broker);
+        }
+        BrokerQueue queue = new BrokerQueue(settings);
+        JmsComponent jms = new JmsComponent();
+        jms.setConnectionFactory(queue.factory);
+        context.addComponent("jms", jms);
+
+        PropertiesComponent properties = context.getPropertiesComponent();
+        String results = context.resolvePropertyPlaceholders("{{example.results}}");
+        String deadLetter = context.resolvePropertyPlaceholders("{{example.deadLetter}}");
+        properties.addOverrideProperty("example.queue", consumer(settings.queue(), settings.consumers()));
+        properties.addOverrideProperty("example.results", "bean:" + RESULT_BEAN);
+        properties.addOverrideProperty("example.deadLetter", "bean:" + DEAD_LETTER_BEAN);
+        context.getRegistry().bind(RESULT_BEAN, new BrokerRecord(settings.resultsQueue(), queue.instance));
+        context.getRegistry().bind(DEAD_LETTER_BEAN, new BrokerRecord(settings.deadLetterQueue(), queue.instance));
+        context.addRoutePolicyFactory((ctx, routeId, route) -> ScraperRoute.ROUTE_ID.equals(routeId)
+                ? new TakeSession() : null);
+        if (settings.record()) {
+            context.addRoutes(queue.writer(results, deadLetter));
+        }
+        context.getRegistry().bind(BEAN, queue);
+        LOG.info("Broker mode: {} at {}, queue {} ({} consumers), {}{}", settings.mode() == BrokerSettings.Mode.EMBEDDED
+                ? "embedded broker" : "broker", settings.url(), settings.queue(), settings.consumers(),
+                settings.feed() ? "feeding it, " : "", settings.record() ? "writing every instance's lines"
+                        : "lines written by the recording instance");
+        return queue;
+    }
+
+    /** A transacted camel-jms consumer of {@code queue} with {@code consumers} listeners. */
+    static String consumer(String queue, int consumers) {
+        // recoveryInterval: how soon a listener tries again when the broker is not (yet) reachable
+        return "jms:queue:" + queue + "?transacted=true&lazyCreateTransactionManager=false&concurrentConsumers="
+                + consumers + "&maxConcurrentConsumers=" + consumers + "&recoveryInterval=1000";
+    }
+
+    /**
+     * Sends {@code example.urlFile} to the queue when this instance feeds it (else does nothing); when it also
+     * records, runs {@code whenAllRecorded} once every URL sent has its line written.
+     *
+     * @param context         the started context
+     * @param whenAllRecorded what ends the run (Camel Main's completion)
+     * @return how many URLs were sent
+     */
+    public int feed(CamelContext context, Runnable whenAllRecorded) throws Exception {
+        if (!settings.feed()) {
+            LOG.info("URLs come from broker queue {} at {}; this instance runs until stopped", settings.queue(),
+                    settings.url());
+            return 0;
+        }
+        String location = context.resolvePropertyPlaceholders("{{example.urlFile}}");
+        List<String> urls = UrlSource.read(context, location);
+        LOG.info("Sending {} URLs from {} to broker queue {}", urls.size(), location, settings.queue());
+        try (JMSContext jms = factory.createContext(JMSContext.SESSION_TRANSACTED)) {
+            Queue queue = jms.createQueue(settings.queue());
+            JMSProducer producer = jms.createProducer();
+            int sent = 0;
+            for (String url : urls) {
+                producer.send(queue, url);
+                if (++sent % 100 == 0) {
+                    jms.commit();
+                }
+            }
+            jms.commit();
+        }
+        if (settings.record()) {
+            this.whenAllRecorded = whenAllRecorded;
+            expected = urls.size();
+            checkAllRecorded();
+        }
+        return urls.size();
+    }
+
+    /** Lines this instance has written (as the recording instance). */
+    public long recorded() {
+        return recorded.get();
+    }
+
+    /** The settings it runs with. */
+    public BrokerSettings settings() {
+        return settings;
+    }
+
+    private void checkAllRecorded() {
+        if (recorded.get() >= expected && allRecorded.compareAndSet(false, true)) {
+            whenAllRecorded.run();
+        }
+    }
+
+    private void written(Exchange exchange) {
+        recorded.incrementAndGet();
+        checkAllRecorded();
+    }
+
+    /** The one writer's routes: the two line queues to the configured endpoints, undelivered URLs to dead letters. */
+    private RouteBuilder writer(String results, String deadLetter) {
+        BrokerRecord dead = new BrokerRecord(settings.deadLetterQueue(), instance);
+        return new RouteBuilder() {
+            @Override
+            public void configure() {
+                from(consumer(settings.resultsQueue(), 1)).routeId("broker-results")
+                    .to(results)
+                    .process(BrokerQueue.this::written);
+                from(consumer(settings.deadLetterQueue(), 1)).routeId("broker-dead-letters")
+                    .to(deadLetter)
+                    .process(BrokerQueue.this::written);
+                // the broker gave up on these: a dead-letter line, sent in the same transaction as their removal
+                from(consumer(settings.undeliveredQueue(), 1)).routeId("broker-undelivered")
+                    .process(BrokerQueue.this::undeliveredLine)
+                    .process(dead);
+            }
+        };
+    }
+
+    private void undeliveredLine(Exchange exchange) {
+        String url = String.valueOf(exchange.getMessage().getBody(String.class));
+        Map<String, Object> line = new LinkedHashMap<>();
+        // shown as the scraper shows a URL: a refused one (too long, a password in it) shortened or masked
+        try {
+            line.put("url", TargetUrl.parse(url).given());
+        } catch (TargetUrl.Refused refused) {
+            line.put("url", refused.shown());
+        }
+        line.put("reason", "delivered by the broker as often as it allows (example.brokerDeliveries) without an"
+                + " outcome: the instances that took it died, or their route failed");
+        line.put("attempts", 0);
+        exchange.setProperty(DELIVERIES, settings.deliveries());
+        exchange.getMessage().setBody(Jsoner.serialize(line));
+    }
+
+    /** Puts the JMS session and the delivery count of the URL taken on the exchange as it begins. */
+    private static final class TakeSession extends RoutePolicySupport {
+        @Override
+        public void onExchangeBegin(Route route, Exchange exchange) {
+            if (exchange.getIn() instanceof JmsMessage in && in.getJmsSession() != null) {
+                exchange.setProperty(SESSION, in.getJmsSession());
+                try {
+                    exchange.setProperty(DELIVERIES, in.getJmsMessage().getIntProperty("JMSXDeliveryCount"));
+                } catch (JMSException | NumberFormatException e) {
+                    exchange.setProperty(DELIVERIES, 1);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package io.tokenbucket.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+import jakarta.jms.JMSConsumer;
+import jakarta.jms.JMSContext;
+
+import io.tokenbucket.example.demo.DemoSite;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.util.json.JsonObject;
+import org.apache.camel.util.json.Jsoner;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Broker mode in one JVM: its settings refused by name, and a run on the embedded broker (the scraper reading the
+ * broker queue, its lines going through the broker to the one writer). Several JVMs, one killed: src-it's
+ * BrokerQueueIT.
+ */
+class BrokerModeTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void badBrokerSettingsAreRejectedByName() throws Exception {
+        assertRejected("example.broker", "amqp://127.0.0.1:5672", "example.broker must be empty, embedded or"
+                + " tcp://host:port (Artemis URL parameters may follow after ?), was 'amqp://127.0.0.1:5672'");
+        assertRejected("example.broker", "tcp://127.0.0.1", "example.broker must be empty, embedded or"
+                + " tcp://host:port (Artemis URL parameters may follow after ?), was 'tcp://127.0.0.1'");
+        assertRejected("example.broker", "tcp://u:p@127.0.0.1:61616", "example.broker must be empty, embedded or"
+                + " tcp://host:port (Artemis URL parameters may follow after ?), was 'tcp://u:p@127.0.0.1:61616'");
+        assertRejected("example.brokerPort", "70000", "example.brokerPort must be from 1 to 65535, was 70000");
+        assertRejected("example.brokerPort", "any", "example.brokerPort must be a whole number from 1 to 65535,"
+                + " was 'any'");
+        assertRejected("example.brokerConsumers", "0", "example.brokerConsumers must be from 1 to 64, was 0");
+        assertRejected("example.brokerDeliveries", "1000", "example.brokerDeliveries must be from 1 to 100,"
+                + " was 1000");
+        assertRejected("example.brokerQueue", "urls?x=1", "example.brokerQueue must be 1 to 100 letters, digits,"
+                + " '.', '_' or '-' (starting with a letter or digit), was 'urls?x=1'");
+        assertRejected("example.brokerFeed", "yes", "example.brokerFeed must be true or false (or empty: false"
+                + " here), was 'yes'");
+        assertRejected("example.brokerRecord", "maybe", "example.brokerRecord must be true or false (or empty:"
+                + " false here), was 'maybe'");
+    }
+
+    @Test
+    void theDefaultsFeedAndRecordOnlyWhereTheBrokerIsStarted() {
+        BrokerSettings embedded = BrokerSettings.read((key, d) -> key.equals("example.broker") ? "embedded" : d);
+        assertThat(embedded.mode()).isEqualTo(BrokerSettings.Mode.EMBEDDED);
+        assertThat(embedded.url()).isEqualTo("tcp://127.0.0.1:61616");
+        assertThat(embedded.feed()).isTrue();
+        assertThat(embedded.record()).isTrue();
+        assertThat(embedded.consumers()).isEqualTo(8);
+        BrokerSettings other = BrokerSettings.read((key, d) -> key.equals("example.broker")
+                ? "tcp://127.0.0.1:61617?connectionTTL=5000" : d);
+        assertThat(other.mode()).isEqualTo(BrokerSettings.Mode.CONNECT);
+        assertThat(other.url()).isEqualTo("tcp://127.0.0.1:61617?connectionTTL=5000");
+        assertThat(other.feed()).isFalse();
+        assertThat(other.record()).isFalse();
+        assertThat(BrokerSettings.read((key, d) -> d).mode()).isEqualTo(BrokerSettings.Mode.NONE);
+    }
+
+    @Test
+    void aPortInUseIsReportedWithTheProperty() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+             CamelContext context = new DefaultCamelContext()) {
+            Properties properties = new Properties();
+            properties.setProperty("example.proxies", "http://127.0.0.1:9 id=p1");
+            properties.setProperty("example.broker", "embedded");
+            properties.setProperty("example.brokerPort", String.valueOf(taken.getLocalPort()));
+            properties.setProperty("example.outputDir", dir.toString());
+            context.getPropertiesComponent().setInitialProperties(properties);
+            assertThatIllegalStateException().isThrownBy(() -> new ExampleConfiguration().configure(context))
+                    .withMessageContaining("127.0.0.1:" + taken.getLocalPort() + " (example.brokerPort)");
+        }
+    }
+
+    @Test
+    void urlsFromTheEmbeddedBrokerAreRecordedOnceThroughIt() throws Exception {
+        int port = freePort();
+        try (DemoSite site = new DemoSite(dir, 2, "4/1s", 0, 100, 1000);
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, broker(port, "2"))) {
+            List<String> urls = scraper.pages(6);
+            scraper.scrape(urls);
+            // the writer's lines: each URL once, taken at its first delivery, named with this JVM
+            ScraperHarness.awaitUntil("six result lines", () -> scraper.results.getReceivedCounter(), n -> n >= 6,
+                    Duration.ofSeconds(20));
+            List<JsonObject> lines = scraper.results.getExchanges().stream().map(BrokerModeTest::line).toList();
+            assertThat(lines).map(l -> l.getString("url")).containsExactlyInAnyOrderElementsOf(urls);
+            assertThat(lines).allSatisfy(l -> {
+                assertThat(l.getInteger("status")).isEqualTo(200);
+                assertThat(l.getInteger("deliveries")).isEqualTo(1);
+                assertThat(l.getString("instance")).contains("@");
+            });
+            assertThat(scraper.dead.getReceivedCounter()).isZero();
+            assertThat(site.target().hits()).hasSize(6);
+
+            // a URL that every taker rolls back: the broker gives up after example.brokerDeliveries (2) and the
+            // writer turns it into a dead-letter line
+            scraper.context.getRouteController().stopRoute(ScraperRoute.ROUTE_ID);
+            ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory("tcp://127.0.0.1:" + port
+                    + "?consumerWindowSize=0");
+            try (JMSContext jms = factory.createContext(JMSContext.SESSION_TRANSACTED)) {
+                jms.createProducer().send(jms.createQueue("scraper.urls"), urls.get(0) + "?poison");
+                jms.commit();
+                try (JMSConsumer taker = jms.createConsumer(jms.createQueue("scraper.urls"))) {
+                    for (int delivery = 1; delivery <= 2; delivery++) {
+                        assertThat(taker.receiveBody(String.class, 10_000)).as("delivery %d", delivery)
+                                .endsWith("?poison");
+                        jms.rollback();
+                    }
+                }
+            } finally {
+                factory.close();
+            }
+            ScraperHarness.awaitUntil("the dead-letter line", () -> scraper.dead.getReceivedCounter(), n -> n >= 1,
+                    Duration.ofSeconds(20));
+            JsonObject dead = line(scraper.dead.getExchanges().get(0));
+            assertThat(dead.getString("url")).endsWith("?poison");
+            assertThat(dead.getString("reason")).contains("example.brokerDeliveries");
+            assertThat(dead.getInteger("deliveries")).isEqualTo(2);
+        }
+    }
+
+    private Map<String, String> broker(int port, String deliveries) {
+        Map<String, String> settings = new HashMap<>();
+        settings.put("example.broker", "embedded");
+        settings.put("example.brokerPort", String.valueOf(port));
+        settings.put("example.brokerDeliveries", deliveries);
+        settings.put("example.outputDir", dir.toString());
+        return settings;
+    }
+
+    private static JsonObject line(Exchange exchange) {
+        return (JsonObject) Jsoner.deserialize(exchange.getMessage().getBody(String.class), (JsonObject) null);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private static void assertRejected(String key, String value, String message) throws Exception {
+        try (CamelContext context = new DefaultCamelContext()) {
+            Properties properties = new Properties();
+            properties.setProperty("example.proxies", "http://127.0.0.1:9 id=p1");
+            properties.setProperty(key, value);
+            context.getPropertiesComponent().setInitialProperties(properties);
+            assertThatIllegalArgumentException().isThrownBy(() -> new ExampleConfiguration().configure(context))
+                    .withMessage(message);
+        }
+    }
+}
