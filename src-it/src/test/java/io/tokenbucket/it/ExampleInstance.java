@@ -132,6 +132,16 @@ final class ExampleInstance implements AutoCloseable {
         return process.isAlive();
     }
 
+    /** Its process id (in broker mode its result lines name it: {@code "instance":"<pid>@<host>"}). */
+    long pid() {
+        return process.pid();
+    }
+
+    /** Kills it at once (SIGKILL: no shutdown hook, no commit, its sockets closed by the kernel); returns once gone. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+
     /** Its name. */
     String name() {
         return name;

@@ -1,0 +1,152 @@
+package io.tokenbucket.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.demo.DemoTarget.Hit;
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
+import org.apache.camel.util.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Broker mode end to end: two instances of the example application (JVMs of their own, {@link ExampleInstance}) on
+ * one real Redis and one broker queue, fetching through three real forward proxies from a target that records every
+ * request. The first instance starts the embedded Artemis broker, feeds it the URLs and writes every instance's
+ * lines; the second connects to it. The second is killed (SIGKILL) while it holds URLs it has taken and not
+ * finished; then every URL must have been fetched at the target at least once and be recorded exactly once, and each
+ * proxy's shared limit must have held at the target in every window.
+ *
+ * <p>How it makes sure the killed instance held URLs: it takes 8 at once against the first's 2, with the proxies'
+ * tokens the bottleneck (3 proxies at 3 per second for 60 URLs), and it is killed only once 5 of its lines have
+ * been written, so it is in full swing with the queue far from empty; afterwards, the URLs it held show up as result
+ * lines whose broker delivery count is above 1, and the test requires some.
+ */
+class BrokerQueueIT {
+
+    private static final int URLS = 60;
+    private static final String PROXY_LIMIT = "3/1s";
+    private static final TargetLoad BUCKET = new TargetLoad(3, 1000);
+    private static final int TARGET_LIMIT = 15;
+    private static final List<String> PROXIES = List.of("p1", "p2", "p3");
+    private static final Duration RUN_TIMEOUT = Duration.ofSeconds(90);
+    private static final Path DIR = Path.of(System.getProperty("basedir", "."), "target", "e2e", "broker");
+
+    @Test
+    void twoInstancesOnOneBrokerQueueOneKilledMidRunEveryUrlFetchedAndRecordedOnce() throws Exception {
+        if (Files.exists(DIR)) {
+            try (Stream<Path> old = Files.walk(DIR)) {
+                old.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+        Files.createDirectories(DIR);
+        int port = freePort();
+        try (RedisHandle redis = RedisServers.standalone();
+             DemoSite site = new DemoSite(DIR, PROXIES.size(), PROXY_LIMIT, URLS, TARGET_LIMIT, 1000)) {
+            List<String> urls = Files.readAllLines(site.urlFile()).stream().filter(l -> !l.isBlank()).toList();
+            Map<String, String> common = Map.of("example.proxyFile", site.proxyFile().toString(),
+                    "example.urlFile", site.urlFile().toString(), "example.redisUri", redis.uri());
+            long began = System.nanoTime();
+            try (ExampleInstance first = ExampleInstance.start("broker-1", DIR, with(common, Map.of(
+                         "example.broker", "embedded", "example.brokerPort", String.valueOf(port),
+                         "example.brokerConsumers", "2")));
+                 ExampleInstance second = ExampleInstance.start("broker-2", DIR, with(common, Map.of(
+                         "example.broker", "tcp://127.0.0.1:" + port, "example.brokerConsumers", "8")))) {
+                String secondName = second.pid() + "@";
+                long deadline = System.nanoTime() + RUN_TIMEOUT.toNanos();
+                while (linesBy(first, secondName) < 5 && second.isAlive() && first.isAlive()
+                        && System.nanoTime() < deadline) {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+                }
+                assertThat(linesBy(first, secondName)).as("lines of the second instance before it is killed%s%s",
+                        first.logTail(), second.logTail()).isGreaterThanOrEqualTo(5);
+                assertThat(second.isAlive()).as("second instance running").isTrue();
+                long recordedAtKill = first.results().size();
+                long killedAt = System.nanoTime();
+                second.kill();
+
+                assertThat(first.awaitExit(RUN_TIMEOUT)).as("exit code of %s%s", first, first.logTail()).isZero();
+                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
+                List<Hit> hits = site.target().hits();
+                Files.write(DIR.resolve("target-hits.tsv"), hits.stream().map(h -> TimeUnit.NANOSECONDS.toMillis(
+                        h.nanos() - began) + "\t" + h.client() + "\t" + h.path() + "\t" + h.status()).toList());
+                List<JsonObject> results = first.results();
+                List<JsonObject> dead = first.deadLetters();
+
+                // recorded exactly once: every URL one line, none twice, none dead
+                assertThat(results).map(l -> l.getString("url")).as("result lines")
+                        .containsExactlyInAnyOrderElementsOf(urls);
+                assertThat(dead).as("dead letters").isEmpty();
+                // fetched at least once at the target: a URL the killed instance had fetched but not committed was
+                // fetched again by the other
+                Map<String, Long> fetches = TargetLoad.fetchesPerPath(hits);
+                assertThat(fetches.keySet()).as("URLs answered 200 at the target")
+                        .containsExactlyInAnyOrderElementsOf(urls.stream().map(u -> URI.create(u).getPath()).toList());
+                // the killed instance held URLs it had not finished: they came back from the broker
+                List<JsonObject> redelivered = results.stream().filter(l -> l.getInteger("deliveries") > 1).toList();
+                assertThat(redelivered).as("URLs the broker delivered again after the kill").isNotEmpty()
+                        .allSatisfy(l -> assertThat(l.getString("instance")).doesNotStartWith(secondName));
+                assertThat(hits).as("requests the target refused").noneMatch(h -> h.status() == 429);
+                Map<String, Long> transit = TargetLoad.fetchMillisByPath(results);
+                for (String proxy : PROXIES) {
+                    for (long window : new long[] {1_000, 5_000}) {
+                        assertThat(BUCKET.worstExcess(hits, h -> h.client().equals(proxy), window, transit))
+                                .as("most requests via %s in any %d ms at the target, over the shared bucket's bound"
+                                        + " (%s)", proxy, window, TargetLoad.perProxy(hits)).isLessThanOrEqualTo(0);
+                    }
+                }
+
+                Map<String, Long> byInstance = results.stream().collect(Collectors.groupingBy(
+                        l -> l.getString("instance").startsWith(secondName) ? "killed" : "broker's", Collectors.counting()));
+                long twice = fetches.values().stream().filter(n -> n > 1).count();
+                String windows = PROXIES.stream().map(p -> p + " " + TargetLoad.maxInAnyWindow(hits,
+                        h -> h.client().equals(p), 1_000) + "/" + TargetLoad.maxInAnyWindow(hits,
+                        h -> h.client().equals(p), 5_000)).collect(Collectors.joining(", "));
+                System.out.printf("[e2e] 5. broker queue, 2 JVMs, one killed after %d ms with %d of %d URLs recorded:"
+                        + " %d result lines (by instance %s), %d dead letters, %d URLs delivered again after the kill,"
+                        + " %d fetched twice at the target (fetched by the killed one, not committed), %d x 429; most"
+                        + " per 1 s / 5 s window %s (bucket bound %d / %d); %d ms in all%n",
+                        TimeUnit.NANOSECONDS.toMillis(killedAt - began), recordedAtKill, urls.size(), results.size(),
+                        byInstance, dead.size(), redelivered.size(), twice,
+                        hits.stream().filter(h -> h.status() == 429).count(), windows, BUCKET.bound(1_000),
+                        BUCKET.bound(5_000), millis);
+            }
+        }
+    }
+
+    /** Result lines written so far that {@code instance} fetched. */
+    private static long linesBy(ExampleInstance writer, String instance) {
+        try {
+            return writer.results().stream().filter(l -> String.valueOf(l.getString("instance")).startsWith(instance))
+                    .count();
+        } catch (RuntimeException e) {
+            return 0; // a line being written while it is read
+        }
+    }
+
+    private static Map<String, String> with(Map<String, String> common, Map<String, String> own) {
+        Map<String, String> all = new java.util.HashMap<>(common);
+        all.putAll(own);
+        return all;
+    }
+
+    private static int freePort() throws Exception {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+}
