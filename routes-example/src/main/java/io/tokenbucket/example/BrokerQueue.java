@@ -50,7 +50,8 @@ import org.slf4j.LoggerFactory;
  *       it would be appended twice. With the embedded broker the queue dies with it, so this cannot happen (but the
  *       lines not yet written are lost with it: see {@link EmbeddedBroker}).</li>
  *   <li>A URL delivered {@code example.brokerDeliveries} times without a commit (every instance that took it died or
- *       failed) is moved by the broker to {@code <queue>.undelivered}; the writer turns it into a dead-letter line.</li>
+ *       failed) is moved by the broker to {@code <queue>.undelivered}; the writer turns it into a dead-letter
+ *       line.</li>
  * </ul>
  *
  * <p>Bounds: each instance takes at most {@code example.brokerConsumers} URLs at once and prefetches none
@@ -65,8 +66,9 @@ public final class BrokerQueue {
     static final String SESSION = "scrapeJmsSession";
     /** Exchange property: how often the broker has delivered the URL (JMSXDeliveryCount, 1 the first time). */
     static final String DELIVERIES = "scrapeDeliveries";
-    /** The registry names of the two line senders, which {@code example.results} and {@code example.deadLetter} name. */
+    /** The registry name of the result line sender, which {@code example.results} names in broker mode. */
     static final String RESULT_BEAN = "brokerResult";
+    /** The registry name of the dead-letter line sender, which {@code example.deadLetter} names in broker mode. */
     static final String DEAD_LETTER_BEAN = "brokerDeadLetter";
 
     private static final Logger LOG = LoggerFactory.getLogger(BrokerQueue.class);

@@ -35,7 +35,7 @@ public class BrokerRun extends MainListenerSupport {
         }
     }
 
-    /** Why the URLs could not be sent to the broker queue; null when they were (or when this instance does not feed). */
+    /** Why the URLs could not be sent to the broker queue; null when they were, or when this instance does not feed. */
     public Exception problem() {
         return problem;
     }

@@ -69,6 +69,11 @@ public final class ExampleApp {
         if (run.problem() != null) {
             throw new IllegalStateException("The run failed: " + run.problem().getMessage(), run.problem());
         }
+        for (Object listener : main.getMainListeners()) {
+            if (listener instanceof BrokerRun broker && broker.problem() != null) {
+                throw new IllegalStateException("The run failed: " + broker.problem().getMessage(), broker.problem());
+            }
+        }
         ProxyStats stats = run.stats();
         long done = stats == null ? 0 : stats.fetched() + stats.deadLetters();
         if (exitCode != 0 || stats == null || done < run.sent()) {

@@ -1,7 +1,7 @@
 package io.tokenbucket.example;
 
+import static io.tokenbucket.example.ExampleConfigurationTest.assertRejected;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import java.io.IOException;
@@ -153,17 +153,6 @@ class BrokerModeTest {
     private static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
-        }
-    }
-
-    private static void assertRejected(String key, String value, String message) throws Exception {
-        try (CamelContext context = new DefaultCamelContext()) {
-            Properties properties = new Properties();
-            properties.setProperty("example.proxies", "http://127.0.0.1:9 id=p1");
-            properties.setProperty(key, value);
-            context.getPropertiesComponent().setInitialProperties(properties);
-            assertThatIllegalArgumentException().isThrownBy(() -> new ExampleConfiguration().configure(context))
-                    .withMessage(message);
         }
     }
 }

@@ -30,7 +30,8 @@ class ExampleConfigurationTest {
                 + " was 172800000 ms");
     }
 
-    private static void assertRejected(String key, String value, String message) throws Exception {
+    /** Asserts that configuring a context with {@code key=value} is refused with exactly {@code message}. */
+    static void assertRejected(String key, String value, String message) throws Exception {
         try (CamelContext context = new DefaultCamelContext()) {
             Properties properties = new Properties();
             properties.setProperty("example.proxies", "http://127.0.0.1:9 id=p1");

@@ -111,7 +111,8 @@ class BrokerQueueIT {
                 }
 
                 Map<String, Long> byInstance = results.stream().collect(Collectors.groupingBy(
-                        l -> l.getString("instance").startsWith(secondName) ? "killed" : "broker's", Collectors.counting()));
+                        l -> l.getString("instance").startsWith(secondName) ? "killed" : "broker's",
+                        Collectors.counting()));
                 long twice = fetches.values().stream().filter(n -> n > 1).count();
                 String windows = PROXIES.stream().map(p -> p + " " + TargetLoad.maxInAnyWindow(hits,
                         h -> h.client().equals(p), 1_000) + "/" + TargetLoad.maxInAnyWindow(hits,
