@@ -25,6 +25,8 @@ import org.apache.camel.util.json.JsonObject;
 import org.apache.camel.util.json.Jsoner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Broker mode in one JVM: its settings refused by name, and a run on the embedded broker (the scraper reading the
@@ -90,11 +92,12 @@ class BrokerModeTest {
         }
     }
 
-    @Test
-    void urlsFromTheEmbeddedBrokerAreRecordedOnceThroughIt() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void urlsFromTheEmbeddedBrokerAreRecordedOnceThroughIt(String dsl) throws Exception {
         int port = freePort();
         try (DemoSite site = new DemoSite(dir, 2, "4/1s", 0, 100, 1000);
-             ScraperHarness scraper = new ScraperHarness("java", dir, site, broker(port, "2"))) {
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, broker(port, "2"))) {
             List<String> urls = scraper.pages(6);
             scraper.scrape(urls);
             // the writer's lines: each URL once, taken at its first delivery, named with this JVM
