@@ -127,10 +127,15 @@ public final class BrokerQueue {
         }
         context.getRegistry().bind(BEAN, queue);
         LOG.info("Broker mode: {} at {}, queue {} ({} consumers), {}{}", settings.mode() == BrokerSettings.Mode.EMBEDDED
-                ? "embedded broker" : "broker", settings.url(), settings.queue(), settings.consumers(),
+                ? "embedded broker" : "broker", withoutQuery(settings.url()), settings.queue(), settings.consumers(),
                 settings.feed() ? "feeding it, " : "", settings.record() ? "writing every instance's lines"
                         : "lines written by the recording instance");
         return queue;
+    }
+
+    private static String withoutQuery(String url) {
+        int query = url.indexOf('?');
+        return query < 0 ? url : url.substring(0, query);
     }
 
     /** A transacted camel-jms consumer of {@code queue} with {@code consumers} listeners. */
@@ -151,7 +156,7 @@ public final class BrokerQueue {
     public int feed(CamelContext context, Runnable whenAllRecorded) throws Exception {
         if (!settings.feed()) {
             LOG.info("URLs come from broker queue {} at {}; this instance runs until stopped", settings.queue(),
-                    settings.url());
+                    withoutQuery(settings.url()));
             return 0;
         }
         String location = context.resolvePropertyPlaceholders("{{example.urlFile}}");

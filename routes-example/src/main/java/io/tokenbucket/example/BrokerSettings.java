@@ -13,7 +13,8 @@ import java.util.regex.Pattern;
  * @param mode       {@code example.broker}: none (empty, the default: the in-JVM {@code seda:} queue), embedded (this
  *                   instance starts an ActiveMQ Artemis broker on 127.0.0.1) or connect ({@code tcp://host:port})
  * @param url        the Artemis URL every JMS connection of this instance uses ({@code tcp://127.0.0.1:port} when
- *                   embedded); null in mode none
+ *                   embedded); null in mode none. Artemis URL parameters may follow, but no {@code user} or
+ *                   {@code *password*} one: Camel Main logs the value
  * @param port       {@code example.brokerPort}: the embedded broker's loopback port, 1 to 65535, default 61616
  * @param queue      {@code example.brokerQueue}: the URL queue's name, default {@code scraper.urls}; its results,
  *                   dead letters and undeliverable URLs go to {@code <queue>.results}, {@code <queue>.dead} and
@@ -115,6 +116,17 @@ public record BrokerSettings(Mode mode, String url, int port, String queue, int 
             }
         } catch (URISyntaxException e) {
             throw new IllegalArgumentException(refused, e);
+        }
+        // Camel Main prints every example.* value at start-up: a secret has no place in this one
+        int query = broker.indexOf('?');
+        if (query >= 0) {
+            for (String parameter : broker.substring(query + 1).split("&")) {
+                String name = parameter.split("=", 2)[0].toLowerCase(Locale.ROOT);
+                if (name.equals("user") || name.contains("password")) {
+                    throw new IllegalArgumentException("example.broker must not carry credentials (its value is"
+                            + " logged at start-up), was a URL with parameter '" + shown(name) + "'");
+                }
+            }
         }
         return broker;
     }

@@ -46,6 +46,8 @@ class BrokerModeTest {
                 + " tcp://host:port (Artemis URL parameters may follow after ?), was 'tcp://127.0.0.1'");
         assertRejected("example.broker", "tcp://u:p@127.0.0.1:61616", "example.broker must be empty, embedded or"
                 + " tcp://host:port (Artemis URL parameters may follow after ?), was 'tcp://u:p@127.0.0.1:61616'");
+        assertRejected("example.broker", "tcp://127.0.0.1:61616?user=scraper&password=s3cret", "example.broker must"
+                + " not carry credentials (its value is logged at start-up), was a URL with parameter 'user'");
         assertRejected("example.brokerPort", "70000", "example.brokerPort must be from 1 to 65535, was 70000");
         assertRejected("example.brokerPort", "any", "example.brokerPort must be a whole number from 1 to 65535,"
                 + " was 'any'");
