@@ -73,13 +73,23 @@ final class EmbeddedBroker extends ServiceSupport {
         try {
             broker.start();
         } catch (Exception e) {
+            stopQuietly();
             throw new IllegalStateException("The embedded broker (example.broker=embedded) cannot listen on 127.0.0.1:"
                     + settings.port() + " (example.brokerPort): " + e.getMessage(), e);
         }
         if (!broker.getActiveMQServer().isActive()) {
-            broker.stop();
+            stopQuietly();
             throw new IllegalStateException("The embedded broker (example.broker=embedded) did not start on"
                     + " 127.0.0.1:" + settings.port() + " (example.brokerPort): is the port in use?");
+        }
+    }
+
+    /** After a failed start: its threads must not keep the JVM alive. */
+    private void stopQuietly() {
+        try {
+            broker.stop();
+        } catch (Exception e) {
+            // the start's own failure is the one reported
         }
     }
 

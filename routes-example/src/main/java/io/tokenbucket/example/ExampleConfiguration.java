@@ -108,12 +108,6 @@ public class ExampleConfiguration implements CamelConfiguration {
             }
         }
 
-        // broker mode: the queue, the results and the dead letters move to the broker (BrokerQueue)
-        BrokerSettings broker = BrokerSettings.read((key, defaultValue) -> property(context, key, defaultValue));
-        if (broker.mode() != BrokerSettings.Mode.NONE) {
-            BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir", "target/scrape")));
-        }
-
         String dsl = property(context, "example.dsl", "java").toLowerCase(Locale.ROOT);
         switch (dsl) {
             case "java" -> context.addRoutes(new ScraperRoute());
@@ -123,6 +117,12 @@ public class ExampleConfiguration implements CamelConfiguration {
             case "main" -> { }
             default -> throw new IllegalArgumentException("example.dsl must be java, yaml or main, was '" + dsl
                     + "'");
+        }
+        // broker mode: the queue, the results and the dead letters move to the broker (BrokerQueue). Last, so that
+        // no refused setting leaves a started broker behind; the routes read those endpoints when they start
+        BrokerSettings broker = BrokerSettings.read((key, defaultValue) -> property(context, key, defaultValue));
+        if (broker.mode() != BrokerSettings.Mode.NONE) {
+            BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir", "target/scrape")));
         }
         LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}", ScraperRoute.ROUTE_ID, dsl, pool.ids(),
                 freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank() ? "local"
