@@ -117,7 +117,7 @@ class BrokerQueueIT {
                 String windows = PROXIES.stream().map(p -> p + " " + TargetLoad.maxInAnyWindow(hits,
                         h -> h.client().equals(p), 1_000) + "/" + TargetLoad.maxInAnyWindow(hits,
                         h -> h.client().equals(p), 5_000)).collect(Collectors.joining(", "));
-                System.out.printf("[e2e] 5. broker queue, 2 JVMs, one killed after %d ms with %d of %d URLs recorded:"
+                System.out.printf("[e2e] 6. broker queue, 2 JVMs, one killed after %d ms with %d of %d URLs recorded:"
                         + " %d result lines (by instance %s), %d dead letters, %d URLs delivered again after the kill,"
                         + " %d fetched twice at the target (fetched by the killed one, not committed), %d x 429; most"
                         + " per 1 s / 5 s window %s (bucket bound %d / %d); %d ms in all%n",
