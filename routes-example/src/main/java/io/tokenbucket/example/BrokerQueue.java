@@ -17,6 +17,7 @@ import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.Route;
+import org.apache.camel.builder.PredicateBuilder;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.component.jms.JmsComponent;
 import org.apache.camel.component.jms.JmsMessage;
@@ -45,10 +46,12 @@ import org.slf4j.LoggerFactory;
  *       done. No window: the line and the acknowledgement are one commit. (Duplicate detection on the URL would add
  *       nothing here, and would drop a URL fed again on purpose.)</li>
  *   <li>One writer, the recording instance, reads those two queues (one transacted consumer each) and appends each
- *       line to {@code example.results} / {@code example.deadLetter}, committing after the append. Its window: if
- *       it dies between the append and the commit, a persistent external broker would hand it that line again and
- *       it would be appended twice. With the embedded broker the queue dies with it, so this cannot happen (but the
- *       lines not yet written are lost with it: see {@link EmbeddedBroker}).</li>
+ *       line to {@code example.results} / {@code example.deadLetter}, committing after the append. If it dies
+ *       between the append and the commit, a persistent external broker hands it that line again, marked
+ *       redelivered; the line then equals the end of its file and is not appended again ({@link AlreadyWritten}).
+ *       That check needs a {@code file:} endpoint: with any other, a line may be written twice after a writer's
+ *       crash. With the embedded broker the queue dies with the writer, so it cannot happen there (but the lines not
+ *       yet written are lost with it: see {@link EmbeddedBroker}).</li>
  *   <li>A URL delivered {@code example.brokerDeliveries} times without a commit (every instance that took it died or
  *       failed) is moved by the broker to {@code <queue>.undelivered}; the writer turns it into a dead-letter
  *       line.</li>
@@ -209,11 +212,16 @@ public final class BrokerQueue {
         return new RouteBuilder() {
             @Override
             public void configure() {
+                // a redelivered line already at the end of its file was written before a crash: not again
                 from(consumer(settings.resultsQueue(), 1)).routeId("broker-results")
-                    .to(results)
+                    .filter(PredicateBuilder.not(new AlreadyWritten(results)))
+                        .to(results)
+                    .end()
                     .process(BrokerQueue.this::written);
                 from(consumer(settings.deadLetterQueue(), 1)).routeId("broker-dead-letters")
-                    .to(deadLetter)
+                    .filter(PredicateBuilder.not(new AlreadyWritten(deadLetter)))
+                        .to(deadLetter)
+                    .end()
                     .process(BrokerQueue.this::written);
                 // the broker gave up on these: a dead-letter line, sent in the same transaction as their removal
                 from(consumer(settings.undeliveredQueue(), 1)).routeId("broker-undelivered")
