@@ -34,6 +34,13 @@ public interface BucketStore extends AutoCloseable {
      */
     long MAX_WAIT_NANOS = TimeUnit.DAYS.toNanos(365);
 
+    /**
+     * The most keys, candidates and shared keys together, that one {@link #reserveAll} may name: 1,024. The local
+     * store locks every one of them, one stack frame each, so an unbounded list would overflow a thread's stack;
+     * more is refused with an {@link IllegalArgumentException} naming the count.
+     */
+    int MAX_ALL_OF_KEYS = 1024;
+
     /** The longest penalty: 365 days; {@link #penalize} with a longer one makes the key unavailable this long. */
     long MAX_PENALTY_NANOS = MAX_WAIT_NANOS;
 
@@ -110,7 +117,8 @@ public interface BucketStore extends AutoCloseable {
      * @param limits      the limits of each candidate, in the same order
      * @param allOfLimits the limits of each shared key, in the same order
      * @throws IllegalArgumentException at once when a key is named twice, there is no candidate, the lists and their
-     *                                  limits differ in length, or {@code tokens} exceeds a capacity
+     *                                  limits differ in length, they name more than {@link #MAX_ALL_OF_KEYS} keys,
+     *                                  or {@code tokens} exceeds a capacity
      */
     default CompletionStage<Choice> reserveAll(List<String> keys, List<Limits> limits, List<String> allOf,
                                                List<Limits> allOfLimits, long tokens, long maxWaitNanos) {
@@ -119,7 +127,7 @@ public interface BucketStore extends AutoCloseable {
 
     /**
      * Checks a {@link StoreCommand.ReserveAll} as every store does before deciding: at least one candidate, limits
-     * for every key, no key twice, a cost every key can grant.
+     * for every key, at most {@link #MAX_ALL_OF_KEYS} keys, no key twice, a cost every key can grant.
      *
      * @throws IllegalArgumentException naming what is wrong
      */
@@ -128,6 +136,12 @@ public interface BucketStore extends AutoCloseable {
                 || c.allOf().size() != c.allOfLimits().size()) {
             throw new IllegalArgumentException("an all-of reservation needs at least one candidate and limits for"
                     + " every key, was keys " + c.keys() + " and allOf " + c.allOf());
+        }
+        int named = c.keys().size() + c.allOf().size();
+        if (named > MAX_ALL_OF_KEYS) {
+            throw new IllegalArgumentException("an all-of reservation names at most " + MAX_ALL_OF_KEYS
+                    + " keys, candidates and allOf together, was " + named + " (" + c.keys().size()
+                    + " candidates and " + c.allOf().size() + " allOf keys)");
         }
         Set<String> seen = new HashSet<>();
         for (List<String> keys : List.of(c.keys(), c.allOf())) {

@@ -298,4 +298,34 @@ class LocalBucketStoreTest {
         clock.addAndGet(300 * MS);
         assertThat(store.peekNow("proxy", onePerSecond, 1).remaining()).isEqualTo(1);
     }
+
+    /**
+     * An all-of reservation locks every key it names, one stack frame per key: five thousand candidates with one
+     * shared key overflowed the stack (a StackOverflowError no caller handles, leaving the exchange unanswered).
+     * Past {@link BucketStore#MAX_ALL_OF_KEYS} keys it is refused at once, naming the count, on any thread.
+     */
+    @Test
+    void anAllOfReservationOfMoreKeysThanTheCeilingIsRefusedNotAStackOverflow() throws Exception {
+        Limits five = Limits.of(Limit.of(5, 1, 1000 * MS));
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 5000; i++) {
+            keys.add("k" + i);
+        }
+        Future<Throwable> outcome = pool.submit(() -> {
+            try {
+                store.reserveAll(keys, java.util.Collections.nCopies(keys.size(), five), List.of("host"),
+                        List.of(five), 1, 0);
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+        assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most " + BucketStore.MAX_ALL_OF_KEYS).hasMessageContaining("5001");
+        // at the ceiling it is granted, on a pool thread's ordinary stack
+        List<String> most = keys.subList(0, BucketStore.MAX_ALL_OF_KEYS - 1);
+        assertThat(pool.submit(() -> store.reserveAll(most, java.util.Collections.nCopies(most.size(), five),
+                List.of("host"), List.of(five), 1, 0).toCompletableFuture().join()).get(10, TimeUnit.SECONDS)
+                .reservation().granted()).isTrue();
+    }
 }
