@@ -40,6 +40,12 @@ public class TokenBucketConfiguration implements Cloneable {
     /** The default of {@code maxAllOf}. */
     public static final int DEFAULT_MAX_ALL_OF = 8;
 
+    /**
+     * The largest {@code maxAllOf}: 1,000, within the {@link io.tokenbucket.store.BucketStore#MAX_ALL_OF_KEYS} keys
+     * one store step may charge.
+     */
+    public static final int MAX_ALL_OF = 1000;
+
     @UriParam(defaultValue = "1", description = "The bucket size in tokens: how many exchanges may pass at once"
             + " after a quiet period (the burst). At least 1.")
     private long capacity = 1;
@@ -120,7 +126,7 @@ public class TokenBucketConfiguration implements Cloneable {
     @UriParam(label = "advanced", defaultValue = "8", description = "The most distinct keys the allOf option or"
             + " header CamelTokenBucketAllOf may name (duplicates, and the exchange's own key, count once). More"
             + " fails the exchange with an IllegalArgumentException naming the header. Every key of an acquire is"
-            + " locked (store=local) or read and written inside one script (store=redis). At least 1.")
+            + " locked (store=local) or read and written inside one script (store=redis). From 1 to 1000.")
     private int maxAllOf = DEFAULT_MAX_ALL_OF;
 
     @UriParam(defaultValue = "local", enums = "local,redis", description = "Where the buckets live. local: in"
@@ -217,8 +223,8 @@ public class TokenBucketConfiguration implements Cloneable {
         if (maxCandidates < 1) {
             throw new IllegalArgumentException("maxCandidates must be at least 1, was " + maxCandidates);
         }
-        if (maxAllOf < 1) {
-            throw new IllegalArgumentException("maxAllOf must be at least 1, was " + maxAllOf);
+        if (maxAllOf < 1 || maxAllOf > MAX_ALL_OF) {
+            throw new IllegalArgumentException("maxAllOf must be between 1 and " + MAX_ALL_OF + ", was " + maxAllOf);
         }
         if (allOf != null) {
             TokenBucketRequest.allOfOption(allOf, maxAllOf);
@@ -379,7 +385,7 @@ public class TokenBucketConfiguration implements Cloneable {
         return maxAllOf;
     }
 
-    /** Sets the most distinct all-of keys per exchange, at least 1. Default {@value #DEFAULT_MAX_ALL_OF}. */
+    /** Sets the most distinct all-of keys per exchange, from 1 to {@value #MAX_ALL_OF}. Default {@value #DEFAULT_MAX_ALL_OF}. */
     public void setMaxAllOf(int maxAllOf) {
         this.maxAllOf = maxAllOf;
     }

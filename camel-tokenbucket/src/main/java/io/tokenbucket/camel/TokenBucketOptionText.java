@@ -18,7 +18,8 @@ import java.util.regex.Pattern;
 final class TokenBucketOptionText {
 
     private static final Set<String> WHOLE_NUMBERS = Set.of("capacity", "refillAmount", "cost");
-    private static final Set<String> INT_NUMBERS = Set.of("metricsMaxKeys", "maxWaiting", "maxCandidates");
+    private static final Set<String> INT_NUMBERS = Set.of("metricsMaxKeys", "maxWaiting", "maxCandidates",
+            "maxAllOf");
     private static final Set<String> DURATIONS = Set.of("refillPeriod", "maxWait", "storeTimeout");
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
     /**
