@@ -73,9 +73,15 @@ final class TokenBucketExceptions {
                 + (endpointName == null ? "" : " on tokenbucket:" + endpointName) + ", was '" + shown(raw) + "'");
     }
 
-    /** Header {@code CamelTokenBucketAllOf} names a key that is also one of the candidates. */
-    static IllegalArgumentException allOfCandidate(String endpointName, String key) {
-        return new IllegalArgumentException("Header " + TokenBucketConstants.ALL_OF + " names key '" + shown(key)
+    /**
+     * Header {@code CamelTokenBucketAllOf} (or the {@code allOf} option) names a key that is also one of the
+     * candidates.
+     *
+     * @param fromOption true when the all-of keys came from the {@code allOf} option, not the header
+     */
+    static IllegalArgumentException allOfCandidate(String endpointName, String key, boolean fromOption) {
+        return new IllegalArgumentException((fromOption ? "Option allOf" : "Header " + TokenBucketConstants.ALL_OF)
+                + " names key '" + shown(key)
                 + "', which is also a candidate in " + TokenBucketConstants.CANDIDATES + " on tokenbucket:"
                 + endpointName + ": a key is either charged always or chosen among others, not both");
     }

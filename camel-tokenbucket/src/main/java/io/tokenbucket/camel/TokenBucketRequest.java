@@ -68,7 +68,8 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
             if (allOf != null) {
                 for (String key : allOf.keys()) {
                     if (candidates.keys().contains(key)) {
-                        throw TokenBucketExceptions.allOfCandidate(name, key);
+                        throw TokenBucketExceptions.allOfCandidate(name, key,
+                                message.getHeader(TokenBucketConstants.ALL_OF) == null);
                     }
                 }
             }

@@ -133,6 +133,15 @@ class TokenBucketAllOfTest extends TokenBucketTestSupport {
                 .getException()).as("an empty header: no all-of keys").isNull();
     }
 
+    /** A candidate that the allOf option names too: the error names the option, not a header the exchange lacks. */
+    @Test
+    void aCandidateThatTheOptionAlsoChargesFailsNamingTheOption() {
+        assertThat(send("direct:global", Map.of(TokenBucketConstants.CANDIDATES, "a,everyone")).getException())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("Option allOf names key 'everyone', which is also a candidate in "
+                        + TokenBucketConstants.CANDIDATES);
+    }
+
     @Test
     void theOptionIsBoundedAtStartup() {
         DefaultCamelContext other = new DefaultCamelContext();
