@@ -39,9 +39,11 @@ import java.util.List;
  * are at most {@code C + d/T}, exactly. For the key whose wait is the longest, {@code max(tat, R) = max(tat, now)}
  * (its wait comes from its own debt), so that key is charged as a single reservation would be, and waiters on it
  * stay in reservation order (FIFO); on the other keys the all-of exchange is released at {@code R}, and a later
- * reservation that has those keys' tokens sooner passes it (no head-of-line blocking). The price: on a key whose
+ * reservation that has those keys' tokens sooner passes it only within their burst. The price: on a key whose
  * own wait is shorter, the time between its own slot and {@code R} beyond its burst goes unused (a bucket's state is
- * one number, which cannot hold a hole), and a refund gives back the {@code n*T} but not that time.
+ * one number, which cannot hold a hole), so every later reservation on that key, all-of or not, waits until about
+ * {@code R} (head-of-line blocking: a slow host's backlog stalls its fast proxy for other hosts, up to the longest
+ * wait accepted); and a refund gives back the {@code n*T} but not that time.
  *
  * <p><b>No overflow, whatever the input.</b> Every step works on the <em>debt</em> {@code tat - now} (the time
  * until the bucket is full), never on clock readings added together, so any {@code now} (a nanosecond clock may
