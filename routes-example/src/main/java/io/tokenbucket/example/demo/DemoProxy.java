@@ -2,6 +2,7 @@ package io.tokenbucket.example.demo;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -33,7 +34,9 @@ import org.eclipse.jetty.util.Callback;
  * the proxies apart although they all connect from 127.0.0.1, and to the target's response, as RFC 9110
  * §7.6.3 asks and tinyproxy and squid do (Jetty's handler alone adds it to requests only). What the proxy
  * answers itself has no {@code Via}: Jetty's 502 when the target cannot be reached or closes without an
- * answer, the 407, and the answers of {@link #answerNext}. {@link #stop()} kills it mid-run; {@link #start()}
+ * answer, the 407, and the answers of {@link #answerNext}. Given a source address, it connects to targets from
+ * that address (Linux's loopback takes all of 127.0.0.0/8), so that a target sees one client IP per proxy, as it
+ * does with a real fleet. {@link #stop()} kills it mid-run; {@link #start()}
  * brings it back on the same port. Its {@link Mode} makes it behave like the proxies of a real fleet
  * ({@link Mode#CLOSE}: tinyproxy).
  */
@@ -101,6 +104,19 @@ public final class DemoProxy implements AutoCloseable {
      * @param mode     how it treats its client connections
      */
     public DemoProxy(String id, String username, String password, Mode mode) throws Exception {
+        this(id, username, password, mode, null);
+    }
+
+    /**
+     * @param id            the proxy id, also its {@code Via} name
+     * @param username      required user, or null for an open proxy
+     * @param password      required password (any characters: the proxy line encodes them)
+     * @param mode          how it treats its client connections
+     * @param sourceAddress the local address it connects to targets from (e.g. {@code 127.0.0.11}); null for the
+     *                      system's choice
+     */
+    public DemoProxy(String id, String username, String password, Mode mode, String sourceAddress)
+            throws Exception {
         this.id = id;
         this.username = username;
         this.password = password;
@@ -116,6 +132,14 @@ public final class DemoProxy implements AutoCloseable {
         });
         server.addConnector(connector);
         ProxyHandler.Forward forward = new ProxyHandler.Forward() {
+            @Override
+            protected void configureHttpClient(org.eclipse.jetty.client.HttpClient httpClient) {
+                super.configureHttpClient(httpClient);
+                if (sourceAddress != null) {
+                    httpClient.setBindAddress(new InetSocketAddress(sourceAddress, 0));
+                }
+            }
+
             @Override
             protected org.eclipse.jetty.client.Response.CompleteListener newServerToProxyResponseListener(
                     Request clientToProxyRequest, org.eclipse.jetty.client.Request proxyToServerRequest,

@@ -48,14 +48,26 @@ public final class DemoSite implements AutoCloseable {
             throws Exception {
         this.target = target;
         for (int i = 1; i <= proxies; i++) {
-            // a different password per proxy, so a mix-up would show as 407s
-            this.proxies.add(new DemoProxy("p" + i, "scraper", "s3cret-" + i, mode));
+            // a different password per proxy, so a mix-up would show as 407s; its own source address, so a target
+            // that limits per client IP sees one per proxy
+            this.proxies.add(new DemoProxy("p" + i, "scraper", "s3cret-" + i, mode, sourceAddress(i)));
         }
         proxyFile = dir.resolve("proxies.txt");
         writeProxyFile(proxyLimit);
         urlFile = dir.resolve("urls.txt");
-        Files.writeString(urlFile, IntStream.rangeClosed(1, urls).mapToObj(i -> target.baseUrl() + "/page/" + i)
+        // the pages spread over the target's hosts in turn: /page/1 on the first, /page/2 on the second, ...
+        List<String> hosts = target.baseUrls();
+        Files.writeString(urlFile, IntStream.rangeClosed(1, urls)
+                .mapToObj(i -> hosts.get((i - 1) % hosts.size()) + "/page/" + i)
                 .collect(Collectors.joining("\n", "", "\n")));
+    }
+
+    /** The address proxy {@code p<i>} connects to targets from: 127.0.0.(10+i), for 1 to 200 proxies. */
+    public static String sourceAddress(int i) {
+        if (i < 1 || i > 200) {
+            throw new IllegalArgumentException("a demo site has 1 to 200 proxies, was proxy " + i);
+        }
+        return "127.0.0." + (10 + i);
     }
 
     /** (Re)writes the proxy file with every proxy, each with {@code limit} when not null. */

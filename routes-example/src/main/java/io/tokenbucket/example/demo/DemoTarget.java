@@ -24,12 +24,15 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The demo's target site on 127.0.0.1, with a rate limit of its own like a real site, per client (the proxy
- * named by the last word of the {@code Via} header its forward proxy adds): either at most {@code limit}
+ * The demo's target site, with a rate limit of its own like a real site. Either one host, 127.0.0.1, that limits
+ * each client named by the last word of the {@code Via} header its forward proxy adds: at most {@code limit}
  * requests in any {@code windowMillis} ({@link #DemoTarget(int, long)}), or nginx's {@code limit_req}
- * ({@link #nginxLike}). Beyond it, it answers 429 with {@code Retry-After: 1}. It records every request (client,
- * time, raw path and query, status), so tests measure the rate, and what was asked for, where it matters: at the
- * target.
+ * ({@link #nginxLike}); or several hosts on loopback addresses of their own (127.0.0.2, 127.0.0.3, ...), each of
+ * which limits every client IP address on its own, a limit the scraper is not told ({@link #hiddenPerIp}): what
+ * a real site's rate limiter does, which sees addresses, not proxy names. Beyond its limit it answers 429, with
+ * {@code Retry-After: 1} (or, for {@link #hiddenPerIp} without it, none). It records every request (client, its
+ * address, the host it reached, time, raw path and query, status), so tests measure the rate, and what was asked
+ * for, where it matters: at the target.
  *
  * <p>Paths: {@code /page/...} answers 200 with a small page (the only paths that count against the limit);
  * {@code /status/NNN} answers that status; {@code /retry-after/VALUE} answers 429 with {@code Retry-After: VALUE}
@@ -49,8 +52,10 @@ public final class DemoTarget implements AutoCloseable {
      * @param path   the path as sent, still percent-encoded ({@code /page/p%C3%A4ge})
      * @param status the status answered, {@value #NO_ANSWER} when the connection was closed without an answer
      * @param query  the query as sent, still percent-encoded ({@code u=9&x=a%20b}); null when there was none
+     * @param ip     the address the request came from (a demo proxy's own source address, {@link DemoProxy})
+     * @param host   the host it reached, {@code address:port} (one of {@link #baseUrls()})
      */
-    public record Hit(String client, long nanos, String path, int status, String query) {
+    public record Hit(String client, long nanos, String path, int status, String query, String ip, String host) {
 
         /** The request target as sent: the path and, when there was one, {@code ?} and the query. */
         public String target() {
@@ -70,9 +75,14 @@ public final class DemoTarget implements AutoCloseable {
     /** The longest {@code /delay/MS}. */
     public static final long MAX_DELAY_MS = 10_000;
 
+    /** The most hosts a {@link #hiddenPerIp} target serves (127.0.0.2 to 127.0.0.33). */
+    public static final int MAX_HOSTS = 32;
+
     private final Server server = new Server();
     private final Limiter limiter;
     private final String description;
+    private final boolean perIp;
+    private final boolean retryAfter;
     private final List<Hit> hits = new ArrayList<>();
     private final java.util.Set<String> headerNames = new java.util.TreeSet<>();
 
@@ -84,7 +94,30 @@ public final class DemoTarget implements AutoCloseable {
      */
     public DemoTarget(int limit, long windowMillis) throws Exception {
         this(new SlidingWindow(limit, TimeUnit.MILLISECONDS.toNanos(windowMillis)),
-                limit + " requests per client per " + windowMillis + " ms");
+                limit + " requests per client per " + windowMillis + " ms", List.of("127.0.0.1"), false, true);
+    }
+
+    /**
+     * A site of {@code hosts} hosts, on 127.0.0.2, 127.0.0.3, ... (each its own port), each of which admits at
+     * most {@code perSecond} pages from one client IP address in any second, and answers 429 beyond that: a limit
+     * per (address, host), hidden from the scraper. The {@code Via} header plays no part: only a proxy that
+     * connects from an address of its own ({@link DemoProxy}'s source address) has a limit of its own.
+     *
+     * @param perSecond  pages per client address per host in any 1 s window, at least 1
+     * @param hosts      how many hosts, 1 to {@value #MAX_HOSTS}
+     * @param retryAfter whether a 429 carries {@code Retry-After: 1}
+     */
+    public static DemoTarget hiddenPerIp(int perSecond, int hosts, boolean retryAfter) throws Exception {
+        if (perSecond < 1 || hosts < 1 || hosts > MAX_HOSTS) {
+            throw new IllegalArgumentException("a hidden limit needs at least 1 page per second and 1 to "
+                    + MAX_HOSTS + " hosts, was " + perSecond + " and " + hosts);
+        }
+        List<String> addresses = new ArrayList<>();
+        for (int i = 0; i < hosts; i++) {
+            addresses.add("127.0.0." + (2 + i));
+        }
+        return new DemoTarget(new SlidingWindow(perSecond, TimeUnit.SECONDS.toNanos(1)), perSecond
+                + " pages per client address per host per second (hidden)", addresses, true, retryAfter);
     }
 
     /**
@@ -104,16 +137,21 @@ public final class DemoTarget implements AutoCloseable {
                     + ratePerSecond + " and " + burst);
         }
         return new DemoTarget(new LimitReq(ratePerSecond, burst), "like nginx limit_req rate=" + ratePerSecond
-                + "r/s burst=" + burst + " per client");
+                + "r/s burst=" + burst + " per client", List.of("127.0.0.1"), false, true);
     }
 
-    private DemoTarget(Limiter limiter, String description) throws Exception {
+    private DemoTarget(Limiter limiter, String description, List<String> addresses, boolean perIp,
+                       boolean retryAfter) throws Exception {
         this.limiter = limiter;
         this.description = description;
-        ServerConnector connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        acceptWhatRealServersAccept(connector);
-        server.addConnector(connector);
+        this.perIp = perIp;
+        this.retryAfter = retryAfter;
+        for (String address : addresses) {
+            ServerConnector connector = new ServerConnector(server);
+            connector.setHost(address);
+            acceptWhatRealServersAccept(connector);
+            server.addConnector(connector);
+        }
         server.setHandler(new Handler.Abstract() {
             @Override
             public boolean handle(Request request, Response response, Callback callback) {
@@ -134,9 +172,19 @@ public final class DemoTarget implements AutoCloseable {
                 .setUriCompliance(UriCompliance.LEGACY);
     }
 
-    /** The base URL, {@code http://127.0.0.1:PORT}. */
+    /** The base URL of the first host, {@code http://127.0.0.1:PORT} ({@link #hiddenPerIp}: 127.0.0.2). */
     public String baseUrl() {
-        return "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+        return baseUrls().get(0);
+    }
+
+    /** The base URL of every host, {@code http://ADDRESS:PORT}, in order. */
+    public List<String> baseUrls() {
+        List<String> urls = new ArrayList<>();
+        for (org.eclipse.jetty.server.Connector c : server.getConnectors()) {
+            ServerConnector connector = (ServerConnector) c;
+            urls.add("http://" + connector.getHost() + ":" + connector.getLocalPort());
+        }
+        return urls;
     }
 
     private void answer(Request request, Response response, Callback callback) {
@@ -144,11 +192,13 @@ public final class DemoTarget implements AutoCloseable {
         String path = request.getHttpURI().getPath();
         String client = client(request.getHeaders().get(HttpHeader.VIA));
         String query = request.getHttpURI().getQuery();
+        String ip = Request.getRemoteAddr(request);
+        String host = Request.getLocalAddr(request) + ":" + Request.getLocalPort(request);
         synchronized (this) {
             request.getHeaders().forEach(field -> headerNames.add(field.getLowerCaseName()));
         }
         if (path.equals("/reset")) {
-            record(new Hit(client, arrived, path, NO_ANSWER, query));
+            record(new Hit(client, arrived, path, NO_ANSWER, query, ip, host));
             // no status line, no headers: the proxy in front sees its connection closed under it
             request.getConnectionMetaData().getConnection().getEndPoint().close();
             callback.failed(new EofException("closed without an answer")); // Eof: Jetty logs no stack trace
@@ -156,7 +206,7 @@ public final class DemoTarget implements AutoCloseable {
         }
         if (path.startsWith("/delay/")) {
             long millis = Math.min(MAX_DELAY_MS, Long.parseLong(path.substring("/delay/".length())));
-            record(new Hit(client, arrived, path, 200, query));
+            record(new Hit(client, arrived, path, 200, query, ip, host));
             request.getComponents().getScheduler().schedule(() -> respond(response, callback, path, 200, "1"),
                     millis, TimeUnit.MILLISECONDS);
             return;
@@ -169,17 +219,18 @@ public final class DemoTarget implements AutoCloseable {
             status = 429;
             retryAfter = URLDecoder.decode(path.substring("/retry-after/".length()), StandardCharsets.UTF_8);
         } else if (path.startsWith("/page/")) {
-            status = admit(client, arrived) ? 200 : 429;
+            status = admit(perIp ? ip + " " + host : client, arrived) ? 200 : 429;
+            retryAfter = this.retryAfter ? "1" : null;
         } else {
             status = 404;
         }
-        record(new Hit(client, arrived, path, status, query));
+        record(new Hit(client, arrived, path, status, query, ip, host));
         respond(response, callback, path, status, retryAfter);
     }
 
     private static void respond(Response response, Callback callback, String path, int status, String retryAfter) {
         response.setStatus(status);
-        if (status == 429) {
+        if (status == 429 && retryAfter != null) {
             response.getHeaders().put(HttpHeader.RETRY_AFTER, retryAfter);
         }
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/html; charset=utf-8");

@@ -101,6 +101,47 @@ class DemoServersTest {
         }
     }
 
+    @Test
+    void theHiddenLimitCountsEachSourceAddressOnEachHostAndTheTargetSeesOneAddressPerProxy() throws Exception {
+        // 2 pages per client address per host in any second, 429 without Retry-After beyond it
+        try (DemoTarget target = DemoTarget.hiddenPerIp(2, 2, false);
+             DemoProxy p1 = new DemoProxy("p1", "u", "pw", DemoProxy.Mode.KEEPALIVE, DemoSite.sourceAddress(1));
+             DemoProxy p2 = new DemoProxy("p2", "u", "pw", DemoProxy.Mode.KEEPALIVE, DemoSite.sourceAddress(2))) {
+            List<String> hosts = target.baseUrls();
+            assertThat(hosts).hasSize(2);
+            assertThat(hosts.get(0)).startsWith("http://127.0.0.2:");
+            assertThat(hosts.get(1)).startsWith("http://127.0.0.3:");
+            List<String> responses = new ArrayList<>();
+            try (Socket socket = connect(p1)) {
+                for (int i = 1; i <= 3; i++) {
+                    responses.add(exchange(socket, hosts.get(0), "/page/" + i, "u:pw"));
+                }
+                responses.add(exchange(socket, hosts.get(1), "/page/4", "u:pw")); // another host
+            }
+            try (Socket socket = connect(p2)) {
+                responses.add(exchange(socket, hosts.get(0), "/page/5", "u:pw")); // another address
+            }
+            List<DemoTarget.Hit> hits = target.hits();
+            assertThat(hits).extracting(DemoTarget.Hit::ip)
+                    .containsExactly("127.0.0.11", "127.0.0.11", "127.0.0.11", "127.0.0.11", "127.0.0.12");
+            assertThat(hits).extracting(DemoTarget.Hit::host).containsExactly(host(hosts.get(0)),
+                    host(hosts.get(0)), host(hosts.get(0)), host(hosts.get(1)), host(hosts.get(0)));
+            List<Integer> statuses = responses.stream().map(DemoServersTest::status).toList();
+            assertThat(statuses.subList(0, 2)).containsOnly(200);
+            assertThat(statuses.subList(3, 5)).as("p1 on the other host, p2 on the first").containsOnly(200);
+            long spanMs = TimeUnit.NANOSECONDS.toMillis(hits.get(2).nanos() - hits.get(0).nanos());
+            if (spanMs < 1000) { // a stalled machine may spread them over more than the window
+                assertThat(statuses.get(2)).as("p1's third page on the first host, %d ms after its first", spanMs)
+                        .isEqualTo(429);
+                assertThat(responses.get(2)).doesNotContain("Retry-After");
+            }
+        }
+    }
+
+    private static String host(String baseUrl) {
+        return baseUrl.substring("http://".length());
+    }
+
     private static Socket connect(DemoProxy proxy) throws IOException {
         return new Socket(InetAddress.getLoopbackAddress(), proxy.port());
     }
@@ -116,9 +157,14 @@ class DemoServersTest {
     /** One proxied GET on the socket; returns the response head and body. */
     private static String exchange(Socket socket, DemoTarget target, String path, String credentials)
             throws IOException {
+        return exchange(socket, target.baseUrl(), path, credentials);
+    }
+
+    private static String exchange(Socket socket, String baseUrl, String path, String credentials)
+            throws IOException {
         String auth = Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8));
-        return exchange(socket, "GET " + target.baseUrl() + path + " HTTP/1.1\r\nHost: " + target.baseUrl()
-                .substring("http://".length()) + "\r\nProxy-Authorization: Basic " + auth + "\r\n\r\n");
+        return exchange(socket, "GET " + baseUrl + path + " HTTP/1.1\r\nHost: " + host(baseUrl)
+                + "\r\nProxy-Authorization: Basic " + auth + "\r\n\r\n");
     }
 
     /** Writes a request and reads one response, delimited by its Content-Length. */
