@@ -53,10 +53,18 @@ public class ExampleConfiguration implements CamelConfiguration {
         }
         // penalties go to the proxies' buckets too (every instance sharing Redis sees them); without the throttle
         // there are no buckets to tell
-        ProxyBuckets buckets = throttle ? new TokenBucketProxyBuckets(context, ScraperRoute.THROTTLE)
+        ProxyBuckets buckets = throttle ? new TokenBucketProxyBuckets(context, ScraperRoute.PAIRS)
                 : ProxyBuckets.NONE;
+        // a 429 rests its (proxy, host) pair: what the host asked, longer with jitter while its 429s keep coming
+        RestBackoff.Policy rests = new RestBackoff.Policy(millis(context, "example.penalty", "1s"),
+                millis(context, "example.maxRetryAfter", "60s"), millis(context, "example.forgiveAfter", "10s"),
+                new java.util.Random());
         ProxyPool pool = new ProxyPool(source, (int) number(context, "example.failuresToUnhealthy", "3"),
-                millis(context, "example.cooldown", "5s"), buckets, System::nanoTime);
+                millis(context, "example.cooldown", "5s"), buckets, System::nanoTime, rests);
+        if (Boolean.parseBoolean(property(context, "example.adaptive", "false"))) {
+            LOG.warn("example.adaptive=true, but this camel-tokenbucket has no adaptive rate yet: the (proxy, host)"
+                    + " buckets keep their proxy's fixed limit");
+        }
         ProxyStats stats = new ProxyStats();
         context.getRegistry().bind(ProxyPool.BEAN, pool);
         context.getRegistry().bind(ProxyStats.BEAN, stats);
@@ -64,7 +72,8 @@ public class ExampleConfiguration implements CamelConfiguration {
         boolean freest = throttle && choose.equals("freest");
         context.getRegistry().bind(ProxyChooser.BEAN, new ProxyChooser(pool, freest,
                 millis(context, "example.maxBackoff", "2s"), context));
-        context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool));
+        context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool, number(context, "example.capacity", "2"),
+                millis(context, "example.refillPeriod", "1s")));
         // one HttpClient per proxy, with the proxy's address and exact credentials, made before the routes start
         ProxyClients clients = new ProxyClients(context, stats,
                 Boolean.parseBoolean(property(context, "example.warmUp", "true")));
@@ -124,9 +133,10 @@ public class ExampleConfiguration implements CamelConfiguration {
         if (broker.mode() != BrokerSettings.Mode.NONE) {
             BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir", "target/scrape")));
         }
-        LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}", ScraperRoute.ROUTE_ID, dsl, pool.ids(),
-                freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank() ? "local"
-                        : "in Redis");
+        String hostLimit = property(context, "example.hostLimit", "");
+        LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}, per host {}", ScraperRoute.ROUTE_ID, dsl,
+                pool.ids(), freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank()
+                        ? "local" : "in Redis", hostLimit.isEmpty() || !throttle ? "unlimited" : hostLimit);
     }
 
     private static String property(CamelContext context, String key, String defaultValue) {

@@ -76,10 +76,12 @@ public class FetchOutcome implements Processor {
             failure = error == null ? "no response" : describe(error, pool.config(proxy));
             blame = error == null ? Blame.UNCLEAR : Blame.ofError(error);
         } else if (status == 429) {
-            long penalty = retryAfter.millis(exchange.getMessage().getHeader("Retry-After", String.class));
+            long asked = retryAfter.millis(exchange.getMessage().getHeader("Retry-After", String.class));
+            // the host's word about this proxy's address: the pair rests (longer when its 429s keep coming), the
+            // proxy goes on serving other hosts
+            long penalty = pool.penalise(proxy, exchange.getProperty(Scrape.HOST, String.class), asked);
             failure = "HTTP 429 (rests " + penalty + " ms)";
-            blame = null; // not a failure of anyone: the proxy rests, the URL is tried elsewhere
-            pool.penalise(proxy, penalty);
+            blame = null; // not a failure of anyone: the pair rests, the URL is tried elsewhere
             stats.tooManyRequests(proxy, waited);
         } else if (status == 407 || status >= 500) {
             boolean via = exchange.getMessage().getHeader("Via") != null;

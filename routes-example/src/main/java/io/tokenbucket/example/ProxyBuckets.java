@@ -1,9 +1,9 @@
 package io.tokenbucket.example;
 
 /**
- * What the pool tells the proxies' buckets: a penalty, nothing else. The application uses
- * {@link TokenBucketProxyBuckets}, which sends the component's {@code penalize} bucket operation to the throttle
- * endpoint, so a penalty also holds back the exchanges queued on the proxy's bucket and, with
+ * What the pool tells the buckets: a (proxy, host) pair's penalty, nothing else. The application uses
+ * {@link TokenBucketProxyBuckets}, which sends the component's {@code penalize} bucket operation to the pair's
+ * bucket ({@link ScraperRoute#PAIRS}), so a penalty also holds back the exchanges queued on that pair and, with
  * {@code store=redis}, every instance sees it. {@link #NONE} (without the throttle, and in unit tests) leaves
  * the penalty to the {@link ProxyPool} alone, which simply stops handing the proxy out.
  *
@@ -18,7 +18,7 @@ public interface ProxyBuckets {
     ProxyBuckets NONE = new ProxyBuckets() {
     };
 
-    /** The target asked this proxy to rest (429 / {@code Retry-After}) for {@code millis}. */
-    default void penalize(String proxyId, long millis) {
+    /** {@code host} asked this proxy to rest (429 / {@code Retry-After}): the pair rests {@code millis}. */
+    default void penalize(String proxyId, String host, long millis) {
     }
 }

@@ -73,6 +73,8 @@ public class ProxyChooser extends AsyncProcessorSupport {
         exchange.getMessage().removeHeaders("*");
         exchange.getMessage().setBody(null);
         exchange.removeProperty(Exchange.EXCEPTION_CAUGHT);
+        // the key of the per-host bucket and the host of the (proxy, host) pair bucket
+        exchange.getMessage().setHeader(ScraperRoute.HOST_HEADER, exchange.getProperty(Scrape.HOST, String.class));
         return attempt(exchange, callback, MIN_BACKOFF_MS, true);
     }
 
@@ -80,15 +82,17 @@ public class ProxyChooser extends AsyncProcessorSupport {
         pool.refresh();
         @SuppressWarnings("unchecked")
         List<String> tried = exchange.getProperty(Scrape.TRIED, List.class);
+        // a proxy whose pair with this URL's host rests after a 429 is no candidate for it
+        String host = exchange.getProperty(Scrape.HOST, String.class);
         if (freest) {
-            List<String> candidates = pool.candidates(tried);
+            List<String> candidates = pool.candidates(tried, host);
             if (!candidates.isEmpty()) {
                 offer(exchange, candidates);
                 callback.done(sync);
                 return sync;
             }
         } else {
-            ProxyConfig proxy = pool.choose(tried);
+            ProxyConfig proxy = pool.choose(tried, host);
             if (proxy != null) {
                 use(exchange, proxy);
                 callback.done(sync);
@@ -100,7 +104,7 @@ public class ProxyChooser extends AsyncProcessorSupport {
             callback.done(sync);
             return sync;
         }
-        long known = pool.millisUntilAvailable();
+        long known = pool.millisUntilAvailable(host);
         long wait = known > 0 ? Math.min(Math.max(known, MIN_BACKOFF_MS), maxBackoffMillis) : backoff;
         long nextBackoff = Math.min(backoff * 2, maxBackoffMillis);
         timer.schedule(() -> workers.execute(() -> attempt(exchange, callback, nextBackoff, false)), wait,

@@ -1,47 +1,77 @@
 package io.tokenbucket.example;
 
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 
 /**
- * The health of one proxy, on a nanosecond clock passed in by the caller (so tests need no sleeps).
+ * The health of one proxy and the rests of its (proxy, host) pairs, on a nanosecond clock passed in by the caller
+ * (so tests need no sleeps).
  *
  * <p>{@code failuresToUnhealthy} consecutive failures blamed on the proxy ({@link FetchOutcome} says which)
  * make it unhealthy for {@code cooldown}; after it the proxy is offered again ("probing"): one success makes it
- * healthy, one more failure sends it back for another cooldown. A 429 is not a failure of the proxy but a
- * penalty: the proxy rests for the time the target asked for. Health and penalty are this instance's view only;
- * neither touches the proxy's bucket except the penalty, which {@link ProxyPool} also sends to it. Synchronized:
- * attempts report on many threads.
+ * healthy, one more failure sends it back for another cooldown. A 429 is not a failure of the proxy but the word
+ * of one host about this proxy's address: the pair (this proxy, that host) rests ({@link RestBackoff}: what the
+ * host asked, growing with jitter while its 429s keep coming, forgiven after a quiet period), and the proxy stays
+ * available for every other host. Health and rests are this instance's view only; the rest also goes to the
+ * pair's bucket ({@link ProxyPool}), which every instance sharing the store sees. At most {@value #MAX_HOSTS}
+ * hosts are remembered per proxy, the least recently refused forgotten first. Synchronized: attempts report on
+ * many threads.
  */
 final class ProxyHealth {
 
+    /** The most (proxy, host) rests one proxy remembers. */
+    static final int MAX_HOSTS = 10_000;
+
     private final int failuresToUnhealthy;
     private final long cooldownNanos;
+    private final RestBackoff.Policy restPolicy;
     private int consecutiveFailures;
     private long unhealthyUntil;
     private boolean unhealthy;
-    private long penaltyUntil;
-    private boolean penalised;
+    private final Map<String, Rest> rests = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Rest> eldest) {
+            return size() > MAX_HOSTS;
+        }
+    };
 
-    ProxyHealth(int failuresToUnhealthy, long cooldownNanos) {
+    /** One pair's rest: until when, and how its next one grows. */
+    private static final class Rest {
+        final RestBackoff backoff;
+        long until;
+
+        Rest(RestBackoff backoff) {
+            this.backoff = backoff;
+        }
+    }
+
+    ProxyHealth(int failuresToUnhealthy, long cooldownNanos, RestBackoff.Policy restPolicy) {
         this.failuresToUnhealthy = failuresToUnhealthy;
         this.cooldownNanos = cooldownNanos;
+        this.restPolicy = restPolicy;
     }
 
-    /** Whether the proxy may be handed out at {@code now}. */
+    /** Whether the proxy may be handed out at {@code now} for some host (it is not unhealthy). */
     synchronized boolean available(long now) {
-        return (!unhealthy || now - unhealthyUntil >= 0) && (!penalised || now - penaltyUntil >= 0);
+        return !unhealthy || now - unhealthyUntil >= 0;
     }
 
-    /** Nanoseconds from {@code now} until the proxy is available again (0 when it is). */
-    synchronized long nanosUntilAvailable(long now) {
-        long wait = 0;
-        if (unhealthy) {
-            wait = Math.max(wait, unhealthyUntil - now);
-        }
-        if (penalised) {
-            wait = Math.max(wait, penaltyUntil - now);
-        }
-        return Math.max(0, wait);
+    /** Whether the proxy may be handed out at {@code now} for {@code host}: healthy and the pair not resting. */
+    synchronized boolean available(long now, String host) {
+        return available(now) && nanosResting(now, host) == 0;
+    }
+
+    /** Nanoseconds from {@code now} until the proxy is available for {@code host} again (0 when it is). */
+    synchronized long nanosUntilAvailable(long now, String host) {
+        long wait = unhealthy ? unhealthyUntil - now : 0;
+        return Math.max(0, Math.max(wait, nanosResting(now, host)));
+    }
+
+    private long nanosResting(long now, String host) {
+        Rest rest = host == null ? null : rests.get(host);
+        return rest == null ? 0 : Math.max(0, rest.until - now);
     }
 
     synchronized void success() {
@@ -64,23 +94,36 @@ final class ProxyHealth {
         return false;
     }
 
-    /** Rests the proxy until {@code now + nanos}; a longer penalty already running is kept. */
-    synchronized void penalise(long now, long nanos) {
-        long until = now + nanos;
-        if (!penalised || until - penaltyUntil > 0) {
-            penaltyUntil = until;
+    /**
+     * {@code host} answered 429 through this proxy at {@code now}, asking for {@code askedMillis}: the pair rests,
+     * for what was asked or (a repeated 429) longer; a longer rest already running is kept.
+     *
+     * @return the rest in milliseconds
+     */
+    synchronized long penalise(long now, String host, long askedMillis) {
+        Rest rest = rests.computeIfAbsent(host, h -> new Rest(restPolicy.newBackoff()));
+        long millis = rest.backoff.next(now, askedMillis);
+        long until = now + millis * 1_000_000L; // at most a day in nanoseconds: no overflow
+        if (until - rest.until > 0) {
+            rest.until = until;
         }
-        penalised = true;
+        return millis;
     }
 
-    /** A short word for the progress table: healthy, probing, rests 0.8s, DOWN 4.2s. */
+    /** A short word for the progress table: healthy, probing, DOWN 4.2s; and "rests on N hosts" while any do. */
     synchronized String describe(long now) {
-        if (unhealthy && unhealthyUntil - now > 0) {
-            return String.format(Locale.ROOT, "DOWN %.1fs", (unhealthyUntil - now) / 1e9);
+        int resting = 0;
+        for (Iterator<Rest> it = rests.values().iterator(); it.hasNext(); ) {
+            Rest rest = it.next();
+            if (rest.until - now > 0) {
+                resting++;
+            } else if (rest.backoff.forgiven(now)) {
+                it.remove(); // quiet long enough: nothing left to remember
+            }
         }
-        if (penalised && penaltyUntil - now > 0) {
-            return String.format(Locale.ROOT, "rests %.1fs", (penaltyUntil - now) / 1e9);
-        }
-        return unhealthy ? "probing" : "healthy";
+        String word = unhealthy && unhealthyUntil - now > 0
+                ? String.format(Locale.ROOT, "DOWN %.1fs", (unhealthyUntil - now) / 1e9)
+                : unhealthy ? "probing" : "healthy";
+        return resting == 0 ? word : word + ", rests on " + resting + (resting == 1 ? " host" : " hosts");
     }
 }

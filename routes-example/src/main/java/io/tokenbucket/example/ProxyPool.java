@@ -18,7 +18,9 @@ import org.slf4j.LoggerFactory;
  * The proxies the URLs are spread over, with their health. Bound in the registry as {@value #BEAN}.
  *
  * <p>{@link #choose} hands out the available proxies in round robin, preferring one the URL has not tried
- * yet; {@link #candidates} lists them all for {@code tokenbucket:} to take the freest; a proxy is unavailable while it is unhealthy (cooldown) or penalised (429). The list comes from a
+ * yet; {@link #candidates} lists them all for {@code tokenbucket:} to take the freest. A proxy is unavailable
+ * while it is unhealthy (cooldown), and for one host while that host rests it (a 429: {@link #penalise}). The
+ * list comes from a
  * {@link ProxySource}; {@link #refresh()} re-reads it when it changed, keeping the health of the proxies that
  * stay. Time is a nanosecond clock given to the constructor, so the tests need no sleeps.
  */
@@ -34,6 +36,7 @@ public class ProxyPool {
     private final long cooldownNanos;
     private final ProxyBuckets buckets;
     private final LongSupplier clock;
+    private final RestBackoff.Policy restPolicy;
     private final AtomicLong turn = new AtomicLong();
     private volatile Map<String, Entry> entries = Map.of();
     private volatile List<String> orderedIds = List.of();
@@ -48,6 +51,20 @@ public class ProxyPool {
      */
     public ProxyPool(ProxySource source, int failuresToUnhealthy, long cooldownMillis, ProxyBuckets buckets,
                      LongSupplier clock) {
+        this(source, failuresToUnhealthy, cooldownMillis, buckets, clock, RestBackoff.Policy.defaults());
+    }
+
+    /**
+     * @param source              where the proxy list comes from
+     * @param failuresToUnhealthy consecutive failures that make a proxy unhealthy, at least 1
+     * @param cooldownMillis      how long an unhealthy proxy is left alone before it is tried again
+     * @param buckets             told about penalties (the seam for the bucket operation)
+     * @param clock               nanosecond clock ({@code System::nanoTime})
+     * @param restPolicy          how a (proxy, host) pair's rests grow after repeated 429s
+     */
+    ProxyPool(ProxySource source, int failuresToUnhealthy, long cooldownMillis, ProxyBuckets buckets,
+              LongSupplier clock, RestBackoff.Policy restPolicy) {
+        this.restPolicy = restPolicy;
         if (failuresToUnhealthy < 1) {
             throw new IllegalArgumentException("example.failuresToUnhealthy must be at least 1, was "
                     + failuresToUnhealthy);
@@ -104,7 +121,7 @@ public class ProxyPool {
             }
             Entry kept = old.get(config.id());
             ProxyHealth health = kept != null && kept.config.equals(config) ? kept.health
-                    : new ProxyHealth(failuresToUnhealthy, cooldownNanos);
+                    : new ProxyHealth(failuresToUnhealthy, cooldownNanos, restPolicy);
             next.put(config.id(), new Entry(config, health));
         }
         entries = Map.copyOf(next);
@@ -119,6 +136,14 @@ public class ProxyPool {
      * available now (see {@link #millisUntilAvailable()}).
      */
     public ProxyConfig choose(Collection<String> tried) {
+        return choose(tried, null);
+    }
+
+    /**
+     * The next proxy available for {@code host} (null: any host) in round robin, preferring one not in
+     * {@code tried}; null when none is available now (see {@link #millisUntilAvailable(String)}).
+     */
+    public ProxyConfig choose(Collection<String> tried, String host) {
         List<String> ids = orderedIds;
         Map<String, Entry> current = entries;
         long now = clock.getAsLong();
@@ -130,7 +155,7 @@ public class ProxyPool {
         ProxyConfig fallback = null;
         for (int i = 0; i < n; i++) {
             Entry e = current.get(ids.get((int) Math.floorMod(start + i, (long) n)));
-            if (e != null && e.health.available(now)) {
+            if (e != null && available(e, now, host)) {
                 if (!tried.contains(e.config.id())) {
                     return e.config;
                 }
@@ -149,6 +174,14 @@ public class ProxyPool {
      * (header {@code CamelTokenBucketCandidates}).
      */
     public List<String> candidates(Collection<String> tried) {
+        return candidates(tried, null);
+    }
+
+    /**
+     * As {@link #candidates(Collection)}, of the proxies available for {@code host} (null: any host): a proxy
+     * whose pair with that host rests after a 429 is no candidate for it, and still one for every other host.
+     */
+    public List<String> candidates(Collection<String> tried, String host) {
         List<String> ids = orderedIds;
         Map<String, Entry> current = entries;
         long now = clock.getAsLong();
@@ -158,7 +191,7 @@ public class ProxyPool {
         long start = n == 0 ? 0 : turn.getAndIncrement();
         for (int i = 0; i < n; i++) {
             Entry e = current.get(ids.get((int) Math.floorMod(start + i, (long) n)));
-            if (e != null && e.health.available(now)) {
+            if (e != null && available(e, now, host)) {
                 available.add(e.config.id());
                 if (!tried.contains(e.config.id())) {
                     untried.add(e.config.id());
@@ -168,12 +201,21 @@ public class ProxyPool {
         return untried.isEmpty() ? available : untried;
     }
 
+    private static boolean available(Entry e, long now, String host) {
+        return host == null ? e.health.available(now) : e.health.available(now, host);
+    }
+
     /** Milliseconds until the first proxy becomes available again; -1 when the pool is empty. */
     public long millisUntilAvailable() {
+        return millisUntilAvailable(null);
+    }
+
+    /** Milliseconds until the first proxy becomes available for {@code host} again; -1 when the pool is empty. */
+    public long millisUntilAvailable(String host) {
         long now = clock.getAsLong();
         long best = Long.MAX_VALUE;
         for (Entry e : entries.values()) {
-            best = Math.min(best, e.health.nanosUntilAvailable(now));
+            best = Math.min(best, e.health.nanosUntilAvailable(now, host));
         }
         return best == Long.MAX_VALUE ? -1 : TimeUnit.NANOSECONDS.toMillis(best);
     }
@@ -198,13 +240,22 @@ public class ProxyPool {
         }
     }
 
-    /** The target answered 429 through this proxy: it rests for {@code millis}. */
-    public void penalise(String id, long millis) {
+    /**
+     * {@code host} answered 429 through this proxy, asking for {@code askedMillis} (its {@code Retry-After},
+     * capped): the pair (proxy, host) rests, for that or, while its 429s keep coming, longer
+     * ({@link RestBackoff}); the proxy stays available for other hosts. The rest also goes to the pair's bucket
+     * ({@link ProxyBuckets}), so the instances sharing it rest the pair too.
+     *
+     * @return the rest in milliseconds (0 when the proxy is no longer in the pool)
+     */
+    public long penalise(String id, String host, long askedMillis) {
         Entry e = entries.get(id);
-        if (e != null) {
-            e.health.penalise(clock.getAsLong(), TimeUnit.MILLISECONDS.toNanos(millis));
-            buckets.penalize(id, millis);
+        if (e == null) {
+            return 0;
         }
+        long millis = e.health.penalise(clock.getAsLong(), host, askedMillis);
+        buckets.penalize(id, host, millis);
+        return millis;
     }
 
     /** The health word of each proxy (healthy, probing, rests 0.8s, DOWN 4.2s), in pool order. */

@@ -34,6 +34,9 @@ public final class Scrape {
      */
     public static final String SUSPECTS = "scrapeSuspects";
 
+    /** The URL's host key ({@link HostKey}): its per-host bucket and its (proxy, host) pairs. */
+    public static final String HOST = "scrapeHost";
+
     /** The URL checked and encoded for camel-http ({@link TargetUrl}); absent when it was refused. */
     public static final String TARGET = "scrapeTarget";
     /**

@@ -33,7 +33,14 @@ public class ScrapeStart implements Processor {
         try {
             TargetUrl target = TargetUrl.parse(given);
             exchange.setProperty(Scrape.URL, target.given());
+            String host;
+            try {
+                host = HostKey.of(target);
+            } catch (IllegalArgumentException e) {
+                throw new TargetUrl.Refused(e.getMessage(), target.given());
+            }
             exchange.setProperty(Scrape.TARGET, target);
+            exchange.setProperty(Scrape.HOST, host);
         } catch (TargetUrl.Refused refused) {
             exchange.setProperty(Scrape.URL, refused.shown());
             exchange.setProperty(Scrape.REASON, "not fetched: " + refused.getMessage());

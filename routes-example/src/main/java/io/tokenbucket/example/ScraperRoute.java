@@ -1,5 +1,6 @@
 package io.tokenbucket.example;
 
+import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.camel.TokenBucketRejectedException;
 import io.tokenbucket.camel.TokenBucketStoreException;
 import org.apache.camel.builder.RouteBuilder;
@@ -33,6 +34,35 @@ public class ScraperRoute extends RouteBuilder {
     public static final String THROTTLE = "tokenbucket:proxies?keyHeader=" + ProxyStats.PROXY_HEADER
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
             + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
+
+    /** The header with the URL's host key ({@link HostKey}), set by {@link ProxyChooser}: the per-host bucket's key. */
+    public static final String HOST_HEADER = "scrapeHost";
+
+    /** The header with the (proxy, host) pair's key, {@code "<proxy id> <host key>"}: the pair bucket's key. */
+    public static final String PAIR_HEADER = "scrapePair";
+
+    /**
+     * Per-host politeness: one bucket per target host, {@code example.hostLimit} (e.g. {@code 2/1s}) across all
+     * proxies and, with Redis, all instances. Left out when {@code example.hostLimit} is empty.
+     */
+    public static final String HOSTS = "tokenbucket:hosts?keyHeader=" + HOST_HEADER
+            + "&requireKey=true&limits={{example.hostLimit}}";
+
+    /** Whether the route has the per-host step: a Simple predicate on the setting. */
+    public static final String HOST_LIMITED = "'{{example.hostLimit}}' != ''";
+
+    /**
+     * One bucket per (proxy, host) pair, with its proxy's limit ({@link ProxyLimits}): what a 429 penalises
+     * ({@link TokenBucketProxyBuckets}), so that one host's word about a proxy's address holds that proxy back at
+     * that host only, on every instance sharing the store. The adaptive rate per (proxy, host) belongs here once
+     * the component has it ({@code example.adaptive}).
+     */
+    public static final String PAIRS = "tokenbucket:pairs?keyHeader=" + PAIR_HEADER
+            + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
+            + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
+
+    /** The pair's key from the headers the steps before set: the chosen proxy and the URL's host. */
+    public static final String PAIR_KEY = "${header." + ProxyStats.PROXY_HEADER + "} ${header." + HOST_HEADER + "}";
 
     /**
      * The fetch: camel-http GETs the URL of headers {@code CamelHttpUri} and {@code CamelHttpRawQuery}
@@ -70,7 +100,18 @@ public class ScraperRoute extends RouteBuilder {
                 .process(ProxyChooser.BEAN)
                 // example.throttle=false leaves the throttle out, to show the 429s it prevents
                 .filter(simple("{{example.throttle}}"))
+                    // The three buckets, in the one place the component's all-of-keys acquire will replace with one
+                    // step. The host first: its wait (politeness, the long one) holds no proxy token; the proxy's
+                    // wait after it delays the host's slot, so the host bound at the target holds up to that wait
+                    .filter(simple(HOST_LIMITED))
+                        // toD: the endpoint is made on first use only, so an empty hostLimit makes none
+                        .toD(HOSTS)
+                    .end()
                     .to(THROTTLE)
+                    // the candidates were the proxies': the pair's bucket is the one named by its key
+                    .removeHeader(TokenBucketConstants.CANDIDATES)
+                    .setHeader(PAIR_HEADER, simple(PAIR_KEY))
+                    .to(PAIRS)
                 .end()
                 .doTry()
                     .process(ProxyInUse.BEAN)

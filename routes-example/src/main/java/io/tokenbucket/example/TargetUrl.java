@@ -49,7 +49,11 @@ public record TargetUrl(String given, String base, String rawQuery) {
     public static final class Refused extends IllegalArgumentException {
         private final String shown;
 
-        Refused(String reason, String shown) {
+        /**
+         * @param reason why the URL is not fetched
+         * @param shown  the URL as it may be shown (no password in it)
+         */
+        public Refused(String reason, String shown) {
             super(reason);
             this.shown = shown;
         }

@@ -11,11 +11,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A 429's penalty carried to the proxy's bucket with the component's {@code penalize} operation (header
- * {@code CamelTokenBucketPenalty}), sent to the route's own throttle endpoint ({@link ScraperRoute#THROTTLE}, so
- * the same buckets, limits and store): the proxy's bucket gives no token until the penalty is over, then refills
- * from empty. With {@code store=redis} every instance sharing the store backs the proxy off at once, also those
- * whose own pool never saw the 429. Exchanges already waiting keep their reserved turn (a penalty never releases
+ * A 429's penalty carried to the (proxy, host) pair's bucket with the component's {@code penalize} operation
+ * (header {@code CamelTokenBucketPenalty}), sent to the route's own pair endpoint ({@link ScraperRoute#PAIRS}, so
+ * the same buckets, limits and store): the pair's bucket gives no token until the penalty is over, then refills
+ * from empty, while the proxy's own bucket and its other hosts are left alone (the host's 429 is about that
+ * proxy's address at that host, nothing else). With {@code store=redis} every instance sharing the store backs
+ * the pair off at once, also those whose own pool never saw the 429. Exchanges already waiting keep their reserved turn (a penalty never releases
  * anyone early); new ones queue after it. Health changes never touch the buckets ({@link ProxyBuckets}).
  *
  * <p>The operation is sent asynchronously ({@link ProducerTemplate#asyncSend}, on the template's own threads):
@@ -33,7 +34,7 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
 
     /**
      * @param context     the application's context
-     * @param endpointUri the throttle endpoint, placeholders allowed ({@link ScraperRoute#THROTTLE})
+     * @param endpointUri the pairs' endpoint, placeholders allowed ({@link ScraperRoute#PAIRS})
      */
     public TokenBucketProxyBuckets(CamelContext context, String endpointUri) {
         this.context = context;
@@ -41,26 +42,33 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
     }
 
     @Override
-    public void penalize(String proxyId, long millis) {
-        send("penalize", proxyId, Map.of(TokenBucketConstants.PENALTY, Math.max(0, millis)));
+    public void penalize(String proxyId, String host, long millis) {
+        if (proxyId != null && host != null) {
+            send("penalize", pairKey(proxyId, host), Map.of(TokenBucketConstants.PENALTY, Math.max(0, millis)));
+        }
+    }
+
+    /** The key of a (proxy, host) pair's bucket, as the routes write it: {@code "<proxy id> <host key>"}. */
+    public static String pairKey(String proxyId, String host) {
+        return proxyId + " " + host;
     }
 
     /** Sends one operation; the future completes once the store has answered (tests wait on it). */
-    CompletableFuture<Exchange> send(String operation, String proxyId, Map<String, Object> headers) {
-        if (proxyId == null || !context.getStatus().isStarted()) {
+    CompletableFuture<Exchange> send(String operation, String pair, Map<String, Object> headers) {
+        if (pair == null || !context.getStatus().isStarted()) {
             return CompletableFuture.completedFuture(null); // nothing to tell, or nobody left to tell it to
         }
         CompletableFuture<Exchange> sent = template().asyncSend(endpointUri, exchange -> {
-            exchange.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxyId);
+            exchange.getMessage().setHeader(ScraperRoute.PAIR_HEADER, pair);
             exchange.getMessage().setHeader(TokenBucketConstants.OPERATION, operation);
             headers.forEach(exchange.getMessage()::setHeader);
         });
         return sent.whenComplete((exchange, failure) -> {
             Throwable problem = failure != null ? failure : exchange.getException();
             if (problem != null) {
-                LOG.warn("Could not {} the bucket of proxy {}: {}", operation, proxyId, problem.getMessage());
+                LOG.warn("Could not {} the bucket of {}: {}", operation, pair, problem.getMessage());
             } else {
-                LOG.debug("{} proxy {} {}", operation, proxyId, headers);
+                LOG.debug("{} {} {}", operation, pair, headers);
             }
         });
     }

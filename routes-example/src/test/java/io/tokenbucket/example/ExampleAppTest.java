@@ -59,6 +59,9 @@ class ExampleAppTest {
         // one proxy, 2 at once then one every 500 ms; a URL may book at most 300 ms ahead, so most are booked out
         // at first and come back every 50 ms until their turn is near
         try (DemoSite site = new DemoSite(dir, 1, "2/1s", 6, 1000, 1000)) {
+            // the proxy's own first forward loads Jetty's client classes: on a busy machine it arrives late, bunched
+            // with the next, which would measure the demo proxy, not the bucket
+            site.warmUp();
             Main main = ExampleApp.createMain(run, site, dir.resolve("out"));
             main.addOverrideProperty("example.dsl", dsl);
             main.addOverrideProperty("example.progressInterval", "0");
@@ -67,7 +70,7 @@ class ExampleAppTest {
 
             assertThat(main.run(new String[0])).isZero();
 
-            List<Hit> hits = site.target().hits();
+            List<Hit> hits = site.target().hits().stream().filter(h -> h.path().startsWith("/page/")).toList();
             // each URL fetched once: a booked-out attempt leaves nothing behind that the fetch could take for its own
             assertThat(hits).hasSize(6).allMatch(h -> h.status() == 200);
             assertThat(hits.stream().map(Hit::path).distinct()).hasSize(6);

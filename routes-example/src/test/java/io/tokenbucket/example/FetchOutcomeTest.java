@@ -157,13 +157,17 @@ class FetchOutcomeTest {
     }
 
     @Test
-    void a429RestsTheProxyNoLongerThanMaxRetryAfter() {
+    void a429RestsTheProxyAtThatHostNoLongerThanMaxRetryAfter() {
         Exchange url = newUrl();
         Exchange refused = answered(url, "p1", 429, true);
         refused.getMessage().setHeader("Retry-After", "31536000"); // a year
         outcome.process(refused);
 
-        assertThat(pool.health()).containsEntry("p1", "rests 60.0s");
+        assertThat(pool.health()).containsEntry("p1", "healthy, rests on 1 host");
+        assertThat(pool.millisUntilAvailable("target")).as("p2 is free for the host").isZero();
+        assertThat(pool.candidates(List.of(), "target")).containsExactly("p2");
+        assertThat(pool.candidates(List.of(), "other.example")).as("p1 serves other hosts")
+                .containsExactlyInAnyOrder("p1", "p2");
         assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rests 60000 ms) via p1");
         assertThat(stats.failures()).as("a 429 is a penalty, not a failure").isZero();
     }
@@ -171,6 +175,7 @@ class FetchOutcomeTest {
     private Exchange newUrl() {
         Exchange exchange = new DefaultExchange(context);
         exchange.setProperty(Scrape.URL, "http://target/page");
+        exchange.setProperty(Scrape.HOST, "target");
         exchange.setProperty(Scrape.START_NANOS, System.nanoTime());
         exchange.setProperty(Scrape.TRIED, new ArrayList<String>());
         return exchange;

@@ -155,9 +155,11 @@ class HostileTargetRouteTest {
 
             assertThat(scraper.deadLines()).singleElement().satisfies(l -> assertThat(l.getString("reason"))
                     .isEqualTo("HTTP 429 (rests 1000 ms) via p1"));
-            assertThat(scraper.pool().millisUntilAvailable()).as("ms until p1 is chosen again").isBetween(1L, 1000L);
+            assertThat(scraper.pool().millisUntilAvailable(scraper.host())).as("ms until p1 is chosen again")
+                    .isBetween(1L, 1000L);
             // the penalty reaches the bucket asynchronously: wait (with a deadline) until it shows
-            long untilToken = awaitUntil("the penalty on p1's bucket", () -> scraper.millisUntilToken("p1"),
+            long untilToken = awaitUntil("the penalty on the bucket of p1 at the target",
+                    () -> scraper.millisUntilPairToken("p1"),
                     ms -> ms > 0, Duration.ofSeconds(5));
             assertThat(untilToken).as("ms until p1's bucket gives a token").isBetween(1L, 1000L);
 

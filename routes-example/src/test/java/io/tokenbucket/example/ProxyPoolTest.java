@@ -22,8 +22,8 @@ class ProxyPoolTest {
     private final List<String> bucketCalls = new ArrayList<>();
     private final ProxyBuckets buckets = new ProxyBuckets() {
         @Override
-        public void penalize(String proxyId, long millis) {
-            bucketCalls.add("penalize " + proxyId + " " + millis);
+        public void penalize(String proxyId, String host, long millis) {
+            bucketCalls.add("penalize " + proxyId + " " + host + " " + millis);
         }
     };
 
@@ -50,12 +50,15 @@ class ProxyPoolTest {
         assertThat(pool.candidates(Set.of())).containsExactly("p1", "p2", "p3");
         assertThat(pool.candidates(Set.of())).containsExactly("p2", "p3", "p1"); // equals are not always p1
         assertThat(pool.candidates(Set.of("p1"))).containsExactlyInAnyOrder("p2", "p3");
-        pool.penalise("p2", 1_000);
-        assertThat(pool.candidates(Set.of("p1"))).containsExactly("p3");
-        assertThat(pool.candidates(Set.of("p1", "p3"))).containsExactlyInAnyOrder("p1", "p3"); // all tried: again
-        pool.penalise("p1", 1_000);
-        pool.penalise("p3", 1_000);
-        assertThat(pool.candidates(Set.of())).isEmpty();
+        pool.penalise("p2", "a.example", 1_000);
+        assertThat(pool.candidates(Set.of("p1"), "a.example")).containsExactly("p3");
+        assertThat(pool.candidates(Set.of("p1", "p3"), "a.example")).containsExactlyInAnyOrder("p1", "p3");
+        assertThat(pool.candidates(Set.of("p1"), "b.example")).as("another host: p2 is fine there")
+                .containsExactlyInAnyOrder("p2", "p3");
+        pool.penalise("p1", "a.example", 1_000);
+        pool.penalise("p3", "a.example", 1_000);
+        assertThat(pool.candidates(Set.of(), "a.example")).isEmpty();
+        assertThat(pool.candidates(Set.of(), "b.example")).hasSize(3);
     }
 
     @Test
@@ -79,14 +82,32 @@ class ProxyPoolTest {
     }
 
     @Test
-    void aPenaltyRestsTheProxyAndWhenAllRestTheWaitIsKnown() {
+    void aPenaltyRestsTheProxyForThatHostOnlyAndWhenAllRestTheWaitIsKnown() {
         ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1"), 2, 5_000, buckets, nanos::get);
-        pool.penalise("p1", 1_500);
-        assertThat(pool.choose(Set.of())).isNull();
-        assertThat(pool.millisUntilAvailable()).isEqualTo(1_500);
-        assertThat(bucketCalls).containsExactly("penalize p1 1500");
+        assertThat(pool.penalise("p1", "a.example", 1_500)).as("a first 429 rests what it asks").isEqualTo(1_500);
+        assertThat(pool.choose(Set.of(), "a.example")).isNull();
+        assertThat(pool.millisUntilAvailable("a.example")).isEqualTo(1_500);
+        assertThat(pool.choose(Set.of(), "b.example").id()).isEqualTo("p1");
+        assertThat(pool.millisUntilAvailable("b.example")).isZero();
+        assertThat(pool.health().get("p1")).isEqualTo("healthy, rests on 1 host");
+        assertThat(bucketCalls).as("the pair's bucket, not the proxy's").containsExactly("penalize p1 a.example 1500");
         nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_500));
-        assertThat(pool.choose(Set.of()).id()).isEqualTo("p1");
+        assertThat(pool.choose(Set.of(), "a.example").id()).isEqualTo("p1");
+    }
+
+    @Test
+    void aPairRefusedAgainSoonRestsLongerAndAQuietPeriodForgives() {
+        // a generator whose every draw is its highest: the rest is the decorrelated jitter's ceiling
+        ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1"), 2, 5_000, buckets, nanos::get,
+                new RestBackoff.Policy(1_000, 60_000, 10_000, RestBackoffTest.highest()));
+        assertThat(pool.penalise("p1", "a.example", 1_000)).isEqualTo(1_000);
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_000));
+        assertThat(pool.penalise("p1", "a.example", 1_000)).isEqualTo(3_000);
+        assertThat(pool.millisUntilAvailable("a.example")).isEqualTo(3_000);
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(3_000 + 10_000)); // rested, then quiet for 10 s
+        assertThat(pool.penalise("p1", "a.example", 1_000)).as("forgiven").isEqualTo(1_000);
+        assertThat(bucketCalls).containsExactly("penalize p1 a.example 1000", "penalize p1 a.example 3000",
+                "penalize p1 a.example 1000");
     }
 
     @Test

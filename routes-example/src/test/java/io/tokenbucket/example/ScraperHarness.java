@@ -122,11 +122,19 @@ final class ScraperHarness implements AutoCloseable {
         }
     }
 
-    /** The milliseconds until the proxy's bucket (as this instance's throttle endpoint sees it) has a token. */
-    long millisUntilToken(String proxyId) {
+    /** The host key of the demo target's first host, as the route's buckets name it. */
+    String host() {
+        return HostKey.of(site.target().baseUrl());
+    }
+
+    /**
+     * The milliseconds until the bucket of the pair (proxy, the demo target's first host), as this instance's pair
+     * endpoint sees it, has a token: what a 429 there penalises.
+     */
+    long millisUntilPairToken(String proxyId) {
         try (ProducerTemplate template = context.createProducerTemplate()) {
-            Exchange peek = template.request(ScraperRoute.THROTTLE, e -> {
-                e.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxyId);
+            Exchange peek = template.request(ScraperRoute.PAIRS, e -> {
+                e.getMessage().setHeader(ScraperRoute.PAIR_HEADER, TokenBucketProxyBuckets.pairKey(proxyId, host()));
                 e.getMessage().setHeader(TokenBucketConstants.OPERATION, "peek");
             });
             if (peek.getException() != null) {

@@ -101,7 +101,7 @@ class SharedRedisScraperTest {
     }
 
     @Test
-    void a429PenalisesTheProxysSharedBucketSoTheOtherInstanceWaitsToo() throws Exception {
+    void a429PenalisesThePairsSharedBucketSoTheOtherInstanceWaitsToo() throws Exception {
         // one proxy, a bucket that would allow 10 per second, a target that allows 2 per second and answers the
         // third with 429 and Retry-After: 1
         try (DemoSite site = new DemoSite(dir, 1, "10/1s", 0, 2, 1000);
@@ -114,7 +114,8 @@ class SharedRedisScraperTest {
 
             // instance A sends penalize to the shared bucket; B never saw the 429, and its own pool still calls
             // p1 healthy. Wait (with a deadline) until B's view of the shared bucket shows the penalty
-            long untilToken = awaitUntil("instance B to see the penalty on p1's bucket", () -> b.millisUntilToken("p1"),
+            long untilToken = awaitUntil("instance B to see the penalty on the bucket of p1 at the target",
+                    () -> b.millisUntilPairToken("p1"),
                     ms -> ms > 0, Duration.ofSeconds(5));
             assertThat(untilToken).as("ms until p1's next token, seen by instance B").isPositive();
             assertThat(b.pool().health().get("p1")).isEqualTo("healthy");
@@ -153,7 +154,8 @@ class SharedRedisScraperTest {
             Hit refused = site.target().hits().get(0);
             assertThat(refused.status()).isEqualTo(429);
             // A's penalize reaches Redis asynchronously
-            awaitUntil("instance B to see A's penalty on p1's bucket", () -> b.millisUntilToken("p1"), ms -> ms > 0,
+            awaitUntil("instance B to see A's penalty on the bucket of p1 at the target",
+                    () -> b.millisUntilPairToken("p1"), ms -> ms > 0,
                     Duration.ofSeconds(5));
 
             // B's operator takes p1 out of B's proxy file, then puts it back: B forgets p1's health, not its bucket
@@ -164,7 +166,7 @@ class SharedRedisScraperTest {
             Files.writeString(bFile, lines);
             b.pool().refresh();
             assertThat(b.pool().health()).containsEntry("p1", "healthy");
-            assertThat(b.millisUntilToken("p1")).as("ms until p1's next token: the penalty A stored").isPositive();
+            assertThat(b.millisUntilPairToken("p1")).as("ms until p1's next token: the penalty A stored").isPositive();
 
             b.scrape(a.pages(1)); // through p1, which B's own pool never saw answer 429
 
