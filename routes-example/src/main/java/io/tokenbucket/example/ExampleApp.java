@@ -4,6 +4,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 
+import io.tokenbucket.example.demo.Convergence;
+import io.tokenbucket.example.demo.ConvergencePlot;
 import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
@@ -12,9 +14,12 @@ import org.apache.camel.main.Main;
 /**
  * Runs the scraper: {@code mvn -B -DskipTests install && mvn -B -pl routes-example exec:java}.
  *
- * <p>By default ({@code example.demo=true}) it first starts the offline demo on 127.0.0.1 (a target site that
- * answers 429 to a proxy over 10 requests per second, and three Jetty forward proxies with credentials, each
- * limited to 4 per second in the proxy file), scrapes its 120 pages, prints the summary and ends by itself.
+ * <p>By default ({@code example.demo=true}) it first starts the offline demo on loopback (a target site of two
+ * hosts with a limit it does not tell: {@value #DEMO_HIDDEN_LIMIT} pages per second per client address per host,
+ * and three Jetty forward proxies with credentials, each connecting from an address of its own and limited to
+ * {@value #DEMO_PROXY_LIMIT} in the proxy file, {@code example.demoProxyLimit}), scrapes its {@value #DEMO_URLS} pages with
+ * {@code example.hostLimit=}{@value #DEMO_HOST_LIMIT}, prints the summary and the convergence line, writes the
+ * plot {@code convergence.png} next to the results, and ends by itself.
  * {@code -Dexample.throttle=false} runs the same without {@code tokenbucket:}, to see the 429s it prevents;
  * {@code -Dexample.demoProxyMode=close} (or {@code http10}) gives the demo proxies the manners of real ones.
  * {@code -Dexample.demo=false} scrapes {@code example.urlFile} through {@code example.proxyFile} instead.
@@ -24,10 +29,21 @@ import org.apache.camel.main.Main;
  */
 public final class ExampleApp {
 
-    /** Demo size and limits: low enough that the throttle is visible, the run still short (about 10 s). */
-    static final int DEMO_URLS = 120;
+    /** Demo size and limits: low enough that the throttle is visible, the run still short (about 15 s). */
+    static final int DEMO_URLS = 80;
+    /**
+     * Each demo proxy's limit (setting {@code example.demoProxyLimit}): 2 per second per host of two, the hidden
+     * limit's total, though not per host; {@code 6/1s} shows a fixed limit above the hidden one.
+     */
     static final String DEMO_PROXY_LIMIT = "4/1s";
-    static final int DEMO_TARGET_LIMIT = 10;
+    /** The demo target's hidden limit: pages per second per client address per host. */
+    static final int DEMO_HIDDEN_LIMIT = 2;
+    /** The demo target's hosts (127.0.0.2, 127.0.0.3). */
+    static final int DEMO_HOSTS = 2;
+    /** The demo's per-host politeness: what the hidden limit lets three proxies send to one host (6/s). */
+    static final String DEMO_HOST_LIMIT = "6/1s";
+    /** The file the demo's convergence plot goes to, in {@code example.outputDir}. */
+    static final String DEMO_PLOT = "convergence.png";
 
     private ExampleApp() {
     }
@@ -47,14 +63,12 @@ public final class ExampleApp {
             // a run's results only: the results endpoints append
             Files.deleteIfExists(dir.resolve("results.jsonl"));
             Files.deleteIfExists(dir.resolve("dead-letter.jsonl"));
-            demo = new DemoSite(dir, 3, DEMO_PROXY_LIMIT, DEMO_URLS, new DemoTarget(DEMO_TARGET_LIMIT, 1000),
-                    DemoProxy.Mode.of(setting("example.demoProxyMode", "keepalive")));
+            demo = new DemoSite(dir, 3, setting("example.demoProxyLimit", DEMO_PROXY_LIMIT), DEMO_URLS, DemoTarget.hiddenPerIp(DEMO_HIDDEN_LIMIT,
+                    DEMO_HOSTS, true), DemoProxy.Mode.of(setting("example.demoProxyMode", "keepalive")));
             main = createMain(run, demo, dir);
+            main.addOverrideProperty("example.hostLimit", setting("example.hostLimit", DEMO_HOST_LIMIT));
             DemoSite site = demo;
-            run.footer(() -> "The target answered 429 " + site.target().tooManyByClient().values().stream()
-                    .mapToLong(Long::longValue).sum() + " times " + site.target().tooManyByClient()
-                    + " (throttle " + (Boolean.parseBoolean(setting("example.throttle", "true")) ? "on" : "off")
-                    + "); results in " + dir.toAbsolutePath() + System.lineSeparator());
+            run.footer(() -> demoFooter(site, dir));
         } else {
             main = createMain(run);
         }
@@ -80,6 +94,31 @@ public final class ExampleApp {
             throw new IllegalStateException("The run did not complete: " + done + " of " + run.sent()
                     + " URLs have an outcome (Camel Main exit code " + exitCode + ")");
         }
+    }
+
+    /**
+     * What the demo prints under the summary: the target's 429s, the convergence line ({@link Convergence}) and
+     * where its plot went; written once the run is over, from what the target saw.
+     */
+    static String demoFooter(DemoSite site, Path dir) {
+        String nl = System.lineSeparator();
+        StringBuilder text = new StringBuilder("The target answered 429 " + site.target().tooManyByClient().values()
+                .stream().mapToLong(Long::longValue).sum() + " times " + site.target().tooManyByClient()
+                + " (throttle " + (Boolean.parseBoolean(setting("example.throttle", "true")) ? "on" : "off")
+                + ", hidden limit " + site.target().hiddenLimit() + "/s per proxy address per host)" + nl);
+        Convergence convergence = site.target().convergence(site.proxies().stream().map(DemoProxy::id).toList());
+        text.append(convergence.summary()).append(nl);
+        if (!Boolean.parseBoolean(setting("example.adaptive", "false"))) {
+            text.append("Adaptive rate per (proxy, host): off (this camel-tokenbucket has none yet): each pair sends at"
+                    + " its proxy's fixed limit, and where that is above the hidden one the host's 429s rest it").append(nl);
+        }
+        try {
+            text.append("Plot: ").append(new ConvergencePlot(convergence, 900, 450).write(dir.resolve(DEMO_PLOT))
+                    .toAbsolutePath()).append(nl);
+        } catch (java.io.IOException | RuntimeException e) {
+            text.append("No plot: ").append(e.getMessage()).append(nl);
+        }
+        return text.append("Results in ").append(dir.toAbsolutePath()).append(nl).toString();
     }
 
     /** A setting before Camel runs: system property, then environment variable (EXAMPLE_DEMO), then default. */

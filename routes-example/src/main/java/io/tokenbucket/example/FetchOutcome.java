@@ -29,9 +29,10 @@ import org.apache.camel.Processor;
  *     a failure is held against its proxy only when the same URL then gets its answer through another proxy:
  *     the target was fine, so that proxy was not ("delayed blame"). A proxy that answers 5xx to everything is
  *     thus taken out as soon as the URLs succeed elsewhere, and a dead target costs no proxy anything;</li>
- * <li>429: the proxy rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an HTTP date,
- *     at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense) and its bucket is
- *     penalised, then the URL is tried on another proxy.</li>
+ * <li>429: the (proxy, host) pair rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an
+ *     HTTP date, at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense), longer
+ *     while that pair's 429s repeat ({@link RestBackoff}), and the pair's bucket is penalised; the proxy goes on
+ *     serving other hosts, and the URL is tried on another proxy.</li>
  * </ul>
  */
 public class FetchOutcome implements Processor {
@@ -48,7 +49,7 @@ public class FetchOutcome implements Processor {
      * @param pool        told about each proxy's success, failure or penalty
      * @param stats       counts per proxy
      * @param maxAttempts attempts per URL before it goes to the dead letter, at least 1
-     * @param retryAfter  how long a 429 rests its proxy
+     * @param retryAfter  how long a 429 asks its (proxy, host) pair to rest
      */
     public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, RetryAfter retryAfter) {
         if (maxAttempts < 1) {
@@ -106,7 +107,7 @@ public class FetchOutcome implements Processor {
     }
 
     private void fetched(Exchange exchange, String proxy, long waited) {
-        pool.success(proxy);
+        pool.success(proxy, exchange.getProperty(Scrape.HOST, String.class));
         // the target answered through this proxy, so the unclear failures of this URL through other proxies were
         // theirs; one through this same proxy was passing
         @SuppressWarnings("unchecked")

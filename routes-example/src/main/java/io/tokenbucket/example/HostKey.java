@@ -62,13 +62,9 @@ public final class HostKey {
         if (at >= 0) {
             authority = authority.substring(at + 1); // user info is no part of the host
         }
-        String host = authority;
-        String port = "";
-        int portColon = authority.lastIndexOf(':');
-        if (portColon >= 0 && authority.indexOf(']', portColon) < 0) {
-            host = authority.substring(0, portColon);
-            port = authority.substring(portColon + 1);
-        }
+        String[] hostAndPort = split(authority);
+        String host = hostAndPort[0];
+        String port = hostAndPort[1];
         if (host.isEmpty()) {
             throw new IllegalArgumentException("no host in the URL");
         }
@@ -78,6 +74,18 @@ public final class HostKey {
         }
         String normalised = host.startsWith("[") ? ipv6(host) : name(host);
         return normalised + port(scheme, port);
+    }
+
+    /**
+     * An authority without user info split at its port's colon: {@code {host, port}}, the port empty when there
+     * is none; the colons of an IPv6 literal ({@code [::1]:8080}) are the host's.
+     */
+    static String[] split(String authority) {
+        int portColon = authority.lastIndexOf(':');
+        if (portColon >= 0 && authority.indexOf(']', portColon) < 0) {
+            return new String[] {authority.substring(0, portColon), authority.substring(portColon + 1)};
+        }
+        return new String[] {authority, ""};
     }
 
     private static String name(String host) {

@@ -79,6 +79,15 @@ final class ProxyHealth {
         unhealthy = false;
     }
 
+    /** {@code host} answered through the proxy: also forgives the pair's 429s (its rest was long enough). */
+    synchronized void success(String host) {
+        success();
+        Rest rest = host == null ? null : rests.get(host);
+        if (rest != null) {
+            rest.backoff.success();
+        }
+    }
+
     /**
      * @return true when this failure made the proxy unhealthy (or sent it back after a probe); false for the
      *         failures of attempts already under way through it while it is down (they extend its cooldown only)

@@ -222,9 +222,17 @@ public class ProxyPool {
 
     /** A fetch through the proxy got an answer that is not the proxy's fault. */
     public void success(String id) {
+        success(id, null);
+    }
+
+    /**
+     * A fetch through the proxy got {@code host}'s answer (null: unknown host): the proxy is healthy, and the
+     * pair's 429s are forgiven (its next rest is what the host asks, not longer).
+     */
+    public void success(String id, String host) {
         Entry e = entries.get(id);
         if (e != null) {
-            e.health.success();
+            e.health.success(host);
         }
     }
 

@@ -14,8 +14,9 @@ import java.util.random.RandomGenerator;
  * {@code rest = min(cap, uniform(floor, 3 * previous rest))}, where {@code floor = max(asked, seed)}: never less
  * than the target asked, growing by up to three times per 429, never above {@code cap}
  * ({@code example.maxRetryAfter}), and spread so that pairs refused together do not all come back together. A
- * quiet period of {@code forgiveNanos} after the last rest ended, without a 429, forgives: the next 429 is a
- * first one again. Not thread
+ * quiet period of {@code forgiveNanos} after the last rest ended, without a 429, forgives, and so does a page the
+ * host answers through the pair ({@link #success}): the rest was long enough, so the next 429 is a first one
+ * again. Not thread
  * safe: its {@link ProxyHealth} locks.
  */
 final class RestBackoff {
@@ -88,6 +89,11 @@ final class RestBackoff {
         restEnd = now + rest * 1_000_000L; // at most a day: no overflow
         previousMillis = rest;
         return rest;
+    }
+
+    /** The host answered through the pair: its next 429 is a first one again. */
+    void success() {
+        any = false;
     }
 
     /**

@@ -9,13 +9,16 @@ import org.apache.camel.builder.RouteBuilder;
  * The scraper in the Java DSL; {@code routes/scraper.yaml} is the same route in YAML.
  *
  * <p>Each URL from the queue is checked by {@link ScrapeStart} (not http or https, no host: to the dead letter at
- * once) and then tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies this URL has not
- * tried (waiting without a thread when none is available), {@code tokenbucket:} reserves a token on the freest of
+ * once) and then tried until it has an outcome: with {@code example.hostLimit}, {@link #HOSTS} takes the URL's
+ * host's token first ({@link HostKey}); {@link ProxyChooser} offers the healthy proxies this URL has not
+ * tried and whose pair with its host does not rest (waiting without a thread when none is available),
+ * {@code tokenbucket:} reserves a token on the freest of
  * them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the chooser names one in round
- * robin and the bucket waits for its token), {@link ProxyInUse} puts that proxy's client and the URL on the
+ * robin and the bucket waits for its token), the (proxy, host) pair's bucket {@link #PAIRS} holds it back while
+ * that host's penalty lasts, {@link ProxyInUse} puts that proxy's client and the URL on the
  * exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies the answer, blames
- * the proxy or the URL, updates the proxy's health (a 429 also penalises the proxy's bucket:
- * {@link TokenBucketProxyBuckets}; health never touches it) and decides: done, or another attempt. A fetched URL
+ * the proxy or the URL, updates the proxy's health (a 429 rests the (proxy, host) pair and penalises its bucket:
+ * {@link TokenBucketProxyBuckets}; health never touches a bucket) and decides: done, or another attempt. A fetched URL
  * goes to the results endpoint, one that failed {@code example.maxAttempts} times to the dead letter, each as one
  * JSON line ({@link ScrapeResult}).
  */
@@ -97,16 +100,18 @@ public class ScraperRoute extends RouteBuilder {
             // the URL checked: one that is not fetched has its outcome already, and the loop does not run
             .process(ScrapeStart.BEAN)
             .loopDoWhile(simple("${exchangeProperty." + Scrape.DONE + "} != true"))
+                // The three buckets, in the one place the component's all-of-keys acquire will replace with one step
+                // (example.throttle=false leaves them out, to show the 429s they prevent). The host first, before
+                // the proxy is chosen: its wait (politeness, the long one) holds no proxy token, and the proxies
+                // are chosen once it is over; the proxy's wait after it delays the host's slot, so the host bound
+                // at the target holds up to that wait
+                .filter(simple("{{example.throttle}} && " + HOST_LIMITED))
+                    .setHeader(HOST_HEADER, exchangeProperty(Scrape.HOST))
+                    // toD: the endpoint is made on first use only, so an empty hostLimit makes none
+                    .toD(HOSTS)
+                .end()
                 .process(ProxyChooser.BEAN)
-                // example.throttle=false leaves the throttle out, to show the 429s it prevents
                 .filter(simple("{{example.throttle}}"))
-                    // The three buckets, in the one place the component's all-of-keys acquire will replace with one
-                    // step. The host first: its wait (politeness, the long one) holds no proxy token; the proxy's
-                    // wait after it delays the host's slot, so the host bound at the target holds up to that wait
-                    .filter(simple(HOST_LIMITED))
-                        // toD: the endpoint is made on first use only, so an empty hostLimit makes none
-                        .toD(HOSTS)
-                    .end()
                     .to(THROTTLE)
                     // the candidates were the proxies': the pair's bucket is the one named by its key
                     .removeHeader(TokenBucketConstants.CANDIDATES)

@@ -138,13 +138,9 @@ public record TargetUrl(String given, String base, String rawQuery) {
     }
 
     private static String host(String authority, String given) {
-        String host = authority;
-        String port = "";
-        int portColon = authority.lastIndexOf(':');
-        if (portColon >= 0 && authority.indexOf(']', portColon) < 0) {
-            host = authority.substring(0, portColon);
-            port = authority.substring(portColon + 1);
-        }
+        String[] hostAndPort = HostKey.split(authority);
+        String host = hostAndPort[0];
+        String port = hostAndPort[1];
         if (host.isEmpty()) {
             throw new Refused("no host (an http URL starts with http://host)", given);
         }

@@ -11,7 +11,8 @@ import java.util.stream.IntStream;
 /**
  * The whole offline demo on loopback: a {@link DemoTarget} and {@code proxies} {@link DemoProxy} forward
  * proxies with credentials, plus the files the scraper reads: a proxy file (one line per proxy, each with its
- * own {@code limit=}) and a URL file of {@code urls} pages of the target.
+ * own {@code limit=}) and a URL file of {@code urls} pages of the target, spread over its hosts in turn. Proxy
+ * {@code p<i>} connects to the target from 127.0.0.(10+i) ({@link #sourceAddress}).
  */
 public final class DemoSite implements AutoCloseable {
 

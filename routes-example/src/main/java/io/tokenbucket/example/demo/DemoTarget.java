@@ -83,6 +83,7 @@ public final class DemoTarget implements AutoCloseable {
     private final String description;
     private final boolean perIp;
     private final boolean retryAfter;
+    private final int hiddenLimit;
     private final List<Hit> hits = new ArrayList<>();
     private final java.util.Set<String> headerNames = new java.util.TreeSet<>();
 
@@ -94,7 +95,7 @@ public final class DemoTarget implements AutoCloseable {
      */
     public DemoTarget(int limit, long windowMillis) throws Exception {
         this(new SlidingWindow(limit, TimeUnit.MILLISECONDS.toNanos(windowMillis)),
-                limit + " requests per client per " + windowMillis + " ms", List.of("127.0.0.1"), false, true);
+                limit + " requests per client per " + windowMillis + " ms", List.of("127.0.0.1"), true, 0);
     }
 
     /**
@@ -117,7 +118,7 @@ public final class DemoTarget implements AutoCloseable {
             addresses.add("127.0.0." + (2 + i));
         }
         return new DemoTarget(new SlidingWindow(perSecond, TimeUnit.SECONDS.toNanos(1)), perSecond
-                + " pages per client address per host per second (hidden)", addresses, true, retryAfter);
+                + " pages per client address per host per second (hidden)", addresses, retryAfter, perSecond);
     }
 
     /**
@@ -137,15 +138,16 @@ public final class DemoTarget implements AutoCloseable {
                     + ratePerSecond + " and " + burst);
         }
         return new DemoTarget(new LimitReq(ratePerSecond, burst), "like nginx limit_req rate=" + ratePerSecond
-                + "r/s burst=" + burst + " per client", List.of("127.0.0.1"), false, true);
+                + "r/s burst=" + burst + " per client", List.of("127.0.0.1"), true, 0);
     }
 
-    private DemoTarget(Limiter limiter, String description, List<String> addresses, boolean perIp,
-                       boolean retryAfter) throws Exception {
+    private DemoTarget(Limiter limiter, String description, List<String> addresses, boolean retryAfter,
+                       int hiddenLimit) throws Exception {
         this.limiter = limiter;
         this.description = description;
-        this.perIp = perIp;
+        this.perIp = hiddenLimit > 0;
         this.retryAfter = retryAfter;
+        this.hiddenLimit = hiddenLimit;
         for (String address : addresses) {
             ServerConnector connector = new ServerConnector(server);
             connector.setHost(address);
@@ -175,6 +177,20 @@ public final class DemoTarget implements AutoCloseable {
     /** The base URL of the first host, {@code http://127.0.0.1:PORT} ({@link #hiddenPerIp}: 127.0.0.2). */
     public String baseUrl() {
         return baseUrls().get(0);
+    }
+
+    /** The hidden limit of a {@link #hiddenPerIp} target, pages per client address per host per second; else 0. */
+    public int hiddenLimit() {
+        return hiddenLimit;
+    }
+
+    /** How far this run came to the hidden limit, as the target saw it ({@link #hiddenPerIp} targets only). */
+    public Convergence convergence(List<String> clients) {
+        if (hiddenLimit == 0) {
+            throw new IllegalStateException("only a target with a hidden limit measures convergence; this one allows "
+                    + description);
+        }
+        return Convergence.of(hits(), clients, hiddenLimit, server.getConnectors().length);
     }
 
     /** The base URL of every host, {@code http://ADDRESS:PORT}, in order. */
