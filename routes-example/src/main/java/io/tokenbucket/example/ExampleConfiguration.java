@@ -80,6 +80,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         pool.onInstall(clients::install);
         context.addService(clients);
         context.getRegistry().bind(ProxyInUse.BEAN, new ProxyInUse(pool, clients));
+        context.getRegistry().bind(PairKey.BEAN, new PairKey());
         context.getRegistry().bind(ScrapeStart.BEAN, new ScrapeStart(stats));
         // where camel-http reads its timeouts: the component's defaults for every endpoint it makes (as options of
         // the fetch URI they would not be endpoint options in this Camel version, but query parameters sent on)

@@ -69,6 +69,9 @@ public class ProxyChooser extends AsyncProcessorSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
+        // the host's wait, when its step ran (the previous attempt's last wait was counted and removed)
+        exchange.removeProperty(Scrape.ATTEMPT_WAITED);
+        PairKey.addWaited(exchange);
         // the previous attempt's response (headers, body) must not go out with this request
         exchange.getMessage().removeHeaders("*");
         exchange.getMessage().setBody(null);

@@ -1,6 +1,5 @@
 package io.tokenbucket.example;
 
-import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.camel.TokenBucketRejectedException;
 import io.tokenbucket.camel.TokenBucketStoreException;
 import org.apache.camel.builder.RouteBuilder;
@@ -64,9 +63,6 @@ public class ScraperRoute extends RouteBuilder {
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
             + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
 
-    /** The pair's key from the headers the steps before set: the chosen proxy and the URL's host. */
-    public static final String PAIR_KEY = "${header." + ProxyStats.PROXY_HEADER + "} ${header." + HOST_HEADER + "}";
-
     /**
      * The fetch: camel-http GETs the URL of headers {@code CamelHttpUri} and {@code CamelHttpRawQuery}
      * ({@link ProxyInUse}) through the proxy whose {@link ProxyClient} the URI names (property
@@ -113,9 +109,8 @@ public class ScraperRoute extends RouteBuilder {
                 .process(ProxyChooser.BEAN)
                 .filter(simple("{{example.throttle}}"))
                     .to(THROTTLE)
-                    // the candidates were the proxies': the pair's bucket is the one named by its key
-                    .removeHeader(TokenBucketConstants.CANDIDATES)
-                    .setHeader(PAIR_HEADER, simple(PAIR_KEY))
+                    // the pair named, the proxies' candidates dropped, the proxy's wait kept
+                    .process(PairKey.BEAN)
                     .to(PAIRS)
                 .end()
                 .doTry()
