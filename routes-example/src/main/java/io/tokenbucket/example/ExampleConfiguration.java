@@ -135,6 +135,19 @@ public class ExampleConfiguration implements CamelConfiguration {
             BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir", "target/scrape")));
         }
         String hostLimit = property(context, "example.hostLimit", "");
+        if (throttle && !hostLimit.isEmpty()) {
+            // the route makes this endpoint on first use (toD): made here, a bad limit fails the start, by name
+            try {
+                context.getEndpoint(context.resolvePropertyPlaceholders(ScraperRoute.HOSTS));
+            } catch (RuntimeException e) {
+                Throwable root = e;
+                while (root.getCause() != null && root.getCause() != root) {
+                    root = root.getCause();
+                }
+                throw new IllegalArgumentException("example.hostLimit must be N/period such as 2/1s, was '"
+                        + hostLimit + "' (" + root.getMessage() + ")");
+            }
+        }
         LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}, per host {}", ScraperRoute.ROUTE_ID, dsl,
                 pool.ids(), freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank()
                         ? "local" : "in Redis", hostLimit.isEmpty() || !throttle ? "unlimited" : hostLimit);

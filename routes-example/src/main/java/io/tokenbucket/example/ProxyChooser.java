@@ -19,9 +19,13 @@ import org.apache.camel.support.service.ServiceHelper;
  * whose token comes soonest and writes its id into header {@value ProxyStats#PROXY_HEADER}, so a URL never waits
  * on a slow or penalised proxy while another is free. With {@code example.choose=roundrobin} (and whenever the
  * throttle is off) it sets {@value ProxyStats#PROXY_HEADER} itself, in round robin. {@link ProxyInUse} then
- * puts the chosen proxy's settings on the exchange. Bound as {@value #BEAN}.
+ * puts the chosen proxy's settings on the exchange. A proxy whose pair with the URL's host rests after a 429 is
+ * no candidate for that URL ({@link ProxyPool#candidates(java.util.Collection, String)}), and still one for other
+ * hosts. It also sets header {@value ScraperRoute#HOST_HEADER} (the URL's {@link HostKey}) for the pair's key,
+ * and counts the per-host step's wait into the attempt's ({@link PairKey#addWaited}). Bound as {@value #BEAN}.
  *
- * <p>When no proxy is available (all unhealthy or penalised, or the pool is empty) the exchange waits without
+ * <p>When no proxy is available for the URL's host (all unhealthy or resting there, or the pool is empty) the
+ * exchange waits without
  * holding a thread: the attempt is scheduled again when the first proxy comes back, or with a backoff that
  * doubles from {@value #MIN_BACKOFF_MS} ms up to {@code maxBackoffMillis} when nobody knows. No busy loop,
  * nothing dropped. The continuation runs on a worker pool, never on the timer thread, since the fetch that

@@ -28,6 +28,20 @@ class ExampleConfigurationTest {
                 + " was 'soon'");
         assertRejected("example.maxRetryAfter", "2d", "example.maxRetryAfter must be between 0 and 1d,"
                 + " was 172800000 ms");
+        assertRejected("example.forgiveAfter", "3d", "example.forgiveAfter must be between 0 and 1d,"
+                + " was 259200000 ms");
+    }
+
+    @Test
+    void aBadHostLimitFailsTheStartByName() throws Exception {
+        try (CamelContext context = new DefaultCamelContext()) {
+            Properties properties = new Properties();
+            properties.setProperty("example.proxies", "http://127.0.0.1:9 id=p1");
+            properties.setProperty("example.hostLimit", "lots");
+            context.getPropertiesComponent().setInitialProperties(properties);
+            assertThatIllegalArgumentException().isThrownBy(() -> new ExampleConfiguration().configure(context))
+                    .withMessageStartingWith("example.hostLimit must be N/period such as 2/1s, was 'lots' (limits");
+        }
     }
 
     /** Asserts that configuring a context with {@code key=value} is refused with exactly {@code message}. */
