@@ -58,10 +58,15 @@ public class ScraperRoute extends RouteBuilder {
      * ({@link TokenBucketProxyBuckets}), so that one host's word about a proxy's address holds that proxy back at
      * that host only, on every instance sharing the store. The adaptive rate per (proxy, host) belongs here once
      * the component has it ({@code example.adaptive}).
+     *
+     * <p>{@code onStoreError=allow}: the pair's bucket bounds nothing the proxy's and the host's do not, so when
+     * the store fails it admits. Failing there instead would hold the URL, with its proxy's token already taken,
+     * until the store is back, then release it together with the proxy's new grants: more at the target than the
+     * proxy's bucket allows. What an outage costs here is a penalty not kept, at most another 429.
      */
     public static final String PAIRS = "tokenbucket:pairs?keyHeader=" + PAIR_HEADER
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
-            + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
+            + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}&onStoreError=allow";
 
     /**
      * The fetch: camel-http GETs the URL of headers {@code CamelHttpUri} and {@code CamelHttpRawQuery}
