@@ -128,12 +128,6 @@ public class ExampleConfiguration implements CamelConfiguration {
             default -> throw new IllegalArgumentException("example.dsl must be java, yaml or main, was '" + dsl
                     + "'");
         }
-        // broker mode: the queue, the results and the dead letters move to the broker (BrokerQueue). Last, so that
-        // no refused setting leaves a started broker behind; the routes read those endpoints when they start
-        BrokerSettings broker = BrokerSettings.read((key, defaultValue) -> property(context, key, defaultValue));
-        if (broker.mode() != BrokerSettings.Mode.NONE) {
-            BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir", "target/scrape")));
-        }
         String hostLimit = property(context, "example.hostLimit", "");
         if (throttle && !hostLimit.isEmpty()) {
             // the route makes this endpoint on first use (toD): made here, a bad limit fails the start, by name
@@ -147,6 +141,12 @@ public class ExampleConfiguration implements CamelConfiguration {
                 throw new IllegalArgumentException("example.hostLimit must be N/period such as 2/1s, was '"
                         + hostLimit + "' (" + root.getMessage() + ")");
             }
+        }
+        // broker mode: the queue, the results and the dead letters move to the broker (BrokerQueue). Last, so that
+        // no refused setting leaves a started broker behind; the routes read those endpoints when they start
+        BrokerSettings broker = BrokerSettings.read((key, defaultValue) -> property(context, key, defaultValue));
+        if (broker.mode() != BrokerSettings.Mode.NONE) {
+            BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir", "target/scrape")));
         }
         LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}, per host {}", ScraperRoute.ROUTE_ID, dsl,
                 pool.ids(), freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank()
