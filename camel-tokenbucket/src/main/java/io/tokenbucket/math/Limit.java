@@ -27,6 +27,15 @@ public final class Limit {
     private final long interval;
     private final long burst;
 
+    /** A limit with a given interval, checked by the caller ({@link #withInterval}). */
+    private Limit(long capacity, long refillAmount, long refillPeriod, long interval) {
+        this.capacity = capacity;
+        this.refillAmount = refillAmount;
+        this.refillPeriod = refillPeriod;
+        this.interval = interval;
+        this.burst = capacity * interval;
+    }
+
     private Limit(long capacity, long refillAmount, long refillPeriod) {
         this.capacity = capacity;
         this.refillAmount = refillAmount;
@@ -70,6 +79,22 @@ public final class Limit {
 
     private static long ceilDiv(long x, long y) {
         return -Math.floorDiv(-x, y);
+    }
+
+    /**
+     * This limit with one token per {@code intervalTicks} instead ({@link AdaptiveMath#scaled}): same capacity and
+     * refill amount, a slower refill.
+     *
+     * @param intervalTicks at least 1, with {@code capacity × intervalTicks} at most {@link #MAX_BURST_TICKS}
+     */
+    Limit withInterval(long intervalTicks) {
+        if (intervalTicks == interval) {
+            return this;
+        }
+        if (intervalTicks < 1 || intervalTicks > MAX_BURST_TICKS / capacity) {
+            throw new IllegalArgumentException("interval " + intervalTicks + " out of range for " + this);
+        }
+        return new Limit(capacity, refillAmount, refillPeriod, intervalTicks);
     }
 
     /** The bucket size in tokens. */

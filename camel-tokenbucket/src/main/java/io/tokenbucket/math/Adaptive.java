@@ -1,0 +1,120 @@
+package io.tokenbucket.math;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How a bucket's rate adapts to feedback ({@link AdaptiveMath}): the floor, the cut, the increase, the hold after a
+ * cut and how long a cut is remembered by an idle key. Factors are in parts per million ({@link #PPM}) of the
+ * configured rate, the ceiling; times are in ticks (nanoseconds).
+ *
+ * <p>Immutable and validated on creation; the messages name the option and the value.
+ */
+public final class Adaptive {
+
+    /** The ceiling as a factor: 1,000,000 parts per million, the configured rate. */
+    public static final long PPM = 1_000_000;
+
+    /** The longest hold after a cut: one hour, in nanoseconds. */
+    public static final long MAX_HOLD_TICKS = TimeUnit.HOURS.toNanos(1);
+
+    /** The longest an idle key remembers its cut: one day, in nanoseconds. */
+    public static final long MAX_MEMORY_TICKS = TimeUnit.DAYS.toNanos(1);
+
+    /**
+     * The most tokens one increase step is earned by: 10^9. A step is earned by a refill amount's worth of tokens at
+     * the current rate ({@link AdaptiveMath#earn}); the cap keeps {@code tokens × factor} below 2^53 for the script.
+     */
+    public static final long MAX_STEP_TOKENS = 1_000_000_000L;
+
+    private final long floorPpm;
+    private final long decreasePpm;
+    private final long increasePpm;
+    private final long holdTicks;
+    private final long memoryTicks;
+
+    private Adaptive(long floorPpm, long decreasePpm, long increasePpm, long holdTicks, long memoryTicks) {
+        this.floorPpm = floorPpm;
+        this.decreasePpm = decreasePpm;
+        this.increasePpm = increasePpm;
+        this.holdTicks = holdTicks;
+        this.memoryTicks = memoryTicks;
+    }
+
+    /**
+     * An adaptation.
+     *
+     * @param floorPpm    the lowest factor, 1 to {@code PPM - 1} (option adaptiveFloor)
+     * @param decreasePpm what a cut multiplies the factor by, 1 to {@code PPM - 1} (option adaptiveDecrease)
+     * @param increasePpm what one step adds to the factor, 1 to {@code PPM} (option adaptiveIncrease)
+     * @param holdTicks   how long after a cut further cuts are ignored, 0 to {@link #MAX_HOLD_TICKS}
+     * @param memoryTicks how long after its last cut an idle (full) bucket keeps its factor, 0 to
+     *                    {@link #MAX_MEMORY_TICKS}
+     * @throws IllegalArgumentException naming the option and its value when one is out of range
+     */
+    public static Adaptive of(long floorPpm, long decreasePpm, long increasePpm, long holdTicks, long memoryTicks) {
+        require("adaptiveFloor", floorPpm, 1, PPM - 1);
+        require("adaptiveDecrease", decreasePpm, 1, PPM - 1);
+        require("adaptiveIncrease", increasePpm, 1, PPM);
+        require("adaptiveHold", holdTicks, 0, MAX_HOLD_TICKS);
+        require("adaptiveMemory", memoryTicks, 0, MAX_MEMORY_TICKS);
+        return new Adaptive(floorPpm, decreasePpm, increasePpm, holdTicks, memoryTicks);
+    }
+
+    private static void require(String name, long value, long min, long max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", was " + value);
+        }
+    }
+
+    /** The lowest factor, in parts per million of the ceiling. */
+    public long floorPpm() {
+        return floorPpm;
+    }
+
+    /** What a cut multiplies the factor by, in parts per million. */
+    public long decreasePpm() {
+        return decreasePpm;
+    }
+
+    /** What one increase step adds to the factor, in parts per million of the ceiling. */
+    public long increasePpm() {
+        return increasePpm;
+    }
+
+    /** Ticks after a cut during which further cuts are ignored and no increase is earned. */
+    public long holdTicks() {
+        return holdTicks;
+    }
+
+    /** Ticks after its last cut that a full (idle) bucket keeps its factor; after that it is back at the ceiling. */
+    public long memoryTicks() {
+        return memoryTicks;
+    }
+
+    /**
+     * The tokens one increase step takes at the ceiling for {@code limits}: the first limit's refill amount, at most
+     * {@link #MAX_STEP_TOKENS}.
+     */
+    public static long stepTokens(Limits limits) {
+        return Math.min(limits.get(0).refillAmount(), MAX_STEP_TOKENS);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Adaptive a && floorPpm == a.floorPpm && decreasePpm == a.decreasePpm
+                && increasePpm == a.increasePpm && holdTicks == a.holdTicks && memoryTicks == a.memoryTicks;
+    }
+
+    @Override
+    public int hashCode() {
+        return Long.hashCode(floorPpm) * 31 + Long.hashCode(decreasePpm) * 17 + Long.hashCode(increasePpm) * 7
+                + Long.hashCode(holdTicks) * 3 + Long.hashCode(memoryTicks);
+    }
+
+    /** For example {@code adaptive floor 100000 ppm, decrease 500000 ppm, increase 50000 ppm, hold 1000000000 ticks}. */
+    @Override
+    public String toString() {
+        return "adaptive floor " + floorPpm + " ppm, decrease " + decreasePpm + " ppm, increase " + increasePpm
+                + " ppm, hold " + holdTicks + " ticks, memory " + memoryTicks + " ticks";
+    }
+}

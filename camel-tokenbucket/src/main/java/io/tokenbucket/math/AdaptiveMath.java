@@ -1,0 +1,211 @@
+package io.tokenbucket.math;
+
+/**
+ * An adaptive rate: additive increase, multiplicative decrease (AIMD), as TCP's congestion avoidance and Netflix's
+ * concurrency-limits {@code AIMDLimit} adapt a window, here adapting a bucket's refill between a floor and the
+ * configured rate (the ceiling).
+ *
+ * <p><b>The model.</b> A bucket with an {@link Adaptive} has, besides its {@code tat}s, a {@link RateState}: a
+ * factor {@code f} in parts per million of the configured rate, from {@code floor} to 1. Every decision on the
+ * bucket uses its limits {@link #scaled} by {@code f}: each limit keeps its capacity and refills at {@code f} times
+ * its configured rate, its interval {@code T / f} rounded up. Three things change {@code f}:
+ * <ul>
+ * <li><b>A cut</b> ({@link #cut}), on a {@code throttled} signal (the target answered 429 or 503):
+ *     {@code f = max(floor, f × decrease)}, and the bucket is emptied at the new rate ({@link #emptied}): the
+ *     next token comes one new interval later, so no burst follows a signal that says "too much". Reservations
+ *     already booked beyond that keep their slots.</li>
+ * <li><b>The hold.</b> Many exchanges are in flight when the target starts refusing, and each brings its own 429
+ *     back; they all report the one overload. As TCP cuts at most once per round trip, a cut within {@code hold}
+ *     of the last cut is ignored, and no increase is earned during the hold either (what was admitted then was
+ *     admitted into the overload).</li>
+ * <li><b>An increase</b> ({@link #earn}) is earned by success, counted without a round trip of its own: every
+ *     granted token is a credit, and a refill amount's worth of tokens at the current rate
+ *     ({@code ceil(stepTokens × f)}, at least 1) earns one step, {@code f = min(1, f + increase)}. Under
+ *     sustained demand that is one step per refill period, whatever the current rate: TCP's {@code +1/cwnd} per
+ *     ACK, one segment per round trip. A grant is counted as a success because a failure would come back as a
+ *     {@code throttled} signal.</li>
+ * </ul>
+ * <b>Forgetting.</b> A factor lapses back to the ceiling ({@link #current}) when the bucket is full (idle) and its
+ * last cut is longer than {@code memory} ago: an idle key need not stay slow forever, and a key that is back at
+ * the ceiling with a full bucket has no state at all, so idle keys still cost nothing (the Redis key expires at
+ * that moment, the local sweep drops it). A rate that increases stays within the ceiling, and the state is never
+ * rescaled, so the bucket never holds more tokens than at the configured rate: every bound of the configured
+ * limits still holds.
+ *
+ * <p>All functions are pure, on ticks and plain numbers; every product is below 2^53 (or saturated before it), so
+ * {@code bucket.lua} mirrors them exactly in doubles. Factors are whole parts per million.
+ */
+public final class AdaptiveMath {
+
+    private static final long PPM = Adaptive.PPM;
+
+    private AdaptiveMath() {
+    }
+
+    /**
+     * The rate state to decide with at {@code nowTicks}: {@code stored}, or the ceiling when there is none, or when
+     * the bucket is full and the last cut is {@link Adaptive#memoryTicks()} or more ago.
+     *
+     * @param stored   the stored state, or null for none
+     * @param tatTicks the bucket's states, one per limit
+     */
+    public static RateState current(RateState stored, long[] tatTicks, long nowTicks, Adaptive adaptive) {
+        if (stored == null || stored.isCeiling()) {
+            return RateState.CEILING;
+        }
+        if (BucketMath.isFull(tatTicks, nowTicks) && nowTicks - stored.cutAtTicks() >= adaptive.memoryTicks()) {
+            return RateState.CEILING;
+        }
+        return stored;
+    }
+
+    /**
+     * The interval of one token at factor {@code factorPpm}: {@code ceil(intervalTicks × PPM / factorPpm)}, but never
+     * more than {@code maxBurstTicks / capacity} (a slower one saturates there), so the scaled burst stays in range.
+     *
+     * @param intervalTicks the configured interval, with {@code capacity × intervalTicks <= maxBurstTicks}
+     * @param factorPpm     1 to {@link Adaptive#PPM}
+     */
+    public static long scaledInterval(long intervalTicks, long capacity, long factorPpm, long maxBurstTicks) {
+        if (factorPpm >= PPM) {
+            return intervalTicks;
+        }
+        long cap = maxBurstTicks / capacity;
+        long q = intervalTicks / factorPpm;
+        long r = intervalTicks % factorPpm;
+        if (q > cap / PPM) {
+            return cap;
+        }
+        // q × PPM <= cap, and the rest adds at most PPM: no overflow; r × PPM < 10^12
+        long s = q * PPM + ceilDiv(r * PPM, factorPpm);
+        return Math.min(s, cap);
+    }
+
+    /** {@code limits} at factor {@code factorPpm}: each limit's interval {@link #scaledInterval scaled}. */
+    public static Limits scaled(Limits limits, long factorPpm) {
+        if (factorPpm >= PPM) {
+            return limits;
+        }
+        Limit[] scaled = new Limit[limits.size()];
+        for (int i = 0; i < scaled.length; i++) {
+            Limit l = limits.get(i);
+            scaled[i] = l.withInterval(scaledInterval(l.interval(), l.capacity(), factorPpm, Limit.MAX_BURST_TICKS));
+        }
+        return Limits.of(scaled).withAdaptive(limits.adaptive());
+    }
+
+    /** True while a cut at {@code cutAtTicks} holds: less than the hold time ago. */
+    public static boolean holding(RateState rate, long nowTicks, Adaptive adaptive) {
+        return !rate.isCeiling() && nowTicks - rate.cutAtTicks() < adaptive.holdTicks();
+    }
+
+    /**
+     * A {@code throttled} signal at {@code nowTicks}: the factor times the decrease, never below the floor, a hold
+     * from now, no credit. Answers {@code rate} itself (the same instance) while the last cut holds: then the signal
+     * is ignored.
+     */
+    public static RateState cut(RateState rate, long nowTicks, Adaptive adaptive) {
+        if (holding(rate, nowTicks, adaptive)) {
+            return rate;
+        }
+        long f = Math.max(adaptive.floorPpm(), rate.factorPpm() * adaptive.decreasePpm() / PPM); // < 10^12
+        return new RateState(f, 0, nowTicks);
+    }
+
+    /**
+     * The states of a bucket just cut to the rate of {@code scaledLimits}: each limit empty (its debt at least its
+     * scaled burst), so its next token comes one scaled interval from now; a longer debt is kept.
+     */
+    public static long[] emptied(long[] tatTicks, long nowTicks, Limits scaledLimits) {
+        long[] next = new long[tatTicks.length];
+        for (int i = 0; i < tatTicks.length; i++) {
+            next[i] = nowTicks + Math.max(BucketMath.debt(tatTicks[i], nowTicks), scaledLimits.get(i).burst());
+        }
+        return next;
+    }
+
+    /**
+     * {@code tokens} granted at {@code nowTicks}: credit towards the next increase. Each {@code ceil(stepTokens × f)}
+     * tokens (at least 1) of credit add {@link Adaptive#increasePpm()} to the factor, up to the ceiling (where the
+     * state is {@link RateState#CEILING}). Nothing is earned at the ceiling or while a cut holds.
+     *
+     * @param tokens     the tokens granted, from 1
+     * @param stepTokens {@link Adaptive#stepTokens}: at most {@link Adaptive#MAX_STEP_TOKENS}
+     */
+    public static RateState earn(RateState rate, long tokens, long stepTokens, long nowTicks, Adaptive adaptive) {
+        if (rate.isCeiling() || holding(rate, nowTicks, adaptive)) {
+            return rate;
+        }
+        long threshold = Math.max(1, ceilDiv(stepTokens * rate.factorPpm(), PPM)); // at most 10^9
+        long credit = rate.credit() + tokens; // a credit below 10^9 plus a capacity: no overflow
+        long steps = credit / threshold;
+        if (steps == 0) {
+            return new RateState(rate.factorPpm(), credit, rate.cutAtTicks());
+        }
+        if (steps > (PPM - rate.factorPpm()) / adaptive.increasePpm()) {
+            return RateState.CEILING;
+        }
+        long f = rate.factorPpm() + steps * adaptive.increasePpm();
+        return f >= PPM ? RateState.CEILING : new RateState(f, credit % threshold, rate.cutAtTicks());
+    }
+
+    // ---- the steps of an adaptive bucket: BucketMath's at the current rate, and the rate after them --------------
+
+    /**
+     * {@link BucketMath#reserve(long[], long, long, Limits, long)} at the bucket's current rate; a grant earns
+     * credit ({@link #earn}), a refusal changes nothing.
+     *
+     * @param stored the stored rate state, or null for none
+     * @param limits limits with an {@link Adaptive}
+     */
+    public static Adapted reserve(long[] tatTicks, RateState stored, long nowTicks, long tokens, Limits limits,
+                                  long maxWaitTicks) {
+        Adaptive adaptive = limits.adaptive();
+        RateState rate = current(stored, tatTicks, nowTicks, adaptive);
+        Decision d = BucketMath.reserve(tatTicks, nowTicks, tokens, scaled(limits, rate.factorPpm()), maxWaitTicks);
+        return new Adapted(d, d.granted() ? earn(rate, tokens, Adaptive.stepTokens(limits), nowTicks, adaptive)
+                : rate, false);
+    }
+
+    /** {@link BucketMath#peek(long[], long, long, Limits)} at the bucket's current rate. */
+    public static Adapted peek(long[] tatTicks, RateState stored, long nowTicks, long tokens, Limits limits) {
+        RateState rate = current(stored, tatTicks, nowTicks, limits.adaptive());
+        return new Adapted(BucketMath.peek(tatTicks, nowTicks, tokens, scaled(limits, rate.factorPpm())), rate, false);
+    }
+
+    /** {@link BucketMath#refund(long[], long, long, Limits)} at the bucket's current rate (tokens of its interval). */
+    public static Adapted refund(long[] tatTicks, RateState stored, long nowTicks, long tokens, Limits limits) {
+        RateState rate = current(stored, tatTicks, nowTicks, limits.adaptive());
+        Limits scaled = scaled(limits, rate.factorPpm());
+        long[] next = BucketMath.refund(tatTicks, nowTicks, tokens, scaled);
+        return new Adapted(Decision.of(true, 0, BucketMath.available(next, nowTicks, scaled), next), rate, false);
+    }
+
+    /** {@link BucketMath#penalize(long[], long, long, Limits)} at the current rate, answered as a peek of one token. */
+    public static Adapted penalize(long[] tatTicks, RateState stored, long nowTicks, long penaltyTicks,
+                                   Limits limits) {
+        RateState rate = current(stored, tatTicks, nowTicks, limits.adaptive());
+        Limits scaled = scaled(limits, rate.factorPpm());
+        long[] next = BucketMath.penalize(tatTicks, nowTicks, penaltyTicks, scaled);
+        return new Adapted(BucketMath.peek(next, nowTicks, 1, scaled), rate, false);
+    }
+
+    /**
+     * A {@code throttled} signal: the rate {@link #cut}, the bucket {@link #emptied} at the new rate; while the last
+     * cut holds, nothing changes. Answers as a peek of one token afterwards, with {@code cut} saying which it was.
+     */
+    public static Adapted throttle(long[] tatTicks, RateState stored, long nowTicks, Limits limits) {
+        Adaptive adaptive = limits.adaptive();
+        RateState rate = current(stored, tatTicks, nowTicks, adaptive);
+        RateState after = cut(rate, nowTicks, adaptive);
+        if (after == rate) {
+            return new Adapted(BucketMath.peek(tatTicks, nowTicks, 1, scaled(limits, rate.factorPpm())), rate, false);
+        }
+        Limits scaled = scaled(limits, after.factorPpm());
+        return new Adapted(BucketMath.peek(emptied(tatTicks, nowTicks, scaled), nowTicks, 1, scaled), after, true);
+    }
+
+    private static long ceilDiv(long x, long y) {
+        return -Math.floorDiv(-x, y);
+    }
+}
