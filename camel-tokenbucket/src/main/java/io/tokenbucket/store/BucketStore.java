@@ -156,6 +156,36 @@ public interface BucketStore extends AutoCloseable {
         c.allOfLimits().forEach(l -> l.checkCost(c.tokens()));
     }
 
+    /**
+     * A {@code throttled} signal on {@code key} (the target refused, say with 429 or 503): its rate is cut by the
+     * adaptation's decrease, never below its floor, and its bucket emptied at the new rate, unless the last cut is
+     * within the hold, when the signal is ignored ({@link io.tokenbucket.math.AdaptiveMath}). Answers whether it cut
+     * and the rate now.
+     *
+     * @param limits the key's limits, with an adaptation
+     * @throws IllegalArgumentException at once when {@code limits} have no adaptation
+     */
+    default CompletionStage<Adaptation> throttle(String key, Limits limits) {
+        return execute(new StoreCommand.Throttle(key, limits));
+    }
+
+    /** The current rate of {@code key}; a key whose limits have no adaptation is always at its configured rate. */
+    default CompletionStage<Adaptation> rate(String key, Limits limits) {
+        return execute(new StoreCommand.Rate(key, limits));
+    }
+
+    /**
+     * The check every store makes on a {@link StoreCommand.Throttle}.
+     *
+     * @throws IllegalArgumentException when {@code limits} have no adaptation
+     */
+    static void requireAdaptive(String key, Limits limits) {
+        if (limits.adaptive() == null) {
+            throw new IllegalArgumentException("a throttled signal on key " + key + " needs an adaptive rate"
+                    + " (adaptive=true), but its limits " + limits + " have a fixed one");
+        }
+    }
+
     /** Releases what the store holds; the default holds nothing. */
     @Override
     default void close() {

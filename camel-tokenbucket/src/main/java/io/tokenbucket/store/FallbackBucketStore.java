@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
+import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limits;
 
 /**
@@ -16,7 +17,10 @@ import io.tokenbucket.math.Limits;
  * then tried again, so a dead Redis costs one timeout per second, not one per exchange.
  *
  * <p>The fallback decides the policy: none fails the exchange; {@link #ALLOW_ALL} admits it; a local store
- * throttles it locally with the same limits.
+ * throttles it locally with the same limits. A {@code throttled} signal follows the same path: {@code allow} keeps
+ * no rate and ignores it (answering the ceiling); {@code local} cuts the key's local rate, which then throttles the
+ * fallback's exchanges, while the rate kept in the primary is left as it was (it is not reconciled when the primary
+ * answers again: its own signals take it from there).
  */
 public final class FallbackBucketStore implements BucketStore {
 
@@ -141,6 +145,18 @@ public final class FallbackBucketStore implements BucketStore {
         @Override
         public CompletionStage<Choice> reserveAll(StoreCommand.ReserveAll command) {
             return granted(command.limits().get(0)).thenApply(r -> new Choice(0, r));
+        }
+
+        /** Admitting everything keeps no rate, so a signal cuts nothing: answered as ignored, at the ceiling. */
+        @Override
+        public CompletionStage<Adaptation> throttle(StoreCommand.Throttle command) {
+            BucketStore.requireAdaptive(command.key(), command.limits());
+            return CompletableFuture.completedFuture(new Adaptation(false, Adaptive.PPM));
+        }
+
+        @Override
+        public CompletionStage<Adaptation> rate(StoreCommand.Rate command) {
+            return CompletableFuture.completedFuture(new Adaptation(false, Adaptive.PPM));
         }
     }
 }

@@ -18,10 +18,11 @@ import io.tokenbucket.math.Limits;
  * <p>Keys are bounded already ({@link BucketKeys#bound}); limits travel with every command (ticks are
  * nanoseconds). Records check nothing themselves: each store validates the numbers as it always has.
  *
- * @param <R> the answer: {@link Reservation}, {@link Choice}, or {@link Void}
+ * @param <R> the answer: {@link Reservation}, {@link Choice}, {@link Adaptation}, or {@link Void}
  */
 public sealed interface StoreCommand<R> permits StoreCommand.Reserve, StoreCommand.Peek, StoreCommand.Refund,
-        StoreCommand.Remove, StoreCommand.Penalize, StoreCommand.ReserveFreest, StoreCommand.ReserveAll {
+        StoreCommand.Remove, StoreCommand.Penalize, StoreCommand.ReserveFreest, StoreCommand.ReserveAll,
+        StoreCommand.Throttle, StoreCommand.Rate {
 
     /** Runs this command on {@code handler}'s case for it. */
     CompletionStage<R> sendTo(Handler handler);
@@ -49,6 +50,12 @@ public sealed interface StoreCommand<R> permits StoreCommand.Reserve, StoreComma
 
         /** Answers {@link ReserveAll}. */
         CompletionStage<Choice> reserveAll(ReserveAll command);
+
+        /** Answers {@link Throttle}. */
+        CompletionStage<Adaptation> throttle(Throttle command);
+
+        /** Answers {@link Rate}. */
+        CompletionStage<Adaptation> rate(Rate command);
     }
 
     /**
@@ -129,6 +136,25 @@ public sealed interface StoreCommand<R> permits StoreCommand.Reserve, StoreComma
         @Override
         public CompletionStage<Choice> sendTo(Handler handler) {
             return handler.reserveAll(this);
+        }
+    }
+
+    /**
+     * A {@code throttled} signal on {@code key}, whose limits must be adaptive ({@link Limits#adaptive()}): cuts its
+     * rate unless the last cut still holds ({@link BucketStore#throttle}).
+     */
+    record Throttle(String key, Limits limits) implements StoreCommand<Adaptation> {
+        @Override
+        public CompletionStage<Adaptation> sendTo(Handler handler) {
+            return handler.throttle(this);
+        }
+    }
+
+    /** The current rate of {@code key}, changing nothing ({@link BucketStore#rate}). */
+    record Rate(String key, Limits limits) implements StoreCommand<Adaptation> {
+        @Override
+        public CompletionStage<Adaptation> sendTo(Handler handler) {
+            return handler.rate(this);
         }
     }
 }

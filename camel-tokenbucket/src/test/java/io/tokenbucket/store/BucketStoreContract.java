@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * to make one. Real time: the Redis store runs on the Redis clock, so waits are checked within tolerances that
  * a noisy 2-core machine keeps (a wait is never longer than computed, and at most {@link #SLACK_MS} shorter).
  */
-public abstract class BucketStoreContract {
+public abstract class BucketStoreContract implements AdaptiveStoreContract {
 
     protected static final long MS = 1_000_000L;
     protected static final long HOUR = TimeUnit.HOURS.toNanos(1);
@@ -34,6 +34,7 @@ public abstract class BucketStoreContract {
     protected static final long SLACK_MS = 150;
 
     protected BucketStore store;
+    private String namespace;
     private ExecutorService pool;
 
     /** A fresh store whose keys are scoped to {@code namespace}. */
@@ -41,7 +42,8 @@ public abstract class BucketStoreContract {
 
     @BeforeEach
     void openStore() {
-        store = newStore("contract-" + UUID.randomUUID() + ":");
+        namespace = "contract-" + UUID.randomUUID() + ":";
+        store = newStore(namespace);
         pool = Executors.newFixedThreadPool(4);
     }
 
@@ -49,6 +51,17 @@ public abstract class BucketStoreContract {
     void closeStore() {
         pool.shutdownNow();
         store.close();
+    }
+
+    @Override
+    public BucketStore contractStore() {
+        return store;
+    }
+
+    /** A second store on the namespace of {@link #store}: what a store that shares state across instances shares. */
+    @Override
+    public BucketStore anotherInstance() {
+        return newStore(namespace);
     }
 
     protected static <T> T get(CompletionStage<T> stage) {

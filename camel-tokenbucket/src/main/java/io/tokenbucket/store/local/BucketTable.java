@@ -6,10 +6,14 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.tokenbucket.math.Adapted;
+import io.tokenbucket.math.Adaptive;
+import io.tokenbucket.math.AdaptiveMath;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.RateState;
 import io.tokenbucket.store.Reservation;
 
 /**
@@ -44,6 +48,12 @@ final class BucketTable {
         /** The {@code tat}s (ns) of limits 2..n, guarded by this bucket's lock; null while the key has one limit. */
         volatile long[] moreTatNanos;
 
+        /** The adaptive rate state, guarded by this bucket's lock; null at the configured rate. */
+        volatile RateState rate;
+
+        /** The adaptation {@link #rate} was last decided with (for the sweep), guarded by this bucket's lock. */
+        volatile Adaptive adaptive;
+
         Bucket(long tatNanos) {
             super(tatNanos);
         }
@@ -60,6 +70,11 @@ final class BucketTable {
      */
     interface MultiStep {
         long[][] apply(long[][] tatNanos, long nowNanos);
+    }
+
+    /** An adaptive decision on a bucket's states and rate state (null: none) at an instant (ns). */
+    interface AdaptiveStep {
+        Adapted apply(long[] tatNanos, RateState rate, long nowNanos);
     }
 
     private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
@@ -187,6 +202,81 @@ final class BucketTable {
         }
     }
 
+    /**
+     * {@link #update} for limits with an adaptation: {@code step} decides on the states and the rate state
+     * together, under the bucket's lock, and both are stored (a rate back at the ceiling as none). Nothing is
+     * stored when the decision's states are the very array it was given and the rate state is unchanged.
+     */
+    Adapted updateAdaptive(String key, Limits limits, long nowNanos, AdaptiveStep step) {
+        while (true) {
+            Bucket bucket = bucketOf(key, nowNanos);
+            synchronized (bucket) {
+                long tatNanos = bucket.get();
+                if (tatNanos == RETIRED) {
+                    buckets.remove(key, bucket);
+                    continue;
+                }
+                long[] states = states(tatNanos, bucket.moreTatNanos, nowNanos, limits);
+                RateState before = bucket.rate;
+                Adapted a = step.apply(states, before, nowNanos);
+                long[] next = a.decision().tatTicks();
+                RateState after = a.rate().isCeiling() ? null : a.rate();
+                if (next == states && after == before) {
+                    return a;
+                }
+                if (bucket.compareAndSet(tatNanos, storable(next[0]))) {
+                    bucket.moreTatNanos = next.length > 1 ? Arrays.copyOfRange(next, 1, next.length) : null;
+                    bucket.rate = after;
+                    bucket.adaptive = limits.adaptive();
+                    return a;
+                }
+            }
+        }
+    }
+
+    /** The states of {@code key} for {@code limits} (ns) and its rate state (null: none), changing nothing. */
+    Adapted readAdaptive(String key, Limits limits, long nowNanos, AdaptiveStep step) {
+        Bucket bucket = buckets.get(key);
+        if (bucket == null) {
+            return step.apply(BucketMath.align(null, nowNanos, limits), null, nowNanos);
+        }
+        synchronized (bucket) {
+            long tatNanos = bucket.get();
+            return tatNanos == RETIRED ? step.apply(BucketMath.align(null, nowNanos, limits), null, nowNanos)
+                    : step.apply(states(tatNanos, bucket.moreTatNanos, nowNanos, limits), bucket.rate, nowNanos);
+        }
+    }
+
+    /**
+     * The {@code n} keys with the lowest adaptive rate now, with their factor in parts per million: for monitoring,
+     * reads every bucket.
+     */
+    List<Map.Entry<String, Long>> slowest(int n, long nowNanos) {
+        return buckets.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), factorOf(e.getValue(), nowNanos)))
+                .filter(e -> e.getValue() < Adaptive.PPM)
+                .sorted(Map.Entry.comparingByValue())
+                .limit(n)
+                .toList();
+    }
+
+    private static long factorOf(Bucket bucket, long nowNanos) {
+        synchronized (bucket) {
+            long tatNanos = bucket.get();
+            RateState rate = bucket.rate;
+            if (tatNanos == RETIRED || rate == null) {
+                return Adaptive.PPM;
+            }
+            long[] more = bucket.moreTatNanos;
+            long[] tats = new long[1 + (more == null ? 0 : more.length)];
+            tats[0] = tatNanos;
+            if (more != null) {
+                System.arraycopy(more, 0, tats, 1, more.length);
+            }
+            return AdaptiveMath.current(rate, tats, nowNanos, bucket.adaptive).factorPpm();
+        }
+    }
+
     /** The states of {@code key} for {@code limits} (ns), without changing anything. */
     long[] read(String key, Limits limits, long nowNanos) {
         Bucket bucket = buckets.get(key);
@@ -239,7 +329,7 @@ final class BucketTable {
     }
 
     private static boolean retireIfFull(Bucket bucket, long nowNanos) {
-        if (bucket.moreTatNanos == null) {
+        if (bucket.moreTatNanos == null && bucket.rate == null) {
             long tatNanos = bucket.get();
             return tatNanos > HELD && BucketMath.isFull(tatNanos, nowNanos)
                     && bucket.compareAndSet(tatNanos, RETIRED);
@@ -247,8 +337,13 @@ final class BucketTable {
         synchronized (bucket) {
             long tatNanos = bucket.get();
             long[] more = bucket.moreTatNanos;
-            return tatNanos != RETIRED && BucketMath.isFull(tatNanos, nowNanos)
-                    && (more == null || BucketMath.isFull(more, nowNanos)) && bucket.compareAndSet(tatNanos, RETIRED);
+            RateState rate = bucket.rate;
+            // an adaptive rate is kept while it is remembered (AdaptiveMath.current), as a Redis key lives as long
+            return tatNanos > HELD && BucketMath.isFull(tatNanos, nowNanos)
+                    && (more == null || BucketMath.isFull(more, nowNanos))
+                    && (rate == null || AdaptiveMath.current(rate, new long[] {tatNanos}, nowNanos, bucket.adaptive)
+                    .isCeiling())
+                    && bucket.compareAndSet(tatNanos, RETIRED);
         }
     }
 

@@ -8,10 +8,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 
+import io.tokenbucket.math.Adapted;
+import io.tokenbucket.math.Adaptive;
+import io.tokenbucket.math.AdaptiveMath;
 import io.tokenbucket.math.AllOfDecision;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.Adaptation;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Choice;
 import io.tokenbucket.store.Reservation;
@@ -26,6 +30,10 @@ import io.tokenbucket.store.StoreCommand;
  * locks of all of them, taken in key order. Memory is bounded by the <em>active</em> keys: {@link #sweep()} drops
  * buckets that have refilled to full, which changes no outcome because a full bucket equals no bucket, and it
  * cannot lose a reservation racing with it. Answers are completed stages.
+ *
+ * <p>Limits with an adaptation ({@link Limits#adaptive()}) always take the lock: the bucket's rate state is decided
+ * and stored with its {@code tat}s ({@link AdaptiveMath}), so a reservation and a {@code throttled} signal on one
+ * key are atomic with each other.
  */
 public final class LocalBucketStore implements BucketStore {
 
@@ -65,6 +73,10 @@ public final class LocalBucketStore implements BucketStore {
     public Reservation reserveNow(String key, Limits limits, long tokens, long maxWaitNanos) {
         long cappedWaitNanos = Math.min(maxWaitNanos, MAX_WAIT_NANOS);
         long nowNanos = clock.getAsLong();
+        if (limits.adaptive() != null) {
+            return answer(table.updateAdaptive(key, limits, nowNanos, (tatsNanos, rate, atNanos) ->
+                    AdaptiveMath.reserve(tatsNanos, rate, atNanos, tokens, limits, cappedWaitNanos)).decision());
+        }
         if (limits.size() == 1) { // the fast path: one compare-and-set, no lock, no array of states
             return table.reserveOne(key, limits.get(0), tokens, cappedWaitNanos, nowNanos);
         }
@@ -78,6 +90,10 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     private Reservation peekAt(String key, Limits limits, long tokens, long nowNanos) {
+        if (limits.adaptive() != null) {
+            return answer(table.readAdaptive(key, limits, nowNanos, (tatsNanos, rate, atNanos) ->
+                    AdaptiveMath.peek(tatsNanos, rate, atNanos, tokens, limits)).decision());
+        }
         return answer(BucketMath.peek(table.read(key, limits, nowNanos), nowNanos, tokens, limits));
     }
 
@@ -106,6 +122,11 @@ public final class LocalBucketStore implements BucketStore {
         @Override
         public CompletionStage<Reservation> refund(StoreCommand.Refund c) {
             Limits limits = c.limits();
+            if (limits.adaptive() != null) {
+                return CompletableFuture.completedFuture(answer(table.updateAdaptive(c.key(), limits,
+                        clock.getAsLong(), (tatsNanos, rate, atNanos) ->
+                                AdaptiveMath.refund(tatsNanos, rate, atNanos, c.tokens(), limits)).decision()));
+            }
             return CompletableFuture.completedFuture(answer(table.update(c.key(), limits, clock.getAsLong(),
                     (tatsNanos, atNanos) -> {
                         long[] nextNanos = BucketMath.refund(tatsNanos, atNanos, c.tokens(), limits);
@@ -124,9 +145,34 @@ public final class LocalBucketStore implements BucketStore {
         public CompletionStage<Reservation> penalize(StoreCommand.Penalize c) {
             Limits limits = c.limits();
             long penaltyNanos = Math.min(c.penaltyNanos(), MAX_PENALTY_NANOS);
+            if (limits.adaptive() != null) {
+                return CompletableFuture.completedFuture(answer(table.updateAdaptive(c.key(), limits,
+                        clock.getAsLong(), (tatsNanos, rate, atNanos) ->
+                                AdaptiveMath.penalize(tatsNanos, rate, atNanos, penaltyNanos, limits)).decision()));
+            }
             return CompletableFuture.completedFuture(answer(table.update(c.key(), limits, clock.getAsLong(),
                     (tatsNanos, atNanos) -> BucketMath.peek(
                             BucketMath.penalize(tatsNanos, atNanos, penaltyNanos, limits), atNanos, 1, limits))));
+        }
+
+        @Override
+        public CompletionStage<Adaptation> throttle(StoreCommand.Throttle c) {
+            Limits limits = c.limits();
+            BucketStore.requireAdaptive(c.key(), limits);
+            Adapted a = table.updateAdaptive(c.key(), limits, clock.getAsLong(),
+                    (tatsNanos, rate, atNanos) -> AdaptiveMath.throttle(tatsNanos, rate, atNanos, limits));
+            return CompletableFuture.completedFuture(new Adaptation(a.cut(), a.rate().factorPpm()));
+        }
+
+        @Override
+        public CompletionStage<Adaptation> rate(StoreCommand.Rate c) {
+            Limits limits = c.limits();
+            if (limits.adaptive() == null) {
+                return CompletableFuture.completedFuture(new Adaptation(false, Adaptive.PPM));
+            }
+            Adapted a = table.readAdaptive(c.key(), limits, clock.getAsLong(),
+                    (tatsNanos, rate, atNanos) -> AdaptiveMath.peek(tatsNanos, rate, atNanos, 1, limits));
+            return CompletableFuture.completedFuture(new Adaptation(false, a.rate().factorPpm()));
         }
 
         /**
@@ -220,6 +266,14 @@ public final class LocalBucketStore implements BucketStore {
      */
     public List<Map.Entry<String, Long>> busiest(int n) {
         return table.busiest(n, clock.getAsLong());
+    }
+
+    /**
+     * The {@code n} keys whose adaptive rate is lowest now, with their factor in parts per million of the configured
+     * rate (only keys below it). Reads every bucket: call it from a console, not per exchange.
+     */
+    public List<Map.Entry<String, Long>> slowest(int n) {
+        return table.slowest(n, clock.getAsLong());
     }
 
     /** The number of buckets held now: active keys, plus full ones not yet swept. */

@@ -16,8 +16,10 @@ import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.Adaptation;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Choice;
 import io.tokenbucket.store.Reservation;
@@ -314,6 +316,45 @@ public final class RedisBucketStore implements BucketStore {
                 return new Choice(reply.chosenIndex(), reservation(reply, sentNanos, clocks.still(clock, first)));
             });
         }
+
+        @Override
+        public CompletionStage<Adaptation> throttle(StoreCommand.Throttle c) {
+            BucketStore.requireAdaptive(c.key(), c.limits());
+            return adapt("throttle", c.key(), c.limits());
+        }
+
+        /** A key whose limits have no adaptation is at its configured rate: answered without a round trip. */
+        @Override
+        public CompletionStage<Adaptation> rate(StoreCommand.Rate c) {
+            if (c.limits().adaptive() == null) {
+                return CompletableFuture.completedFuture(new Adaptation(false, Adaptive.PPM));
+            }
+            return adapt("rate", c.key(), c.limits());
+        }
+    }
+
+    /** Answers with the script's 'throttle' (a signal) or 'rate' (a question): see bucket.lua. */
+    private CompletionStage<Adaptation> adapt(String op, String key, Limits limits) {
+        String redisKey = redisKey(key);
+        return run(op, new String[] {redisKey}, operands(1, -1, List.of(limits)), clocks.of(redisKey))
+                .thenApply(raw -> adaptation(raw, limits));
+    }
+
+    /**
+     * The reply of the script's 'throttle' or 'rate': a reply of five numbers whose first says whether the rate was
+     * cut, and the factor after it.
+     *
+     * @throws IllegalStateException naming the reply when it is not one the script gives
+     */
+    static Adaptation adaptation(List<Long> raw, Limits limits) {
+        if (raw != null && raw.size() == ScriptReply.FIELDS + 1) {
+            Long factor = raw.get(ScriptReply.FIELDS);
+            ScriptReply reply = ScriptReply.parse(raw.subList(0, ScriptReply.FIELDS), List.of(limits));
+            if (factor != null && factor >= 1 && factor <= Adaptive.PPM) {
+                return new Adaptation(reply.granted(), factor);
+            }
+        }
+        throw ScriptReply.notAnAnswer(raw);
     }
 
     /** A reply and the reservation it gives on this side: the wait mapped onto the local clock. */
@@ -323,13 +364,7 @@ public final class RedisBucketStore implements BucketStore {
     /** Calls the script with operation {@code op} and a second argument {@code argMicros} (-1: none). */
     private CompletableFuture<ScriptCall> call(String op, List<String> keys, List<Limits> limits, long tokens,
                                                long argMicros) {
-        // the script's KEYS and ARGV (bucket.lua's header): the limits' intervals in microseconds, checked
-        List<String> operands = new ArrayList<>();
-        operands.add(Long.toString(tokens));
-        operands.add(Long.toString(argMicros));
-        for (Limits l : limits) {
-            appendLimits(operands, l);
-        }
+        List<String> operands = operands(tokens, argMicros, limits);
         String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
         RedisClockOffset clock = clocks.of(redisKeys[0]);
         long sentNanos = System.nanoTime();
@@ -337,6 +372,17 @@ public final class RedisBucketStore implements BucketStore {
             ScriptReply reply = ScriptReply.parse(raw, limits);
             return new ScriptCall(reply, reservation(reply, sentNanos, clocks.still(clock, redisKeys[0])));
         });
+    }
+
+    /** The script's ARGV after the operation (bucket.lua's header): the limits' intervals in microseconds, checked. */
+    private static List<String> operands(long tokens, long argMicros, List<Limits> limits) {
+        List<String> operands = new ArrayList<>();
+        operands.add(Long.toString(tokens));
+        operands.add(Long.toString(argMicros));
+        for (Limits l : limits) {
+            appendLimits(operands, l);
+        }
+        return operands;
     }
 
     /**
@@ -354,12 +400,23 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * Appends one key's limits as the script reads them: their number, then each capacity and interval in
-     * microseconds (rounded up again: never faster than the nanosecond limit).
+     * Appends one key's limits as the script reads them: their adaptation if any ('A' and its six numbers, times
+     * in microseconds rounded up), their number, then each capacity and interval in microseconds (rounded up
+     * again: never faster than the nanosecond limit).
      *
      * @throws IllegalArgumentException for a limit whose burst is beyond what the script computes exactly
      */
     private static void appendLimits(List<String> args, Limits l) {
+        Adaptive adaptive = l.adaptive();
+        if (adaptive != null) {
+            args.add("A");
+            args.add(Long.toString(adaptive.floorPpm()));
+            args.add(Long.toString(adaptive.decreasePpm()));
+            args.add(Long.toString(adaptive.increasePpm()));
+            args.add(Long.toString(ceilMicros(adaptive.holdTicks())));
+            args.add(Long.toString(ceilMicros(adaptive.memoryTicks())));
+            args.add(Long.toString(Adaptive.stepTokens(l)));
+        }
         args.add(Integer.toString(l.size()));
         for (int i = 0; i < l.size(); i++) {
             Limit limit = l.get(i);

@@ -49,8 +49,13 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
                 return new ScriptReply(granted == 1, waitMicros, remaining, (int) position - 1, nowMicros);
             }
         }
+        throw notAnAnswer(reply);
+    }
+
+    /** The failure of a reply that is not one the script gives, naming it (at most 200 characters of it). */
+    static IllegalStateException notAnAnswer(Object reply) {
         String shown = String.valueOf(reply);
-        throw new IllegalStateException("Redis answered the bucket script with " + (shown.length() > 200
+        return new IllegalStateException("Redis answered the bucket script with " + (shown.length() > 200
                 ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer the script gives; nothing"
                 + " was decided on it");
     }

@@ -6,14 +6,24 @@
 --           then most tokens, then first)
 --           each holds its bucket's state: one tat per limit (the instant that limit is full again, in
 --           microseconds of the Redis clock), separated by spaces; no key is a full bucket
--- ARGV[1]   the operation: 'reserve', 'peek', 'refund', 'penalize', 'batch' or 'all' (below)
+-- ARGV[1]   the operation: 'reserve', 'peek', 'refund', 'penalize', 'throttle', 'rate', 'batch' or 'all'
+--           (below)
 -- ARGV[2]   tokens n, from 1 to the smallest capacity (checked by the caller); for 'refund' any number from 1
 -- ARGV[3]   reserve: the longest acceptable wait in microseconds (the caller caps it at 365 days); penalize: the
 --           penalty in microseconds (capped the same way); otherwise -1
 -- ARGV[4..] the limits of each key in turn: their number m, then m pairs of capacity C and interval T
---           (the microseconds one token takes to come back, rounded up)
+--           (the microseconds one token takes to come back, rounded up); limits whose rate adapts (AdaptiveMath)
+--           are preceded by 'A' and six numbers: floor, decrease and increase in parts per million, hold and
+--           memory in microseconds, and the tokens of one increase step at the ceiling
 -- returns   { granted (1 or 0), wait in microseconds, whole tokens remaining, the chosen key's position,
 --           the Redis clock's now in microseconds (the wait counts from it) }
+--           'throttle' and 'rate' (adaptive limits only; tokens 1) return { cut (1 or 0), then the peek of one
+--           token's wait, remaining, position and now, then the current factor in parts per million }
+--
+-- An adaptive key's state is its tats followed by 'r' and its rate state: factor (ppm), credit (tokens towards
+-- the next step) and the instant of the last cut (microseconds of the Redis clock). No 'r' is the ceiling. Its TTL
+-- is the later of the bucket's full time and the last cut plus the memory: the key expires when AdaptiveMath.current
+-- would forget the rate.
 --
 -- 'all'     one reservation on the freest candidate and every shared key together (below, before the other
 --           general operations): ARGV[4] is the number of candidates c, KEYS[1..c] the candidates, the rest shared
@@ -39,6 +49,9 @@ local now_us = tonumber(time[1]) * 1000000 + tonumber(time[2])
 -- (someone SET the key, or a clock went far back); it counts as that far ahead, so it admits nothing and no sum
 -- loses precision. NaN and infinity, which tonumber() also reads, count the same.
 local MAX_DEBT_US = 4503599627370496
+-- RedisBucketStore.MAX_BURST_MICROS: the largest burst of a limit, 2^51 microseconds; Adaptive.PPM
+local MAX_BURST_US = 2251799813685248
+local PPM = 1000000
 local function bounded(tat_us)
   if tat_us ~= tat_us or tat_us > now_us + MAX_DEBT_US then
     return now_us + MAX_DEBT_US
@@ -89,9 +102,16 @@ local arg_us = tonumber(ARGV[3])
 
 -- the limits of each key: m, then m pairs of C and T, from ARGV[pos]; answers them and the position after them
 local function read_limits(pos)
+  local adapt = nil
+  if ARGV[pos] == 'A' then
+    adapt = { floor = tonumber(ARGV[pos + 1]), decrease = tonumber(ARGV[pos + 2]),
+              increase = tonumber(ARGV[pos + 3]), hold_us = tonumber(ARGV[pos + 4]),
+              memory_us = tonumber(ARGV[pos + 5]), step = tonumber(ARGV[pos + 6]) }
+    pos = pos + 7
+  end
   local m = tonumber(ARGV[pos])
   pos = pos + 1
-  local l = {}
+  local l = { adapt = adapt }
   for i = 1, m do
     l[i] = { capacity = tonumber(ARGV[pos]), interval_us = tonumber(ARGV[pos + 1]) }
     pos = pos + 2
@@ -99,16 +119,31 @@ local function read_limits(pos)
   return l, pos
 end
 
--- a stored state, every number of it, bounded (a word that is no number: a full limit)
+-- a stored state, every number of it, bounded (a word that is no number: a full limit), and its rate state after
+-- 'r' (nil: none; one that is not three numbers, or a factor out of range, counts as none)
 local function parse(stored)
-  local tats_us = {}
+  local tats_us, words = {}, {}
   if stored then
     for v in string.gmatch(stored, '%S+') do
-      local tat_us = tonumber(v)
-      tats_us[#tats_us + 1] = tat_us and bounded(tat_us) or now_us
+      words[#words + 1] = v
     end
   end
-  return tats_us
+  local i = 1
+  while i <= #words and words[i] ~= 'r' do
+    local tat_us = tonumber(words[i])
+    tats_us[#tats_us + 1] = tat_us and bounded(tat_us) or now_us
+    i = i + 1
+  end
+  local rate = nil
+  if words[i] == 'r' then
+    local f, credit, cut_us = tonumber(words[i + 1]), tonumber(words[i + 2]), tonumber(words[i + 3])
+    if f and credit and cut_us and f >= 1 and f < PPM and f == math.floor(f) and credit >= 0
+        and credit < 1e9 and credit == math.floor(credit) and cut_us == cut_us
+        and math.abs(cut_us - now_us) < MAX_DEBT_US then
+      rate = { f = f, credit = credit, cut_us = cut_us }
+    end
+  end
+  return tats_us, rate
 end
 
 -- BucketMath.align: the stored states by position, a missing one is a full limit (the key's limits may have
@@ -145,12 +180,20 @@ local function reserve(tats_us, l, n)
 end
 
 -- the state, with a TTL at the moment every limit is full again, so an idle key costs nothing; a full bucket is
--- no key (BucketMath.isFull)
-local function store(key, tats_us, m)
+-- no key (BucketMath.isFull). An adaptive rate below the ceiling (rate, with its limits' adaptation adapt) is
+-- written after the tats and keeps the key until the last cut plus the memory (AdaptiveMath.current).
+local function store(key, tats_us, m, rate, adapt)
   local parts, latest_us = {}, now_us
   for i = 1, m do
     parts[i] = string.format('%.0f', tats_us[i])
     latest_us = math.max(latest_us, tats_us[i])
+  end
+  if rate and adapt then
+    parts[m + 1] = 'r'
+    parts[m + 2] = string.format('%.0f', rate.f)
+    parts[m + 3] = string.format('%.0f', rate.credit)
+    parts[m + 4] = string.format('%.0f', rate.cut_us)
+    latest_us = math.max(latest_us, rate.cut_us + adapt.memory_us)
   end
   if latest_us <= now_us then
     redis.call('DEL', key)
@@ -159,9 +202,89 @@ local function store(key, tats_us, m)
   end
 end
 
+-- AdaptiveMath, step for step; a rate is nil at the ceiling
+
+-- AdaptiveMath.current: the stored rate, forgotten when the bucket is full and the last cut is memory ago
+local function current(rate, tats_us, l)
+  if rate == nil or l.adapt == nil then
+    return nil
+  end
+  local full = true
+  for i = 1, #tats_us do
+    if tats_us[i] > now_us then
+      full = false
+    end
+  end
+  if full and now_us - rate.cut_us >= l.adapt.memory_us then
+    return nil
+  end
+  return rate
+end
+
+-- AdaptiveMath.scaledInterval: ceil(T * PPM / f), saturating at MAX_BURST_US / C
+local function scaled_interval(t, c, f)
+  if f >= PPM then
+    return t
+  end
+  local cap = math.floor(MAX_BURST_US / c)
+  local q = math.floor(t / f)
+  local r = t - q * f
+  if q > math.floor(cap / PPM) then
+    return cap
+  end
+  return math.min(q * PPM + math.ceil(r * PPM / f), cap)
+end
+
+-- AdaptiveMath.scaled: the limits at the rate's factor
+local function scaled(l, rate)
+  if rate == nil then
+    return l
+  end
+  local s = { adapt = l.adapt }
+  for i = 1, #l do
+    s[i] = { capacity = l[i].capacity, interval_us = scaled_interval(l[i].interval_us, l[i].capacity, rate.f) }
+  end
+  return s
+end
+
+-- AdaptiveMath.holding
+local function holding(rate, adapt)
+  return rate ~= nil and now_us - rate.cut_us < adapt.hold_us
+end
+
+-- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them
+local function earn(rate, n, adapt)
+  if rate == nil or holding(rate, adapt) then
+    return rate
+  end
+  local threshold = math.max(1, math.ceil(adapt.step * rate.f / PPM))
+  local credit = rate.credit + n
+  local steps = math.floor(credit / threshold)
+  if steps == 0 then
+    return { f = rate.f, credit = credit, cut_us = rate.cut_us }
+  end
+  if steps > math.floor((PPM - rate.f) / adapt.increase) then
+    return nil
+  end
+  local f = rate.f + steps * adapt.increase
+  if f >= PPM then
+    return nil
+  end
+  return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us }
+end
+
+-- AdaptiveMath.cut: the factor times the decrease, at least the floor, held; answers rate itself while holding
+local function cut(rate, adapt)
+  if holding(rate, adapt) then
+    return rate
+  end
+  local f = rate and rate.f or PPM
+  return { f = math.max(adapt.floor, math.floor(f * adapt.decrease / PPM)), credit = 0, cut_us = now_us }
+end
+
 if op == 'batch' then
   -- each key's state as the reservations before left it (what a GET would read now), and the keys to write
-  local states, written, out = {}, {}, {}
+  local states, rates, adapts, written, out = {}, {}, {}, {}, {}
   local pos = 2
   for r = 1, #KEYS do
     local key = KEYS[r]
@@ -170,27 +293,30 @@ if op == 'batch' then
     l, pos = read_limits(pos + 2)
     local stored_us = states[key]
     if stored_us == nil then
-      stored_us = parse(redis.call('GET', key))
+      stored_us, rates[key] = parse(redis.call('GET', key))
       states[key] = stored_us
     end
     local tats_us = align(stored_us, #l)
-    local next_us, wait_us = reserve(tats_us, l, n)
+    local rate = current(rates[key], tats_us, l)
+    local next_us, wait_us = reserve(tats_us, scaled(l, rate), n)
     local o = #out
     if wait_us > max_wait_us then
-      out[o + 1], out[o + 2], out[o + 3] = 0, wait_us, available(tats_us, l)
+      out[o + 1], out[o + 2], out[o + 3] = 0, wait_us, available(tats_us, scaled(l, rate))
     else
       -- what store() would write: the first m numbers (a reserve always owes time, so never a DEL)
       states[key] = next_us
+      rates[key] = earn(rate, n, l.adapt)
+      adapts[key] = l.adapt
       if not written[key] then
         written[key] = true
         written[#written + 1] = key
       end
-      out[o + 1], out[o + 2], out[o + 3] = 1, wait_us, available(next_us, l)
+      out[o + 1], out[o + 2], out[o + 3] = 1, wait_us, available(next_us, scaled(l, rate))
     end
     out[o + 4], out[o + 5] = 1, now_us
   end
   for i = 1, #written do
-    store(written[i], states[written[i]], #states[written[i]])
+    store(written[i], states[written[i]], #states[written[i]], rates[written[i]], adapts[written[i]])
   end
   return out
 end
@@ -201,10 +327,12 @@ end
 -- whose own wait is shorter is not handed out early; the reply's remaining is the fewest of the charged keys.
 if op == 'all' then
   local candidates = tonumber(ARGV[4])
-  local l, tats_us, p = {}, {}, 5
+  local l, tats_us, rates, p = {}, {}, {}, 5
   for k = 1, #KEYS do
     l[k], p = read_limits(p)
-    tats_us[k] = align(parse(redis.call('GET', KEYS[k])), #l[k])
+    local stored_us
+    stored_us, rates[k] = parse(redis.call('GET', KEYS[k]))
+    tats_us[k] = align(stored_us, #l[k])
   end
   -- the shared keys' longest own wait and fewest tokens
   local shared_wait_us, shared_available = 0, nil
@@ -242,7 +370,8 @@ if op == 'all' then
       for i = 1, #l[k] do
         next_us[i] = math.max(tats_us[k][i], release_us) + tokens * l[k][i].interval_us
       end
-      store(KEYS[k], next_us, #l[k])
+      -- an adaptive key's rate state is kept as it was: all-of reservations charge at the configured rate
+      store(KEYS[k], next_us, #l[k], rates[k], l[k].adapt)
       local a = available(next_us, l[k])
       if fewest == nil or a < fewest then
         fewest = a
@@ -258,30 +387,36 @@ for k = 1, #KEYS do
   limits[k], pos = read_limits(pos)
 end
 
+-- a key's states, aligned to its limits, and its current rate (nil: the ceiling)
 local function load(k)
-  return align(parse(redis.call('GET', KEYS[k])), #limits[k])
+  local stored_us, rate = parse(redis.call('GET', KEYS[k]))
+  local tats_us = align(stored_us, #limits[k])
+  return tats_us, current(rate, tats_us, limits[k])
 end
 
 if op == 'reserve' then
   -- the candidate whose tokens come soonest; of equals, the one with most tokens, then the first
-  local best, best_tats_us, best_next_us, best_wait_us, best_available
+  local best, best_tats_us, best_next_us, best_wait_us, best_available, best_rate
   for k = 1, #KEYS do
-    local tats_us = load(k)
-    local next_us, wait_us = reserve(tats_us, limits[k], tokens)
-    local a = available(tats_us, limits[k])
+    local tats_us, rate = load(k)
+    local l = scaled(limits[k], rate)
+    local next_us, wait_us = reserve(tats_us, l, tokens)
+    local a = available(tats_us, l)
     if best == nil or wait_us < best_wait_us or (wait_us == best_wait_us and a > best_available) then
-      best, best_tats_us, best_next_us, best_wait_us, best_available = k, tats_us, next_us, wait_us, a
+      best, best_tats_us, best_next_us, best_wait_us, best_available, best_rate = k, tats_us, next_us, wait_us, a,
+          rate
     end
   end
+  local l = scaled(limits[best], best_rate)
   if arg_us >= 0 and best_wait_us > arg_us then
-    return { 0, best_wait_us, available(best_tats_us, limits[best]), best, now_us }
+    return { 0, best_wait_us, available(best_tats_us, l), best, now_us }
   end
-  store(KEYS[best], best_next_us, #limits[best])
-  return { 1, best_wait_us, available(best_next_us, limits[best]), best, now_us }
+  store(KEYS[best], best_next_us, #l, earn(best_rate, tokens, l.adapt), l.adapt)
+  return { 1, best_wait_us, available(best_next_us, l), best, now_us }
 end
 
-local l = limits[1]
-local tats_us = load(1)
+local tats_us, rate = load(1)
+local l = scaled(limits[1], rate)
 
 if op == 'refund' then
   -- BucketMath.refund, never past full (tokens * T may be huge: the result is then now, exactly)
@@ -290,7 +425,7 @@ if op == 'refund' then
       tats_us[i] = math.max(now_us, tats_us[i] - tokens * l[i].interval_us)
     end
   end
-  store(KEYS[1], tats_us, #l)
+  store(KEYS[1], tats_us, #l, rate, l.adapt)
   return { 1, 0, available(tats_us, l), 1, now_us }
 end
 
@@ -299,7 +434,25 @@ if op == 'penalize' then
   for i = 1, #l do
     tats_us[i] = math.max(tats_us[i], now_us + arg_us + l[i].capacity * l[i].interval_us - l[i].interval_us)
   end
-  store(KEYS[1], tats_us, #l)
+  store(KEYS[1], tats_us, #l, rate, l.adapt)
+elseif op == 'throttle' or op == 'rate' then
+  if l.adapt == nil then
+    return redis.error_reply('bucket.lua: ' .. op .. ' needs adaptive limits')
+  end
+  local was_cut = 0
+  if op == 'throttle' then
+    local after = cut(rate, l.adapt)
+    if after ~= rate then
+      -- AdaptiveMath.emptied: each limit empty at the new rate, a longer debt kept
+      rate, l, was_cut = after, scaled(limits[1], after), 1
+      for i = 1, #l do
+        tats_us[i] = math.max(tats_us[i], now_us + l[i].capacity * l[i].interval_us)
+      end
+      store(KEYS[1], tats_us, #l, rate, l.adapt)
+    end
+  end
+  local _, wait_us = reserve(tats_us, l, 1)
+  return { was_cut, wait_us, available(tats_us, l), 1, now_us, rate and rate.f or PPM }
 elseif op ~= 'peek' then
   return redis.error_reply('bucket.lua: unknown operation ' .. tostring(op))
 end

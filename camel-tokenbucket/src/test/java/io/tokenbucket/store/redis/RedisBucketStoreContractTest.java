@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
@@ -74,6 +75,22 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         assertThat(reserve("untouched", one, 1, 0).granted()).isTrue();
         get(store.refund("untouched", Limits.of(one), 1));
         assertThat(redisCommands().exists(redisStore.redisKey("untouched")).get(5, TimeUnit.SECONDS)).isZero();
+    }
+
+    @Test
+    void anAdaptiveRateLivesInTheBucketsKeyAndExpiresWithItsMemory() throws Exception {
+        RedisBucketStore redisStore = (RedisBucketStore) store;
+        Limits ten = Limits.of(Limit.of(1, 10, 1000 * MS))
+                .withAdaptive(Adaptive.of(100_000, 500_000, 100_000, 0, 60_000 * MS));
+        get(store.throttle("aimd", ten));
+        String state = redisCommands().get(redisStore.redisKey("aimd")).get(5, TimeUnit.SECONDS);
+        assertThat(state).matches("\\d+ r 500000 0 \\d+");
+        long pttl = redisCommands().pttl(redisStore.redisKey("aimd")).get(5, TimeUnit.SECONDS);
+        assertThat(pttl).as("PTTL: the memory of the cut, not the 200 ms until full").isBetween(60_000 - SLACK_MS,
+                60_000L);
+        // a reservation with fixed limits on the same key reads the tats and drops the rate it does not know
+        reserve("aimd", Limit.of(1, 10, 1000 * MS), 1, BucketMath.NO_LIMIT);
+        assertThat(redisCommands().get(redisStore.redisKey("aimd")).get(5, TimeUnit.SECONDS)).doesNotContain("r");
     }
 
     @Test

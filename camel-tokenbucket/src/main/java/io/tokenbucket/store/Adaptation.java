@@ -1,0 +1,19 @@
+package io.tokenbucket.store;
+
+import io.tokenbucket.math.Adaptive;
+
+/**
+ * A store's answer to a {@code throttled} signal or to a question about a key's rate
+ * ({@link BucketStore#throttle}, {@link BucketStore#rate}).
+ *
+ * @param cut       true when this signal cut the rate; false when it was ignored (a cut within the hold) or when
+ *                  nothing was signalled
+ * @param factorPpm the key's current rate in parts per million of its configured rate, 1 to {@link Adaptive#PPM}
+ */
+public record Adaptation(boolean cut, long factorPpm) {
+
+    /** The current rate as a fraction of the configured rate, above 0, at most 1. */
+    public double factor() {
+        return (double) factorPpm / Adaptive.PPM;
+    }
+}

@@ -1,0 +1,178 @@
+package io.tokenbucket.store;
+
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+import io.tokenbucket.math.Adaptive;
+import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The adaptive rate, as every store must keep it: mixed into {@link BucketStoreContract}, so it runs against each
+ * store there (local, Redis, Redis batched, the cluster, batched on the cluster). Real time, like the rest of the
+ * contract: the rate is measured by the waits a store hands out, which count on the store's own clock (Redis TIME
+ * for Redis), within {@link BucketStoreContract#SLACK_MS}.
+ */
+public interface AdaptiveStoreContract {
+
+    long MS = BucketStoreContract.MS;
+    long SLACK_NANOS = BucketStoreContract.SLACK_MS * MS;
+
+    /** The store under test. */
+    BucketStore contractStore();
+
+    /** Another store instance on the same state as {@link #contractStore()}, or null when a store has no such. */
+    BucketStore anotherInstance();
+
+    private static <T> T get(CompletionStage<T> stage) {
+        try {
+            return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** One token per 100 ms, burst 1, cut by half to a floor of 0.2, +0.25 a step, hold and memory as given. */
+    private static Limits tenPerSecond(long holdNanos, long memoryNanos) {
+        return Limits.of(Limit.of(1, 10, 1000 * MS))
+                .withAdaptive(Adaptive.of(200_000, 500_000, 250_000, holdNanos, memoryNanos));
+    }
+
+    private Reservation reserve(String key, Limits limits, long maxWaitNanos) {
+        return get(contractStore().reserve(key, limits, 1, maxWaitNanos));
+    }
+
+    @Test
+    default void aThrottledSignalHalvesTheAdmittedRateAndEmptiesTheBucket() {
+        Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
+        assertThat(reserve("cut", ten, 0).granted()).isTrue();
+        Adaptation cut = get(contractStore().throttle("cut", ten));
+        assertThat(cut.cut()).isTrue();
+        assertThat(cut.factorPpm()).isEqualTo(500_000);
+        // no token at once after a signal; then one per 200 ms instead of 100
+        assertThat(reserve("cut", ten, 0).granted()).isFalse();
+        long first = reserve("cut", ten, BucketMath.NO_LIMIT).waitNanos();
+        long second = reserve("cut", ten, BucketMath.NO_LIMIT).waitNanos();
+        assertThat(first).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
+        assertThat(second).isBetween(400 * MS - SLACK_NANOS, 400 * MS);
+        assertThat(get(contractStore().rate("cut", ten)).factorPpm()).isEqualTo(500_000);
+    }
+
+    @Test
+    default void concurrentReservationsAfterACutAreBookedAtTheCutRate() throws Exception {
+        Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
+        get(contractStore().throttle("many", ten));
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            java.util.List<java.util.concurrent.Future<Reservation>> all = new java.util.ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                all.add(pool.submit(() -> reserve("many", ten, BucketMath.NO_LIMIT)));
+            }
+            for (var f : all) {
+                assertThat(f.get(10, TimeUnit.SECONDS).granted()).isTrue();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        // the emptied bucket (200 ms) and 20 tokens of 200 ms booked: the next token 4.2 s after the cut
+        long next = get(contractStore().peek("many", ten, 1)).waitNanos();
+        assertThat(next).isBetween(4200 * MS - 2 * SLACK_NANOS, 4200 * MS);
+    }
+
+    @Test
+    default void signalsWithinTheHoldCutOnce() {
+        Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
+        assertThat(get(contractStore().throttle("hold", ten)).cut()).isTrue();
+        for (int i = 0; i < 5; i++) {
+            Adaptation ignored = get(contractStore().throttle("hold", ten));
+            assertThat(ignored.cut()).isFalse();
+            assertThat(ignored.factorPpm()).isEqualTo(500_000);
+        }
+    }
+
+    @Test
+    default void theFloorHoldsAndItsRateIsTheFloorsShare() {
+        Limits ten = tenPerSecond(0, TimeUnit.HOURS.toNanos(1));
+        for (int i = 0; i < 6; i++) {
+            assertThat(get(contractStore().throttle("floor", ten)).cut()).isTrue();
+        }
+        assertThat(get(contractStore().rate("floor", ten)).factorPpm()).isEqualTo(200_000);
+        // 2 per second at the floor: the bucket emptied, a token per 500 ms
+        long first = reserve("floor", ten, BucketMath.NO_LIMIT).waitNanos();
+        long second = reserve("floor", ten, BucketMath.NO_LIMIT).waitNanos();
+        assertThat(first).isBetween(500 * MS - SLACK_NANOS, 500 * MS);
+        assertThat(second).isBetween(1000 * MS - SLACK_NANOS, 1000 * MS);
+    }
+
+    @Test
+    default void grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher() {
+        // a step per refill amount (4) at the current rate: 2 tokens at 0.5, 3 at 0.75
+        Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)))
+                .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
+        get(contractStore().throttle("up", slow));
+        assertThat(get(contractStore().reserve("up", slow, 1, BucketMath.NO_LIMIT)).granted()).isTrue();
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(500_000);
+        get(contractStore().reserve("up", slow, 1, BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(750_000);
+        get(contractStore().reserve("up", slow, 3, BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(Adaptive.PPM);
+        get(contractStore().reserve("up", slow, 5, BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(Adaptive.PPM);
+    }
+
+    @Test
+    default void aRefusalEarnsNothing() {
+        Limits slow = Limits.of(Limit.of(2, 2, TimeUnit.HOURS.toNanos(1)))
+                .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
+        get(contractStore().throttle("refused", slow));
+        for (int i = 0; i < 5; i++) {
+            assertThat(get(contractStore().reserve("refused", slow, 1, 0)).granted()).isFalse();
+        }
+        assertThat(get(contractStore().rate("refused", slow)).factorPpm()).isEqualTo(500_000);
+    }
+
+    @Test
+    default void anIdleKeyForgetsItsCutOnceFullAndPastTheMemory() throws InterruptedException {
+        Limits ten = tenPerSecond(0, 0);
+        get(contractStore().throttle("idle", ten));
+        assertThat(get(contractStore().rate("idle", ten)).factorPpm()).isEqualTo(500_000);
+        // full again 200 ms after the cut: then back at the ceiling, as no state at all
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (get(contractStore().rate("idle", ten)).factorPpm() != Adaptive.PPM) {
+            assertThat(System.nanoTime() - deadline).as("back at the ceiling within 5 s").isNegative();
+            Thread.onSpinWait();
+        }
+        assertThat(reserve("idle", ten, 0).granted()).isTrue();
+        assertThat(reserve("idle", ten, BucketMath.NO_LIMIT).waitNanos()).isBetween(100 * MS - SLACK_NANOS, 100 * MS);
+    }
+
+    @Test
+    default void aThrottledSignalOnFixedLimitsIsRefusedNamingTheOption() {
+        Limits fixed = Limits.of(Limit.of(1, 10, 1000 * MS));
+        assertThatThrownBy(() -> contractStore().throttle("fixed", fixed))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("adaptive=true");
+        assertThat(get(contractStore().rate("fixed", fixed)).factorPpm()).isEqualTo(Adaptive.PPM);
+    }
+
+    @Test
+    default void theRateIsSharedByEveryInstanceOnTheSameState() {
+        BucketStore other = anotherInstance();
+        assumeTrue(other != null, "this store keeps its state in one instance");
+        try {
+            Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
+            get(contractStore().throttle("shared", ten));
+            assertThat(get(other.rate("shared", ten)).factorPpm()).isEqualTo(500_000);
+            assertThat(get(other.throttle("shared", ten)).cut()).as("the hold is shared too").isFalse();
+            long wait = get(other.reserve("shared", ten, 1, BucketMath.NO_LIMIT)).waitNanos();
+            assertThat(wait).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
+        } finally {
+            other.close();
+        }
+    }
+}
