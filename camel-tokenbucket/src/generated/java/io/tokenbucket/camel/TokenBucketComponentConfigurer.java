@@ -30,6 +30,17 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
     public boolean configure(CamelContext camelContext, Object obj, String name, Object value, boolean ignoreCase) {
         TokenBucketComponent target = (TokenBucketComponent) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "adaptive": getOrCreateConfiguration(target).setAdaptive(property(camelContext, boolean.class, value)); return true;
+        case "adaptivedecrease":
+        case "adaptiveDecrease": getOrCreateConfiguration(target).setAdaptiveDecrease(property(camelContext, double.class, value)); return true;
+        case "adaptivefloor":
+        case "adaptiveFloor": getOrCreateConfiguration(target).setAdaptiveFloor(property(camelContext, double.class, value)); return true;
+        case "adaptivehold":
+        case "adaptiveHold": getOrCreateConfiguration(target).setAdaptiveHold(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
+        case "adaptiveincrease":
+        case "adaptiveIncrease": getOrCreateConfiguration(target).setAdaptiveIncrease(property(camelContext, double.class, value)); return true;
+        case "adaptivememory":
+        case "adaptiveMemory": getOrCreateConfiguration(target).setAdaptiveMemory(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "allof":
         case "allOf": getOrCreateConfiguration(target).setAllOf(property(camelContext, java.lang.String.class, value)); return true;
         case "autowiredenabled":
@@ -93,6 +104,17 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
     @Override
     public Class<?> getOptionType(String name, boolean ignoreCase) {
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "adaptive": return boolean.class;
+        case "adaptivedecrease":
+        case "adaptiveDecrease": return double.class;
+        case "adaptivefloor":
+        case "adaptiveFloor": return double.class;
+        case "adaptivehold":
+        case "adaptiveHold": return long.class;
+        case "adaptiveincrease":
+        case "adaptiveIncrease": return double.class;
+        case "adaptivememory":
+        case "adaptiveMemory": return long.class;
         case "allof":
         case "allOf": return java.lang.String.class;
         case "autowiredenabled":
@@ -157,6 +179,17 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
     public Object getOptionValue(Object obj, String name, boolean ignoreCase) {
         TokenBucketComponent target = (TokenBucketComponent) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "adaptive": return getOrCreateConfiguration(target).isAdaptive();
+        case "adaptivedecrease":
+        case "adaptiveDecrease": return getOrCreateConfiguration(target).getAdaptiveDecrease();
+        case "adaptivefloor":
+        case "adaptiveFloor": return getOrCreateConfiguration(target).getAdaptiveFloor();
+        case "adaptivehold":
+        case "adaptiveHold": return getOrCreateConfiguration(target).getAdaptiveHold();
+        case "adaptiveincrease":
+        case "adaptiveIncrease": return getOrCreateConfiguration(target).getAdaptiveIncrease();
+        case "adaptivememory":
+        case "adaptiveMemory": return getOrCreateConfiguration(target).getAdaptiveMemory();
         case "allof":
         case "allOf": return getOrCreateConfiguration(target).getAllOf();
         case "autowiredenabled":

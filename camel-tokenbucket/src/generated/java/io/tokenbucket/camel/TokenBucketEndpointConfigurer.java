@@ -23,6 +23,17 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
     public boolean configure(CamelContext camelContext, Object obj, String name, Object value, boolean ignoreCase) {
         TokenBucketEndpoint target = (TokenBucketEndpoint) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "adaptive": target.getConfiguration().setAdaptive(property(camelContext, boolean.class, value)); return true;
+        case "adaptivedecrease":
+        case "adaptiveDecrease": target.getConfiguration().setAdaptiveDecrease(property(camelContext, double.class, value)); return true;
+        case "adaptivefloor":
+        case "adaptiveFloor": target.getConfiguration().setAdaptiveFloor(property(camelContext, double.class, value)); return true;
+        case "adaptivehold":
+        case "adaptiveHold": target.getConfiguration().setAdaptiveHold(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
+        case "adaptiveincrease":
+        case "adaptiveIncrease": target.getConfiguration().setAdaptiveIncrease(property(camelContext, double.class, value)); return true;
+        case "adaptivememory":
+        case "adaptiveMemory": target.getConfiguration().setAdaptiveMemory(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "allof":
         case "allOf": target.getConfiguration().setAllOf(property(camelContext, java.lang.String.class, value)); return true;
         case "capacity": target.getConfiguration().setCapacity(property(camelContext, long.class, value)); return true;
@@ -77,6 +88,17 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
     @Override
     public Class<?> getOptionType(String name, boolean ignoreCase) {
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "adaptive": return boolean.class;
+        case "adaptivedecrease":
+        case "adaptiveDecrease": return double.class;
+        case "adaptivefloor":
+        case "adaptiveFloor": return double.class;
+        case "adaptivehold":
+        case "adaptiveHold": return long.class;
+        case "adaptiveincrease":
+        case "adaptiveIncrease": return double.class;
+        case "adaptivememory":
+        case "adaptiveMemory": return long.class;
         case "allof":
         case "allOf": return java.lang.String.class;
         case "capacity": return long.class;
@@ -132,6 +154,17 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
     public Object getOptionValue(Object obj, String name, boolean ignoreCase) {
         TokenBucketEndpoint target = (TokenBucketEndpoint) obj;
         switch (ignoreCase ? name.toLowerCase() : name) {
+        case "adaptive": return target.getConfiguration().isAdaptive();
+        case "adaptivedecrease":
+        case "adaptiveDecrease": return target.getConfiguration().getAdaptiveDecrease();
+        case "adaptivefloor":
+        case "adaptiveFloor": return target.getConfiguration().getAdaptiveFloor();
+        case "adaptivehold":
+        case "adaptiveHold": return target.getConfiguration().getAdaptiveHold();
+        case "adaptiveincrease":
+        case "adaptiveIncrease": return target.getConfiguration().getAdaptiveIncrease();
+        case "adaptivememory":
+        case "adaptiveMemory": return target.getConfiguration().getAdaptiveMemory();
         case "allof":
         case "allOf": return target.getConfiguration().getAllOf();
         case "capacity": return target.getConfiguration().getCapacity();

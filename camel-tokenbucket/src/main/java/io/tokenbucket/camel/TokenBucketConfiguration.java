@@ -2,6 +2,7 @@ package io.tokenbucket.camel;
 
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
@@ -185,6 +186,37 @@ public class TokenBucketConfiguration implements Cloneable {
             + " this step's cost in a route that does little else (Camel's headers are a case-insensitive tree).")
     private boolean resultHeaders = true;
 
+    @UriParam(label = "adaptive", defaultValue = "false", description = "Whether each key's rate adapts to feedback"
+            + " (AIMD): operation throttled (send it when the target answers 429 or 503) cuts the key's rate by"
+            + " adaptiveDecrease down to adaptiveFloor, and tokens granted raise it by adaptiveIncrease per refill"
+            + " amount granted at the current rate, up to the configured rate, the ceiling. The rate lives with the"
+            + " key's bucket (in Redis: shared by every instance). false: the configured rate always.")
+    private boolean adaptive;
+
+    @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: the lowest rate, as a"
+            + " fraction of the configured rate, from 0.000001 to below 1.")
+    private double adaptiveFloor = 0.1;
+
+    @UriParam(label = "adaptive", defaultValue = "0.5", description = "With adaptive: what a throttled signal"
+            + " multiplies the rate by, above 0 and below 1 (0.5 halves it).")
+    private double adaptiveDecrease = 0.5;
+
+    @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: what one increase step adds"
+            + " to the rate, as a fraction of the configured rate, from 0.000001 to 1. A step is earned by each"
+            + " refill amount of tokens granted at the current rate: under steady demand, one step per refill"
+            + " period.")
+    private double adaptiveIncrease = 0.1;
+
+    @UriParam(label = "adaptive", defaultValue = "1s", javaType = "java.time.Duration", description = "With adaptive:"
+            + " how long after a cut further throttled signals are ignored and no increase is earned (the replies"
+            + " of exchanges already in flight all report the same overload), 0 to 1h.")
+    private long adaptiveHold = 1000;
+
+    @UriParam(label = "adaptive", defaultValue = "1m", javaType = "java.time.Duration", description = "With adaptive:"
+            + " how long after its last cut an idle key (its bucket full again) keeps its lowered rate; after that"
+            + " it is back at the configured rate and costs nothing. 0 to 1d.")
+    private long adaptiveMemory = 60_000;
+
     /** A copy that can be changed without touching this one. */
     public TokenBucketConfiguration copy() {
         try {
@@ -243,7 +275,40 @@ public class TokenBucketConfiguration implements Cloneable {
         if (keyHeader == null || keyHeader.isBlank()) {
             throw new IllegalArgumentException("keyHeader must name a header, was '" + keyHeader + "'");
         }
-        return limits;
+        return limits.withAdaptive(adaptation());
+    }
+
+    /**
+     * The adaptation of the {@code adaptive*} options, or null when {@code adaptive=false}.
+     *
+     * @throws IllegalArgumentException naming the option and its value when one is out of range
+     */
+    public Adaptive adaptation() {
+        if (!adaptive) {
+            return null;
+        }
+        long floor = ppm("adaptiveFloor", adaptiveFloor, 1, Adaptive.PPM - 1, "from 0.000001 to below 1");
+        long decrease = ppm("adaptiveDecrease", adaptiveDecrease, 1, Adaptive.PPM - 1, "above 0 and below 1");
+        long increase = ppm("adaptiveIncrease", adaptiveIncrease, 1, Adaptive.PPM, "from 0.000001 to 1");
+        if (adaptiveHold < 0 || adaptiveHold > TimeUnit.NANOSECONDS.toMillis(Adaptive.MAX_HOLD_TICKS)) {
+            throw new IllegalArgumentException("adaptiveHold must be between 0 and 1h (3600000 ms), was "
+                    + adaptiveHold + " ms");
+        }
+        if (adaptiveMemory < 0 || adaptiveMemory > TimeUnit.NANOSECONDS.toMillis(Adaptive.MAX_MEMORY_TICKS)) {
+            throw new IllegalArgumentException("adaptiveMemory must be between 0 and 1d (86400000 ms), was "
+                    + adaptiveMemory + " ms");
+        }
+        return Adaptive.of(floor, decrease, increase, TimeUnit.MILLISECONDS.toNanos(adaptiveHold),
+                TimeUnit.MILLISECONDS.toNanos(adaptiveMemory));
+    }
+
+    /** A fraction as whole parts per million, rounded, in {@code [min, max]}; NaN and infinities refused. */
+    private static long ppm(String name, double value, long min, long max, String range) {
+        double scaled = value * Adaptive.PPM;
+        if (Double.isNaN(scaled) || scaled < min - 0.5 || scaled >= max + 0.5) {
+            throw new IllegalArgumentException(name + " must be " + range + ", was " + value);
+        }
+        return Math.max(min, Math.min(max, Math.round(scaled)));
     }
 
     /**
@@ -468,6 +533,66 @@ public class TokenBucketConfiguration implements Cloneable {
     /** Sets whether an acquire sets headers CamelTokenBucketWaited and CamelTokenBucketRemaining. Default true. */
     public void setResultHeaders(boolean resultHeaders) {
         this.resultHeaders = resultHeaders;
+    }
+
+    /** Whether each key's rate adapts to throttled signals and success. Default false. */
+    public boolean isAdaptive() {
+        return adaptive;
+    }
+
+    /** Sets whether each key's rate adapts to throttled signals and success. Default false. */
+    public void setAdaptive(boolean adaptive) {
+        this.adaptive = adaptive;
+    }
+
+    /** The lowest adaptive rate, as a fraction of the configured rate. Default 0.1. */
+    public double getAdaptiveFloor() {
+        return adaptiveFloor;
+    }
+
+    /** Sets the lowest adaptive rate, a fraction of the configured rate from 0.000001 to below 1. Default 0.1. */
+    public void setAdaptiveFloor(double adaptiveFloor) {
+        this.adaptiveFloor = adaptiveFloor;
+    }
+
+    /** What a throttled signal multiplies the rate by. Default 0.5. */
+    public double getAdaptiveDecrease() {
+        return adaptiveDecrease;
+    }
+
+    /** Sets what a throttled signal multiplies the rate by, above 0 and below 1. Default 0.5. */
+    public void setAdaptiveDecrease(double adaptiveDecrease) {
+        this.adaptiveDecrease = adaptiveDecrease;
+    }
+
+    /** What one increase step adds to the rate, as a fraction of the configured rate. Default 0.1. */
+    public double getAdaptiveIncrease() {
+        return adaptiveIncrease;
+    }
+
+    /** Sets what one increase step adds, a fraction of the configured rate from 0.000001 to 1. Default 0.1. */
+    public void setAdaptiveIncrease(double adaptiveIncrease) {
+        this.adaptiveIncrease = adaptiveIncrease;
+    }
+
+    /** How long after a cut further signals are ignored, in milliseconds. Default 1000 (1s). */
+    public long getAdaptiveHold() {
+        return adaptiveHold;
+    }
+
+    /** Sets how long after a cut further signals are ignored, in milliseconds, 0 to 1h. Default 1s. */
+    public void setAdaptiveHold(long adaptiveHold) {
+        this.adaptiveHold = adaptiveHold;
+    }
+
+    /** How long an idle key keeps its lowered rate after its last cut, in milliseconds. Default 60000 (1m). */
+    public long getAdaptiveMemory() {
+        return adaptiveMemory;
+    }
+
+    /** Sets how long an idle key keeps its lowered rate after its last cut, in milliseconds, 0 to 1d. Default 1m. */
+    public void setAdaptiveMemory(long adaptiveMemory) {
+        this.adaptiveMemory = adaptiveMemory;
     }
 
     /** Several limits per bucket ({@code 10/1s,1000/1h}), or null (the default) for capacity and refill. */

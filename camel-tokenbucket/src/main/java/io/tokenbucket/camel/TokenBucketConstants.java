@@ -32,9 +32,10 @@ public final class TokenBucketConstants {
     @Metadata(label = "producer", description = "What to do with the key's bucket: acquire (the default: take"
             + " the tokens), refund (give CamelTokenBucketCost tokens back, never above capacity), remove (drop the"
             + " key's state: it starts full), peek (set CamelTokenBucketRemaining and CamelTokenBucketWaitEstimate,"
-            + " consume nothing) or penalize (make the key unavailable for CamelTokenBucketPenalty). Only acquire"
-            + " waits or fails on a lack of tokens.", javaType = "String",
-              enums = "acquire,refund,remove,peek,penalize")
+            + " consume nothing), penalize (make the key unavailable for CamelTokenBucketPenalty), throttled (the"
+            + " target refused, for example with 429 or 503: cut the key's adaptive rate; needs adaptive=true) or"
+            + " rate (set CamelTokenBucketRate). Only acquire waits or fails on a lack of tokens.",
+              javaType = "String", enums = "acquire,refund,remove,peek,penalize,throttled,rate")
     public static final String OPERATION = "CamelTokenBucketOperation";
 
     @Metadata(label = "producer", description = "For operation penalize: how long the key gets no token (Camel"
@@ -62,6 +63,14 @@ public final class TokenBucketConstants {
     @Metadata(label = "producer", description = "Set by peek and penalize: milliseconds until the requested"
             + " tokens would be available (0: now).", javaType = "Long")
     public static final String WAIT_ESTIMATE = "CamelTokenBucketWaitEstimate";
+
+    @Metadata(label = "producer", description = "Set by throttled and rate: the key's current rate as a fraction of"
+            + " its configured rate, above 0 and at most 1.0 (1.0 without adaptive=true).", javaType = "Double")
+    public static final String RATE = "CamelTokenBucketRate";
+
+    @Metadata(label = "producer", description = "Set by throttled: true when this signal cut the rate, false when"
+            + " it was ignored because the last cut is within adaptiveHold.", javaType = "Boolean")
+    public static final String RATE_CUT = "CamelTokenBucketRateCut";
 
     private TokenBucketConstants() {
     }

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.store.local.LocalBucketStore;
 import org.apache.camel.spi.annotations.DevConsole;
 import org.apache.camel.support.console.AbstractDevConsole;
@@ -46,6 +47,13 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
                 text.append(String.format("    busy key %s: full again in %d ms%n", key.getKey(),
                         key.getValue() / 1_000_000));
             }
+            if (e.getConfiguration().isAdaptive()) {
+                text.append(String.format("    throttled signals: %d (cut: %d), lowest recent rate: %.3f%n",
+                        e.getThrottledSignalCount(), e.getRateCutCount(), e.getLowestRecentRate()));
+                for (Map.Entry<String, Double> key : slowest(e)) {
+                    text.append(String.format("    slow key %s: rate %.3f%n", key.getKey(), key.getValue()));
+                }
+            }
         }
         return text.toString();
     }
@@ -77,10 +85,36 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
                 keys.add(k);
             }
             jo.put("busiestKeys", keys);
+            if (e.getConfiguration().isAdaptive()) {
+                jo.put("throttledSignals", e.getThrottledSignalCount());
+                jo.put("rateCuts", e.getRateCutCount());
+                jo.put("lowestRecentRate", e.getLowestRecentRate());
+                List<Map<String, Object>> slow = new ArrayList<>();
+                for (Map.Entry<String, Double> key : slowest(e)) {
+                    Map<String, Object> k = new LinkedHashMap<>();
+                    k.put("key", key.getKey());
+                    k.put("rate", key.getValue());
+                    slow.add(k);
+                }
+                jo.put("slowestKeys", slow);
+            }
             list.add(jo);
         }
         root.put("endpoints", list);
         return root;
+    }
+
+    /**
+     * The keys with the lowest rates: exact and current for the local store; for Redis (which is not scanned) the
+     * rates that the recent throttled signals left.
+     */
+    private List<Map.Entry<String, Double>> slowest(TokenBucketEndpoint endpoint) {
+        LocalBucketStore local = endpoint.getComponent().existingLocalStore(endpoint.getName());
+        if (local != null && endpoint.getConfiguration().getStore() == TokenBucketStoreType.local) {
+            return local.slowest(BUSIEST).stream()
+                    .map(e -> Map.entry(e.getKey(), (double) e.getValue() / Adaptive.PPM)).toList();
+        }
+        return endpoint.getStatistics().getRecentRates(BUSIEST);
     }
 
     private List<Map.Entry<String, Long>> busiest(TokenBucketEndpoint endpoint) {

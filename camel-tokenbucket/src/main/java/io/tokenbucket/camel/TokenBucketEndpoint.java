@@ -219,6 +219,31 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return "remaining=" + r.remaining() + ", waitMillis=" + TokenBucketLimitSource.ceilMillis(r.waitNanos());
     }
 
+    /** The current rate of {@code key} as a fraction of its configured rate (1.0 without adaptive=true). */
+    @ManagedOperation(description = "A key's current rate as a fraction of its configured rate (adaptive)")
+    public double rateOfKey(String key) {
+        return store().rate(BucketKeys.bound(key), limitSource.limitsFor(key)).toCompletableFuture().join().factor();
+    }
+
+    /** Throttled signals received. */
+    @ManagedAttribute(description = "Throttled signals received (operation throttled), cutting or ignored")
+    public long getThrottledSignalCount() {
+        return statistics.getThrottledSignals();
+    }
+
+    /** Throttled signals that cut a key's rate. */
+    @ManagedAttribute(description = "Throttled signals that cut a key's rate (the others fell within adaptiveHold)")
+    public long getRateCutCount() {
+        return statistics.getRateCuts();
+    }
+
+    /** The lowest rate a throttled signal left on a key within the last minute, 1.0 when none. */
+    @ManagedAttribute(description = "The lowest rate (fraction of the configured) a throttled signal left on a key"
+            + " within the last minute; 1.0 when none")
+    public double getLowestRecentRate() {
+        return statistics.getLowestRecentRate();
+    }
+
     /**
      * Changes the endpoint's limits at runtime, in the syntax of the {@code limits} option; each key's next
      * exchange uses them and keeps its state (the time until full).

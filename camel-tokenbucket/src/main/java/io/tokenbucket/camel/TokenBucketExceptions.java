@@ -38,7 +38,14 @@ final class TokenBucketExceptions {
     /** Header {@code CamelTokenBucketOperation} names no operation. */
     static IllegalArgumentException badOperation(Object raw) {
         return new IllegalArgumentException("Header " + TokenBucketConstants.OPERATION + " must be one of acquire,"
-                + " refund, remove, peek or penalize, was '" + shown(raw) + "'");
+                + " refund, remove, peek, penalize, throttled or rate, was '" + shown(raw) + "'");
+    }
+
+    /** Operation throttled on an endpoint whose rate does not adapt. */
+    static IllegalArgumentException notAdaptive(String endpointName) {
+        return new IllegalArgumentException("Header " + TokenBucketConstants.OPERATION + " is throttled, but"
+                + " tokenbucket:" + endpointName + " has a fixed rate: set adaptive=true to let throttled signals"
+                + " cut it");
     }
 
     /** The key header is missing or blank on an endpoint with {@code requireKey=true}. */

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 
@@ -12,12 +13,15 @@ import io.tokenbucket.math.Limits;
  * that matches, else the endpoint's own limits ({@code limits}, or {@code capacity}, {@code refillAmount} and
  * {@code refillPeriod}). Both options can change at runtime (JMX, or the configuration's setters); the parsed
  * {@code keyLimits} are kept with the text they came from, so a change is seen on each key's next exchange and an
- * unchanged text is parsed once. Also writes limits and waits in the user's terms, for messages and headers.
+ * unchanged text is parsed once. With {@code adaptive=true} every key's limits carry the endpoint's adaptation,
+ * wherever they come from. Also writes limits and waits in the user's terms, for messages and headers.
  */
 final class TokenBucketLimitSource {
 
     private final TokenBucketConfiguration configuration;
     private volatile Limits limits;
+    /** The adaptation every key's limits carry (null: a fixed rate), read at validation. */
+    private volatile Adaptive adaptive;
     private volatile KeyLimits keyLimits;
 
     /** The parsed keyLimits option, kept with the text it came from so a change at runtime is seen. */
@@ -35,7 +39,9 @@ final class TokenBucketLimitSource {
      * @throws IllegalArgumentException naming the bad option and its value
      */
     void validate() {
-        limits = configuration.validate();
+        Limits validated = configuration.validate();
+        adaptive = validated.adaptive();
+        limits = validated;
     }
 
     /** Whether {@link #validate()} has succeeded. */
@@ -59,7 +65,8 @@ final class TokenBucketLimitSource {
         if (resolver != null) {
             String text = resolver.limitsFor(key);
             if (text != null) {
-                return TokenBucketLimitSpec.parse(text, () -> TokenBucketExceptions.resolverAnswer(key));
+                return TokenBucketLimitSpec.parse(text, () -> TokenBucketExceptions.resolverAnswer(key))
+                        .withAdaptive(adaptive);
             }
         }
         String text = configuration.getKeyLimits();
@@ -68,7 +75,8 @@ final class TokenBucketLimitSource {
         }
         KeyLimits parsed = keyLimits;
         if (parsed == null || !parsed.text().equals(text)) {
-            parsed = new KeyLimits(text, TokenBucketLimitSpec.parseKeyLimits(text));
+            parsed = new KeyLimits(text, TokenBucketLimitSpec.parseKeyLimits(text).stream()
+                    .map(e -> Map.entry(e.getKey(), e.getValue().withAdaptive(adaptive))).toList());
             keyLimits = parsed;
         }
         for (Map.Entry<TokenBucketLimitSpec.Glob, Limits> entry : parsed.entries()) {
@@ -81,7 +89,7 @@ final class TokenBucketLimitSource {
 
     /** Replaces the endpoint's limits, in the syntax of the {@code limits} option; a bad text changes nothing. */
     void update(String text) {
-        Limits parsed = TokenBucketLimitSpec.parse(text, "limits");
+        Limits parsed = TokenBucketLimitSpec.parse(text, "limits").withAdaptive(adaptive);
         configuration.setLimits(text);
         limits = parsed;
     }

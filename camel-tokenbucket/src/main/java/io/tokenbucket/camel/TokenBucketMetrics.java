@@ -23,7 +23,9 @@ import org.apache.camel.CamelContext;
  * {@code tokenbucket.store.fallbacks} (calls the allow or local policy answered), {@code tokenbucket.wait} (a
  * timer of the delayed exchanges' waits), {@code tokenbucket.local.keys} (buckets in memory),
  * {@code tokenbucket.waiting} (exchanges waiting now), {@code tokenbucket.store.batch.size} (a distribution of
- * the reservations per Redis reservation call, while {@code redisBatching} is on) and, when
+ * the reservations per Redis reservation call, while {@code redisBatching} is on), {@code tokenbucket.rate.signals}
+ * ({@code outcome} cut or ignored: throttled signals), {@code tokenbucket.rate.lowest} (a gauge: the lowest rate a
+ * signal left on any key within the last minute, one number per endpoint whatever the number of keys) and, when
  * {@code metricsPerKey=true}, for at most {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted or
  * rejected).
  */
@@ -82,6 +84,14 @@ final class TokenBucketMetrics implements AutoCloseable {
         meters.add(Gauge.builder("tokenbucket.waiting", endpoint, TokenBucketEndpoint::getWaitingCount)
                 .tags(tags).description("Exchanges waiting for their tokens now (at most maxWaiting)")
                 .register(registry));
+        meters.add(FunctionCounter.builder("tokenbucket.rate.signals", stats, TokenBucketStatistics::getRateCuts)
+                .tags(tags.and("outcome", "cut")).description("Throttled signals by outcome").register(registry));
+        meters.add(FunctionCounter.builder("tokenbucket.rate.signals", stats,
+                        TokenBucketStatistics::getIgnoredSignals)
+                .tags(tags.and("outcome", "ignored")).description("Throttled signals by outcome").register(registry));
+        meters.add(Gauge.builder("tokenbucket.rate.lowest", stats, TokenBucketStatistics::getLowestRecentRate)
+                .tags(tags).description("The lowest rate (fraction of the configured) a throttled signal left on a"
+                        + " key within the last minute; 1 when none").register(registry));
         DistributionSummary batchSize = DistributionSummary.builder("tokenbucket.store.batch.size").tags(tags)
                 .baseUnit("reservations")
                 .description("Reservations per Redis reservation call (1: it went alone; more: they queued behind"

@@ -16,5 +16,14 @@ public enum TokenBucketOperation {
     peek,
 
     /** Make the key unavailable for {@code CamelTokenBucketPenalty}, then let it refill from empty. */
-    penalize
+    penalize,
+
+    /**
+     * The target refused (say a 429 or 503): cut the key's adaptive rate (needs {@code adaptive=true}), unless a
+     * cut is still holding; sets {@code CamelTokenBucketRate} and {@code CamelTokenBucketRateCut}.
+     */
+    throttled,
+
+    /** Report the key's current rate as header {@code CamelTokenBucketRate} (1.0 at the configured rate). */
+    rate
 }

@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.Adaptation;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Choice;
 import io.tokenbucket.store.Reservation;
@@ -64,12 +65,27 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                         request.tokens()), true);
                 case penalize -> answer(exchange, callback, store.penalize(request.stored(), request.limits(),
                         request.penaltyNanos()), true);
+                case throttled -> answer(exchange, callback, throttle(store, request), false);
+                // the rate alone, as a number: only a signal's answer says whether it cut
+                case rate -> answer(exchange, callback, store.rate(request.stored(), request.limits())
+                        .thenApply(Adaptation::factor), false);
             };
         } catch (Exception e) {
             exchange.setException(e);
             callback.done(true);
             return true;
         }
+    }
+
+    /** A throttled signal: refused at once, naming the option, on an endpoint whose rate does not adapt. */
+    private CompletionStage<Adaptation> throttle(BucketStore store, TokenBucketRequest request) {
+        if (request.limits().adaptive() == null) {
+            throw TokenBucketExceptions.notAdaptive(endpoint.getName());
+        }
+        return store.throttle(request.stored(), request.limits()).thenApply(a -> {
+            endpoint.getStatistics().throttled(request.stored(), a);
+            return a;
+        });
     }
 
     private boolean acquire(Exchange exchange, AsyncCallback callback, BucketStore store, TokenBucketRequest request,
@@ -227,8 +243,17 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         return fewest;
     }
 
-    /** The headers of a refund, peek or penalize: the tokens remaining, and the wait estimate; a remove has none. */
+    /**
+     * The headers of a refund, peek or penalize: the tokens remaining, and the wait estimate; of throttled and rate:
+     * the rate (and whether it was cut); a remove has none.
+     */
     private static void answered(Message message, Object value, boolean estimate) {
+        if (value instanceof Adaptation a) {
+            message.setHeader(TokenBucketConstants.RATE, a.factor());
+            message.setHeader(TokenBucketConstants.RATE_CUT, a.cut());
+        } else if (value instanceof Double factor) {
+            message.setHeader(TokenBucketConstants.RATE, factor);
+        }
         if (value instanceof Reservation r) {
             message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
             if (estimate) {

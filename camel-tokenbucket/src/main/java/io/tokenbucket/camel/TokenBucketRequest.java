@@ -29,7 +29,8 @@ import org.apache.camel.NoSuchHeaderException;
  * @param stored       {@code key} as the store keeps it; null with candidates
  * @param limits       the key's limits; null with candidates
  * @param tokens       the cost in tokens (header {@code CamelTokenBucketCost}, else the {@code cost} option): from 1
- *                     to the capacity, for refund from 1 up; 0 for remove and penalize, which take none
+ *                     to the capacity, for refund from 1 up; 0 for remove, penalize, throttled and rate, which take
+ *                     none
  * @param penaltyNanos for penalize, header {@code CamelTokenBucketPenalty} in nanoseconds (at most 365 days); else 0
  * @param candidates   for acquire, the keys of header {@code CamelTokenBucketCandidates}; null without it
  * @param allOf        for acquire and refund, the keys of header {@code CamelTokenBucketAllOf} (else of the
@@ -89,7 +90,7 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
             // a refund of more than the capacity is accepted: it fills the bucket and no more
             case refund -> new TokenBucketRequest(operation, key, stored, limits,
                     tokensOf(message, name, config, Long.MAX_VALUE), 0, null, allOf);
-            case remove -> new TokenBucketRequest(operation, key, stored, limits, 0, 0, null, null);
+            case remove, throttled, rate -> new TokenBucketRequest(operation, key, stored, limits, 0, 0, null, null);
             case penalize -> new TokenBucketRequest(operation, key, stored, limits, 0, penaltyOf(message), null, null);
         };
     }

@@ -2,9 +2,13 @@ package io.tokenbucket.camel;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
+
+import io.tokenbucket.math.Adaptive;
+import io.tokenbucket.store.Adaptation;
 
 /**
  * What an endpoint's exchanges met, counted without locks: the one source of the endpoint's JMX attributes,
@@ -32,6 +36,16 @@ public final class TokenBucketStatistics {
     private final Map<String, KeyCounts> keys = new ConcurrentHashMap<>();
     private volatile int maxKeys;
     private volatile Consumer<String> onNewKey = key -> { };
+    private final LongAdder cuts = new LongAdder();
+    private final LongAdder ignoredSignals = new LongAdder();
+    /** The rate each signalled key reported last, and when (nanoTime): at most {@link #RECENT_KEYS} keys. */
+    private final Map<String, long[]> recentRates = new ConcurrentHashMap<>();
+
+    /** How many keys' last reported rates are kept for {@link #getLowestRecentRate()}: 1000. */
+    public static final int RECENT_KEYS = 1000;
+
+    /** How long a key's reported rate counts as recent: one minute. */
+    public static final long RECENT_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     /** Admitted and rejected exchanges of one key, kept only when per-key counting is on. */
     public static final class KeyCounts {
@@ -98,6 +112,66 @@ public final class TokenBucketStatistics {
         if (counts != null) {
             counts.rejected.increment();
         }
+    }
+
+    /**
+     * A throttled signal on {@code key} answered with {@code a}: counted, and the rate it left kept as the key's
+     * recent rate. Past {@link #RECENT_KEYS} keys, the ones not heard from within {@link #RECENT_NANOS} are dropped
+     * first; a new key finding none to drop is not kept (the counts still are).
+     */
+    void throttled(String key, Adaptation a) {
+        if (a.cut()) {
+            cuts.increment();
+        } else {
+            ignoredSignals.increment();
+        }
+        long now = System.nanoTime();
+        if (recentRates.size() >= RECENT_KEYS && !recentRates.containsKey(key)) {
+            recentRates.values().removeIf(v -> now - v[1] >= RECENT_NANOS);
+            if (recentRates.size() >= RECENT_KEYS) {
+                return;
+            }
+        }
+        recentRates.put(key, new long[] {a.factorPpm(), now});
+    }
+
+    /** Throttled signals received (operation throttled), whether they cut or were ignored within the hold. */
+    public long getThrottledSignals() {
+        return cuts.sum() + ignoredSignals.sum();
+    }
+
+    /** Throttled signals ignored because the last cut on their key was within adaptiveHold. */
+    public long getIgnoredSignals() {
+        return ignoredSignals.sum();
+    }
+
+    /** Throttled signals that cut a key's rate. */
+    public long getRateCuts() {
+        return cuts.sum();
+    }
+
+    /**
+     * The lowest rate (a fraction of the configured rate) that a throttled signal left on a key within the last
+     * {@link #RECENT_NANOS}, of at most {@link #RECENT_KEYS} keys; 1.0 when none. It is the rate right after the
+     * signal, not what increases have made of it since (ask the key: operation rate, or JMX rateOfKey).
+     */
+    public double getLowestRecentRate() {
+        long now = System.nanoTime();
+        long lowest = Adaptive.PPM;
+        for (long[] v : recentRates.values()) {
+            if (now - v[1] < RECENT_NANOS) {
+                lowest = Math.min(lowest, v[0]);
+            }
+        }
+        return (double) lowest / Adaptive.PPM;
+    }
+
+    /** The keys whose throttled signals are recent, with the rate each left (fraction), lowest first, at most n. */
+    public java.util.List<Map.Entry<String, Double>> getRecentRates(int n) {
+        long now = System.nanoTime();
+        return recentRates.entrySet().stream().filter(e -> now - e.getValue()[1] < RECENT_NANOS)
+                .map(e -> Map.entry(e.getKey(), (double) e.getValue()[0] / Adaptive.PPM))
+                .sorted(Map.Entry.comparingByValue()).limit(n).toList();
     }
 
     void storeError() {

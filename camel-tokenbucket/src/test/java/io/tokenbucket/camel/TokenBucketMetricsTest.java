@@ -23,6 +23,7 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
                 errorHandler(noErrorHandler());
                 from("direct:metered").to("tokenbucket:metered?capacity=2&refillAmount=2&refillPeriod=1s"
                         + "&maxWait=600ms&metricsPerKey=true&metricsMaxKeys=2");
+                from("direct:adaptive").to("tokenbucket:adaptive?capacity=2&adaptive=true&adaptiveHold=1h");
             }
         };
     }
@@ -62,5 +63,21 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
                 .contains("tokenbucket_key_exchanges_total{endpoint=\"metered\",key=\"a\",outcome=\"rejected\"} 1.0")
                 .contains("key=\"b\"")
                 .doesNotContain("key=\"c\"");
+    }
+
+    @Test
+    void throttledSignalsAndTheLowestRateAreOneMeterEachWhateverTheKeys() {
+        for (String key : new String[] {"h1", "h1", "h2"}) {
+            template.request("direct:adaptive", e -> {
+                e.getMessage().setHeader(TokenBucketConstants.KEY, key);
+                e.getMessage().setHeader(TokenBucketConstants.OPERATION, "throttled");
+            });
+        }
+        String scrape = prometheus.scrape();
+        assertThat(scrape)
+                .contains("tokenbucket_rate_signals_total{endpoint=\"adaptive\",outcome=\"cut\"} 2.0")
+                .contains("tokenbucket_rate_signals_total{endpoint=\"adaptive\",outcome=\"ignored\"} 1.0")
+                .contains("tokenbucket_rate_lowest{endpoint=\"adaptive\"} 0.5")
+                .doesNotContain("key=\"h1\"");
     }
 }

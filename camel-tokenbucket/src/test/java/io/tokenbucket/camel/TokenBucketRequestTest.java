@@ -122,7 +122,7 @@ class TokenBucketRequestTest {
                 .isEqualTo(TokenBucketOperation.remove);
         assertThatThrownBy(() -> read(header(TokenBucketConstants.OPERATION, "drop")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("Header CamelTokenBucketOperation must be"
-                        + " one of acquire, refund, remove, peek or penalize, was 'drop'");
+                        + " one of acquire, refund, remove, peek, penalize, throttled or rate, was 'drop'");
     }
 
     @Test
