@@ -294,8 +294,8 @@ class BucketScriptDifferentialTest {
         return List.of(run, new Run(id, op, List.of(twin), tokens, arg, true, 0));
     }
 
-    /** {@code count} limits, each with a burst (capacity × interval) of at most 2^51 µs. */
-    private Limits limits(int count) {
+    /** {@code count} limits, each with a burst (capacity × interval) of at most 2^51 µs (also the adaptive test's). */
+    Limits limits(int count) {
         Limit[] limits = new Limit[count];
         for (int i = 0; i < count; i++) {
             long interval = switch (random.nextInt(7)) {
@@ -359,7 +359,7 @@ class BucketScriptDifferentialTest {
     }
 
     /** Tokens for reserve, peek and penalize: 1 to the smallest capacity. */
-    private long cost(long smallest) {
+    long cost(long smallest) {
         return switch (random.nextInt(6)) {
             case 0, 1 -> 1;
             case 2 -> smallest;
@@ -399,7 +399,7 @@ class BucketScriptDifferentialTest {
     }
 
     /** A penalty up to 365 days (RedisBucketStore's ceiling). */
-    private long penalty() {
+    long penalty() {
         return switch (random.nextInt(5)) {
             case 0 -> 0;
             case 1 -> random.nextInt(2_000);
@@ -409,7 +409,7 @@ class BucketScriptDifferentialTest {
     }
 
     /** Between {@code from} and {@code to}, uniform in the number of bits: small and large values alike. */
-    private long logUniform(long from, long to) {
+    long logUniform(long from, long to) {
         int lowBits = 64 - Long.numberOfLeadingZeros(from);
         int bits = lowBits + random.nextInt(65 - Long.numberOfLeadingZeros(to) - lowBits);
         long low = Math.max(from, bits == 1 ? 1 : 1L << (bits - 1));

@@ -1,0 +1,317 @@
+package io.tokenbucket.store.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.StringJoiner;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.tokenbucket.math.Adaptive;
+import io.tokenbucket.math.AdaptiveMath;
+import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Decision;
+import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.RateState;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code bucket.lua}'s adaptive rate against {@link AdaptiveMath} and {@link BucketMath}, case by case, on a real
+ * Redis: the guard that the script's AIMD is the Java step for step.
+ *
+ * <p>Each case SETs a state (no key; tats about now, in debt, beyond the burst; with or without a rate state of a
+ * random factor, credit and last cut around the hold and the memory), runs one operation on adaptive limits (1 or 2
+ * limits from {@link BucketScriptDifferentialTest}'s generator, in microseconds, up to a burst of 2^51; a random
+ * floor, decrease, increase, hold, memory and step) and reads the key back. The expected outcome is the Java steps
+ * in microsecond ticks at the {@code now} the script returned: the current rate ({@link AdaptiveMath#current}), the
+ * limits scaled by it ({@link AdaptiveMath#scaledInterval}, saturating at the script's 2^51), the bucket step, then
+ * {@link AdaptiveMath#earn} on a grant or {@link AdaptiveMath#cut} and {@link AdaptiveMath#emptied} on a signal.
+ * Compared: the reply (every number) and the stored text (every number, the rate after 'r'; no key when the math
+ * says full and forgotten; the SET text untouched when nothing is written). States the script never writes
+ * (garbage words, the clamp) are {@link BucketScriptDifferentialTest}'s; here every state is one the script could
+ * have written.
+ */
+class BucketScriptAdaptiveDifferentialTest {
+
+    private static final int CASES = 4_000;
+    private static final long SEED = 20261202L;
+    private static final long MAX_BURST_MICROS = RedisBucketStore.MAX_BURST_MICROS;
+    private static final long YEAR_MICROS = TimeUnit.DAYS.toMicros(365);
+    private static final long PPM = Adaptive.PPM;
+    private static final String[] OPS = {"reserve", "reserve", "peek", "refund", "penalize", "throttle", "throttle",
+        "rate"};
+
+    private static RedisHandle redis;
+    private static RedisConnections connections;
+    private static RedisCommands<String, String> commands;
+
+    private final Random random = new Random(SEED);
+    /** The generators of the script's other differential test: its limits, costs, penalties and log-uniform draws. */
+    private final BucketScriptDifferentialTest generators = new BucketScriptDifferentialTest();
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServers.standalone();
+        connections = new RedisConnections();
+        commands = ((io.lettuce.core.api.async.RedisAsyncCommands<String, String>) connections
+                .acquire(redis.uri(), Duration.ofSeconds(30)).commands()).getStatefulConnection().sync();
+        assertThat(commands.scriptLoad(BucketScript.SOURCE)).isEqualTo(BucketScript.DIGEST);
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (connections != null) {
+            connections.close();
+        }
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    /** An adaptation in microseconds, and the tokens of one step. */
+    private record Adapt(long floor, long decrease, long increase, long holdMicros, long memoryMicros, long step) {
+        Adaptive adaptive() {
+            // Adaptive's bounds are in nanoseconds; the script only ever sees microseconds, used here as ticks
+            return Adaptive.of(floor, decrease, increase, holdMicros, memoryMicros);
+        }
+    }
+
+    @Test
+    void theScriptAdaptsAsTheMath() {
+        List<String> mismatches = new ArrayList<>();
+        int cuts = 0;
+        int ignored = 0;
+        int steps = 0;
+        int forgotten = 0;
+        int granted = 0;
+        int expiredKeys = 0;
+        for (int id = 0; id < CASES; id++) {
+            String key = "adapt:" + id;
+            Limits limits = generators.limits(1 + random.nextInt(2));
+            Adapt adapt = adaptation();
+            long now = RedisServers.micros(commands.time());
+            long[] tats = tats(limits, now);
+            RateState rate = random.nextInt(4) == 0 ? null : rateState(adapt, now);
+            String stored = text(tats, rate, tats == null ? 0 : tats.length);
+            if (stored == null) {
+                commands.del(key);
+            } else {
+                commands.set(key, stored);
+            }
+            String op = OPS[random.nextInt(OPS.length)];
+            long tokens = switch (op) {
+                case "reserve", "peek" -> generators.cost(limits.capacity());
+                case "refund" -> generators.logUniform(1, 2 * limits.capacity());
+                default -> 1;
+            };
+            long arg = switch (op) {
+                case "reserve" -> random.nextInt(3) == 0 ? 0 : generators.logUniform(1, YEAR_MICROS);
+                case "penalize" -> generators.penalty();
+                default -> -1;
+            };
+            List<String> argv = new ArrayList<>(List.of(op, Long.toString(tokens), Long.toString(arg), "A",
+                    Long.toString(adapt.floor()), Long.toString(adapt.decrease()), Long.toString(adapt.increase()),
+                    Long.toString(adapt.holdMicros()), Long.toString(adapt.memoryMicros()),
+                    Long.toString(adapt.step()), Integer.toString(limits.size())));
+            for (int i = 0; i < limits.size(); i++) {
+                argv.add(Long.toString(limits.get(i).capacity()));
+                argv.add(Long.toString(limits.get(i).interval()));
+            }
+            List<Long> reply = commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI, new String[] {key},
+                    argv.toArray(String[]::new));
+            String after = commands.get(key);
+            long scriptNow = reply.get(4);
+
+            // the Java steps at the script's now
+            Adaptive a = adapt.adaptive();
+            long[] states = BucketMath.align(tats, scriptNow, limits);
+            RateState current = AdaptiveMath.current(rate, states, scriptNow, a);
+            Limits scaled = scaled(limits, current.factorPpm());
+            List<Long> expected;
+            String expectedText = stored;
+            switch (op) {
+                case "reserve" -> {
+                    Decision d = BucketMath.reserve(states, scriptNow, tokens, scaled, arg);
+                    expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow);
+                    if (d.granted()) {
+                        granted++;
+                        RateState earned = AdaptiveMath.earn(current, tokens, adapt.step(), scriptNow, a);
+                        steps += earned.factorPpm() != current.factorPpm() ? 1 : 0;
+                        expectedText = stored(d.tatTicks(), earned, a, scriptNow);
+                    }
+                }
+                case "peek" -> {
+                    Decision d = BucketMath.peek(states, scriptNow, tokens, scaled);
+                    expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow);
+                }
+                case "refund" -> {
+                    long[] next = BucketMath.refund(states, scriptNow, tokens, scaled);
+                    expected = List.of(1L, 0L, BucketMath.available(next, scriptNow, scaled), 1L, scriptNow);
+                    expectedText = stored(next, current, a, scriptNow);
+                }
+                case "penalize" -> {
+                    long[] next = BucketMath.penalize(states, scriptNow, arg, scaled);
+                    Decision d = BucketMath.peek(next, scriptNow, 1, scaled);
+                    expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow);
+                    expectedText = stored(next, current, a, scriptNow);
+                }
+                case "throttle" -> {
+                    RateState cut = AdaptiveMath.cut(current, scriptNow, a);
+                    long[] next = states;
+                    Limits atCut = scaled;
+                    if (cut != current) {
+                        cuts++;
+                        atCut = scaled(limits, cut.factorPpm());
+                        next = AdaptiveMath.emptied(states, scriptNow, atCut);
+                        expectedText = stored(next, cut, a, scriptNow);
+                    } else {
+                        ignored++;
+                    }
+                    Decision d = BucketMath.peek(next, scriptNow, 1, atCut);
+                    expected = List.of(cut != current ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow,
+                            cut.factorPpm());
+                }
+                default -> {
+                    Decision d = BucketMath.peek(states, scriptNow, 1, scaled);
+                    expected = List.of(0L, d.waitTicks(), d.remaining(), 1L, scriptNow, current.factorPpm());
+                }
+            }
+            if (rate != null && !rate.isCeiling() && current.isCeiling()) {
+                forgotten++;
+            }
+            // a key written with a PX of a few ms may be gone by the GET: its text goes unchecked, counted
+            boolean expired = after == null && expectedText != null && !expectedText.equals(stored)
+                    && latest(expectedText) - scriptNow < 100_000;
+            if (expired) {
+                expiredKeys++;
+            }
+            if (!reply.equals(expected) || !expired && !java.util.Objects.equals(after, expectedText)) {
+                if (mismatches.size() < 8) {
+                    mismatches.add(String.format("case %d: %s on '%s', limits %s, %s, ARGV %s:%n  script %s -> '%s'"
+                            + "%n  math   %s -> '%s'", id, op, stored, limits, adapt, argv, reply, after, expected,
+                            expectedText));
+                } else {
+                    mismatches.add("");
+                }
+            }
+        }
+        System.out.printf("bucket.lua's adaptive rate against AdaptiveMath: %d cases, %d granted, %d increases,"
+                + " %d cuts, %d ignored, %d forgotten, %d written keys expired before the GET%n", CASES, granted,
+                steps, cuts, ignored, forgotten, expiredKeys);
+        assertThat(mismatches).as("%d of %d cases differ; the first:%n%s", mismatches.size(), CASES,
+                String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size())))).isEmpty();
+        // the generator reaches what it is meant to
+        assertThat(cuts).isGreaterThan(CASES / 50);
+        assertThat(ignored).isGreaterThan(CASES / 50);
+        assertThat(steps).isGreaterThan(CASES / 100);
+        assertThat(forgotten).isGreaterThan(CASES / 100);
+        assertThat(expiredKeys).as("written keys gone before they were read").isLessThan(CASES / 20);
+    }
+
+    /** The latest instant a stored text keeps its key for, as store() computes its PX (memory: not known here). */
+    private static long latest(String text) {
+        long latest = Long.MIN_VALUE;
+        for (String word : text.split(" ")) {
+            if (word.equals("r")) {
+                break;
+            }
+            latest = Math.max(latest, Long.parseLong(word));
+        }
+        return latest;
+    }
+
+    private Adapt adaptation() {
+        long floor = generators.logUniform(1, PPM - 1);
+        long decrease = random.nextBoolean() ? 500_000 : generators.logUniform(1, PPM - 1);
+        long increase = random.nextBoolean() ? 100_000 : generators.logUniform(1, PPM);
+        long hold = switch (random.nextInt(4)) {
+            case 0 -> 0;
+            case 1 -> TimeUnit.HOURS.toMicros(1);
+            default -> generators.logUniform(1, 5_000_000);
+        };
+        long memory = switch (random.nextInt(4)) {
+            case 0 -> 0;
+            case 1 -> TimeUnit.DAYS.toMicros(1);
+            default -> generators.logUniform(1, 5_000_000);
+        };
+        long step = random.nextBoolean() ? 1 + random.nextInt(20) : generators.logUniform(1, Adaptive.MAX_STEP_TOKENS);
+        return new Adapt(floor, decrease, increase, hold, memory, step);
+    }
+
+    /** Tats about now for {@code limits} (null: no state): past, in debt within the burst, beyond it. */
+    private long[] tats(Limits limits, long now) {
+        if (random.nextInt(5) == 0) {
+            return null;
+        }
+        long[] tats = new long[limits.size()];
+        for (int i = 0; i < tats.length; i++) {
+            long burst = limits.get(i).burst();
+            tats[i] = switch (random.nextInt(5)) {
+                case 0 -> now - generators.logUniform(1, YEAR_MICROS);
+                case 1 -> now + random.nextInt(2_000);
+                case 2 -> now + burst + generators.logUniform(1, YEAR_MICROS);
+                default -> now + generators.logUniform(1, Math.max(1, burst));
+            };
+        }
+        return tats;
+    }
+
+    /** A rate state below the ceiling, its last cut around the hold and the memory ago. */
+    private RateState rateState(Adapt adapt, long now) {
+        long f = random.nextInt(3) == 0 ? adapt.floor() : generators.logUniform(1, PPM - 1);
+        long credit = random.nextInt(3) == 0 ? 0 : generators.logUniform(1, Adaptive.MAX_STEP_TOKENS - 1);
+        long ago = switch (random.nextInt(5)) {
+            case 0 -> adapt.holdMicros() + random.nextInt(3) - 1;
+            case 1 -> adapt.memoryMicros() + random.nextInt(3) - 1;
+            case 2 -> random.nextInt(1000);
+            default -> generators.logUniform(1, 10_000_000);
+        };
+        return new RateState(f, credit, now - ago);
+    }
+
+    /** The limits at factor {@code f}, as the script scales them: saturating at its 2^51 µs burst. */
+    private static Limits scaled(Limits limits, long f) {
+        Limit[] scaled = new Limit[limits.size()];
+        for (int i = 0; i < scaled.length; i++) {
+            Limit l = limits.get(i);
+            long interval = AdaptiveMath.scaledInterval(l.interval(), l.capacity(), f, MAX_BURST_MICROS);
+            scaled[i] = Limit.of(l.capacity(), 1, interval); // refill 1 per interval: exactly that interval
+        }
+        return Limits.of(scaled);
+    }
+
+    /** What the script's store() leaves: the text, or null (no key) when full and the rate forgotten. */
+    private static String stored(long[] tats, RateState rate, Adaptive a, long now) {
+        long latest = now;
+        for (long t : tats) {
+            latest = Math.max(latest, t);
+        }
+        if (!rate.isCeiling()) {
+            latest = Math.max(latest, rate.cutAtTicks() + a.memoryTicks());
+        }
+        return latest <= now ? null : text(tats, rate.isCeiling() ? null : rate, tats.length);
+    }
+
+    /** A state as the script writes it: the tats, then 'r' and the rate state; null for nothing at all. */
+    private static String text(long[] tats, RateState rate, int m) {
+        if (tats == null && rate == null) {
+            return null;
+        }
+        StringJoiner text = new StringJoiner(" ");
+        for (int i = 0; i < m; i++) {
+            text.add(Long.toString(tats[i]));
+        }
+        if (rate != null) {
+            text.add("r").add(Long.toString(rate.factorPpm())).add(Long.toString(rate.credit()))
+                    .add(Long.toString(rate.cutAtTicks()));
+        }
+        return text.toString();
+    }
+}
