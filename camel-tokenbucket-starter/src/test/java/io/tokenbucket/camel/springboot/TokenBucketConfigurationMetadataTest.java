@@ -95,6 +95,8 @@ class TokenBucketConfigurationMetadataTest {
                 case "integer" -> Set.of("int", "java.lang.Integer").contains(json.getString("javaType"))
                         ? "java.lang.Integer" : "java.lang.Long";
                 case "boolean" -> "java.lang.Boolean";
+                // a fraction (the adaptive rate's options): boxed, as the generator writes every primitive
+                case "number" -> "java.lang.Double";
                 default -> json.getString("javaType");
             };
             assertThat(metadata.get(name).getString("type")).as(name).isEqualTo(expected);
