@@ -109,29 +109,12 @@ final class BucketTable {
 
     /**
      * Applies {@code step} to the states of {@code key} under its lock and stores the states of its decision,
-     * unless they are the very array it was given (a refusal or a peek: nothing to store).
+     * unless they are the very array it was given (a refusal or a peek: nothing to store). A rate state the bucket
+     * holds is left as it is.
      */
     Decision update(String key, Limits limits, long nowNanos, Step step) {
-        while (true) {
-            Bucket bucket = bucketOf(key, nowNanos);
-            synchronized (bucket) {
-                long tatNanos = bucket.get();
-                if (tatNanos == RETIRED) {
-                    buckets.remove(key, bucket);
-                    continue;
-                }
-                long[] states = states(tatNanos, bucket.moreTatNanos, nowNanos, limits);
-                Decision d = step.apply(states, nowNanos);
-                long[] next = d.tatTicks();
-                if (next == states) {
-                    return d;
-                }
-                if (bucket.compareAndSet(tatNanos, storable(next[0]))) {
-                    bucket.moreTatNanos = next.length > 1 ? Arrays.copyOfRange(next, 1, next.length) : null;
-                    return d;
-                }
-            }
-        }
+        return apply(key, limits, nowNanos, (tatNanos, rate, atNanos) ->
+                new Adapted(step.apply(tatNanos, atNanos), rate, false), false).decision();
     }
 
     /**
@@ -208,6 +191,11 @@ final class BucketTable {
      * stored when the decision's states are the very array it was given and the rate state is unchanged.
      */
     Adapted updateAdaptive(String key, Limits limits, long nowNanos, AdaptiveStep step) {
+        return apply(key, limits, nowNanos, step, true);
+    }
+
+    /** {@link #update} and {@link #updateAdaptive}: the latter also stores the rate state ({@code adaptive}). */
+    private Adapted apply(String key, Limits limits, long nowNanos, AdaptiveStep step, boolean adaptive) {
         while (true) {
             Bucket bucket = bucketOf(key, nowNanos);
             synchronized (bucket) {
@@ -220,14 +208,16 @@ final class BucketTable {
                 RateState before = bucket.rate;
                 Adapted a = step.apply(states, before, nowNanos);
                 long[] next = a.decision().tatTicks();
-                RateState after = a.rate().isCeiling() ? null : a.rate();
+                RateState after = !adaptive ? before : a.rate().isCeiling() ? null : a.rate();
                 if (next == states && after == before) {
                     return a;
                 }
                 if (bucket.compareAndSet(tatNanos, storable(next[0]))) {
                     bucket.moreTatNanos = next.length > 1 ? Arrays.copyOfRange(next, 1, next.length) : null;
-                    bucket.rate = after;
-                    bucket.adaptive = limits.adaptive();
+                    if (adaptive) {
+                        bucket.rate = after;
+                        bucket.adaptive = limits.adaptive();
+                    }
                     return a;
                 }
             }
