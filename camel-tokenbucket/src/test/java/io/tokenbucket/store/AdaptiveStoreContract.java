@@ -161,6 +161,20 @@ public interface AdaptiveStoreContract {
     }
 
     @Test
+    default void anAllOfReservationChargesAtTheConfiguredRateAndKeepsTheAdaptiveState() {
+        Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
+        // one hash tag, so that a cluster's one script call can charge both keys
+        get(contractStore().throttle("{aimd}proxy", ten));
+        Choice c = get(contractStore().reserveAll(java.util.List.of("{aimd}proxy"), java.util.List.of(ten),
+                java.util.List.of("{aimd}host"), java.util.List.of(ten), 1, BucketMath.NO_LIMIT));
+        assertThat(c.reservation().granted()).isTrue();
+        // the cut emptied "{aimd}proxy" at 5 per second: its token 200 ms on; charged there at one token of 100 ms
+        assertThat(c.reservation().waitNanos()).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
+        assertThat(get(contractStore().rate("{aimd}proxy", ten)).factorPpm()).isEqualTo(500_000);
+        assertThat(get(contractStore().rate("{aimd}host", ten)).factorPpm()).isEqualTo(Adaptive.PPM);
+    }
+
+    @Test
     default void theRateIsSharedByEveryInstanceOnTheSameState() {
         BucketStore other = anotherInstance();
         assumeTrue(other != null, "this store keeps its state in one instance");
