@@ -46,7 +46,7 @@ public final class Bench {
             case "route" -> {
                 for (int threads : new int[] {1, 2}) {
                     report("measurement 3: route overhead, " + threads + " thread(s), exchanges/s",
-                            List.of("tokenbucket", "tokenbucketQuiet"), run(RouteOverhead.class, threads, rest));
+                            List.of("tokenbucket"), run(RouteOverhead.class, threads, rest));
                 }
             }
             case "memory" -> MemoryPerKey.main(rest);

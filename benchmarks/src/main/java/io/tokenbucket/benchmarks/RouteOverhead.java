@@ -23,8 +23,7 @@ import org.openjdk.jmh.annotations.TearDown;
  * ({@code noopStep}: {@link NoopComponent}, whose asynchronous producer completes at once and does nothing, so
  * {@code noopStep - bare} is Camel's own per-step cost of a producer endpoint and {@code tokenbucket - noopStep}
  * is ours) or Camel's Throttle EIP in total-requests mode with a
- * correlation expression ({@code throttle}), both at the same limit (and {@code tokenbucketQuiet}: tokenbucket:
- * with {@code resultHeaders=false}, so without its two header writes), which does not bind at the rates reached
+ * correlation expression ({@code throttle}), both at the same limit, which does not bind at the rates reached
  * here: {@code perMs} per millisecond with a burst of {@code perMs} (1 M/s or 10 M/s per key). Throttle keeps one
  * permit object per request of the period in a {@code DelayQueue}, so its cost grows with {@code perMs}.
  * Each call is {@code ProducerTemplate.sendBodyAndHeader} with the key in header {@code k}, keys taken round
@@ -82,10 +81,6 @@ public class RouteOverhead {
                         .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillAmount=" + perMs
                                 + "&refillPeriod=1")
                         .process(e -> { });
-                from("direct:tokenbucketQuiet")
-                        .to("tokenbucket:quiet?keyHeader=k&capacity=" + perMs + "&refillAmount=" + perMs
-                                + "&refillPeriod=1&resultHeaders=false")
-                        .process(e -> { });
                 from("direct:throttle")
                         .throttle(constant(perMs)).totalRequestsMode().timePeriodMillis(1)
                         .correlationExpression(header("k"))
@@ -115,11 +110,6 @@ public class RouteOverhead {
     @Benchmark
     public void tokenbucket(Cursor c) {
         template.sendBodyAndHeader("direct:tokenbucket", "x", "k", c.next(names));
-    }
-
-    @Benchmark
-    public void tokenbucketQuiet(Cursor c) {
-        template.sendBodyAndHeader("direct:tokenbucketQuiet", "x", "k", c.next(names));
     }
 
     @Benchmark

@@ -45,7 +45,7 @@ class BenchSmokeTest {
 
     @Test
     void routeHarnessRuns() throws Exception {
-        assertThat(oneIteration(RouteOverhead.class, "1")).hasSize(5);
+        assertThat(oneIteration(RouteOverhead.class, "1")).hasSize(4);
     }
 
     @Test

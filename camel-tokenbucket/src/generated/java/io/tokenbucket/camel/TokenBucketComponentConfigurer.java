@@ -88,8 +88,6 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "refillPeriod": getOrCreateConfiguration(target).setRefillPeriod(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "requirekey":
         case "requireKey": getOrCreateConfiguration(target).setRequireKey(property(camelContext, boolean.class, value)); return true;
-        case "resultheaders":
-        case "resultHeaders": getOrCreateConfiguration(target).setResultHeaders(property(camelContext, boolean.class, value)); return true;
         case "store": getOrCreateConfiguration(target).setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": getOrCreateConfiguration(target).setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
@@ -162,8 +160,6 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "refillPeriod": return long.class;
         case "requirekey":
         case "requireKey": return boolean.class;
-        case "resultheaders":
-        case "resultHeaders": return boolean.class;
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
@@ -237,8 +233,6 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "refillPeriod": return getOrCreateConfiguration(target).getRefillPeriod();
         case "requirekey":
         case "requireKey": return getOrCreateConfiguration(target).isRequireKey();
-        case "resultheaders":
-        case "resultHeaders": return getOrCreateConfiguration(target).isResultHeaders();
         case "store": return getOrCreateConfiguration(target).getStore();
         case "storetimeout":
         case "storeTimeout": return getOrCreateConfiguration(target).getStoreTimeout();

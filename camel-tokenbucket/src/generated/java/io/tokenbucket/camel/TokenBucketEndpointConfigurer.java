@@ -76,8 +76,6 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "refillPeriod": target.getConfiguration().setRefillPeriod(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "requirekey":
         case "requireKey": target.getConfiguration().setRequireKey(property(camelContext, boolean.class, value)); return true;
-        case "resultheaders":
-        case "resultHeaders": target.getConfiguration().setResultHeaders(property(camelContext, boolean.class, value)); return true;
         case "store": target.getConfiguration().setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": target.getConfiguration().setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
@@ -141,8 +139,6 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "refillPeriod": return long.class;
         case "requirekey":
         case "requireKey": return boolean.class;
-        case "resultheaders":
-        case "resultHeaders": return boolean.class;
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
@@ -207,8 +203,6 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "refillPeriod": return target.getConfiguration().getRefillPeriod();
         case "requirekey":
         case "requireKey": return target.getConfiguration().isRequireKey();
-        case "resultheaders":
-        case "resultHeaders": return target.getConfiguration().isResultHeaders();
         case "store": return target.getConfiguration().getStore();
         case "storetimeout":
         case "storeTimeout": return target.getConfiguration().getStoreTimeout();

@@ -172,19 +172,13 @@ public class TokenBucketConfiguration implements Cloneable {
             + " Redis call may take before it counts as a store error.")
     private long storeTimeout = 1000;
 
-    @UriParam(label = "redis,advanced", defaultValue = "false", description = "Whether reservations that arrive"
-            + " while one is on its way to Redis go together in one script call when it returns (each still its own"
-            + " reservation, in arrival order, and failing on its own). It keeps one call in flight per connection:"
-            + " on a hot key it doubles the throughput and halves the p99 at 400 in flight; with a few dozen in"
-            + " flight on different keys, pipelined single calls (false) are faster.")
-    private boolean redisBatching;
-
-    @UriParam(label = "advanced", defaultValue = "true", description = "Whether an acquire sets headers"
-            + " CamelTokenBucketWaited and CamelTokenBucketRemaining on each exchange that passes (in check mode also"
-            + " CamelTokenBucketRemaining on one refused). CamelTokenBucketAllowed (check mode) and the key header of"
-            + " a chosen candidate are set either way. false saves two header writes per exchange, which are most of"
-            + " this step's cost in a route that does little else (Camel's headers are a case-insensitive tree).")
-    private boolean resultHeaders = true;
+    @UriParam(label = "redis,advanced", defaultValue = "true", description = "Whether reservations on a key that"
+            + " arrive while one of that key's is on its way to Redis go together in one script call when it returns"
+            + " (each still its own reservation, in arrival order, and failing on its own; keys are told apart by a"
+            + " hash into 1,024 lanes per connection, or by hash slot on a cluster). On a hot key it doubles the"
+            + " throughput and cuts the p99 at 400 in flight; on many keys it sends pipelined single calls as false"
+            + " does (0.98 to 1.10 times their throughput, measured). false sends every reservation as its own call.")
+    private boolean redisBatching = true;
 
     @UriParam(label = "adaptive", defaultValue = "false", description = "Whether each key's rate adapts to feedback"
             + " (AIMD): operation throttled (send it when the target answers 429 or 503) cuts the key's rate by"
@@ -515,24 +509,14 @@ public class TokenBucketConfiguration implements Cloneable {
         this.storeTimeout = storeTimeout;
     }
 
-    /** Whether Redis reservations are batched while calls are in flight. Default false. */
+    /** Whether Redis reservations are batched while calls are in flight. Default true. */
     public boolean isRedisBatching() {
         return redisBatching;
     }
 
-    /** Sets whether Redis reservations are batched while calls are in flight. Default false. */
+    /** Sets whether Redis reservations are batched while calls are in flight. Default true. */
     public void setRedisBatching(boolean redisBatching) {
         this.redisBatching = redisBatching;
-    }
-
-    /** Whether an acquire sets headers CamelTokenBucketWaited and CamelTokenBucketRemaining. Default true. */
-    public boolean isResultHeaders() {
-        return resultHeaders;
-    }
-
-    /** Sets whether an acquire sets headers CamelTokenBucketWaited and CamelTokenBucketRemaining. Default true. */
-    public void setResultHeaders(boolean resultHeaders) {
-        this.resultHeaders = resultHeaders;
     }
 
     /** Whether each key's rate adapts to throttled signals and success. Default false. */

@@ -22,11 +22,11 @@ public final class TokenBucketConstants {
     public static final String ALLOWED = "CamelTokenBucketAllowed";
 
     @Metadata(label = "producer", description = "Set on every exchange that passes: milliseconds it waited for"
-            + " its tokens (unless resultHeaders=false).", javaType = "Long")
+            + " its tokens.", javaType = "Long")
     public static final String WAITED = "CamelTokenBucketWaited";
 
     @Metadata(label = "producer", description = "Set on every exchange that passes: whole tokens left in the bucket"
-            + " after this exchange (unless resultHeaders=false).", javaType = "Long")
+            + " after this exchange.", javaType = "Long")
     public static final String REMAINING = "CamelTokenBucketRemaining";
 
     @Metadata(label = "producer", description = "What to do with the key's bucket: acquire (the default: take"

@@ -175,9 +175,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             endpoint.getStatistics().rejected(request.stored());
             if (mode == TokenBucketMode.check) {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
-                if (config.isResultHeaders()) {
-                    message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
-                }
+                message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
             } else {
                 boolean full = !place && config.maxWaitNanos() > 0;
                 exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, request.key(),
@@ -267,10 +265,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         if (config.getMode() == TokenBucketMode.check) {
             message.setHeader(TokenBucketConstants.ALLOWED, Boolean.TRUE);
         }
-        if (config.isResultHeaders()) {
-            message.setHeader(TokenBucketConstants.WAITED, waitedMillis);
-            message.setHeader(TokenBucketConstants.REMAINING, remaining);
-        }
+        message.setHeader(TokenBucketConstants.WAITED, waitedMillis);
+        message.setHeader(TokenBucketConstants.REMAINING, remaining);
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {

@@ -21,10 +21,6 @@ class TokenBucketModesTest extends TokenBucketTestSupport {
                 from("direct:check").to("tokenbucket:check?capacity=1&refillPeriod=1h&mode=check").to("mock:check");
                 from("direct:maxWait").to("tokenbucket:bounded?capacity=1&refillPeriod=10s&maxWait=100ms")
                         .to("mock:maxWait");
-                from("direct:quietCheck").to("tokenbucket:quietCheck?capacity=1&refillPeriod=1h&mode=check"
-                        + "&resultHeaders=false").to("mock:quietCheck");
-                from("direct:quietDelay").to("tokenbucket:quietDelay?capacity=1&refillPeriod=50ms&resultHeaders=false")
-                        .to("mock:quietDelay");
                 from("direct:handled").onException(TokenBucketRejectedException.class).handled(true)
                         .setBody(constant("too busy")).end()
                         .to("tokenbucket:handled?capacity=1&refillPeriod=1h&mode=reject");
@@ -71,34 +67,6 @@ class TokenBucketModesTest extends TokenBucketTestSupport {
         assertThat(mock.getReceivedExchanges())
                 .extracting(e -> e.getMessage().getHeader(TokenBucketConstants.REMAINING, Long.class))
                 .containsExactly(0L, 0L, 0L);
-    }
-
-    @Test
-    void withoutResultHeadersCheckModeStillSaysAllowedAndNothingElse() throws Exception {
-        MockEndpoint mock = getMockEndpoint("mock:quietCheck");
-        mock.expectedMessageCount(2);
-        template.sendBody("direct:quietCheck", 1);
-        template.sendBody("direct:quietCheck", 2);
-        mock.assertIsSatisfied();
-        assertThat(mock.getReceivedExchanges())
-                .extracting(e -> e.getMessage().getHeader(TokenBucketConstants.ALLOWED, Boolean.class))
-                .containsExactly(true, false);
-        assertThat(mock.getReceivedExchanges()).allSatisfy(e -> assertThat(e.getMessage().getHeaders())
-                .doesNotContainKeys(TokenBucketConstants.REMAINING, TokenBucketConstants.WAITED));
-    }
-
-    @Test
-    void withoutResultHeadersDelayModeWaitsAndSetsNoHeader() throws Exception {
-        MockEndpoint mock = getMockEndpoint("mock:quietDelay");
-        mock.expectedMessageCount(3);
-        long start = System.nanoTime();
-        for (int i = 0; i < 3; i++) {
-            template.sendBody("direct:quietDelay", i); // the second and third wait for their tokens
-        }
-        mock.assertIsSatisfied();
-        assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(90_000_000L);
-        assertThat(mock.getReceivedExchanges()).allSatisfy(e -> assertThat(e.getMessage().getHeaders())
-                .doesNotContainKeys(TokenBucketConstants.REMAINING, TokenBucketConstants.WAITED));
     }
 
     @Test

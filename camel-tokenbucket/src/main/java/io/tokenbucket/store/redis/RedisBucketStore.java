@@ -34,12 +34,13 @@ import io.tokenbucket.store.StoreCommand;
  * disagree share one timeline. Works on a standalone Redis and on a Redis Cluster (every script call's keys in one
  * hash slot).
  *
- * <p><b>Reservations may be batched</b> (off unless asked for): while a reservation's script call is in flight
- * ({@link #IN_FLIGHT} at most per lane: {@link #LANES} lanes per connection by key hash, or one per hash slot on a
- * cluster), the reservations of that lane that arrive meanwhile queue up, and when a call returns everything queued (at most {@link #MAX_BATCH}) goes as one call of the script's
- * {@code batch} operation, which reserves for each in arrival order on one Redis clock reading: each its own slot,
- * so FIFO and the bound hold exactly as with one call each (twice the throughput on a hot key; on many keys with
- * a few dozen in flight, pipelined single calls are faster, which is why it is off by default). Nothing
+ * <p><b>Reservations may be batched</b> (the endpoint's default, {@code redisBatching=true}): while a reservation's
+ * script call is in flight ({@link #IN_FLIGHT} at most per lane: {@link #LANES} lanes per connection by key hash,
+ * or one per hash slot on a cluster), the reservations of that lane that arrive meanwhile queue up, and when a call
+ * returns everything queued (at most {@link #MAX_BATCH}) goes as one call of the script's {@code batch} operation,
+ * which reserves for each in arrival order on one Redis clock reading: each its own slot, so FIFO and the bound
+ * hold exactly as with one call each (twice the throughput on a hot key; on many keys the lanes rarely meet, and
+ * the calls go pipelined as unbatched ones do). Nothing
  * waits for a batch to fill: at low load every reservation is sent at once, as its own {@code reserve} call. A
  * batch that fails (a timeout, a lost connection, a reply the checks refuse) fails each of its reservations alone,
  * as its own call would have failed; the other operations are one call each, an all-of reservation
@@ -132,9 +133,8 @@ public final class RedisBucketStore implements BucketStore {
      *
      * @param batching   whether reservations that arrive while one is in flight go together in one script call;
      *                   false (what the other constructors do) sends each reservation as its own call, pipelined.
-     *                   Batching keeps one call in flight per connection: it wins on a hot key (twice the
-     *                   throughput at 400 in flight, p99 halved) and loses with a few dozen in flight on
-     *                   different keys (0.6 times at 16), where pipelined single calls keep Redis busier
+     *                   Batching keeps one call in flight per lane: it wins on a hot key (twice the throughput
+     *                   at 400 in flight) and ties on many keys, where the lanes rarely meet
      * @param batchSizes hears the number of reservations of every reservation call sent while batching (1 when
      *                   one went alone), on the thread that sends it; must not block
      */
