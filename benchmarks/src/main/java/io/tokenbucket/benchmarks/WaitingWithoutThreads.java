@@ -15,10 +15,12 @@ import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.support.DefaultExchange;
 
 /**
- * Measurement 4: live threads and heap while many exchanges wait at once on a binding limit (1 per hour after
- * the first), for
+ * Measurement 4: live threads and heap while many exchanges wait at once on a binding limit (1 per hour, or per
+ * 30 minutes, after the first), for
  * <ul>
- * <li>{@code tokenbucket}: {@code to("tokenbucket:wait?capacity=1&refillAmount=1&refillPeriod=3600000")}</li>
+ * <li>{@code tokenbucket}: {@code to("tokenbucket:wait?capacity=1&refillAmount=1&refillPeriod=1800000")}: one per
+ * 30 minutes, since no exchange may wait longer than 365 days (the component's ceiling), which 10,000 exchanges at
+ * one per hour would (the 8,761st on is refused)</li>
  * <li>{@code throttleAsync}: {@code throttle(constant(1)).totalRequestsMode().timePeriodMillis(3600000).asyncDelayed()}</li>
  * <li>{@code throttleAsyncOwnPool}: the same with {@code executorService(new ScheduledThreadPoolExecutor(1))}, whose
  * queue is unbounded (Camel's default profile queues at most 1,000 tasks, then runs the caller)</li>
@@ -69,7 +71,7 @@ public final class WaitingWithoutThreads {
             public void configure() {
                 var route = from("direct:in");
                 switch (variant) {
-                    case "tokenbucket" -> route.to("tokenbucket:wait?capacity=1&refillAmount=1&refillPeriod=3600000");
+                    case "tokenbucket" -> route.to("tokenbucket:wait?capacity=1&refillAmount=1&refillPeriod=1800000");
                     case "throttleAsync" -> route.throttle(constant(1)).totalRequestsMode().timePeriodMillis(3_600_000)
                             .asyncDelayed();
                     // a plain one-thread ScheduledThreadPoolExecutor: unbounded queue, unlike Camel's default profile
