@@ -47,6 +47,7 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  * {@code System.nanoTime()} by {@link RedisClock}.
  *
  * <pre>java -jar benchmarks.jar accuracy [--store local|redis] [--instances n] [keys=10] [seconds=10] [capacity=5] [periodMillis=10] [png]</pre>
+ * {@code -Daccuracy.options=&redisBatching=false} appends endpoint options to the URI.
  */
 public final class Accuracy {
 
@@ -114,7 +115,8 @@ public final class Accuracy {
         AtomicReference<String> firstFailure = new AtomicReference<>();
 
         String uri = "tokenbucket:acc?keyHeader=k&capacity=" + capacity + "&refillAmount=1&refillPeriod="
-                + periodMillis + (redis == null ? "" : "&store=redis&redisUri=" + redis.uri());
+                + periodMillis + (redis == null ? "" : "&store=redis&redisUri=" + redis.uri())
+                + System.getProperty("accuracy.options", "");
         List<CamelContext> camels = new ArrayList<>();
         List<AsyncProducer> producers = new ArrayList<>();
         for (int n = 0; n < instances; n++) {

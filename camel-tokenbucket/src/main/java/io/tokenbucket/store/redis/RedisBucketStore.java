@@ -555,7 +555,8 @@ public final class RedisBucketStore implements BucketStore {
                 continue;
             }
             if (clock != null && !sampled) {
-                clock.sample(sentNanos, receivedNanos, reply.redisNowMicros()); // one Redis now for the whole call
+                // one Redis now for the whole call; a batch's round trip is not the way there and back
+                clock.sample(sentNanos, receivedNanos, reply.redisNowMicros(), batch.size() == 1);
                 sampled = true;
             }
             m.result().complete(mapped(reply, receivedNanos, clock));

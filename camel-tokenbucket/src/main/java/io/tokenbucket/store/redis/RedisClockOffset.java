@@ -26,9 +26,10 @@ import java.util.concurrent.TimeUnit;
  *     trip, so the offset itself grew: the Redis clock lost time against ours.</li>
  * </ul>
  * A step back smaller than the round trip of the reply that follows it goes unseen; the margin of half the fastest
- * round trip covers it unless that reply also sat in a queue on its way to Redis, and then the slot is early by at
- * most that queueing (an NTP daemon steps a clock by 128 ms or more; a failover breaks the connection, and a failed
- * call {@link #reset() resets} the estimate). A step forward only makes the samples smaller, which the estimate
+ * single call's round trip covers it unless that reply also sat in a queue on its way to Redis or was a batch (whose
+ * round trip includes its members' work), and then the slot is early by at most that queueing or work (an NTP
+ * daemon steps a clock by 128 ms or more; a failover breaks the connection, and a failed call
+ * {@link #reset() resets} the estimate). A step forward only makes the samples smaller, which the estimate
  * takes at once (later slots, never earlier ones). Samples older than two windows are not used.
  *
  * <p>Pure: the caller passes the times, so the tests pass theirs. Synchronized: replies of several connections
@@ -69,7 +70,20 @@ final class RedisClockOffset {
      * @param receivedNanos the local {@code System.nanoTime()} when the reply was handled
      * @param redisMicros   the Redis clock's {@code now} in the reply (microseconds)
      */
-    synchronized void sample(long sentNanos, long receivedNanos, long redisMicros) {
+    void sample(long sentNanos, long receivedNanos, long redisMicros) {
+        sample(sentNanos, receivedNanos, redisMicros, true);
+    }
+
+    /**
+     * Learns from one reply, whose round trip counts towards the margin only if {@code alone}: a batch's round
+     * trip includes the script's work for every member (milliseconds for a few hundred), which says nothing of the
+     * way to Redis and back, and half of it added to every release would make the releases of a busy spell late
+     * by that much. A batch still gives an offset sample (its now is read before the members' work, so the sample
+     * is larger, never smaller, than a single call's) and is checked for a step back against its own round trip.
+     *
+     * @param alone whether the call was a single operation, not a batch of several
+     */
+    synchronized void sample(long sentNanos, long receivedNanos, long redisMicros, boolean alone) {
         long offsetNanos = receivedNanos - redisMicros * NANOS_PER_MICRO;
         long rttNanos = Math.max(0, receivedNanos - sentNanos);
         long estimateNanos = Math.min(currentOffsetNanos, previousOffsetNanos);
@@ -82,7 +96,7 @@ final class RedisClockOffset {
             previousOffsetNanos = NONE;
             previousRttNanos = NONE;
             currentOffsetNanos = offsetNanos;
-            currentRttNanos = rttNanos;
+            currentRttNanos = alone ? rttNanos : NONE;
             windowStartNanos = receivedNanos;
             return;
         }
@@ -96,7 +110,9 @@ final class RedisClockOffset {
             windowStartNanos = receivedNanos;
         }
         currentOffsetNanos = Math.min(currentOffsetNanos, offsetNanos);
-        currentRttNanos = Math.min(currentRttNanos, rttNanos);
+        if (alone) {
+            currentRttNanos = Math.min(currentRttNanos, rttNanos);
+        }
     }
 
     /**
@@ -111,7 +127,10 @@ final class RedisClockOffset {
         return redisMicros * NANOS_PER_MICRO + offsetNanos + marginNanos();
     }
 
-    /** The margin over the smallest sample: drift, or half the fastest round trip when that is longer. */
+    /**
+     * The margin over the smallest sample: drift, or half the fastest round trip of a single call when that is
+     * longer (drift only while the windows saw batches alone).
+     */
     synchronized long marginNanos() {
         long fastestRttNanos = Math.min(currentRttNanos, previousRttNanos);
         return fastestRttNanos == NONE ? MARGIN_NANOS : Math.max(MARGIN_NANOS, fastestRttNanos / 2);

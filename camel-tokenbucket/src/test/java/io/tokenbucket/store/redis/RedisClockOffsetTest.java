@@ -54,6 +54,23 @@ class RedisClockOffsetTest {
     }
 
     @Test
+    void aBatchsRoundTripDoesNotWidenTheMarginButItsOffsetCounts() {
+        RedisClockOffset clock = new RedisClockOffset();
+        // a busy spell of batches only: 20 ms round trips, most of it the script's work on its members
+        for (int i = 0; i < 5; i++) {
+            long executedAt = 10 * MS * i;
+            clock.sample(executedAt - 19 * MS, executedAt + MS, (executedAt - TRUE_OFFSET) / 1000, false);
+        }
+        assertThat(clock.marginNanos()).as("drift only, not half of 20 ms").isEqualTo(RedisClockOffset.MARGIN_NANOS);
+        long slot = (100 * MS - TRUE_OFFSET) / 1000;
+        assertThat(clock.localNanos(slot)).as("never before the slot").isGreaterThanOrEqualTo(100 * MS)
+                .isEqualTo(100 * MS + MS + RedisClockOffset.MARGIN_NANOS);
+        // a single call's round trip counts again
+        clock.sample(60 * MS - 4 * MS, 60 * MS + MS / 10, (60 * MS - TRUE_OFFSET) / 1000, true);
+        assertThat(clock.marginNanos()).isEqualTo(Math.max(RedisClockOffset.MARGIN_NANOS, (4 * MS + MS / 10) / 2));
+    }
+
+    @Test
     void neverLongerThanRedisSaidAndNeverNegative() {
         assertThat(RedisBucketStore.localWait(5 * MS, 100 * MS, 0)).isEqualTo(5 * MS);
         assertThat(RedisBucketStore.localWait(5 * MS, 100 * MS, 200 * MS)).isZero();
