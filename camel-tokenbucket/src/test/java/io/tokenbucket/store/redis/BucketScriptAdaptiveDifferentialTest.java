@@ -186,9 +186,10 @@ class BucketScriptAdaptiveDifferentialTest {
             if (rate != null && !rate.isCeiling() && current.isCeiling()) {
                 forgotten++;
             }
-            // a key written with a PX of a few ms may be gone by the GET: its text goes unchecked, counted
-            boolean expired = after == null && expectedText != null && !expectedText.equals(stored)
-                    && latest(expectedText) - scriptNow < 100_000;
+            // a key the script (re)wrote with a PX of a few ms may be gone by the GET, also when its text is the
+            // one it had (a loaded machine can take that long between the script and the GET): its text goes
+            // unchecked, counted
+            boolean expired = after == null && expectedText != null && latest(expectedText) - scriptNow < 100_000;
             if (expired) {
                 expiredKeys++;
             }
