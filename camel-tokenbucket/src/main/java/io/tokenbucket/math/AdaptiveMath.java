@@ -1,5 +1,8 @@
 package io.tokenbucket.math;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * An adaptive rate: additive increase, multiplicative decrease (AIMD), as TCP's congestion avoidance and Netflix's
  * concurrency-limits {@code AIMDLimit} adapt a window, here adapting a bucket's refill between a floor and the
@@ -165,6 +168,62 @@ public final class AdaptiveMath {
         Decision d = BucketMath.reserve(tatTicks, nowTicks, tokens, scaled(limits, rate.factorPpm()), maxWaitTicks);
         return new Adapted(d, d.granted() ? earn(rate, tokens, Adaptive.stepTokens(limits), nowTicks, adaptive)
                 : rate, false);
+    }
+
+    /**
+     * {@link BucketMath#reserveAll(long[][][], List, long[][], List, long, long, long)} with every key at its current
+     * rate, as {@link #reserve} decides one key: each key whose limits adapt is decided with its limits
+     * {@link #scaled} by its {@link #current} rate, and on a grant earns credit for the tokens charged
+     * ({@link #earn}) exactly as a reservation of its own would; keys of fixed limits are decided at their configured
+     * rate and their rate state (if any) is left as it was. A refusal changes nothing.
+     *
+     * @param groupRates  the stored rate state of each group's keys (null: none), in the layout of {@code groupTats}
+     * @param sharedRates the stored rate state of each shared key (null: none)
+     * @return the decision and one rate state per key of its states, in the same order
+     */
+    public static AllOfAdapted reserveAll(long[][][] groupTats, RateState[][] groupRates,
+                                          List<List<Limits>> groupLimits, long[][] sharedTats, RateState[] sharedRates,
+                                          List<Limits> sharedLimits, long nowTicks, long tokens, long maxWaitTicks) {
+        RateState[][] groupCurrent = new RateState[groupTats.length][];
+        List<List<Limits>> groupScaled = new ArrayList<>(groupTats.length);
+        for (int c = 0; c < groupTats.length; c++) {
+            groupCurrent[c] = new RateState[groupTats[c].length];
+            List<Limits> scaled = new ArrayList<>(groupTats[c].length);
+            for (int g = 0; g < groupTats[c].length; g++) {
+                Limits limits = groupLimits.get(c).get(g);
+                groupCurrent[c][g] = currentOrStored(groupRates[c][g], groupTats[c][g], nowTicks, limits);
+                scaled.add(atRate(limits, groupCurrent[c][g]));
+            }
+            groupScaled.add(scaled);
+        }
+        RateState[] sharedCurrent = new RateState[sharedTats.length];
+        List<Limits> sharedScaled = new ArrayList<>(sharedTats.length);
+        for (int j = 0; j < sharedTats.length; j++) {
+            sharedCurrent[j] = currentOrStored(sharedRates[j], sharedTats[j], nowTicks, sharedLimits.get(j));
+            sharedScaled.add(atRate(sharedLimits.get(j), sharedCurrent[j]));
+        }
+        AllOfDecision d = BucketMath.reserveAll(groupTats, groupScaled, sharedTats, sharedScaled, nowTicks, tokens,
+                maxWaitTicks);
+        int size = groupTats[d.chosen()].length;
+        RateState[] rates = new RateState[size + sharedTats.length];
+        for (int i = 0; i < rates.length; i++) {
+            boolean inGroup = i < size;
+            Limits limits = inGroup ? groupLimits.get(d.chosen()).get(i) : sharedLimits.get(i - size);
+            RateState rate = inGroup ? groupCurrent[d.chosen()][i] : sharedCurrent[i - size];
+            rates[i] = d.granted() && limits.adaptive() != null
+                    ? earn(rate, tokens, Adaptive.stepTokens(limits), nowTicks, limits.adaptive()) : rate;
+        }
+        return new AllOfAdapted(d, rates);
+    }
+
+    /** The rate to decide a key with: {@link #current} for adaptive limits, the stored state as it is for fixed ones. */
+    private static RateState currentOrStored(RateState stored, long[] tatTicks, long nowTicks, Limits limits) {
+        return limits.adaptive() == null ? stored : current(stored, tatTicks, nowTicks, limits.adaptive());
+    }
+
+    /** {@code limits} at {@code rate}: scaled for adaptive limits, as configured for fixed ones. */
+    private static Limits atRate(Limits limits, RateState rate) {
+        return limits.adaptive() == null ? limits : scaled(limits, rate.factorPpm());
     }
 
     /** {@link BucketMath#peek(long[], long, long, Limits)} at the bucket's current rate. */

@@ -8,10 +8,11 @@ import java.util.Arrays;
  * @param chosen    the position of the chosen candidate among the candidates, from 0
  * @param granted   true when every key was charged; false when refused, and then no key was
  * @param waitTicks ticks until every key has the tokens: the common release instant is {@code now + waitTicks}
- * @param remaining the fewest whole tokens left on the chosen candidate and the shared keys, never negative
- * @param tatTicks  the states after the decision, one {@code tat} per limit in ticks: index 0 the chosen
- *                  candidate's, index {@code 1 + j} shared key {@code j}'s; when refused, the states given. Kept,
- *                  not copied: do not change them
+ * @param remaining the fewest whole tokens left on the chosen candidate's group and the shared keys, never negative
+ * @param tatTicks  the states after the decision, one {@code tat} per limit in ticks: the chosen candidate's group
+ *                  first (the candidate at index 0, then the keys charged with it, in order), then the shared keys
+ *                  (with groups of one key, shared key {@code j} at {@code 1 + j}); when refused, the states given.
+ *                  Kept, not copied: do not change them
  */
 public record AllOfDecision(int chosen, boolean granted, long waitTicks, long remaining, long[][] tatTicks) {
 

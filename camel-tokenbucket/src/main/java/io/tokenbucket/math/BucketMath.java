@@ -1,5 +1,6 @@
 package io.tokenbucket.math;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -43,7 +44,9 @@ import java.util.List;
  * own wait is shorter, the time between its own slot and {@code R} beyond its burst goes unused (a bucket's state is
  * one number, which cannot hold a hole), so every later reservation on that key, all-of or not, waits until about
  * {@code R} (head-of-line blocking: a slow host's backlog stalls its fast proxy for other hosts, up to the longest
- * wait accepted); and a refund gives back the {@code n*T} but not that time.
+ * wait accepted); and a refund gives back the {@code n*T} but not that time. A candidate may be a <em>group</em> of
+ * keys (a proxy and its (proxy, host) pair): its wait is the longest of its keys', and the chosen group's every key
+ * is charged at {@code R} as the shared keys are.
  *
  * <p><b>No overflow, whatever the input.</b> Every step works on the <em>debt</em> {@code tat - now} (the time
  * until the bucket is full), never on clock readings added together, so any {@code now} (a nanosecond clock may
@@ -183,7 +186,8 @@ public final class BucketMath {
     /**
      * Reserves {@code tokens} on one of the candidates and on every shared key at once, charging each at the common
      * release instant (see the class comment): the candidate chosen is the one whose wait, together with the shared
-     * keys', is shortest (of equals, the one with the most tokens, then the first); a refusal changes no key.
+     * keys', is shortest (of equals, the one with the most tokens, then the first); a refusal changes no key. This
+     * is {@link #reserveAll(long[][][], List, long[][], List, long, long, long)} with a group of one key per candidate.
      *
      * @param candidateTats  each candidate's states, one per limit ({@link #align}), at least one candidate
      * @param candidateLimits each candidate's limits, in the same order
@@ -197,7 +201,39 @@ public final class BucketMath {
     public static AllOfDecision reserveAll(long[][] candidateTats, List<Limits> candidateLimits,
                                            long[][] sharedTats, List<Limits> sharedLimits, long nowTicks,
                                            long tokens, long maxWaitTicks) {
-        if (candidateTats.length == 0) {
+        long[][][] groups = new long[candidateTats.length][][];
+        List<List<Limits>> groupLimits = new ArrayList<>(candidateTats.length);
+        for (int c = 0; c < groups.length; c++) {
+            groups[c] = new long[][] {candidateTats[c]};
+            groupLimits.add(List.of(candidateLimits.get(c)));
+        }
+        return reserveAll(groups, groupLimits, sharedTats, sharedLimits, nowTicks, tokens, maxWaitTicks);
+    }
+
+    /**
+     * Reserves {@code tokens} on one candidate <em>group</em> and on every shared key at once, each key charged at
+     * the common release instant (see the class comment). A group is a candidate key and the keys charged with it
+     * (a proxy's bucket and its (proxy, host) pair's): a group's wait is the longest of its keys' and the shared
+     * keys' waits, its tokens the fewest of its keys'; the group chosen is the one whose wait is shortest (of
+     * equals, the one with the most tokens, then the first). Every key of the chosen group and every shared key is
+     * charged, or, when refused, none.
+     *
+     * @param groupTats    for each candidate, the states of its group's keys, the candidate key first; at least one
+     *                     candidate, each group at least one key
+     * @param groupLimits  the limits of each group's keys, in the same order
+     * @param sharedTats   each shared key's states; may be empty
+     * @param sharedLimits each shared key's limits, in the same order
+     * @param nowTicks     the current time in ticks, anywhere in the range of a {@code long}
+     * @param tokens       the cost, between 1 and the smallest capacity of every key
+     * @param maxWaitTicks as for {@link #reserve(long[], long, long, Limits, long)}
+     * @return the decision; its states are the chosen group's keys in order, then the shared keys
+     * @throws IllegalArgumentException when there is no candidate or an empty group, or {@code tokens} is below 1 or
+     *                                  above a capacity
+     */
+    public static AllOfDecision reserveAll(long[][][] groupTats, List<List<Limits>> groupLimits,
+                                           long[][] sharedTats, List<Limits> sharedLimits, long nowTicks,
+                                           long tokens, long maxWaitTicks) {
+        if (groupTats.length == 0) {
             throw new IllegalArgumentException("an all-of reservation needs at least one candidate key");
         }
         long sharedWaitTicks = 0;
@@ -210,27 +246,38 @@ public final class BucketMath {
         int best = -1;
         long bestWaitTicks = Long.MAX_VALUE;
         long bestAvailable = -1;
-        for (int c = 0; c < candidateTats.length; c++) {
-            Limits limits = candidateLimits.get(c);
-            long waitTicks = Math.max(sharedWaitTicks, peek(candidateTats[c], nowTicks, tokens, limits).waitTicks());
-            long a = available(candidateTats[c], nowTicks, limits);
+        for (int c = 0; c < groupTats.length; c++) {
+            if (groupTats[c].length == 0) {
+                throw new IllegalArgumentException("candidate " + c + " of an all-of reservation has no key");
+            }
+            long waitTicks = sharedWaitTicks;
+            long a = Long.MAX_VALUE;
+            for (int g = 0; g < groupTats[c].length; g++) {
+                Limits limits = groupLimits.get(c).get(g);
+                waitTicks = Math.max(waitTicks, peek(groupTats[c][g], nowTicks, tokens, limits).waitTicks());
+                a = Math.min(a, available(groupTats[c][g], nowTicks, limits));
+            }
             if (waitTicks < bestWaitTicks || waitTicks == bestWaitTicks && a > bestAvailable) {
                 best = c;
                 bestWaitTicks = waitTicks;
                 bestAvailable = a;
             }
         }
-        long[][] states = new long[1 + sharedTats.length][];
+        long[][] group = groupTats[best];
+        List<Limits> limitsOfGroup = groupLimits.get(best);
+        long[][] states = new long[group.length + sharedTats.length][];
         if (bestWaitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS)) {
-            states[0] = candidateTats[best];
-            System.arraycopy(sharedTats, 0, states, 1, sharedTats.length);
+            System.arraycopy(group, 0, states, 0, group.length);
+            System.arraycopy(sharedTats, 0, states, group.length, sharedTats.length);
             return new AllOfDecision(best, false, bestWaitTicks, Math.min(bestAvailable, sharedAvailable), states);
         }
-        states[0] = reserveAt(candidateTats[best], nowTicks, tokens, candidateLimits.get(best), bestWaitTicks);
-        long remaining = available(states[0], nowTicks, candidateLimits.get(best));
-        for (int j = 0; j < sharedTats.length; j++) {
-            states[1 + j] = reserveAt(sharedTats[j], nowTicks, tokens, sharedLimits.get(j), bestWaitTicks);
-            remaining = Math.min(remaining, available(states[1 + j], nowTicks, sharedLimits.get(j)));
+        long remaining = Long.MAX_VALUE;
+        for (int i = 0; i < states.length; i++) {
+            boolean inGroup = i < group.length;
+            Limits limits = inGroup ? limitsOfGroup.get(i) : sharedLimits.get(i - group.length);
+            states[i] = reserveAt(inGroup ? group[i] : sharedTats[i - group.length], nowTicks, tokens, limits,
+                    bestWaitTicks);
+            remaining = Math.min(remaining, available(states[i], nowTicks, limits));
         }
         return new AllOfDecision(best, true, bestWaitTicks, remaining, states);
     }

@@ -35,9 +35,9 @@ public interface BucketStore extends AutoCloseable {
     long MAX_WAIT_NANOS = TimeUnit.DAYS.toNanos(365);
 
     /**
-     * The most keys, candidates and shared keys together, that one {@link #reserveAll} may name: 1,024. The local
-     * store locks every one of them, one stack frame each, so an unbounded list would overflow a thread's stack;
-     * more is refused with an {@link IllegalArgumentException} naming the count.
+     * The most keys, candidates, the keys charged with them and shared keys together, that one {@link #reserveAll}
+     * may name: 1,024. The local store locks every one of them, one stack frame each, so an unbounded list would
+     * overflow a thread's stack; more is refused with an {@link IllegalArgumentException} naming the count.
      */
     int MAX_ALL_OF_KEYS = 1024;
 
@@ -126,34 +126,60 @@ public interface BucketStore extends AutoCloseable {
     }
 
     /**
+     * {@link #reserveAll(List, List, List, List, long, long)} with candidate <em>groups</em>: each candidate
+     * {@code keys[c]} is charged together with the keys {@code with[c]} (a proxy with its (proxy, host) pair), and
+     * the group chosen is the one whose keys, with the shared keys, allow soonest (of equals, the one whose keys
+     * have the most tokens, then the first). Every key of the chosen group and every key of {@code allOf} is charged,
+     * or none. To give the tokens back, refund every key of the chosen group and of {@code allOf}.
+     *
+     * @param with       for each candidate, the keys charged with it (possibly none)
+     * @param withLimits the limits of those keys, in the same layout
+     * @throws IllegalArgumentException at once as the other form, every key of every group counted and checked
+     */
+    default CompletionStage<Choice> reserveAll(List<String> keys, List<Limits> limits, List<List<String>> with,
+                                               List<List<Limits>> withLimits, List<String> allOf,
+                                               List<Limits> allOfLimits, long tokens, long maxWaitNanos) {
+        return execute(new StoreCommand.ReserveAll(keys, limits, with, withLimits, allOf, allOfLimits, tokens,
+                maxWaitNanos));
+    }
+
+    /**
      * Checks a {@link StoreCommand.ReserveAll} as every store does before deciding: at least one candidate, limits
-     * for every key, at most {@link #MAX_ALL_OF_KEYS} keys, no key twice, a cost every key can grant.
+     * for every key, at most {@link #MAX_ALL_OF_KEYS} keys (every key of every group and every shared key), no key
+     * twice, a cost every key can grant.
      *
      * @throws IllegalArgumentException naming what is wrong
      */
     static void checkReserveAll(StoreCommand.ReserveAll c) {
-        if (c.keys().isEmpty() || c.keys().size() != c.limits().size()
-                || c.allOf().size() != c.allOfLimits().size()) {
+        if (c.keys().isEmpty() || c.keys().size() != c.limits().size() || c.with().size() != c.keys().size()
+                || c.withLimits().size() != c.keys().size() || c.allOf().size() != c.allOfLimits().size()) {
             throw new IllegalArgumentException("an all-of reservation needs at least one candidate and limits for"
                     + " every key, was keys " + c.keys() + " and allOf " + c.allOf());
         }
-        int named = c.keys().size() + c.allOf().size();
+        int grouped = 0;
+        for (int i = 0; i < c.with().size(); i++) {
+            if (c.with().get(i).size() != c.withLimits().get(i).size()) {
+                throw new IllegalArgumentException("an all-of reservation needs limits for every key, was keys "
+                        + c.with().get(i) + " charged with candidate '" + c.keys().get(i) + "'");
+            }
+            grouped += c.with().get(i).size();
+        }
+        long named = (long) c.keys().size() + grouped + c.allOf().size();
         if (named > MAX_ALL_OF_KEYS) {
             throw new IllegalArgumentException("an all-of reservation names at most " + MAX_ALL_OF_KEYS
-                    + " keys, candidates and allOf together, was " + named + " (" + c.keys().size()
-                    + " candidates and " + c.allOf().size() + " allOf keys)");
+                    + " keys, candidates, the keys charged with them and allOf together, was " + named + " ("
+                    + c.keys().size() + " candidates, " + grouped + " keys charged with them and " + c.allOf().size()
+                    + " allOf keys)");
         }
         Set<String> seen = new HashSet<>();
-        for (List<String> keys : List.of(c.keys(), c.allOf())) {
-            for (String key : keys) {
-                if (!seen.add(key)) {
-                    throw new IllegalArgumentException("an all-of reservation names key '" + key + "' twice (keys "
-                            + c.keys() + ", allOf " + c.allOf() + "); each key is charged once");
-                }
+        for (String key : c.named()) {
+            if (!seen.add(key)) {
+                throw new IllegalArgumentException("an all-of reservation names key '" + key + "' twice (keys "
+                        + c.keys() + (grouped > 0 ? ", charged with them " + c.with() : "") + ", allOf " + c.allOf()
+                        + "); each key is charged once");
             }
         }
-        c.limits().forEach(l -> l.checkCost(c.tokens()));
-        c.allOfLimits().forEach(l -> l.checkCost(c.tokens()));
+        c.namedLimits().forEach(l -> l.checkCost(c.tokens()));
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.tokenbucket.store;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 
@@ -122,17 +124,62 @@ public sealed interface StoreCommand<R> permits StoreCommand.Reserve, StoreComma
     }
 
     /**
-     * Reserves {@code tokens} on one of {@code keys} (the freest, counting the shared keys' waits) and on every key
-     * of {@code allOf}, atomically: all are charged or none ({@link BucketStore#reserveAll}).
+     * Reserves {@code tokens} on one of {@code keys} (the freest, counting the shared keys' waits) together with the
+     * keys charged with it ({@code with}), and on every key of {@code allOf}, atomically: all are charged or none
+     * ({@link BucketStore#reserveAll}). Each key is charged at its current rate when its limits adapt.
      *
      * @param keys         the candidates, at least one; one key for a plain all-of acquire
      * @param limits       the limits of each candidate, in the same order
-     * @param allOf        the shared keys, charged whichever candidate is chosen; every key of both lists distinct
+     * @param with         for each candidate, in the same order, the keys charged with it when it is chosen (its
+     *                     group: a proxy's (proxy, host) pair key), each list possibly empty
+     * @param withLimits   the limits of each of those keys, in the same layout
+     * @param allOf        the shared keys, charged whichever candidate is chosen; every key of every list distinct
      * @param allOfLimits  the limits of each shared key, in the same order
      * @param maxWaitNanos as for {@link Reserve}
      */
-    record ReserveAll(List<String> keys, List<Limits> limits, List<String> allOf, List<Limits> allOfLimits,
-                      long tokens, long maxWaitNanos) implements StoreCommand<Choice> {
+    record ReserveAll(List<String> keys, List<Limits> limits, List<List<String>> with,
+                      List<List<Limits>> withLimits, List<String> allOf, List<Limits> allOfLimits, long tokens,
+                      long maxWaitNanos) implements StoreCommand<Choice> {
+
+        /** A reservation whose candidates are charged alone (no key charged with any of them). */
+        public ReserveAll(List<String> keys, List<Limits> limits, List<String> allOf, List<Limits> allOfLimits,
+                          long tokens, long maxWaitNanos) {
+            this(keys, limits, Collections.nCopies(keys.size(), List.of()),
+                    Collections.nCopies(keys.size(), List.of()), allOf, allOfLimits, tokens, maxWaitNanos);
+        }
+
+        /** Every key this command names: each candidate followed by its group's keys, then the shared keys. */
+        public List<String> named() {
+            List<String> named = new ArrayList<>();
+            for (int c = 0; c < keys.size(); c++) {
+                named.add(keys.get(c));
+                named.addAll(with.get(c));
+            }
+            named.addAll(allOf);
+            return named;
+        }
+
+        /** The limits of {@link #named()}, at the same positions. */
+        public List<Limits> namedLimits() {
+            List<Limits> named = new ArrayList<>();
+            for (int c = 0; c < keys.size(); c++) {
+                named.add(limits.get(c));
+                named.addAll(withLimits.get(c));
+            }
+            named.addAll(allOfLimits);
+            return named;
+        }
+
+        /** True when some candidate has keys charged with it. */
+        public boolean grouped() {
+            for (List<String> group : with) {
+                if (!group.isEmpty()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
         @Override
         public CompletionStage<Choice> sendTo(Handler handler) {
             return handler.reserveAll(this);

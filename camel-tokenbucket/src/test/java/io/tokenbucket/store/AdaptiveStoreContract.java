@@ -1,5 +1,6 @@
 package io.tokenbucket.store;
 
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
@@ -161,17 +162,69 @@ public interface AdaptiveStoreContract {
     }
 
     @Test
-    default void anAllOfReservationChargesAtTheConfiguredRateAndKeepsTheAdaptiveState() {
+    default void anAllOfReservationChargesAnAdaptiveKeyAtItsCutRate() {
         Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
         // one hash tag, so that a cluster's one script call can charge both keys
         get(contractStore().throttle("{aimd}proxy", ten));
-        Choice c = get(contractStore().reserveAll(java.util.List.of("{aimd}proxy"), java.util.List.of(ten),
-                java.util.List.of("{aimd}host"), java.util.List.of(ten), 1, BucketMath.NO_LIMIT));
+        Choice c = get(contractStore().reserveAll(List.of("{aimd}proxy"), List.of(ten), List.of("{aimd}host"),
+                List.of(ten), 1, BucketMath.NO_LIMIT));
         assertThat(c.reservation().granted()).isTrue();
-        // the cut emptied "{aimd}proxy" at 5 per second: its token 200 ms on; charged there at one token of 100 ms
+        // the cut emptied "{aimd}proxy" at 5 per second: its token 200 ms on, and charged there at 200 ms a token
         assertThat(c.reservation().waitNanos()).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
+        // so the proxy owes 400 ms: its next token waits 400 ms (at the configured rate it would owe 300)
+        long next = reserve("{aimd}proxy", ten, BucketMath.NO_LIMIT).waitNanos();
+        assertThat(next).isBetween(400 * MS - SLACK_NANOS, 400 * MS);
         assertThat(get(contractStore().rate("{aimd}proxy", ten)).factorPpm()).isEqualTo(500_000);
         assertThat(get(contractStore().rate("{aimd}host", ten)).factorPpm()).isEqualTo(Adaptive.PPM);
+        // the host, at its configured rate, was charged one token of 100 ms at the release: 300 ms owed
+        assertThat(get(contractStore().peek("{aimd}host", ten, 1)).waitNanos())
+                .isBetween(300 * MS - 2 * SLACK_NANOS, 300 * MS);
+    }
+
+    @Test
+    default void anAllOfReservationEarnsIncreaseCreditAsASingleOneWould() {
+        // as grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher: a step per 2 tokens at 0.5, per 3 at 0.75
+        Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)))
+                .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
+        Limits fixed = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)));
+        get(contractStore().throttle("{aimd}up", slow));
+        get(contractStore().reserveAll(List.of("{aimd}fixed"), List.of(fixed), List.of("{aimd}up"), List.of(slow), 1,
+                BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(500_000);
+        get(contractStore().reserveAll(List.of("{aimd}up"), List.of(slow), List.of("{aimd}fixed"), List.of(fixed), 1,
+                BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(750_000);
+        get(contractStore().reserveAll(List.of("{aimd}up"), List.of(slow), List.of(), List.of(), 3,
+                BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(Adaptive.PPM);
+        assertThat(get(contractStore().rate("{aimd}fixed", fixed)).factorPpm()).isEqualTo(Adaptive.PPM);
+    }
+
+    @Test
+    default void aCandidateGroupsAdaptivePairKeyIsChargedAtItsCutRate() {
+        Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
+        Limits proxy = Limits.of(Limit.of(5, 10, 1000 * MS)); // 100 ms a token, burst 5
+        List<List<Limits>> pairLimits = List.of(List.of(ten), List.of(ten));
+        // p1's pair was cut (its next token 200 ms away), p2's is fresh: p2's group is chosen, p1's left alone
+        get(contractStore().throttle("{aimd}p1|h", ten));
+        Choice c = get(contractStore().reserveAll(List.of("{aimd}p1", "{aimd}p2"), List.of(proxy, proxy),
+                List.of(List.of("{aimd}p1|h"), List.of("{aimd}p2|h")), pairLimits, List.of("{aimd}h"),
+                List.of(proxy), 1, BucketMath.NO_LIMIT));
+        assertThat(c.index()).isEqualTo(1);
+        assertThat(c.reservation().waitNanos()).isZero();
+        assertThat(get(contractStore().peek("{aimd}p2|h", ten, 1)).remaining()).as("p2's pair charged").isZero();
+        assertThat(get(contractStore().peek("{aimd}p1", proxy, 1)).remaining()).as("p1 untouched").isEqualTo(5);
+        assertThat(get(contractStore().peek("{aimd}p1|h", ten, 1)).waitNanos()).as("p1's pair untouched")
+                .isBetween(200 * MS - SLACK_NANOS, 200 * MS);
+        // p1 alone with its cut pair: it waits for the pair's token, and the pair is charged at 200 ms a token
+        Choice p1 = get(contractStore().reserveAll(List.of("{aimd}p1"), List.of(proxy),
+                List.of(List.of("{aimd}p1|h")), List.of(List.of(ten)), List.of("{aimd}h"), List.of(proxy), 1,
+                BucketMath.NO_LIMIT));
+        assertThat(p1.reservation().waitNanos()).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
+        assertThat(get(contractStore().peek("{aimd}p1|h", ten, 1)).waitNanos()).as("400 ms owed, not 300")
+                .isBetween(400 * MS - 2 * SLACK_NANOS, 400 * MS);
+        assertThat(get(contractStore().peek("{aimd}h", proxy, 1)).remaining()).as("the host charged twice, once at"
+                + " the release 200 ms ahead").isBetween(2L, 3L);
     }
 
     @Test

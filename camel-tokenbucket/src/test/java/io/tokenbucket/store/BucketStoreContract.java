@@ -448,6 +448,49 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         assertThat(remaining(fresh.get(1), onePerHour)).isEqualTo(1);
     }
 
+    @Test
+    void allOfWithCandidateGroupsChargesTheChosenGroupAndTheSharedKeysOnly() {
+        Limits onePerHour = Limits.of(Limit.of(1, 1, HOUR));
+        Limits twoPerHour = Limits.of(Limit.of(2, 2, HOUR));
+        Limits threePerHour = Limits.of(Limit.of(3, 3, HOUR));
+        List<String> proxies = List.of("{fleet}g1", "{fleet}g2");
+        List<Limits> proxyLimits = List.of(twoPerHour, twoPerHour);
+        List<List<String>> pairs = List.of(List.of("{fleet}g1|h"), List.of("{fleet}g2|h"));
+        List<List<Limits>> pairLimits = List.of(List.of(onePerHour), List.of(onePerHour));
+        // g1's pair is used up: g2's group is chosen, and only its keys and the host are charged
+        get(store.reserve("{fleet}g1|h", onePerHour, 1, 0));
+        Choice c = get(store.reserveAll(proxies, proxyLimits, pairs, pairLimits, List.of(HOST), List.of(threePerHour),
+                1, 0));
+        assertThat(c.index()).isEqualTo(1);
+        assertThat(c.reservation().granted()).isTrue();
+        assertThat(c.reservation().remaining()).as("the fewest of g2, its pair and the host").isZero();
+        assertThat(remaining("{fleet}g2", twoPerHour)).isEqualTo(1);
+        assertThat(remaining("{fleet}g2|h", onePerHour)).isZero();
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
+        assertThat(remaining("{fleet}g1", twoPerHour)).as("g1 untouched").isEqualTo(2);
+        // both pairs used up: refused, nothing charged, the wait that of the sooner pair (an hour)
+        Choice refused = get(store.reserveAll(proxies, proxyLimits, pairs, pairLimits, List.of(HOST),
+                List.of(threePerHour), 1, 100 * MS));
+        assertThat(refused.reservation().granted()).isFalse();
+        assertThat(refused.reservation().waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+        assertThat(remaining("{fleet}g1", twoPerHour)).isEqualTo(2);
+        assertThat(remaining("{fleet}g2", twoPerHour)).isEqualTo(1);
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
+        // refunding the chosen group and the host gives every one of them its token back
+        get(store.refund("{fleet}g2", twoPerHour, 1));
+        get(store.refund("{fleet}g2|h", onePerHour, 1));
+        get(store.refund(HOST, threePerHour, 1));
+        assertThat(remaining("{fleet}g2|h", onePerHour)).isEqualTo(1);
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(3);
+        // a key in two groups, or in a group and the shared keys, is refused naming it
+        assertThatThrownBy(() -> store.reserveAll(proxies, proxyLimits,
+                List.of(List.of("{fleet}x"), List.of("{fleet}x")), pairLimits, List.of(HOST), List.of(threePerHour),
+                1, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'{fleet}x' twice");
+        assertThatThrownBy(() -> store.reserveAll(proxies, proxyLimits, List.of(List.of(HOST), List.of()),
+                List.of(List.of(onePerHour), List.of()), List.of(HOST), List.of(threePerHour), 1, 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("twice");
+    }
+
     /**
      * Four threads: single acquires on the host, and all-of acquires on a proxy and the host, on limits of an hour:
      * the host grants exactly its capacity whatever the mix, each proxy at most its own, and every all-of grant

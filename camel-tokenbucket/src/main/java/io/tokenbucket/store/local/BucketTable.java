@@ -65,11 +65,12 @@ final class BucketTable {
     }
 
     /**
-     * A decision on several buckets' states at one instant: answers the states to store for each bucket, in the
-     * order given, null for a bucket to leave as it was.
+     * A decision on several buckets' states and rate states (null: none) at one instant: answers the states to store
+     * for each bucket, in the order given, null for a bucket to leave as it was; for a bucket it stores whose limits
+     * adapt, it leaves the rate state to store in {@code rates} (at the ceiling: none).
      */
     interface MultiStep {
-        long[][] apply(long[][] tatNanos, long nowNanos);
+        long[][] apply(long[][] tatNanos, RateState[] rates, long nowNanos);
     }
 
     /** An adaptive decision on a bucket's states and rate state (null: none) at an instant (ns). */
@@ -166,15 +167,22 @@ final class BucketTable {
                 before[marked] = tatNanos;
             }
             long[][] states = new long[n][];
+            RateState[] rates = new RateState[n];
             for (int i = 0; i < n; i++) {
                 states[i] = states(before[i], buckets[i].moreTatNanos, nowNanos, limits.get(i));
+                rates[i] = buckets[i].rate;
             }
-            long[][] next = step.apply(states, nowNanos);
+            long[][] next = step.apply(states, rates, nowNanos);
             for (int i = 0; i < n; i++) {
                 if (next[i] != null) {
                     buckets[i].moreTatNanos = next[i].length > 1 ? Arrays.copyOfRange(next[i], 1, next[i].length)
                             : null;
                     before[i] = storable(next[i][0]);
+                    Adaptive adaptive = limits.get(i).adaptive();
+                    if (adaptive != null) { // a fixed key's rate state is left as it is, as update() leaves it
+                        buckets[i].rate = rates[i] == null || rates[i].isCeiling() ? null : rates[i];
+                        buckets[i].adaptive = adaptive;
+                    }
                 }
             }
             return true;

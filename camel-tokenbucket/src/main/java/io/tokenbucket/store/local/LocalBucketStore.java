@@ -11,10 +11,12 @@ import java.util.function.LongSupplier;
 import io.tokenbucket.math.Adapted;
 import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.AdaptiveMath;
+import io.tokenbucket.math.AllOfAdapted;
 import io.tokenbucket.math.AllOfDecision;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.RateState;
 import io.tokenbucket.store.Adaptation;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Choice;
@@ -219,30 +221,48 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     /**
-     * The synchronous form of {@link #reserveAll}: every key's bucket locked in key order, decided by
-     * {@link BucketMath#reserveAll}, stored together.
+     * The synchronous form of {@link #reserveAll}: every key's bucket (each candidate's group and the shared keys)
+     * locked in key order, decided by {@link AdaptiveMath#reserveAll} (each key at its current rate), stored together
+     * with the rate states of the keys that adapt.
      *
      * @throws IllegalArgumentException as {@link BucketStore#checkReserveAll} says
      */
     public Choice reserveAllNow(StoreCommand.ReserveAll c) {
         BucketStore.checkReserveAll(c);
         int candidates = c.keys().size();
-        List<String> keys = new ArrayList<>(c.keys());
-        keys.addAll(c.allOf());
-        List<Limits> limits = new ArrayList<>(c.limits());
-        limits.addAll(c.allOfLimits());
+        List<String> keys = c.named();
+        List<Limits> limits = c.namedLimits();
+        int[] first = new int[candidates]; // where each candidate's group starts among the keys
+        for (int i = 1; i < candidates; i++) {
+            first[i] = first[i - 1] + 1 + c.with().get(i - 1).size();
+        }
+        int shared = keys.size() - c.allOf().size();
+        List<List<Limits>> groupLimits = new ArrayList<>(candidates);
+        for (int i = 0; i < candidates; i++) {
+            groupLimits.add(limits.subList(first[i], first[i] + 1 + c.with().get(i).size()));
+        }
         long maxWaitNanos = Math.min(c.maxWaitNanos(), MAX_WAIT_NANOS);
         AllOfDecision[] decided = new AllOfDecision[1];
-        table.updateAll(keys, limits, clock.getAsLong(), (tatsNanos, atNanos) -> {
-            AllOfDecision d = BucketMath.reserveAll(Arrays.copyOfRange(tatsNanos, 0, candidates), c.limits(),
-                    Arrays.copyOfRange(tatsNanos, candidates, tatsNanos.length), c.allOfLimits(), atNanos,
-                    c.tokens(), maxWaitNanos);
+        table.updateAll(keys, limits, clock.getAsLong(), (tatsNanos, rates, atNanos) -> {
+            long[][][] groupTats = new long[candidates][][];
+            RateState[][] groupRates = new RateState[candidates][];
+            for (int i = 0; i < candidates; i++) {
+                int to = first[i] + groupLimits.get(i).size();
+                groupTats[i] = Arrays.copyOfRange(tatsNanos, first[i], to);
+                groupRates[i] = Arrays.copyOfRange(rates, first[i], to);
+            }
+            AllOfAdapted a = AdaptiveMath.reserveAll(groupTats, groupRates, groupLimits,
+                    Arrays.copyOfRange(tatsNanos, shared, tatsNanos.length), Arrays.copyOfRange(rates, shared,
+                            rates.length), c.allOfLimits(), atNanos, c.tokens(), maxWaitNanos);
+            AllOfDecision d = a.decision();
             decided[0] = d;
             long[][] next = new long[tatsNanos.length][];
             if (d.granted()) {
-                next[d.chosen()] = d.tatTicks(0);
-                for (int j = 0; j < c.allOf().size(); j++) {
-                    next[candidates + j] = d.tatTicks(1 + j);
+                int size = groupLimits.get(d.chosen()).size();
+                for (int i = 0; i < d.tatTicks().length; i++) {
+                    int at = i < size ? first[d.chosen()] + i : shared + i - size;
+                    next[at] = d.tatTicks(i);
+                    rates[at] = a.rates()[i];
                 }
             }
             return next;

@@ -279,8 +279,8 @@ public final class RedisBucketStore implements BucketStore {
         }
 
         /**
-         * One call of the script's {@code all} operation over the candidates and the shared keys: atomic, since Redis
-         * runs it alone. Never batched: a batch is one key per reservation.
+         * One call of the script's {@code all} operation over the candidates (with the keys charged with each) and
+         * the shared keys: atomic, since Redis runs it alone. Never batched: a batch is one key per reservation.
          *
          * @throws IllegalArgumentException on a Redis Cluster when the keys are not in one hash slot, naming them
          */
@@ -288,8 +288,7 @@ public final class RedisBucketStore implements BucketStore {
         public CompletionStage<Choice> reserveAll(StoreCommand.ReserveAll c) {
             BucketStore.checkReserveAll(c);
             List<String> redisKeys = new ArrayList<>();
-            c.keys().forEach(k -> redisKeys.add(redisKey(k)));
-            c.allOf().forEach(k -> redisKeys.add(redisKey(k)));
+            c.named().forEach(k -> redisKeys.add(redisKey(k)));
             if (cluster) {
                 int slot = SlotHash.getSlot(redisKeys.get(0));
                 for (String key : redisKeys) {
@@ -305,8 +304,11 @@ public final class RedisBucketStore implements BucketStore {
             operands.add(Long.toString(c.tokens()));
             operands.add(Long.toString(maxWaitMicros(c.maxWaitNanos())));
             operands.add(Integer.toString(c.keys().size()));
-            c.limits().forEach(l -> appendLimits(operands, l));
-            c.allOfLimits().forEach(l -> appendLimits(operands, l));
+            if (c.grouped()) {
+                operands.add("G");
+                c.with().forEach(group -> operands.add(Integer.toString(1 + group.size())));
+            }
+            c.namedLimits().forEach(l -> appendLimits(operands, l));
             String first = redisKeys.get(0);
             RedisClockOffset clock = clocks.of(first);
             long sentNanos = System.nanoTime();

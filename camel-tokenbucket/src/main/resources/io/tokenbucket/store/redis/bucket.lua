@@ -25,8 +25,9 @@
 -- is the later of the bucket's full time and the last cut plus the memory: the key expires when AdaptiveMath.current
 -- would forget the rate.
 --
--- 'all'     one reservation on the freest candidate and every shared key together (below, before the other
---           general operations): ARGV[4] is the number of candidates c, KEYS[1..c] the candidates, the rest shared
+-- 'all'     one reservation on the freest candidate (or candidate group) and every shared key together (below,
+--           before the other general operations): ARGV[4] is the number of candidates c, optionally 'G' and each
+--           group's size, KEYS the groups in turn (each its candidate first), the rest shared
 --
 -- 'batch'   several reservations in one call, each as its own 'reserve' on one key, in the order given, all at
 --           one now: KEYS[i] is reservation i's key (keys may repeat: each reservation on a key sees the state the
@@ -321,37 +322,66 @@ if op == 'batch' then
   return out
 end
 
--- 'all' (BucketMath.reserveAll): one reservation on the freest of the candidates KEYS[1..c] and on every shared
--- key KEYS[c+1..], all charged or none. ARGV[4] is c, ARGV[5..] the limits of every key in KEYS order. Each key is
--- charged at the common release instant now + wait (max(tat, now + wait) + n*T), not from its own base, so a key
--- whose own wait is shorter is not handed out early; the reply's remaining is the fewest of the charged keys.
+-- 'all' (AdaptiveMath.reserveAll, BucketMath.reserveAll): one reservation on the freest candidate group and on
+-- every shared key, all charged or none. ARGV[4] is the number of candidates c; then, optionally, 'G' and the number
+-- of keys of each candidate's group (its candidate key and the keys charged with it; without 'G' one each); then the
+-- limits of every key in KEYS order. KEYS holds each group in turn, its candidate key first, then the shared keys.
+-- Every key is decided at its current rate (AdaptiveMath.current, scaled), a group's wait is the longest of its keys'
+-- and the shared keys', its tokens the fewest of its keys'. Each key is charged at the common release instant
+-- now + wait (max(tat, now + wait) + n*T), not from its own base, so a key whose own wait is shorter is not handed
+-- out early; a key whose limits adapt earns credit for the tokens as a reservation of its own would
+-- (AdaptiveMath.earn). The reply's position is the chosen candidate's (1..c), its remaining the fewest of the
+-- charged keys.
 if op == 'all' then
   local candidates = tonumber(ARGV[4])
-  local l, tats_us, rates, p = {}, {}, {}, 5
+  local sizes, p = {}, 5
+  if ARGV[5] == 'G' then
+    for c = 1, candidates do
+      sizes[c] = tonumber(ARGV[5 + c])
+    end
+    p = 6 + candidates
+  else
+    for c = 1, candidates do
+      sizes[c] = 1
+    end
+  end
+  local l, sl, tats_us, rates = {}, {}, {}, {}
   for k = 1, #KEYS do
     l[k], p = read_limits(p)
-    local stored_us
-    stored_us, rates[k] = parse(redis.call('GET', KEYS[k]))
+    local stored_us, rate = parse(redis.call('GET', KEYS[k]))
     tats_us[k] = align(stored_us, #l[k])
+    rates[k] = current(rate, tats_us[k], l[k])
+    sl[k] = scaled(l[k], rates[k])
+  end
+  local first, grouped = {}, 0
+  for c = 1, candidates do
+    first[c] = grouped + 1
+    grouped = grouped + sizes[c]
   end
   -- the shared keys' longest own wait and fewest tokens
   local shared_wait_us, shared_available = 0, nil
-  for k = candidates + 1, #KEYS do
-    local _, w = reserve(tats_us[k], l[k], tokens)
+  for k = grouped + 1, #KEYS do
+    local _, w = reserve(tats_us[k], sl[k], tokens)
     shared_wait_us = math.max(shared_wait_us, w)
-    local a = available(tats_us[k], l[k])
+    local a = available(tats_us[k], sl[k])
     if shared_available == nil or a < shared_available then
       shared_available = a
     end
   end
-  -- the candidate whose wait with the shared keys' is shortest; of equals, the one with most tokens, then the first
+  -- the group whose wait with the shared keys' is shortest; of equals, the one with most tokens, then the first
   local best, best_wait_us, best_available
-  for k = 1, candidates do
-    local _, w = reserve(tats_us[k], l[k], tokens)
-    w = math.max(w, shared_wait_us)
-    local a = available(tats_us[k], l[k])
+  for c = 1, candidates do
+    local w, a = shared_wait_us, nil
+    for k = first[c], first[c] + sizes[c] - 1 do
+      local _, wk = reserve(tats_us[k], sl[k], tokens)
+      w = math.max(w, wk)
+      local ak = available(tats_us[k], sl[k])
+      if a == nil or ak < a then
+        a = ak
+      end
+    end
     if best == nil or w < best_wait_us or (w == best_wait_us and a > best_available) then
-      best, best_wait_us, best_available = k, w, a
+      best, best_wait_us, best_available = c, w, a
     end
   end
   local fewest = best_available
@@ -361,18 +391,18 @@ if op == 'all' then
   if best_wait_us > arg_us then
     return { 0, best_wait_us, fewest, best, now_us }
   end
-  -- BucketMath.reserveAt on the chosen candidate and every shared key
+  -- BucketMath.reserveAt on the chosen group's keys and every shared key, each at its rate, earning credit
   local release_us = now_us + best_wait_us
+  local from, to = first[best], first[best] + sizes[best] - 1
   fewest = nil
   for k = 1, #KEYS do
-    if k == best or k > candidates then
+    if (k >= from and k <= to) or k > grouped then
       local next_us = {}
-      for i = 1, #l[k] do
-        next_us[i] = math.max(tats_us[k][i], release_us) + tokens * l[k][i].interval_us
+      for i = 1, #sl[k] do
+        next_us[i] = math.max(tats_us[k][i], release_us) + tokens * sl[k][i].interval_us
       end
-      -- an adaptive key's rate state is kept as it was: all-of reservations charge at the configured rate
-      store(KEYS[k], next_us, #l[k], rates[k], l[k].adapt)
-      local a = available(next_us, l[k])
+      store(KEYS[k], next_us, #l[k], earn(rates[k], tokens, l[k].adapt), l[k].adapt)
+      local a = available(next_us, sl[k])
       if fewest == nil or a < fewest then
         fewest = a
       end

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The local store on a clock the tests move by hand (nanoseconds). */
 class LocalBucketStoreTest {
@@ -327,5 +328,22 @@ class LocalBucketStoreTest {
         assertThat(pool.submit(() -> store.reserveAll(most, java.util.Collections.nCopies(most.size(), five),
                 List.of("host"), List.of(five), 1, 0).toCompletableFuture().join()).get(10, TimeUnit.SECONDS)
                 .reservation().granted()).isTrue();
+    }
+
+    /** The ceiling counts every key of every candidate's group: 600 candidates with a pair key each are 1,201 keys. */
+    @Test
+    void theCeilingCountsTheKeysChargedWithEachCandidate() {
+        Limits five = Limits.of(Limit.of(5, 1, 1000 * MS));
+        List<String> keys = new ArrayList<>();
+        List<List<String>> pairs = new ArrayList<>();
+        for (int i = 0; i < 600; i++) {
+            keys.add("p" + i);
+            pairs.add(List.of("p" + i + "|h"));
+        }
+        assertThatThrownBy(() -> store.reserveAll(keys, java.util.Collections.nCopies(600, five), pairs,
+                java.util.Collections.nCopies(600, List.of(five)), List.of("h"), List.of(five), 1, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most " + BucketStore.MAX_ALL_OF_KEYS).hasMessageContaining("1201")
+                .hasMessageContaining("600 keys charged with them");
     }
 }

@@ -11,6 +11,8 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.AdaptiveMath;
+import io.tokenbucket.math.AllOfAdapted;
+import io.tokenbucket.math.AllOfDecision;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limit;
@@ -214,6 +216,179 @@ class BucketScriptAdaptiveDifferentialTest {
         assertThat(steps).isGreaterThan(CASES / 100);
         assertThat(forgotten).isGreaterThan(CASES / 100);
         assertThat(expiredKeys).as("written keys gone before they were read").isLessThan(CASES / 20);
+    }
+
+    /** One key of an all-of case: its Redis key, limits (adaptive or not), the text SET before and its rate state. */
+    private record AllOfKey(String key, Limits limits, String stored, long[] tats, RateState rate) {
+    }
+
+    /**
+     * The script's {@code all} against {@link AdaptiveMath#reserveAll}: 1 to 3 candidates, each a group of 1 or 2
+     * keys, and 0 to 2 shared keys, every key with its own limits of the generator above, adaptive or fixed, its own
+     * state and rate state. Compared: the reply and every key's text after the call (written keys at their rate
+     * with the credit earned; a fixed key written without a rate state, as the script writes it; the others as SET).
+     * Keys whose limits would saturate at the script's 2^51 µs burst at their floor are fixed instead, so the math's
+     * scaling and the script's agree (the saturation is the test above's).
+     */
+    @Test
+    void theScriptsAllOfDecidesEveryKeyAtItsRateAsTheMath() {
+        List<String> mismatches = new ArrayList<>();
+        int granted = 0;
+        int refused = 0;
+        int grouped = 0;
+        int adaptiveCharged = 0;
+        int expiredKeys = 0;
+        for (int id = 0; id < CASES / 2; id++) {
+            long now = RedisServers.micros(commands.time());
+            int candidates = 1 + random.nextInt(3);
+            int[] sizes = new int[candidates];
+            List<List<AllOfKey>> groups = new ArrayList<>();
+            for (int c = 0; c < candidates; c++) {
+                sizes[c] = 1 + random.nextInt(2);
+                List<AllOfKey> group = new ArrayList<>();
+                for (int g = 0; g < sizes[c]; g++) {
+                    group.add(allOfKey("all:" + id + ":c" + c + ":" + g, now));
+                }
+                groups.add(group);
+            }
+            List<AllOfKey> shared = new ArrayList<>();
+            for (int j = random.nextInt(3); j > 0; j--) {
+                shared.add(allOfKey("all:" + id + ":s" + j, now));
+            }
+            List<AllOfKey> keys = new ArrayList<>();
+            groups.forEach(keys::addAll);
+            keys.addAll(shared);
+            long smallest = keys.stream().mapToLong(k -> k.limits().capacity()).min().orElseThrow();
+            long tokens = generators.cost(smallest);
+            long maxWait = random.nextInt(3) == 0 ? 0 : generators.logUniform(1, YEAR_MICROS);
+            boolean withSizes = candidates > 1 && random.nextBoolean() || java.util.Arrays.stream(sizes)
+                    .anyMatch(n -> n > 1);
+            grouped += withSizes ? 1 : 0;
+            List<String> argv = new ArrayList<>(List.of("all", Long.toString(tokens), Long.toString(maxWait),
+                    Integer.toString(candidates)));
+            if (withSizes) {
+                argv.add("G");
+                for (int n : sizes) {
+                    argv.add(Integer.toString(n));
+                }
+            }
+            for (AllOfKey k : keys) {
+                argv.addAll(limitsArgv(k.limits()));
+                if (k.stored() == null) {
+                    commands.del(k.key());
+                } else {
+                    commands.set(k.key(), k.stored());
+                }
+            }
+            List<Long> reply = commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI,
+                    keys.stream().map(AllOfKey::key).toArray(String[]::new), argv.toArray(String[]::new));
+            List<String> after = keys.stream().map(k -> commands.get(k.key())).toList();
+            long scriptNow = reply.get(4);
+
+            long[][][] groupTats = new long[candidates][][];
+            RateState[][] groupRates = new RateState[candidates][];
+            List<List<Limits>> groupLimits = new ArrayList<>();
+            for (int c = 0; c < candidates; c++) {
+                List<AllOfKey> group = groups.get(c);
+                groupTats[c] = group.stream().map(k -> BucketMath.align(k.tats(), scriptNow, k.limits()))
+                        .toArray(long[][]::new);
+                groupRates[c] = group.stream().map(AllOfKey::rate).toArray(RateState[]::new);
+                groupLimits.add(group.stream().map(AllOfKey::limits).toList());
+            }
+            AllOfAdapted a = AdaptiveMath.reserveAll(groupTats, groupRates, groupLimits,
+                    shared.stream().map(k -> BucketMath.align(k.tats(), scriptNow, k.limits())).toArray(long[][]::new),
+                    shared.stream().map(AllOfKey::rate).toArray(RateState[]::new),
+                    shared.stream().map(AllOfKey::limits).toList(), scriptNow, tokens, maxWait);
+            AllOfDecision d = a.decision();
+            List<Long> expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), d.chosen() + 1L,
+                    scriptNow);
+            List<String> expectedTexts = new ArrayList<>(keys.stream().map(AllOfKey::stored).toList());
+            if (d.granted()) {
+                granted++;
+                int from = 0;
+                for (int c = 0; c < d.chosen(); c++) {
+                    from += sizes[c];
+                }
+                int size = sizes[d.chosen()];
+                for (int i = 0; i < d.tatTicks().length; i++) {
+                    int at = i < size ? from + i : keys.size() - shared.size() + i - size;
+                    Adaptive adaptive = keys.get(at).limits().adaptive();
+                    adaptiveCharged += adaptive != null ? 1 : 0;
+                    expectedTexts.set(at, adaptive != null ? stored(d.tatTicks(i), a.rates()[i], adaptive, scriptNow)
+                            : text(d.tatTicks(i), null, d.tatTicks(i).length));
+                }
+            } else {
+                refused++;
+            }
+            boolean differs = !reply.equals(expected);
+            for (int k = 0; k < keys.size(); k++) {
+                String want = expectedTexts.get(k);
+                boolean expired = after.get(k) == null && want != null && !want.equals(keys.get(k).stored())
+                        && latest(want) - scriptNow < 100_000;
+                expiredKeys += expired ? 1 : 0;
+                differs |= !expired && !java.util.Objects.equals(after.get(k), want);
+            }
+            if (differs) {
+                mismatches.add(mismatches.size() >= 8 ? "" : String.format("case %d: all over %s, sizes %s,"
+                        + " ARGV %s:%n  script %s -> %s%n  math   %s -> %s", id, keys, java.util.Arrays.toString(sizes),
+                        argv, reply, after, expected, expectedTexts));
+            }
+        }
+        System.out.printf("bucket.lua's all against AdaptiveMath.reserveAll: %d cases, %d granted, %d refused, %d with"
+                + " group sizes, %d adaptive keys charged, %d written keys expired before the GET%n", CASES / 2,
+                granted, refused, grouped, adaptiveCharged, expiredKeys);
+        assertThat(mismatches).as("%d of %d cases differ; the first:%n%s", mismatches.size(), CASES / 2,
+                String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size())))).isEmpty();
+        assertThat(granted).isGreaterThan(CASES / 20);
+        assertThat(refused).isGreaterThan(CASES / 20);
+        assertThat(grouped).isGreaterThan(CASES / 10);
+        assertThat(adaptiveCharged).isGreaterThan(CASES / 10);
+        assertThat(expiredKeys).as("written keys gone before they were read").isLessThan(CASES / 10);
+    }
+
+    /**
+     * A key of an all-of case: limits of the generator, adaptive two times in three (unless they would saturate at
+     * the lowest factor it may be decided at), a state about now and, often, a rate state (fixed keys too: one written while they adapted).
+     */
+    private AllOfKey allOfKey(String key, long now) {
+        Limits limits = generators.limits(1 + random.nextInt(2));
+        Adapt adapt = adaptation();
+        RateState rate = random.nextInt(3) == 0 ? null : rateState(adapt, now);
+        long lowest = Math.min(adapt.floor(), rate == null ? PPM : rate.factorPpm());
+        if (random.nextInt(3) > 0 && !saturates(limits, lowest)) {
+            limits = limits.withAdaptive(adapt.adaptive());
+        }
+        long[] tats = tats(limits, now);
+        return new AllOfKey(key, limits, text(tats, rate, tats == null ? 0 : tats.length), tats, rate);
+    }
+
+    /** True when a limit's interval at factor {@code floor} saturates at the script's 2^51 µs burst. */
+    private static boolean saturates(Limits limits, long floor) {
+        for (int i = 0; i < limits.size(); i++) {
+            Limit l = limits.get(i);
+            if (AdaptiveMath.scaledInterval(l.interval(), l.capacity(), floor, MAX_BURST_MICROS)
+                    != AdaptiveMath.scaledInterval(l.interval(), l.capacity(), floor, Limit.MAX_BURST_TICKS)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A key's limits as the store sends them: 'A' and the adaptation (the step of the limits), m, the pairs. */
+    private static List<String> limitsArgv(Limits limits) {
+        List<String> argv = new ArrayList<>();
+        Adaptive a = limits.adaptive();
+        if (a != null) {
+            argv.addAll(List.of("A", Long.toString(a.floorPpm()), Long.toString(a.decreasePpm()),
+                    Long.toString(a.increasePpm()), Long.toString(a.holdTicks()), Long.toString(a.memoryTicks()),
+                    Long.toString(Adaptive.stepTokens(limits))));
+        }
+        argv.add(Integer.toString(limits.size()));
+        for (int i = 0; i < limits.size(); i++) {
+            argv.add(Long.toString(limits.get(i).capacity()));
+            argv.add(Long.toString(limits.get(i).interval()));
+        }
+        return argv;
     }
 
     /** The latest instant a stored text keeps its key for, as store() computes its PX (memory: not known here). */

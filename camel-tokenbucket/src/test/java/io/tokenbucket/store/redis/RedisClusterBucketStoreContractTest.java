@@ -144,4 +144,15 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
                 .hasMessageContaining("different Redis Cluster hash slots").hasMessageContaining("proxy-a")
                 .hasMessageContaining("host-b").hasMessageContaining("keyPrefix={tb}:");
     }
+
+    @Test
+    void aGroupKeyInAnotherSlotFailsClearlyNamingIt() {
+        Limits one = Limits.of(Limit.of(1, 1, HOUR));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.reserveAll(java.util.List.of("{tb}p1"),
+                        java.util.List.of(one), java.util.List.of(java.util.List.of("pair-p1")),
+                        java.util.List.of(java.util.List.of(one)), java.util.List.of("{tb}host"),
+                        java.util.List.of(one), 1, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("different Redis Cluster hash slots").hasMessageContaining("pair-p1");
+    }
 }
