@@ -39,6 +39,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveHold": getOrCreateConfiguration(target).setAdaptiveHold(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "adaptiveincrease":
         case "adaptiveIncrease": getOrCreateConfiguration(target).setAdaptiveIncrease(property(camelContext, double.class, value)); return true;
+        case "adaptivekeys":
+        case "adaptiveKeys": getOrCreateConfiguration(target).setAdaptiveKeys(property(camelContext, java.lang.String.class, value)); return true;
         case "adaptivememory":
         case "adaptiveMemory": getOrCreateConfiguration(target).setAdaptiveMemory(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "allof":
@@ -111,6 +113,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveHold": return long.class;
         case "adaptiveincrease":
         case "adaptiveIncrease": return double.class;
+        case "adaptivekeys":
+        case "adaptiveKeys": return java.lang.String.class;
         case "adaptivememory":
         case "adaptiveMemory": return long.class;
         case "allof":
@@ -184,6 +188,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveHold": return getOrCreateConfiguration(target).getAdaptiveHold();
         case "adaptiveincrease":
         case "adaptiveIncrease": return getOrCreateConfiguration(target).getAdaptiveIncrease();
+        case "adaptivekeys":
+        case "adaptiveKeys": return getOrCreateConfiguration(target).getAdaptiveKeys();
         case "adaptivememory":
         case "adaptiveMemory": return getOrCreateConfiguration(target).getAdaptiveMemory();
         case "allof":

@@ -32,6 +32,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "adaptiveHold": target.getConfiguration().setAdaptiveHold(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "adaptiveincrease":
         case "adaptiveIncrease": target.getConfiguration().setAdaptiveIncrease(property(camelContext, double.class, value)); return true;
+        case "adaptivekeys":
+        case "adaptiveKeys": target.getConfiguration().setAdaptiveKeys(property(camelContext, java.lang.String.class, value)); return true;
         case "adaptivememory":
         case "adaptiveMemory": target.getConfiguration().setAdaptiveMemory(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "allof":
@@ -95,6 +97,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "adaptiveHold": return long.class;
         case "adaptiveincrease":
         case "adaptiveIncrease": return double.class;
+        case "adaptivekeys":
+        case "adaptiveKeys": return java.lang.String.class;
         case "adaptivememory":
         case "adaptiveMemory": return long.class;
         case "allof":
@@ -159,6 +163,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "adaptiveHold": return target.getConfiguration().getAdaptiveHold();
         case "adaptiveincrease":
         case "adaptiveIncrease": return target.getConfiguration().getAdaptiveIncrease();
+        case "adaptivekeys":
+        case "adaptiveKeys": return target.getConfiguration().getAdaptiveKeys();
         case "adaptivememory":
         case "adaptiveMemory": return target.getConfiguration().getAdaptiveMemory();
         case "allof":

@@ -23,12 +23,13 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(32);
+        Set<String> props = new HashSet<>(33);
         props.add("adaptive");
         props.add("adaptiveDecrease");
         props.add("adaptiveFloor");
         props.add("adaptiveHold");
         props.add("adaptiveIncrease");
+        props.add("adaptiveKeys");
         props.add("adaptiveMemory");
         props.add("allOf");
         props.add("capacity");

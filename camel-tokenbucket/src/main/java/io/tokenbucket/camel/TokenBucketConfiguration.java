@@ -187,6 +187,14 @@ public class TokenBucketConfiguration implements Cloneable {
             + " key's bucket (in Redis: shared by every instance). false: the configured rate always.")
     private boolean adaptive;
 
+    // no asterisk in this text: Camel's metadata generator drops every one from descriptions
+    @UriParam(label = "adaptive", description = "With adaptive: the keys whose rate adapts, as patterns separated by"
+            + " commas, each a key or a glob in which an asterisk stands for any run of characters (as in keyLimits),"
+            + " matched on the key as sent; the other keys keep their configured rate, and operation throttled on one"
+            + " fails naming it. Lets one endpoint whose all-of acquire charges proxies, hosts and (proxy, host) pairs"
+            + " together adapt the pairs alone. Default: every key.")
+    private String adaptiveKeys;
+
     @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: the lowest rate, as a"
             + " fraction of the configured rate, from 0.000001 to below 1.")
     private double adaptiveFloor = 0.1;
@@ -265,6 +273,16 @@ public class TokenBucketConfiguration implements Cloneable {
         }
         if (storeTimeout < 1) {
             throw new IllegalArgumentException("storeTimeout must be at least 1 millisecond, was " + storeTimeout);
+        }
+        if (adaptiveKeys != null) {
+            if (!adaptive) {
+                throw new IllegalArgumentException("adaptiveKeys needs adaptive=true, was adaptiveKeys '"
+                        + adaptiveKeys + "' with adaptive=false");
+            }
+            if (TokenBucketLimitSpec.parseGlobs(adaptiveKeys).isEmpty()) {
+                throw new IllegalArgumentException("adaptiveKeys must name at least one key or pattern, was '"
+                        + adaptiveKeys + "'");
+            }
         }
         if (keyHeader == null || keyHeader.isBlank()) {
             throw new IllegalArgumentException("keyHeader must name a header, was '" + keyHeader + "'");
@@ -527,6 +545,16 @@ public class TokenBucketConfiguration implements Cloneable {
     /** Sets whether each key's rate adapts to throttled signals and success. Default false. */
     public void setAdaptive(boolean adaptive) {
         this.adaptive = adaptive;
+    }
+
+    /** With adaptive, the patterns of the keys whose rate adapts, separated by commas; null (the default): all. */
+    public String getAdaptiveKeys() {
+        return adaptiveKeys;
+    }
+
+    /** Sets the patterns of the keys whose rate adapts (keys or globs with an asterisk, separated by commas). */
+    public void setAdaptiveKeys(String adaptiveKeys) {
+        this.adaptiveKeys = adaptiveKeys;
     }
 
     /** The lowest adaptive rate, as a fraction of the configured rate. Default 0.1. */

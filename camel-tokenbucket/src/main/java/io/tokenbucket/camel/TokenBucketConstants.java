@@ -47,7 +47,12 @@ public final class TokenBucketConstants {
     @Metadata(label = "producer", description = "For acquire: candidate keys (a comma-separated String or a"
             + " Collection); the tokens are reserved on the one whose tokens come soonest, atomically, and its key"
             + " is set in the key header. Duplicates count once; more than maxCandidates distinct keys fail the"
-            + " exchange with IllegalArgumentException naming the header.", javaType = "String")
+            + " exchange with IllegalArgumentException naming the header. Candidate groups: an entry of a Collection"
+            + " or array that is itself a Collection or array is a group, its first key the candidate and the rest"
+            + " keys charged with it when it is chosen (a proxy and its (proxy, host) pair): the group whose keys and"
+            + " the all-of keys allow soonest is chosen, all its keys charged in the same atomic step, and a refund"
+            + " or abandoned wait gives back to all of them. With groups every key must be distinct, a group may add"
+            + " at most maxAllOf keys, and all keys together are at most 1024.", javaType = "String")
     public static final String CANDIDATES = "CamelTokenBucketCandidates";
 
     @Metadata(label = "producer", description = "For acquire and refund: more keys whose buckets are charged too"

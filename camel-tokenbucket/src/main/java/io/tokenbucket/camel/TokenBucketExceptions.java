@@ -7,6 +7,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
 
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.BucketStore;
 import org.apache.camel.Exchange;
 import org.apache.camel.NoSuchHeaderException;
 
@@ -41,11 +42,15 @@ final class TokenBucketExceptions {
                 + " refund, remove, peek, penalize, throttled or rate, was '" + shown(raw) + "'");
     }
 
-    /** Operation throttled on an endpoint whose rate does not adapt. */
-    static IllegalArgumentException notAdaptive(String endpointName) {
+    /**
+     * Operation throttled on a key whose rate does not adapt ({@code adaptiveOn}: the endpoint adapts, but its
+     * adaptiveKeys leave this key out).
+     */
+    static IllegalArgumentException notAdaptive(String endpointName, String key, boolean adaptiveOn) {
         return new IllegalArgumentException("Header " + TokenBucketConstants.OPERATION + " is throttled, but"
-                + " tokenbucket:" + endpointName + " has a fixed rate: set adaptive=true to let throttled signals"
-                + " cut it");
+                + " tokenbucket:" + endpointName + (adaptiveOn ? " gives key '" + shown(key) + "' a fixed rate:"
+                + " its adaptiveKeys do not match it" : " has a fixed rate: set adaptive=true to let throttled"
+                + " signals cut it"));
     }
 
     /** The key header is missing or blank on an endpoint with {@code requireKey=true}. */
@@ -65,6 +70,19 @@ final class TokenBucketExceptions {
         return new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " names more than"
                 + " maxCandidates " + max + " distinct keys on tokenbucket:" + endpointName + ", was '" + shown(raw)
                 + "'");
+    }
+
+    /** Header {@code CamelTokenBucketCandidates} holds a candidate group that cannot be charged, for {@code reason}. */
+    static IllegalArgumentException badGroup(String endpointName, Object raw, String reason) {
+        return new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " on tokenbucket:"
+                + endpointName + ": " + reason + ", was '" + shown(raw) + "'");
+    }
+
+    /** The candidate groups (and all-of keys) of one exchange name more keys than one store step may charge. */
+    static IllegalArgumentException tooManyGroupKeys(String endpointName, int count, Object raw) {
+        return new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " on tokenbucket:"
+                + endpointName + " names more than " + BucketStore.MAX_ALL_OF_KEYS + " keys with its groups and the"
+                + " all-of keys (" + count + " so far), more than one store step charges, was '" + shown(raw) + "'");
     }
 
     /**

@@ -1,7 +1,6 @@
 package io.tokenbucket.camel;
 
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.math.Adaptive;
@@ -14,18 +13,32 @@ import io.tokenbucket.math.Limits;
  * {@code refillPeriod}). Both options can change at runtime (JMX, or the configuration's setters); the parsed
  * {@code keyLimits} are kept with the text they came from, so a change is seen on each key's next exchange and an
  * unchanged text is parsed once. With {@code adaptive=true} every key's limits carry the endpoint's adaptation,
- * wherever they come from. Also writes limits and waits in the user's terms, for messages and headers.
+ * wherever they come from, or, with {@code adaptiveKeys}, the limits of the keys those patterns match (the others
+ * keep a fixed rate). Also writes limits and waits in the user's terms, for messages and headers.
  */
 final class TokenBucketLimitSource {
 
     private final TokenBucketConfiguration configuration;
     private volatile Limits limits;
-    /** The adaptation every key's limits carry (null: a fixed rate), read at validation. */
+    /** {@link #limits} without the adaptation, for keys that adaptiveKeys leaves out. */
+    private volatile Limits fixedLimits;
+    /** The adaptation the adaptive keys' limits carry (null: a fixed rate), read at validation. */
     private volatile Adaptive adaptive;
     private volatile KeyLimits keyLimits;
+    private volatile AdaptiveKeys adaptiveKeys;
 
-    /** The parsed keyLimits option, kept with the text it came from so a change at runtime is seen. */
-    private record KeyLimits(String text, List<Map.Entry<TokenBucketLimitSpec.Glob, Limits>> entries) {
+    /**
+     * The parsed keyLimits option, kept with the text it came from so a change at runtime is seen: each pattern with
+     * its limits at a fixed rate and with the adaptation.
+     */
+    private record KeyLimits(String text, List<KeyLimit> entries) {
+    }
+
+    private record KeyLimit(TokenBucketLimitSpec.Glob glob, Limits fixed, Limits adapting) {
+    }
+
+    /** The parsed adaptiveKeys option, kept with its text. */
+    private record AdaptiveKeys(String text, List<TokenBucketLimitSpec.Glob> globs) {
     }
 
     /** The limits of {@code configuration}, read when {@link #validate()} is called. */
@@ -41,6 +54,7 @@ final class TokenBucketLimitSource {
     void validate() {
         Limits validated = configuration.validate();
         adaptive = validated.adaptive();
+        fixedLimits = validated.withAdaptive(null);
         limits = validated;
     }
 
@@ -61,37 +75,61 @@ final class TokenBucketLimitSource {
      * @throws IllegalArgumentException when the resolver's answer is not limits, naming the key
      */
     Limits limitsFor(String key) {
+        boolean adapts = adapts(key);
         TokenBucketLimitResolver resolver = configuration.getLimitResolver();
         if (resolver != null) {
             String text = resolver.limitsFor(key);
             if (text != null) {
                 return TokenBucketLimitSpec.parse(text, () -> TokenBucketExceptions.resolverAnswer(key))
-                        .withAdaptive(adaptive);
+                        .withAdaptive(adapts ? adaptive : null);
             }
         }
         String text = configuration.getKeyLimits();
         if (text == null) {
-            return limits;
+            return adapts ? limits : fixedLimits;
         }
         KeyLimits parsed = keyLimits;
         if (parsed == null || !parsed.text().equals(text)) {
             parsed = new KeyLimits(text, TokenBucketLimitSpec.parseKeyLimits(text).stream()
-                    .map(e -> Map.entry(e.getKey(), e.getValue().withAdaptive(adaptive))).toList());
+                    .map(e -> new KeyLimit(e.getKey(), e.getValue(), e.getValue().withAdaptive(adaptive))).toList());
             keyLimits = parsed;
         }
-        for (Map.Entry<TokenBucketLimitSpec.Glob, Limits> entry : parsed.entries()) {
-            if (entry.getKey().matches(key)) {
-                return entry.getValue();
+        for (KeyLimit entry : parsed.entries()) {
+            if (entry.glob().matches(key)) {
+                return adapts ? entry.adapting() : entry.fixed();
             }
         }
-        return limits;
+        return adapts ? limits : fixedLimits;
+    }
+
+    /** Whether {@code key}'s rate adapts: adaptive=true, and adaptiveKeys unset or matching the key. */
+    private boolean adapts(String key) {
+        if (adaptive == null) {
+            return false;
+        }
+        String text = configuration.getAdaptiveKeys();
+        if (text == null) {
+            return true;
+        }
+        AdaptiveKeys parsed = adaptiveKeys;
+        if (parsed == null || !parsed.text().equals(text)) {
+            parsed = new AdaptiveKeys(text, TokenBucketLimitSpec.parseGlobs(text));
+            adaptiveKeys = parsed;
+        }
+        for (TokenBucketLimitSpec.Glob glob : parsed.globs()) {
+            if (glob.matches(key)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Replaces the endpoint's limits, in the syntax of the {@code limits} option; a bad text changes nothing. */
     void update(String text) {
-        Limits parsed = TokenBucketLimitSpec.parse(text, "limits").withAdaptive(adaptive);
+        Limits parsed = TokenBucketLimitSpec.parse(text, "limits");
         configuration.setLimits(text);
-        limits = parsed;
+        fixedLimits = parsed;
+        limits = parsed.withAdaptive(adaptive);
     }
 
     /** Replaces the per-key limits, in the syntax of the {@code keyLimits} option; a bad text changes nothing. */

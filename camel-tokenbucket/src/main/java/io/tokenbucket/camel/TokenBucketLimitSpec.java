@@ -145,6 +145,17 @@ final class TokenBucketLimitSpec {
         }
     }
 
+    /** The patterns of a comma-separated list such as the {@code adaptiveKeys} option's, blank entries skipped. */
+    static List<Glob> parseGlobs(String text) {
+        List<Glob> globs = new ArrayList<>();
+        for (String item : text.split(",")) {
+            if (!item.isBlank()) {
+                globs.add(new Glob(item.trim()));
+            }
+        }
+        return globs;
+    }
+
     /**
      * The per-key limits of the {@code keyLimits} option: {@code pattern=limits} entries separated by {@code ;},
      * where a pattern is a key or a glob with {@code *} ({@code premium-*=20/1s;p7=10/1s,1000/1h}). The first

@@ -22,9 +22,10 @@ import org.apache.camel.support.DefaultAsyncProducer;
  * exchange that must wait has already reserved its tokens (so waiters are served in reservation order); it
  * holds no thread while waiting ({@link TokenBucketWaiters}). Every exchange's callback is called exactly once,
  * also when the producer stops while it waits: it then fails with {@link TokenBucketException} and its tokens are
- * refunded. With all-of keys (header {@code CamelTokenBucketAllOf} or the {@code allOf} option) an acquire charges
- * them with its own key in one store step, and a refund or an abandoned wait gives back to each. The other
- * operations never wait and never fail for a lack of tokens.
+ * refunded. With all-of keys (header {@code CamelTokenBucketAllOf} or the {@code allOf} option), or candidate groups
+ * (header {@code CamelTokenBucketCandidates} with collections as entries), an acquire charges them with its own key
+ * (or its chosen candidate and that candidate's group) in one store step, and a refund or an abandoned wait gives
+ * back to each. The other operations never wait and never fail for a lack of tokens.
  *
  * <p>The producer only decides: the exchange's headers are read by {@link TokenBucketRequest}, the limits come
  * from {@link TokenBucketLimitSource}, the store from {@link TokenBucketStoreBinding}, and every exception from
@@ -80,7 +81,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     /** A throttled signal: refused at once, naming the option, on an endpoint whose rate does not adapt. */
     private CompletionStage<Adaptation> throttle(BucketStore store, TokenBucketRequest request) {
         if (request.limits().adaptive() == null) {
-            throw TokenBucketExceptions.notAdaptive(endpoint.getName());
+            throw TokenBucketExceptions.notAdaptive(endpoint.getName(), request.key(), config.isAdaptive());
         }
         return store.throttle(request.stored(), request.limits()).thenApply(a -> {
             endpoint.getStatistics().throttled(request.stored(), a);
@@ -100,7 +101,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         TokenBucketRequest.Candidates allOf = request.allOf();
         CompletableFuture<?> answer;
         try {
-            if (allOf != null) {
+            if (candidates != null && candidates.with() != null) {
+                answer = store.reserveAll(candidates.stored(), candidates.limits(),
+                        candidates.with().stream().map(TokenBucketRequest.Candidates::stored).toList(),
+                        candidates.with().stream().map(TokenBucketRequest.Candidates::limits).toList(),
+                        allOf != null ? allOf.stored() : List.of(), allOf != null ? allOf.limits() : List.of(),
+                        request.tokens(), accept).toCompletableFuture();
+            } else if (allOf != null) {
                 answer = store.reserveAll(candidates != null ? candidates.stored() : List.of(request.stored()),
                         candidates != null ? candidates.limits() : List.of(request.limits()), allOf.stored(),
                         allOf.limits(), request.tokens(), accept).toCompletableFuture();

@@ -1,6 +1,8 @@
 package io.tokenbucket.camel;
 
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -11,6 +13,7 @@ import java.util.function.Supplier;
 
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketKeys;
+import io.tokenbucket.store.BucketStore;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.NoSuchHeaderException;
@@ -32,7 +35,8 @@ import org.apache.camel.NoSuchHeaderException;
  *                     to the capacity, for refund from 1 up; 0 for remove, penalize, throttled and rate, which take
  *                     none
  * @param penaltyNanos for penalize, header {@code CamelTokenBucketPenalty} in nanoseconds (at most 365 days); else 0
- * @param candidates   for acquire, the keys of header {@code CamelTokenBucketCandidates}; null without it
+ * @param candidates   for acquire, the keys of header {@code CamelTokenBucketCandidates}, with the keys charged with
+ *                     each when its entries are groups; null without it
  * @param allOf        for acquire and refund, the keys of header {@code CamelTokenBucketAllOf} (else of the
  *                     {@code allOf} option), without the exchange's own key; null when there are none
  */
@@ -44,9 +48,34 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
 
     /**
      * The distinct candidate keys of one exchange in their order, with their stored forms and limits at the same
-     * positions; also the shape of its all-of keys.
+     * positions; also the shape of its all-of keys, and of the keys charged with a candidate.
+     *
+     * @param with for candidate groups, the keys charged with each candidate (possibly none), at the same positions;
+     *             null when no candidate has any (and for all-of keys)
      */
-    record Candidates(List<String> keys, List<String> stored, List<Limits> limits) {
+    record Candidates(List<String> keys, List<String> stored, List<Limits> limits, List<Candidates> with) {
+
+        Candidates(List<String> keys, List<String> stored, List<Limits> limits) {
+            this(keys, stored, limits, null);
+        }
+
+        /** These keys followed by {@code more}'s (either may be null: the other is answered). */
+        static Candidates join(Candidates first, Candidates more) {
+            if (first == null || first.keys().isEmpty()) {
+                return more;
+            }
+            if (more == null) {
+                return first;
+            }
+            return new Candidates(concat(first.keys(), more.keys()), concat(first.stored(), more.stored()),
+                    concat(first.limits(), more.limits()));
+        }
+
+        private static <T> List<T> concat(List<T> first, List<T> more) {
+            List<T> all = new ArrayList<>(first);
+            all.addAll(more);
+            return List.copyOf(all);
+        }
     }
 
     /**
@@ -61,17 +90,28 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         Message message = exchange.getMessage();
         TokenBucketOperation operation = operationOf(message);
         Candidates candidates = operation == TokenBucketOperation.acquire
-                ? candidatesOf(message, name, config.getMaxCandidates(), limitSource) : null;
+                ? candidatesOf(message, name, config, limitSource) : null;
         boolean charges = operation == TokenBucketOperation.acquire || operation == TokenBucketOperation.refund;
         if (candidates != null) {
             Candidates allOf = allOfOf(message, name, config, limitSource, null);
             long capacity = Math.min(smallestCapacity(candidates), smallestCapacity(allOf));
+            Set<String> grouped = new HashSet<>(candidates.keys());
+            if (candidates.with() != null) {
+                for (Candidates group : candidates.with()) {
+                    grouped.addAll(group.keys());
+                    capacity = Math.min(capacity, smallestCapacity(group));
+                }
+            }
             if (allOf != null) {
                 for (String key : allOf.keys()) {
-                    if (candidates.keys().contains(key)) {
+                    if (grouped.contains(key)) {
                         throw TokenBucketExceptions.allOfCandidate(name, key,
                                 message.getHeader(TokenBucketConstants.ALL_OF) == null);
                     }
+                }
+                if (candidates.with() != null && grouped.size() + allOf.keys().size() > BucketStore.MAX_ALL_OF_KEYS) {
+                    throw TokenBucketExceptions.tooManyGroupKeys(name, grouped.size() + allOf.keys().size(),
+                            message.getHeader(TokenBucketConstants.CANDIDATES));
                 }
             }
             return new TokenBucketRequest(operation, null, null, null, tokensOf(message, name, config, capacity), 0,
@@ -95,10 +135,14 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         };
     }
 
-    /** The request as if the exchange had named only candidate {@code index}: the key the store chose. */
+    /**
+     * The request as if the exchange had named only candidate {@code index}: the key the store chose, charged with
+     * its group's keys and the all-of keys (so a refund or an abandoned wait gives back to every one of them).
+     */
     TokenBucketRequest chosen(int index) {
+        Candidates group = candidates.with() == null ? null : candidates.with().get(index);
         return new TokenBucketRequest(operation, candidates.keys().get(index), candidates.stored().get(index),
-                candidates.limits().get(index), tokens, penaltyNanos, null, allOf);
+                candidates.limits().get(index), tokens, penaltyNanos, null, Candidates.join(group, allOf));
     }
 
     /** The keys whose buckets this request charges: its key (or the chosen candidate's) and its all-of keys. */
@@ -191,12 +235,18 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
     /**
      * The distinct candidate keys of header {@code CamelTokenBucketCandidates} in their order, or null when the
      * header is absent: a collection or any other {@link Iterable}, an array, or text separated by commas; read no
-     * further than one key past {@code max}.
+     * further than one key past {@code maxCandidates}. An entry of a collection or array that is itself one is a
+     * candidate group ({@link #groupsOf}).
      */
-    private static Candidates candidatesOf(Message message, String name, int max, TokenBucketLimitSource source) {
+    private static Candidates candidatesOf(Message message, String name, TokenBucketConfiguration config,
+                                           TokenBucketLimitSource source) {
         Object raw = message.getHeader(TokenBucketConstants.CANDIDATES);
         if (raw == null) {
             return null;
+        }
+        int max = config.getMaxCandidates();
+        if (hasGroup(raw)) {
+            return groupsOf(raw, name, max, config.getMaxAllOf(), source);
         }
         Set<String> distinct = distinctKeys(raw, key -> true, max,
                 () -> TokenBucketExceptions.tooManyCandidates(name, max, raw));
@@ -204,6 +254,115 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
             throw TokenBucketExceptions.noCandidate(raw);
         }
         return keysOf(distinct, source);
+    }
+
+    /** Whether a header value is a collection or array with an entry that is itself a collection or array. */
+    private static boolean hasGroup(Object raw) {
+        if (!isList(raw)) {
+            return false;
+        }
+        for (Iterator<?> items = items(raw); items.hasNext(); ) {
+            if (isList(items.next())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isList(Object value) {
+        return value instanceof Iterable<?> || value != null && value.getClass().isArray();
+    }
+
+    /** The entries of an {@link Iterable} or an array, in order. */
+    private static Iterator<?> items(Object list) {
+        if (list instanceof Iterable<?> items) {
+            return items.iterator();
+        }
+        return new Iterator<Object>() {
+            private int next;
+
+            @Override
+            public boolean hasNext() {
+                return next < java.lang.reflect.Array.getLength(list);
+            }
+
+            @Override
+            public Object next() {
+                if (!hasNext()) {
+                    throw new java.util.NoSuchElementException();
+                }
+                return java.lang.reflect.Array.get(list, next++);
+            }
+        };
+    }
+
+    /**
+     * The candidate groups of header {@code CamelTokenBucketCandidates}: each entry that is a collection or array is
+     * a group, its first key the candidate and the rest charged with it; any other entry is a candidate alone (a
+     * blank one is skipped, as in a plain list). Every key must be distinct, a group's first key non-blank and none
+     * of its keys blank, a group at most {@code maxAllOf} keys besides its candidate, at most {@code maxCandidates}
+     * groups and {@link BucketStore#MAX_ALL_OF_KEYS} keys in all; reading stops at the first key past a bound.
+     *
+     * @throws IllegalArgumentException naming the header and its value otherwise
+     */
+    private static Candidates groupsOf(Object raw, String name, int maxCandidates, int maxAllOf,
+                                       TokenBucketLimitSource source) {
+        Set<String> seen = new HashSet<>();
+        List<String> keys = new ArrayList<>();
+        List<List<String>> with = new ArrayList<>();
+        for (Iterator<?> items = items(raw); items.hasNext(); ) {
+            Object item = items.next();
+            List<String> group = new ArrayList<>();
+            if (isList(item)) {
+                for (Iterator<?> members = items(item); members.hasNext(); ) {
+                    String key = text(members.next());
+                    if (key.isEmpty()) {
+                        throw TokenBucketExceptions.badGroup(name, raw, "a group's keys must not be blank");
+                    }
+                    if (group.size() > maxAllOf) {
+                        throw TokenBucketExceptions.badGroup(name, raw, "a group charges at most maxAllOf "
+                                + maxAllOf + " keys with its candidate");
+                    }
+                    group.add(key);
+                }
+                if (group.isEmpty()) {
+                    throw TokenBucketExceptions.badGroup(name, raw, "a group must start with its candidate key");
+                }
+            } else {
+                String key = text(item);
+                if (key.isEmpty()) {
+                    continue;
+                }
+                group.add(key);
+            }
+            for (String key : group) {
+                if (!seen.add(key)) {
+                    throw TokenBucketExceptions.badGroup(name, raw, "key '" + TokenBucketExceptions.shown(key)
+                            + "' is named twice; with groups every key is charged once");
+                }
+            }
+            if (seen.size() > BucketStore.MAX_ALL_OF_KEYS) {
+                throw TokenBucketExceptions.tooManyGroupKeys(name, seen.size(), raw);
+            }
+            keys.add(group.get(0));
+            with.add(group.subList(1, group.size()));
+            if (keys.size() > maxCandidates) {
+                throw TokenBucketExceptions.tooManyCandidates(name, maxCandidates, raw);
+            }
+        }
+        if (keys.isEmpty()) {
+            throw TokenBucketExceptions.noCandidate(raw);
+        }
+        Candidates candidates = keysOf(new LinkedHashSet<>(keys), source);
+        List<Candidates> groups = new ArrayList<>(with.size());
+        for (List<String> group : with) {
+            groups.add(keysOf(new LinkedHashSet<>(group), source));
+        }
+        return new Candidates(candidates.keys(), candidates.stored(), candidates.limits(), List.copyOf(groups));
+    }
+
+    private static String text(Object item) {
+        return item == null ? "" : item.toString().trim();
     }
 
     /**

@@ -33,6 +33,7 @@ class TokenBucketRedisAllOfTest extends TokenBucketRedisTestSupport {
                 from("direct:fetch").routeId("fetch").to(uri("fetch", "")).to("mock:fetch");
                 from("direct:peek").to(uri("fetch", ""));
                 from("direct:local").to(uri("local", "&mode=reject&onStoreError=local"));
+                from("direct:groups").to(uri("groups", "&mode=reject&adaptive=true&adaptiveKeys=pair-*"));
             }
         };
     }
@@ -44,6 +45,30 @@ class TokenBucketRedisAllOfTest extends TokenBucketRedisTestSupport {
     private long peek(String key, String header) {
         return send("direct:peek", Map.of("proxyId", key, TokenBucketConstants.OPERATION, "peek")).getMessage()
                 .getHeader(header, Long.class);
+    }
+
+    /** Proxies with their (proxy, host) pairs as candidate groups and the host as all-of key, the pairs adaptive. */
+    @Test
+    void candidateGroupsWithAdaptivePairsAreDecidedInOneScriptCall() {
+        Exchange cut = send("direct:groups", Map.of("proxyId", "pair-p1-a", TokenBucketConstants.OPERATION,
+                "throttled"));
+        assertThat(cut.getMessage().getHeader(TokenBucketConstants.RATE)).isEqualTo(0.5);
+        Map<String, Object> scrape = Map.of(TokenBucketConstants.CANDIDATES, java.util.List.of(
+                java.util.List.of("p1", "pair-p1-a"), java.util.List.of("p2", "pair-p2-a")),
+                TokenBucketConstants.ALL_OF, "host-a");
+        Exchange chosen = send("direct:groups", scrape);
+        assertThat(chosen.getException()).isNull();
+        assertThat(chosen.getMessage().getHeader("proxyId")).as("p1's pair was cut and emptied").isEqualTo("p2");
+        Map<String, Object> peek = new HashMap<>(Map.of(TokenBucketConstants.OPERATION, "peek"));
+        peek.put("proxyId", "pair-p2-a");
+        assertThat(send("direct:groups", peek).getMessage().getHeader(TokenBucketConstants.REMAINING)).isEqualTo(0L);
+        peek.put("proxyId", "p1");
+        assertThat(send("direct:groups", peek).getMessage().getHeader(TokenBucketConstants.REMAINING))
+                .as("p1 untouched").isEqualTo(1L);
+        // both pairs empty now: refused, the host keeps its 9 tokens
+        assertThat(send("direct:groups", scrape).getException()).isInstanceOf(TokenBucketRejectedException.class);
+        peek.put("proxyId", "host-a");
+        assertThat(send("direct:groups", peek).getMessage().getHeader(TokenBucketConstants.REMAINING)).isEqualTo(9L);
     }
 
     @Test
