@@ -323,8 +323,8 @@ class BucketScriptAdaptiveDifferentialTest {
             boolean differs = !reply.equals(expected);
             for (int k = 0; k < keys.size(); k++) {
                 String want = expectedTexts.get(k);
-                boolean expired = after.get(k) == null && want != null && !want.equals(keys.get(k).stored())
-                        && latest(want) - scriptNow < 100_000;
+                // as in the single-key cases: a key rewritten with a PX of a few ms may be gone by the GET
+                boolean expired = after.get(k) == null && want != null && latest(want) - scriptNow < 100_000;
                 expiredKeys += expired ? 1 : 0;
                 differs |= !expired && !java.util.Objects.equals(after.get(k), want);
             }
