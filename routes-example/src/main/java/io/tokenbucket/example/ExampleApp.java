@@ -17,8 +17,9 @@ import org.apache.camel.main.Main;
  * <p>By default ({@code example.demo=true}) it first starts the offline demo on loopback (a target site of two
  * hosts with a limit it does not tell: {@value #DEMO_HIDDEN_LIMIT} pages per second per client address per host,
  * and three Jetty forward proxies with credentials, each connecting from an address of its own and limited to
- * {@value #DEMO_PROXY_LIMIT} in the proxy file, {@code example.demoProxyLimit}), scrapes its {@value #DEMO_URLS} pages with
- * {@code example.hostLimit=}{@value #DEMO_HOST_LIMIT}, prints the summary and the convergence line, writes the
+ * {@value #DEMO_PROXY_LIMIT} in the proxy file, {@code example.demoProxyLimit}), scrapes its {@value #DEMO_URLS}
+ * pages with {@code example.hostLimit=}{@value #DEMO_HOST_LIMIT} and the adaptive rate per (proxy, host) below
+ * {@code example.pairLimit=}{@value #DEMO_PAIR_LIMIT}, prints the summary and the convergence line, writes the
  * plot {@code convergence.png} next to the results, and ends by itself.
  * {@code -Dexample.throttle=false} runs the same without {@code tokenbucket:}, to see the 429s it prevents;
  * {@code -Dexample.demoProxyMode=close} (or {@code http10}) gives the demo proxies the manners of real ones.
@@ -29,19 +30,27 @@ import org.apache.camel.main.Main;
  */
 public final class ExampleApp {
 
-    /** Demo size and limits: low enough that the throttle is visible, the run still short (about 15 s). */
-    static final int DEMO_URLS = 80;
+    /** Demo size (setting {@code example.demoPages}): enough for about 15 s at the hidden limit. */
+    static final String DEMO_URLS = "1800";
     /**
-     * Each demo proxy's limit (setting {@code example.demoProxyLimit}): 2 per second per host of two, the hidden
-     * limit's total, though not per host; {@code 6/1s} shows a fixed limit above the hidden one.
+     * Each demo proxy's limit (setting {@code example.demoProxyLimit}): above what its two pairs may send, so that
+     * the pairs' adaptive rates, not the proxies, find the hidden limit.
      */
-    static final String DEMO_PROXY_LIMIT = "4/1s";
-    /** The demo target's hidden limit: pages per second per client address per host. */
-    static final int DEMO_HIDDEN_LIMIT = 2;
+    static final String DEMO_PROXY_LIMIT = "50/1s";
+    /**
+     * The demo target's hidden limit (setting {@code example.demoHiddenLimit}): pages per second per client address
+     * per host.
+     */
+    static final String DEMO_HIDDEN_LIMIT = "20";
     /** The demo target's hosts (127.0.0.2, 127.0.0.3). */
     static final int DEMO_HOSTS = 2;
-    /** The demo's per-host politeness: what the hidden limit lets three proxies send to one host (6/s). */
-    static final String DEMO_HOST_LIMIT = "6/1s";
+    /**
+     * The demo's per-host politeness: 10 % above what the hidden limit lets three proxies send to one host, in
+     * bursts of 6.
+     */
+    static final String DEMO_HOST_LIMIT = "66/1s:6";
+    /** The demo's (proxy, host) limit, the adaptive rate's ceiling: 15 % above the hidden limit, in bursts of 2. */
+    static final String DEMO_PAIR_LIMIT = "23/1s:2";
     /** The file the demo's convergence plot goes to, in {@code example.outputDir}. */
     static final String DEMO_PLOT = "convergence.png";
 
@@ -63,10 +72,17 @@ public final class ExampleApp {
             // a run's results only: the results endpoints append
             Files.deleteIfExists(dir.resolve("results.jsonl"));
             Files.deleteIfExists(dir.resolve("dead-letter.jsonl"));
-            demo = new DemoSite(dir, 3, setting("example.demoProxyLimit", DEMO_PROXY_LIMIT), DEMO_URLS, DemoTarget.hiddenPerIp(DEMO_HIDDEN_LIMIT,
-                    DEMO_HOSTS, true), DemoProxy.Mode.of(setting("example.demoProxyMode", "keepalive")));
+            int hidden = demoNumber("example.demoHiddenLimit", DEMO_HIDDEN_LIMIT);
+            // nginx's limit_req per address per host, with half a second's burst and no Retry-After on its 429s:
+            // the scraper is told nothing but "no"
+            demo = new DemoSite(dir, 3, setting("example.demoProxyLimit", DEMO_PROXY_LIMIT),
+                    demoNumber("example.demoPages", DEMO_URLS), DemoTarget.hiddenPerIpLikeNginx(hidden, hidden / 2,
+                            DEMO_HOSTS),
+                    DemoProxy.Mode.of(setting("example.demoProxyMode", "keepalive")));
             main = createMain(run, demo, dir);
             main.addOverrideProperty("example.hostLimit", setting("example.hostLimit", DEMO_HOST_LIMIT));
+            main.addOverrideProperty("example.pairLimit", setting("example.pairLimit", DEMO_PAIR_LIMIT));
+            main.addOverrideProperty("example.adaptive", setting("example.adaptive", "true"));
             DemoSite site = demo;
             run.footer(() -> demoFooter(site, dir));
         } else {
@@ -108,10 +124,11 @@ public final class ExampleApp {
                 + ", hidden limit " + site.target().hiddenLimit() + "/s per proxy address per host)" + nl);
         Convergence convergence = site.target().convergence(site.proxies().stream().map(DemoProxy::id).toList());
         text.append(convergence.summary()).append(nl);
-        if (!Boolean.parseBoolean(setting("example.adaptive", "false"))) {
-            text.append("Adaptive rate per (proxy, host): off (this camel-tokenbucket has none yet): each pair sends at"
-                    + " its proxy's fixed limit, and where that is above the hidden one the host's 429s rest it").append(nl);
-        }
+        text.append(Boolean.parseBoolean(setting("example.adaptive", "true"))
+                ? "Adaptive rate per (proxy, host): on, each pair's ceiling " + setting("example.pairLimit",
+                        DEMO_PAIR_LIMIT) + ", cut by the host's 429s"
+                : "Adaptive rate per (proxy, host): off, each pair at its fixed limit " + setting("example.pairLimit",
+                        DEMO_PAIR_LIMIT)).append(nl);
         try {
             text.append("Plot: ").append(new ConvergencePlot(convergence, 900, 450).write(dir.resolve(DEMO_PLOT))
                     .toAbsolutePath()).append(nl);
@@ -119,6 +136,20 @@ public final class ExampleApp {
             text.append("No plot: ").append(e.getMessage()).append(nl);
         }
         return text.append("Results in ").append(dir.toAbsolutePath()).append(nl).toString();
+    }
+
+    /** A whole-number demo setting from 1 to 100,000, refused by name otherwise. */
+    static int demoNumber(String key, String defaultValue) {
+        String value = setting(key, defaultValue).strip();
+        try {
+            int n = Integer.parseInt(value);
+            if (n >= 1 && n <= 100_000) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw new IllegalArgumentException(key + " must be a whole number from 1 to 100000, was '" + value + "'");
     }
 
     /** A setting before Camel runs: system property, then environment variable (EXAMPLE_DEMO), then default. */

@@ -53,7 +53,9 @@ public class ExampleConfiguration implements CamelConfiguration {
         }
         // penalties go to the proxies' buckets too (every instance sharing Redis sees them); without the throttle
         // there are no buckets to tell
-        ProxyBuckets buckets = throttle ? new TokenBucketProxyBuckets(context, ScraperRoute.PAIRS)
+        // and, with example.adaptive, the host's own 429s and 503s cut the pair's rate (operation throttled)
+        boolean adaptive = throttle && Boolean.parseBoolean(property(context, "example.adaptive", "false"));
+        ProxyBuckets buckets = throttle ? new TokenBucketProxyBuckets(context, ScraperRoute.PAIRS, adaptive)
                 : ProxyBuckets.NONE;
         // a 429 rests its (proxy, host) pair: what the host asked, longer with jitter while its 429s keep coming
         RestBackoff.Policy rests = new RestBackoff.Policy(millis(context, "example.penalty", "1s"),
@@ -61,19 +63,17 @@ public class ExampleConfiguration implements CamelConfiguration {
                 new java.util.Random());
         ProxyPool pool = new ProxyPool(source, (int) number(context, "example.failuresToUnhealthy", "3"),
                 millis(context, "example.cooldown", "5s"), buckets, System::nanoTime, rests);
-        if (Boolean.parseBoolean(property(context, "example.adaptive", "false"))) {
-            LOG.warn("example.adaptive=true, but this camel-tokenbucket has no adaptive rate yet: the (proxy, host)"
-                    + " buckets keep their proxy's fixed limit");
-        }
         ProxyStats stats = new ProxyStats();
         context.getRegistry().bind(ProxyPool.BEAN, pool);
         context.getRegistry().bind(ProxyStats.BEAN, stats);
         // the freest proxy needs the throttle to choose it; without the throttle it is round robin
         boolean freest = throttle && choose.equals("freest");
+        String hostLimit = property(context, "example.hostLimit", "");
         context.getRegistry().bind(ProxyChooser.BEAN, new ProxyChooser(pool, freest,
-                millis(context, "example.maxBackoff", "2s"), context));
+                millis(context, "example.maxBackoff", "2s"), context, throttle && !hostLimit.isEmpty()));
+        String pairLimit = property(context, "example.pairLimit", "");
         context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool, number(context, "example.capacity", "2"),
-                millis(context, "example.refillPeriod", "1s")));
+                millis(context, "example.refillPeriod", "1s"), pairLimit, hostLimit));
         // one HttpClient per proxy, with the proxy's address and exact credentials, made before the routes start
         ProxyClients clients = new ProxyClients(context, stats,
                 Boolean.parseBoolean(property(context, "example.warmUp", "true")));
@@ -96,7 +96,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         RetryAfter retryAfter = new RetryAfter(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), Clock.systemUTC());
         context.getRegistry().bind(FetchOutcome.BEAN, new FetchOutcome(pool, stats,
-                (int) number(context, "example.maxAttempts", "4"), retryAfter));
+                (int) number(context, "example.maxAttempts", "4"), retryAfter, adaptive));
         long progress = millis(context, "example.progressInterval", "0");
         if (progress > 0) {
             context.addService(new ProgressReporter(context, stats, pool, progress, System.out));
@@ -128,19 +128,13 @@ public class ExampleConfiguration implements CamelConfiguration {
             default -> throw new IllegalArgumentException("example.dsl must be java, yaml or main, was '" + dsl
                     + "'");
         }
-        String hostLimit = property(context, "example.hostLimit", "");
+        // the hosts' and the pairs' limits come from ProxyLimits on each exchange: checked here, a bad one fails the
+        // start by name (a bad example.adaptive* fails it too, naming the component's option, when the route starts)
         if (throttle && !hostLimit.isEmpty()) {
-            // the route makes this endpoint on first use (toD): made here, a bad limit fails the start, by name
-            try {
-                context.getEndpoint(context.resolvePropertyPlaceholders(ScraperRoute.HOSTS));
-            } catch (RuntimeException e) {
-                Throwable root = e;
-                while (root.getCause() != null && root.getCause() != root) {
-                    root = root.getCause();
-                }
-                throw new IllegalArgumentException("example.hostLimit must be N/period such as 2/1s, was '"
-                        + hostLimit + "' (" + root.getMessage() + ")");
-            }
+            checkLimits(context, "example.hostLimit", hostLimit);
+        }
+        if (throttle && !pairLimit.isEmpty()) {
+            checkLimits(context, "example.pairLimit", pairLimit);
         }
         // broker mode: the queue, the results and the dead letters move to the broker (BrokerQueue). Last, so that
         // no refused setting leaves a started broker behind; the routes read those endpoints when they start
@@ -151,6 +145,21 @@ public class ExampleConfiguration implements CamelConfiguration {
         LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}, per host {}", ScraperRoute.ROUTE_ID, dsl,
                 pool.ids(), freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank()
                         ? "local" : "in Redis", hostLimit.isEmpty() || !throttle ? "unlimited" : hostLimit);
+    }
+
+    /** Refuses, by name, a {@code value} of {@code key} that is not in the component's {@code limits} syntax. */
+    private static void checkLimits(CamelContext context, String key, String value) {
+        try {
+            // an endpoint made for the check only, never started: the component parses its limits when it is made
+            context.removeEndpoint(context.getEndpoint("tokenbucket:limitsCheck?limits=" + value));
+        } catch (Exception e) {
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            throw new IllegalArgumentException(key + " must be N/period such as 2/1s, was '" + value + "' ("
+                    + root.getMessage() + ")");
+        }
     }
 
     private static String property(CamelContext context, String key, String defaultValue) {

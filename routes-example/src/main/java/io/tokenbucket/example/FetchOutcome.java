@@ -31,7 +31,11 @@ import org.apache.camel.Processor;
  * <li>429: the (proxy, host) pair rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an
  *     HTTP date, at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense), longer
  *     while that pair's 429s repeat ({@link RestBackoff}), and the pair's bucket is penalised; the proxy goes on
- *     serving other hosts, and the URL is tried on another proxy.</li>
+ *     serving other hosts, and the URL is tried on another proxy. With {@code example.adaptive} a 429 of the
+ *     target's own (it carries {@code Via}) also cuts the pair's rate ({@link ProxyPool#throttled}), and one that
+ *     names no {@code Retry-After} only does that: the pair slows down instead of stopping.</li>
+ * <li>503 of the target's own (with {@code Via}): as any target 5xx, and with {@code example.adaptive} it cuts the
+ *     pair's rate too. A proxy's own 429 or 503 (no {@code Via}) cuts nothing: it says nothing about the host.</li>
  * </ul>
  */
 public class FetchOutcome implements Processor {
@@ -43,14 +47,30 @@ public class FetchOutcome implements Processor {
     private final ProxyStats stats;
     private final int maxAttempts;
     private final RetryAfter retryAfter;
+    private final boolean adaptive;
 
     /**
+     * Without the adaptive rate: every 429 rests its pair.
+     *
      * @param pool        told about each proxy's success, failure or penalty
      * @param stats       counts per proxy
      * @param maxAttempts attempts per URL before it goes to the dead letter, at least 1
      * @param retryAfter  how long a 429 asks its (proxy, host) pair to rest
      */
     public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, RetryAfter retryAfter) {
+        this(pool, stats, maxAttempts, retryAfter, false);
+    }
+
+    /**
+     * @param pool        told about each proxy's success, failure, penalty or throttling
+     * @param stats       counts per proxy
+     * @param maxAttempts attempts per URL before it goes to the dead letter, at least 1
+     * @param retryAfter  how long a 429 asks its (proxy, host) pair to rest
+     * @param adaptive    {@code example.adaptive}: a host's 429 without {@code Retry-After} only cuts the pair's
+     *                    rate, it does not rest the pair
+     */
+    public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, RetryAfter retryAfter, boolean adaptive) {
+        this.adaptive = adaptive;
         if (maxAttempts < 1) {
             throw new IllegalArgumentException("example.maxAttempts must be at least 1, was " + maxAttempts);
         }
@@ -78,17 +98,29 @@ public class FetchOutcome implements Processor {
             failure = error == null ? "no response" : describe(error, pool.config(proxy));
             blame = error == null ? Blame.UNCLEAR : Blame.ofError(error);
         } else if (status == 429) {
-            long asked = retryAfter.millis(exchange.getMessage().getHeader("Retry-After", String.class));
+            String host = exchange.getProperty(Scrape.HOST, String.class);
+            String asked = exchange.getMessage().getHeader("Retry-After", String.class);
+            boolean targets = exchange.getMessage().getHeader("Via") != null;
+            if (targets) {
+                // the host's own 429 (the proxy forwarded it): the pair's adaptive rate is cut
+                pool.throttled(proxy, host);
+            }
             // the host's word about this proxy's address: the pair rests (longer when its 429s keep coming), the
-            // proxy goes on serving other hosts
-            long penalty = pool.penalise(proxy, exchange.getProperty(Scrape.HOST, String.class), asked);
-            failure = "HTTP 429 (rests " + penalty + " ms)";
-            blame = null; // not a failure of anyone: the pair rests, the URL is tried elsewhere
+            // proxy goes on serving other hosts. With the adaptive rate, a host's 429 that names no time is left
+            // to the rate's cut: a rest of example.penalty on top would stop the pair for longer than the overload
+            long penalty = adaptive && targets && asked == null ? 0 : pool.penalise(proxy, host,
+                    retryAfter.millis(asked));
+            failure = penalty > 0 ? "HTTP 429 (rests " + penalty + " ms)" : "HTTP 429 (rate cut)";
+            blame = null; // not a failure of anyone: the pair rests or slows down, the URL is tried elsewhere
             stats.tooManyRequests(proxy, waited);
         } else if (status == 407 || status >= 500) {
             boolean via = exchange.getMessage().getHeader("Via") != null;
             blame = Blame.ofStatus(status, via);
             failure = "HTTP " + status + (status == 407 || via ? "" : " from the proxy");
+            if (status == 503 && via) {
+                // the target's own 503 (overloaded): the pair slows down; a 503 without Via is the proxy's own
+                pool.throttled(proxy, exchange.getProperty(Scrape.HOST, String.class));
+            }
         } else {
             fetched(exchange, proxy, waited);
             return;

@@ -7,9 +7,10 @@ import org.apache.camel.Processor;
 /**
  * The step between the proxy's bucket and the (proxy, host) pair's ({@link ScraperRoute#PAIRS}): names the pair
  * in header {@value ScraperRoute#PAIR_HEADER} ({@code "<proxy id> <host key>"}, the proxy the throttle chose and
- * the URL's {@link HostKey}), drops the proxies' candidates (else the pair's bucket would choose among them, not
- * take the pair's key), and keeps the proxy bucket's wait (header {@code CamelTokenBucketWaited}, which the pair's
- * step overwrites) for the attempt's total ({@link FetchOutcome}). Bound as {@value #BEAN}.
+ * the URL's {@link HostKey}), drops the proxies' candidates and the host's all-of key (else the pair's bucket would
+ * choose among them, not take the pair's key, and charge the host again), and keeps the proxy bucket's wait
+ * (header {@code CamelTokenBucketWaited}, which the pair's step overwrites) for the attempt's total
+ * ({@link FetchOutcome}). Bound as {@value #BEAN}.
  */
 public class PairKey implements Processor {
 
@@ -20,6 +21,7 @@ public class PairKey implements Processor {
     public void process(Exchange exchange) {
         addWaited(exchange);
         exchange.getMessage().removeHeader(TokenBucketConstants.CANDIDATES);
+        exchange.getMessage().removeHeader(TokenBucketConstants.ALL_OF); // the host's token is taken already
         exchange.getMessage().setHeader(ScraperRoute.PAIR_HEADER, TokenBucketProxyBuckets.pairKey(
                 exchange.getMessage().getHeader(ProxyStats.PROXY_HEADER, String.class),
                 exchange.getProperty(Scrape.HOST, String.class)));

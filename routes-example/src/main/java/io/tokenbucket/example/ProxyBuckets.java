@@ -1,7 +1,8 @@
 package io.tokenbucket.example;
 
 /**
- * What the pool tells the buckets: a (proxy, host) pair's penalty, nothing else. The application uses
+ * What the pool tells the buckets: a (proxy, host) pair's penalty, and (with {@code example.adaptive}) that the
+ * host refused the pair, nothing else. The application uses
  * {@link TokenBucketProxyBuckets}, which sends the component's {@code penalize} bucket operation to the pair's
  * bucket ({@link ScraperRoute#PAIRS}), so a penalty also holds back the exchanges queued on that pair and, with
  * {@code store=redis}, every instance sees it. {@link #NONE} (without the throttle, and in unit tests) leaves
@@ -20,5 +21,13 @@ public interface ProxyBuckets {
 
     /** {@code host} asked this proxy to rest (429 / {@code Retry-After}): the pair rests {@code millis}. */
     default void penalize(String proxyId, String host, long millis) {
+    }
+
+    /**
+     * {@code host} itself refused this proxy's request (a 429 or 503 it sent, not the proxy's own): with
+     * {@code example.adaptive} the pair's adaptive rate is cut (the component's {@code throttled} operation);
+     * otherwise nothing.
+     */
+    default void throttled(String proxyId, String host) {
     }
 }

@@ -21,8 +21,9 @@ import org.apache.camel.support.service.ServiceHelper;
  * throttle is off) it sets {@value ProxyStats#PROXY_HEADER} itself, in round robin. {@link ProxyInUse} then
  * puts the chosen proxy's settings on the exchange. A proxy whose pair with the URL's host rests after a 429 is
  * no candidate for that URL ({@link ProxyPool#candidates(java.util.Collection, String)}), and still one for other
- * hosts. It also sets header {@value ScraperRoute#HOST_HEADER} (the URL's {@link HostKey}) for the pair's key,
- * and counts the per-host step's wait into the attempt's ({@link PairKey#addWaited}). Bound as {@value #BEAN}.
+ * hosts. It also sets header {@value ScraperRoute#HOST_HEADER} (the URL's {@link HostKey}), and with
+ * {@code example.hostLimit} names the host's bucket in header {@code CamelTokenBucketAllOf}, so that the throttle
+ * takes the host's token and the proxy's in one atomic step. Bound as {@value #BEAN}.
  *
  * <p>When no proxy is available for the URL's host (all unhealthy or resting there, or the pool is empty) the
  * exchange waits without
@@ -42,6 +43,7 @@ public class ProxyChooser extends AsyncProcessorSupport {
     private final boolean freest;
     private final long maxBackoffMillis;
     private final CamelContext context;
+    private final boolean perHost;
     private ScheduledExecutorService timer;
     private ExecutorService workers;
 
@@ -53,6 +55,22 @@ public class ProxyChooser extends AsyncProcessorSupport {
      * @param context          owns the timer and worker threads
      */
     public ProxyChooser(ProxyPool pool, boolean freest, long maxBackoffMillis, CamelContext context) {
+        this(pool, freest, maxBackoffMillis, context, false);
+    }
+
+    /**
+     * @param pool             the proxies
+     * @param freest           true: offer every available proxy as a candidate and let {@code tokenbucket:}
+     *                         take the freest; false: round robin (also what a run without the throttle needs)
+     * @param maxBackoffMillis the longest single wait when no proxy is available
+     * @param context          owns the timer and worker threads
+     * @param perHost          whether {@code example.hostLimit} is set: then the URL's host's bucket
+     *                         ({@link ProxyLimits#hostKey}) is named in header {@code CamelTokenBucketAllOf}, so the
+     *                         throttle charges it together with the proxy's, in one atomic step
+     */
+    public ProxyChooser(ProxyPool pool, boolean freest, long maxBackoffMillis, CamelContext context,
+                        boolean perHost) {
+        this.perHost = perHost;
         this.pool = pool;
         this.freest = freest;
         this.maxBackoffMillis = maxBackoffMillis;
@@ -73,15 +91,19 @@ public class ProxyChooser extends AsyncProcessorSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        // the host's wait, when its step ran (the previous attempt's last wait was counted and removed)
+        // this attempt's waits start here (the previous attempt's were counted by FetchOutcome)
         exchange.removeProperty(Scrape.ATTEMPT_WAITED);
-        PairKey.addWaited(exchange);
         // the previous attempt's response (headers, body) must not go out with this request
         exchange.getMessage().removeHeaders("*");
         exchange.getMessage().setBody(null);
         exchange.removeProperty(Exchange.EXCEPTION_CAUGHT);
-        // the key of the per-host bucket and the host of the (proxy, host) pair bucket
-        exchange.getMessage().setHeader(ScraperRoute.HOST_HEADER, exchange.getProperty(Scrape.HOST, String.class));
+        // the URL's host: its bucket's key (all-of) and the host of its (proxy, host) pair
+        String host = exchange.getProperty(Scrape.HOST, String.class);
+        exchange.getMessage().setHeader(ScraperRoute.HOST_HEADER, host);
+        if (perHost && host != null) {
+            // per-host politeness: the host's bucket is charged with the chosen proxy's, atomically, at one instant
+            exchange.getMessage().setHeader(TokenBucketConstants.ALL_OF, List.of(ProxyLimits.hostKey(host)));
+        }
         return attempt(exchange, callback, MIN_BACKOFF_MS, true);
     }
 

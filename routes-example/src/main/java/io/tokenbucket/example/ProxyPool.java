@@ -266,6 +266,17 @@ public class ProxyPool {
         return millis;
     }
 
+    /**
+     * {@code host} itself refused a request through this proxy (a 429 or 503 that the proxy forwarded): the pair's
+     * adaptive rate is cut on every instance sharing its bucket ({@link ProxyBuckets#throttled}). The proxy's health
+     * is not touched: the proxy did its job.
+     */
+    public void throttled(String id, String host) {
+        if (entries.containsKey(id)) {
+            buckets.throttled(id, host);
+        }
+    }
+
     /** The health word of each proxy (healthy, probing, rests 0.8s, DOWN 4.2s), in pool order. */
     public Map<String, String> health() {
         long now = clock.getAsLong();

@@ -8,13 +8,14 @@ import org.apache.camel.builder.RouteBuilder;
  * The scraper in the Java DSL; {@code routes/scraper.yaml} is the same route in YAML.
  *
  * <p>Each URL from the queue is checked by {@link ScrapeStart} (not http or https, no host: to the dead letter at
- * once) and then tried until it has an outcome: with {@code example.hostLimit}, {@link #HOSTS} takes the URL's
- * host's token first ({@link HostKey}); {@link ProxyChooser} offers the healthy proxies this URL has not
- * tried and whose pair with its host does not rest (waiting without a thread when none is available),
- * {@code tokenbucket:} reserves a token on the freest of
- * them and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the chooser names one in round
+ * once) and then tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies this URL has not
+ * tried and whose pair with its host does not rest (waiting without a thread when none is available) and, with
+ * {@code example.hostLimit}, names the URL's host's bucket ({@link HostKey}, {@link ProxyLimits#hostKey}) as an
+ * all-of key; {@code tokenbucket:} reserves a token on the freest of them, together with the host's in one atomic
+ * step, and names it in header {@code proxyId} ({@code example.choose=roundrobin}: the chooser names one in round
  * robin and the bucket waits for its token), the (proxy, host) pair's bucket {@link #PAIRS} holds it back while
- * that host's penalty lasts, {@link ProxyInUse} puts that proxy's client and the URL on the
+ * that host's penalty lasts and, with {@code example.adaptive}, at the rate the host's refusals leave it,
+ * {@link ProxyInUse} puts that proxy's client and the URL on the
  * exchange, camel-http fetches the URL through the proxy, and {@link FetchOutcome} classifies the answer, blames
  * the proxy or the URL, updates the proxy's health (a 429 rests the (proxy, host) pair and penalises its bucket:
  * {@link TokenBucketProxyBuckets}; health never touches a bucket) and decides: done, or another attempt. A fetched URL
@@ -37,27 +38,19 @@ public class ScraperRoute extends RouteBuilder {
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
             + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}";
 
-    /** The header with the URL's host key ({@link HostKey}), set by {@link ProxyChooser}: the per-host bucket's key. */
+    /** The header with the URL's host key ({@link HostKey}), set by {@link ProxyChooser} (never sent to the target). */
     public static final String HOST_HEADER = "scrapeHost";
 
     /** The header with the (proxy, host) pair's key, {@code "<proxy id> <host key>"}: the pair bucket's key. */
     public static final String PAIR_HEADER = "scrapePair";
 
     /**
-     * Per-host politeness: one bucket per target host, {@code example.hostLimit} (e.g. {@code 2/1s}) across all
-     * proxies and, with Redis, all instances. Left out when {@code example.hostLimit} is empty.
-     */
-    public static final String HOSTS = "tokenbucket:hosts?keyHeader=" + HOST_HEADER
-            + "&requireKey=true&limits={{example.hostLimit}}";
-
-    /** Whether the route has the per-host step: a Simple predicate on the setting. */
-    public static final String HOST_LIMITED = "'{{example.hostLimit}}' != ''";
-
-    /**
-     * One bucket per (proxy, host) pair, with its proxy's limit ({@link ProxyLimits}): what a 429 penalises
-     * ({@link TokenBucketProxyBuckets}), so that one host's word about a proxy's address holds that proxy back at
-     * that host only, on every instance sharing the store. The adaptive rate per (proxy, host) belongs here once
-     * the component has it ({@code example.adaptive}).
+     * One bucket per (proxy, host) pair, with {@code example.pairLimit} or its proxy's limit ({@link ProxyLimits}):
+     * what a 429 penalises ({@link TokenBucketProxyBuckets}), so that one host's word about a proxy's address holds
+     * that proxy back at that host only, on every instance sharing the store. With {@code example.adaptive} its
+     * rate adapts (AIMD, the component's {@code adaptive} options from {@code example.adaptive*}): the host's own
+     * 429s and 503s cut it ({@link ProxyPool#throttled}), tokens granted raise it back towards that limit, so each
+     * pair finds the rate the host allows that address.
      *
      * <p>{@code onStoreError=allow}: the pair's bucket bounds nothing the proxy's and the host's do not, so when
      * the store fails it admits. Failing there instead would hold the URL, with its proxy's token already taken,
@@ -66,7 +59,10 @@ public class ScraperRoute extends RouteBuilder {
      */
     public static final String PAIRS = "tokenbucket:pairs?keyHeader=" + PAIR_HEADER
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
-            + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}&onStoreError=allow";
+            + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}&onStoreError=allow"
+            + "&adaptive={{example.adaptive}}&adaptiveDecrease={{example.adaptiveDecrease}}"
+            + "&adaptiveIncrease={{example.adaptiveIncrease}}&adaptiveHold={{example.adaptiveHold}}"
+            + "&adaptiveFloor={{example.adaptiveFloor}}&adaptiveMemory={{example.adaptiveMemory}}";
 
     /**
      * The fetch: camel-http GETs the URL of headers {@code CamelHttpUri} and {@code CamelHttpRawQuery}
@@ -101,17 +97,12 @@ public class ScraperRoute extends RouteBuilder {
             // the URL checked: one that is not fetched has its outcome already, and the loop does not run
             .process(ScrapeStart.BEAN)
             .loopDoWhile(simple("${exchangeProperty." + Scrape.DONE + "} != true"))
-                // The three buckets, in the one place the component's all-of-keys acquire will replace with one step
-                // (example.throttle=false leaves them out, to show the 429s they prevent). The host first, before
-                // the proxy is chosen: its wait (politeness, the long one) holds no proxy token, and the proxies
-                // are chosen once it is over; the proxy's wait after it delays the host's slot, so the host bound
-                // at the target holds up to that wait
-                .filter(simple("{{example.throttle}} && " + HOST_LIMITED))
-                    .setHeader(HOST_HEADER, exchangeProperty(Scrape.HOST))
-                    // toD: the endpoint is made on first use only, so an empty hostLimit makes none
-                    .toD(HOSTS)
-                .end()
+                // the proxies this URL may take (candidates) and, with example.hostLimit, its host's bucket (all-of)
                 .process(ProxyChooser.BEAN)
+                // The bucket steps, in the one place that becomes a single step once a candidate can be charged with
+                // its own (proxy, host) pair (example.throttle=false leaves them out, to show the 429s they
+                // prevent). The freest proxy and the host's token in one atomic step, at one release instant, so
+                // the host bound holds at the target; then the pair's (adaptive) bucket
                 .filter(simple("{{example.throttle}}"))
                     .to(THROTTLE)
                     // the pair named, the proxies' candidates dropped, the proxy's wait kept

@@ -11,7 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A 429's penalty carried to the (proxy, host) pair's bucket with the component's {@code penalize} operation
+ * A 429's penalty, and the host's refusal as a cut of the pair's adaptive rate ({@link #throttled}), carried to the
+ * (proxy, host) pair's bucket with the component's {@code penalize} operation
  * (header {@code CamelTokenBucketPenalty}), sent to the route's own pair endpoint ({@link ScraperRoute#PAIRS}, so
  * the same buckets, limits and store): the pair's bucket gives no token until the penalty is over, then refills
  * from empty, while the proxy's own bucket and its other hosts are left alone (the host's 429 is about that
@@ -30,21 +31,47 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
 
     private final CamelContext context;
     private final String endpointUri;
+    private final boolean adaptive;
     private volatile ProducerTemplate template;
 
     /**
+     * A pair's buckets without an adaptive rate: {@link #throttled} does nothing.
+     *
      * @param context     the application's context
      * @param endpointUri the pairs' endpoint, placeholders allowed ({@link ScraperRoute#PAIRS})
      */
     public TokenBucketProxyBuckets(CamelContext context, String endpointUri) {
+        this(context, endpointUri, false);
+    }
+
+    /**
+     * @param context     the application's context
+     * @param endpointUri the pairs' endpoint, placeholders allowed ({@link ScraperRoute#PAIRS})
+     * @param adaptive    whether that endpoint has {@code adaptive=true} ({@code example.adaptive}): only then is
+     *                    the {@code throttled} operation sent (the component refuses it otherwise)
+     */
+    public TokenBucketProxyBuckets(CamelContext context, String endpointUri, boolean adaptive) {
         this.context = context;
         this.endpointUri = endpointUri;
+        this.adaptive = adaptive;
     }
 
     @Override
     public void penalize(String proxyId, String host, long millis) {
         if (proxyId != null && host != null) {
             send("penalize", pairKey(proxyId, host), Map.of(TokenBucketConstants.PENALTY, Math.max(0, millis)));
+        }
+    }
+
+    /**
+     * Cuts the pair's adaptive rate (operation {@code throttled}, to the same endpoint as the acquires, so the same
+     * limits and adaptation); a cut within {@code adaptiveHold} of the last is ignored by the component, so the
+     * replies of requests already in flight cut once. Nothing without {@code adaptive}.
+     */
+    @Override
+    public void throttled(String proxyId, String host) {
+        if (adaptive && proxyId != null && host != null) {
+            send("throttled", pairKey(proxyId, host), Map.of());
         }
     }
 

@@ -172,6 +172,59 @@ class FetchOutcomeTest {
         assertThat(stats.failures()).as("a 429 is a penalty, not a failure").isZero();
     }
 
+    @Test
+    void withTheAdaptiveRateTheHostsOwn429And503CutThePairAndA429WithoutRetryAfterDoesNotRestIt() {
+        List<String> told = new ArrayList<>();
+        ProxyBuckets recording = new ProxyBuckets() {
+            @Override
+            public void penalize(String proxyId, String host, long millis) {
+                told.add("penalize " + proxyId + " " + host + " " + millis);
+            }
+
+            @Override
+            public void throttled(String proxyId, String host) {
+                told.add("throttled " + proxyId + " " + host);
+            }
+        };
+        ProxyPool adaptivePool = new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2"), 1, 5_000,
+                recording, nanos::get);
+        FetchOutcome adaptive = new FetchOutcome(adaptivePool, stats, 4, new RetryAfter(1_000, 60_000,
+                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)), true);
+
+        // the host's own 429 (Via), no Retry-After: the pair's rate is cut, and the pair stays a candidate
+        Exchange url = newUrl();
+        adaptive.process(answered(url, "p1", 429, true));
+        assertThat(told).containsExactly("throttled p1 target");
+        assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rate cut) via p1");
+        assertThat(adaptivePool.candidates(List.of(), "target")).containsExactlyInAnyOrder("p1", "p2");
+
+        // with Retry-After the host named a time: cut and rest
+        told.clear();
+        Exchange named = answered(newUrl(), "p2", 429, true);
+        named.getMessage().setHeader("Retry-After", "2");
+        adaptive.process(named);
+        assertThat(told).containsExactly("throttled p2 target", "penalize p2 target 2000");
+
+        // the proxy's own 429 (no Via) says nothing about the host: no cut, the pair rests as without the rate
+        told.clear();
+        adaptive.process(answered(newUrl(), "p1", 429, false));
+        assertThat(told).containsExactly("penalize p1 target 1000");
+
+        // the host's own 503 cuts (and is the URL's failure); the proxy's own 503 does not
+        told.clear();
+        adaptive.process(answered(newUrl(), "p1", 503, true));
+        adaptive.process(answered(newUrl(), "p1", 503, false));
+        assertThat(told).containsExactly("throttled p1 target");
+        assertThat(adaptivePool.health().get("p1")).as("the proxy did its job").doesNotStartWith("DOWN");
+    }
+
+    @Test
+    void withoutTheAdaptiveRateA429WithoutRetryAfterRestsThePairAndNothingIsCut() {
+        Exchange url = newUrl();
+        outcome.process(answered(url, "p1", 429, true));
+        assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rests 1000 ms) via p1");
+    }
+
     private Exchange newUrl() {
         Exchange exchange = new DefaultExchange(context);
         exchange.setProperty(Scrape.URL, "http://target/page");

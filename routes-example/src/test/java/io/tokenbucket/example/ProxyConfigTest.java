@@ -53,6 +53,13 @@ class ProxyConfigTest {
     }
 
     @Test
+    void refusesTheIdOfThePerHostBucketsKeys() {
+        assertThatIllegalArgumentException().isThrownBy(() -> ProxyConfig.parse("http://h:1 id=host"))
+                .withMessageStartingWith("id=host is reserved");
+        assertThat(ProxyConfig.parse("http://h:1 id=hostess").id()).isEqualTo("hostess");
+    }
+
+    @Test
     void masksItsOwnPasswordInAnyText() {
         ProxyConfig proxy = ProxyConfig.parse("http://u:s3cret@h:1");
         assertThat(proxy.maskIn("Connect to u:s3cret@h failed: s3cret")).isEqualTo("Connect to u:***@h failed: ***");

@@ -132,15 +132,28 @@ final class ScraperHarness implements AutoCloseable {
      * endpoint sees it, has a token: what a 429 there penalises.
      */
     long millisUntilPairToken(String proxyId) {
+        return pairOperation(proxyId, "peek").getMessage().getHeader(TokenBucketConstants.WAIT_ESTIMATE, Long.class);
+    }
+
+    /**
+     * The adaptive rate of the pair (proxy, the demo target's first host) now, as a fraction of its limit
+     * (operation {@code rate} on the pairs' endpoint): 1.0 at the ceiling.
+     */
+    double pairRate(String proxyId) {
+        return pairOperation(proxyId, "rate").getMessage().getHeader(TokenBucketConstants.RATE, Double.class);
+    }
+
+    /** Sends {@code operation} to the pairs' endpoint for the pair (proxy, the first host); its answer. */
+    private Exchange pairOperation(String proxyId, String operation) {
         try (ProducerTemplate template = context.createProducerTemplate()) {
-            Exchange peek = template.request(ScraperRoute.PAIRS, e -> {
+            Exchange answer = template.request(ScraperRoute.PAIRS, e -> {
                 e.getMessage().setHeader(ScraperRoute.PAIR_HEADER, TokenBucketProxyBuckets.pairKey(proxyId, host()));
-                e.getMessage().setHeader(TokenBucketConstants.OPERATION, "peek");
+                e.getMessage().setHeader(TokenBucketConstants.OPERATION, operation);
             });
-            if (peek.getException() != null) {
-                throw new IllegalStateException(peek.getException());
+            if (answer.getException() != null) {
+                throw new IllegalStateException(answer.getException());
             }
-            return peek.getMessage().getHeader(TokenBucketConstants.WAIT_ESTIMATE, Long.class);
+            return answer;
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {

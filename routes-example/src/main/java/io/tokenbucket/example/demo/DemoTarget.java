@@ -113,12 +113,40 @@ public final class DemoTarget implements AutoCloseable {
             throw new IllegalArgumentException("a hidden limit needs at least 1 page per second and 1 to "
                     + MAX_HOSTS + " hosts, was " + perSecond + " and " + hosts);
         }
+        return new DemoTarget(new SlidingWindow(perSecond, TimeUnit.SECONDS.toNanos(1)), perSecond
+                + " pages per client address per host per second (hidden)", hostAddresses(hosts), retryAfter,
+                perSecond);
+    }
+
+    /**
+     * A site of {@code hosts} hosts as {@link #hiddenPerIp}, each of which limits every client IP address the way
+     * nginx's {@code limit_req zone=$binary_remote_addr rate=Nr/s burst=B nodelay} does ({@link #nginxLike}): at
+     * most {@code perSecond} pages per second from one address at one host in the long run, {@code burst} more
+     * at once, and 429 beyond that, without {@code Retry-After} (nginx sends none). The rate is the hidden limit:
+     * the scraper is not told it. What most sites run, and kinder to a sender's timing than a sliding window: a
+     * request that arrives a little early is absorbed by the burst, a rate above the limit is refused once it has
+     * used the burst up.
+     *
+     * @param perSecond pages per second per client address per host, at least 1
+     * @param burst     nginx's {@code burst}, at least 0
+     * @param hosts     how many hosts, 1 to {@value #MAX_HOSTS}
+     */
+    public static DemoTarget hiddenPerIpLikeNginx(int perSecond, int burst, int hosts) throws Exception {
+        if (perSecond < 1 || burst < 0 || hosts < 1 || hosts > MAX_HOSTS) {
+            throw new IllegalArgumentException("a hidden limit needs at least 1 page per second, a burst of at least"
+                    + " 0 and 1 to " + MAX_HOSTS + " hosts, was " + perSecond + ", " + burst + " and " + hosts);
+        }
+        return new DemoTarget(new LimitReq(perSecond, burst), "like nginx limit_req rate=" + perSecond + "r/s burst="
+                + burst + " per client address per host (hidden)", hostAddresses(hosts), false, perSecond);
+    }
+
+    /** 127.0.0.2, 127.0.0.3, ...: one loopback address per host. */
+    private static List<String> hostAddresses(int hosts) {
         List<String> addresses = new ArrayList<>();
         for (int i = 0; i < hosts; i++) {
             addresses.add("127.0.0." + (2 + i));
         }
-        return new DemoTarget(new SlidingWindow(perSecond, TimeUnit.SECONDS.toNanos(1)), perSecond
-                + " pages per client address per host per second (hidden)", addresses, retryAfter, perSecond);
+        return addresses;
     }
 
     /**

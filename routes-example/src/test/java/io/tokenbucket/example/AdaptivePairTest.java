@@ -1,0 +1,52 @@
+package io.tokenbucket.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import io.tokenbucket.example.demo.DemoProxy;
+import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.demo.DemoTarget;
+import io.tokenbucket.example.demo.DemoTarget.Hit;
+import org.apache.camel.util.json.JsonObject;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@code example.adaptive} end to end, through a real proxy to a host with a limit per address it does not tell:
+ * the host's own 429s cut the (proxy, host) pair's rate below its {@code example.pairLimit}, and every 429 at the
+ * target is one attempt of the route (HttpClient sends none again by itself: {@link StaleConnectionRetry}).
+ */
+class AdaptivePairTest {
+
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void theHostsOwn429sCutThePairsRateAndEachIsOneRequestAtTheTarget(String dsl) throws Exception {
+        // one proxy; one host allowing 4 pages a second from one address (nginx-like, one more at once), no
+        // Retry-After; the pair's ceiling 16 a second: its first requests are refused, each refusal cuts the rate
+        try (DemoSite site = new DemoSite(dir, 1, "50/1s", 0, DemoTarget.hiddenPerIpLikeNginx(4, 1, 1),
+                DemoProxy.Mode.KEEPALIVE);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
+                     "example.pairLimit", "16/1s:1", "example.adaptiveDecrease", "0.5", "example.adaptiveHold",
+                     "100ms", "example.adaptiveIncrease", "0.05", "example.adaptiveFloor", "0.1",
+                     "example.maxAttempts", "10"))) {
+            site.warmUp();
+            scraper.scrape(scraper.pages(12));
+
+            assertThat(scraper.resultLines()).hasSize(12).allMatch(l -> l.getInteger("status") == 200);
+            List<Hit> pages = site.target().hits().stream().filter(h -> h.path().startsWith("/page/")).toList();
+            assertThat(pages).as("requests the host refused").anyMatch(h -> h.status() == 429);
+            int attempts = scraper.resultLines().stream().mapToInt(l -> l.getInteger("attempts")).sum();
+            assertThat(pages).as("requests at the target: one per attempt").hasSize(attempts);
+            assertThat(scraper.pairRate("p1")).as("the pair's rate, a fraction of its 16/s").isLessThan(1.0);
+            JsonObject any = scraper.resultLines().get(0);
+            assertThat(any.getString("proxy")).isEqualTo("p1");
+        }
+    }
+}
