@@ -83,6 +83,7 @@ public final class ExampleApp {
             main.addOverrideProperty("example.hostLimit", setting("example.hostLimit", DEMO_HOST_LIMIT));
             main.addOverrideProperty("example.pairLimit", setting("example.pairLimit", DEMO_PAIR_LIMIT));
             main.addOverrideProperty("example.adaptive", setting("example.adaptive", "true"));
+            main.addOverrideProperty("example.pairMaxWait", setting("example.pairMaxWait", "250ms"));
             DemoSite site = demo;
             run.footer(() -> demoFooter(site, dir));
         } else {

@@ -50,7 +50,9 @@ public class ScraperRoute extends RouteBuilder {
      * that proxy back at that host only, on every instance sharing the store. With {@code example.adaptive} its
      * rate adapts (AIMD, the component's {@code adaptive} options from {@code example.adaptive*}): the host's own
      * 429s and 503s cut it ({@link ProxyPool#throttled}), tokens granted raise it back towards that limit, so each
-     * pair finds the rate the host allows that address.
+     * pair finds the rate the host allows that address. {@code example.pairMaxWait} bounds how far ahead a pair's
+     * turns are booked (a URL that would wait longer is tried again, {@code example.storeRetryDelay} later), so a
+     * cut reaches the next requests and a stall of this JVM releases no long backlog at once.
      *
      * <p>{@code onStoreError=allow}: the pair's bucket bounds nothing the proxy's and the host's do not, so when
      * the store fails it admits. Failing there instead would hold the URL, with its proxy's token already taken,
@@ -62,7 +64,8 @@ public class ScraperRoute extends RouteBuilder {
             + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}&onStoreError=allow"
             + "&adaptive={{example.adaptive}}&adaptiveDecrease={{example.adaptiveDecrease}}"
             + "&adaptiveIncrease={{example.adaptiveIncrease}}&adaptiveHold={{example.adaptiveHold}}"
-            + "&adaptiveFloor={{example.adaptiveFloor}}&adaptiveMemory={{example.adaptiveMemory}}";
+            + "&adaptiveFloor={{example.adaptiveFloor}}&adaptiveMemory={{example.adaptiveMemory}}"
+            + "&maxWait={{example.pairMaxWait}}";
 
     /**
      * The fetch: camel-http GETs the URL of headers {@code CamelHttpUri} and {@code CamelHttpRawQuery}
