@@ -47,7 +47,8 @@ public final class AdaptiveMath {
 
     /**
      * The rate state to decide with at {@code nowTicks}: {@code stored}, or the ceiling when there is none, or when
-     * the bucket is full and the last cut is {@link Adaptive#memoryTicks()} or more ago.
+     * the bucket is full and the last cut is {@link Adaptive#memoryTicks()} or more ago; a stored factor below the
+     * floor (written with a lower one) is raised to the floor.
      *
      * @param stored   the stored state, or null for none
      * @param tatTicks the bucket's states, one per limit
@@ -58,6 +59,11 @@ public final class AdaptiveMath {
         }
         if (BucketMath.isFull(tatTicks, nowTicks) && nowTicks - stored.cutAtTicks() >= adaptive.memoryTicks()) {
             return RateState.CEILING;
+        }
+        if (stored.factorPpm() < adaptive.floorPpm()) {
+            // written under a lower adaptiveFloor (an instance not yet changed on the same Redis): this key's
+            // limits never go below their floor; its credit is below the threshold at the higher factor too
+            return new RateState(adaptive.floorPpm(), stored.credit(), stored.cutAtTicks());
         }
         return stored;
     }

@@ -101,6 +101,20 @@ class AdaptiveMathTest {
     }
 
     @Test
+    void aStoredRateBelowTheFloorIsDecidedAtTheFloor() {
+        // written by an instance whose adaptiveFloor was lower (a rolling change of the option on one Redis)
+        RateState lower = new RateState(10_000, 0, 0);
+        long[] inDebt = {5000};
+        assertThat(AdaptiveMath.current(lower, inDebt, 1, AIMD).factorPpm()).isEqualTo(100_000);
+        // a cut from there is no rise: it stays at the floor
+        Adapted cut = AdaptiveMath.throttle(inDebt, lower, 2000, TEN);
+        assertThat(cut.rate().factorPpm()).isEqualTo(100_000);
+        // and a reservation waits no longer than the floor's interval (1 s at 0.1 of 10/s), not 10 s at 0.01
+        Decision d = AdaptiveMath.reserve(new long[] {1000}, lower, 1000, 1, TEN, NO_LIMIT).decision();
+        assertThat(d.waitTicks()).isLessThanOrEqualTo(1000);
+    }
+
+    @Test
     void successRaisesTheRateOneStepPerRefillAmountAtTheCurrentRateBackToTheCeiling() {
         Bucket b = new Bucket();
         b.throttle(0); // 0.5: 5 per second, a step per 5 tokens

@@ -205,7 +205,8 @@ end
 
 -- AdaptiveMath, step for step; a rate is nil at the ceiling
 
--- AdaptiveMath.current: the stored rate, forgotten when the bucket is full and the last cut is memory ago
+-- AdaptiveMath.current: the stored rate, forgotten when the bucket is full and the last cut is memory ago,
+-- raised to the floor when written with a lower one
 local function current(rate, tats_us, l)
   if rate == nil or l.adapt == nil then
     return nil
@@ -218,6 +219,9 @@ local function current(rate, tats_us, l)
   end
   if full and now_us - rate.cut_us >= l.adapt.memory_us then
     return nil
+  end
+  if rate.f < l.adapt.floor then
+    return { f = l.adapt.floor, credit = rate.credit, cut_us = rate.cut_us }
   end
   return rate
 end
