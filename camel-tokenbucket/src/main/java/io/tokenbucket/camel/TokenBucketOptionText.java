@@ -20,7 +20,8 @@ final class TokenBucketOptionText {
     private static final Set<String> WHOLE_NUMBERS = Set.of("capacity", "refillAmount", "cost");
     private static final Set<String> INT_NUMBERS = Set.of("metricsMaxKeys", "maxWaiting", "maxCandidates",
             "maxAllOf");
-    private static final Set<String> DURATIONS = Set.of("refillPeriod", "maxWait", "storeTimeout");
+    private static final Set<String> DURATIONS = Set.of("refillPeriod", "maxWait", "storeTimeout", "adaptiveHold",
+            "adaptiveMemory");
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
     /**
      * Camel's duration syntax: days, hours, minutes, seconds, milliseconds, each optional, in that order; besides

@@ -193,6 +193,19 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
             "adaptiveIncrease=2           | adaptiveIncrease must be from 0.000001 to 1, was 2.0",
             "adaptiveHold=2h              | adaptiveHold must be between 0 and 1h (3600000 ms), was 7200000 ms",
             "adaptiveMemory=2d            | adaptiveMemory must be between 0 and 1d (86400000 ms), was 172800000 ms",
+            "adaptiveFloor=abc            | adaptiveFloor",
+            "adaptiveFloor=1e309          | adaptiveFloor must be from 0.000001 to below 1, was Infinity",
+            "adaptiveFloor=-1e309         | adaptiveFloor must be from 0.000001 to below 1, was -Infinity",
+            "adaptiveFloor=0.0000004      | adaptiveFloor must be from 0.000001 to below 1, was 4.0E-7",
+            "adaptiveFloor=0.9999996      | adaptiveFloor must be from 0.000001 to below 1, was 0.9999996",
+            "adaptiveDecrease=0           | adaptiveDecrease must be above 0 and below 1, was 0.0",
+            "adaptiveIncrease=0           | adaptiveIncrease must be from 0.000001 to 1, was 0.0",
+            "adaptiveHold=-1              | adaptiveHold",
+            "adaptiveHold=abc             | adaptiveHold must be a duration such as 1s, 500ms, 2m or 1h, or a number of milliseconds, was 'abc'",
+            "adaptiveMemory=5x            | adaptiveMemory must be a duration such as 1s, 500ms, 2m or 1h, or a number of milliseconds, was '5x'",
+            "adaptiveHold=200000000000000d | adaptiveHold is longer than any duration a long holds in milliseconds, was '200000000000000d'",
+            "adaptiveMemory=-1            | adaptiveMemory",
+            "adaptiveKeys=,               | adaptiveKeys must name at least one key or pattern, was ','",
     })
     void aBadAdaptiveOptionFailsEndpointCreationNamingIt(String query, String message) {
         assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?adaptive=true&" + query))
