@@ -205,23 +205,36 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return local == null ? 0 : local.size();
     }
 
-    /** Drops the state of {@code key}: its bucket starts full. */
+    /** Drops the state of {@code key} (blank or null: the default key): its bucket starts full. */
     @ManagedOperation(description = "Drop a key's bucket (it starts full)")
     public void removeKey(String key) {
-        store().remove(BucketKeys.bound(key)).toCompletableFuture().join();
+        store().remove(BucketKeys.bound(asSent(key))).toCompletableFuture().join();
     }
 
-    /** Tokens left and the wait for one token on {@code key}, consuming nothing. */
+    /**
+     * The key an exchange with header {@code key} uses: a missing or blank one is the default key, as
+     * {@link TokenBucketRequest} reads the header, so that an operator's blank or null is that bucket, not another.
+     */
+    private static String asSent(String key) {
+        return key == null || key.isBlank() ? TokenBucketRequest.DEFAULT_KEY : key;
+    }
+
+    /** Tokens left and the wait for one token on key {@code raw} (blank or null: the default key), taking none. */
     @ManagedOperation(description = "Tokens left on a key and the wait for one more (ms), consuming nothing")
-    public String peekKey(String key) {
+    public String peekKey(String raw) {
+        String key = asSent(raw);
         Reservation r = store().peek(BucketKeys.bound(key), limitSource.limitsFor(key), 1).toCompletableFuture()
                 .join();
         return "remaining=" + r.remaining() + ", waitMillis=" + TokenBucketLimitSource.ceilMillis(r.waitNanos());
     }
 
-    /** The current rate of {@code key} as a fraction of its configured rate (1.0 without adaptive=true). */
+    /**
+     * The current rate of key {@code raw} (blank or null: the default key) as a fraction of its configured rate (1.0
+     * without adaptive=true).
+     */
     @ManagedOperation(description = "A key's current rate as a fraction of its configured rate (adaptive)")
-    public double rateOfKey(String key) {
+    public double rateOfKey(String raw) {
+        String key = asSent(raw);
         return store().rate(BucketKeys.bound(key), limitSource.limitsFor(key)).toCompletableFuture().join().factor();
     }
 

@@ -155,6 +155,33 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
         assertThat(json.get("endpoints").toString()).contains("slowestKeys").contains("key=slow.example");
     }
 
+    @ParameterizedTest
+    @CsvSource({"local", "redis"})
+    void rateOfKeyReadsAHostileKeysCutAndANeverSeenKeyAtTheCeilingWithoutWritingIt(String store) {
+        String uri = "tokenbucket:hostile-" + store + "?capacity=1&refillAmount=10&adaptive=true&adaptiveHold=1h"
+                + ("redis".equals(store) ? "&store=redis&redisUri=" + redis.uri() : "");
+        // longer than a stored key may be (hashed), with the separators of Redis keys, a hash tag and a glob
+        String huge = "{tag}:a|b*?[x]" + "k".repeat(100_000);
+        for (String key : new String[] {huge, "sha256:not-a-hash", "", " "}) {
+            Exchange cut = template.request(uri, x -> {
+                x.getMessage().setHeader(TokenBucketConstants.KEY, key);
+                x.getMessage().setHeader(TokenBucketConstants.OPERATION, "throttled");
+            });
+            assertThat(cut.getException()).as("key of %d chars", key.length()).isNull();
+            assertThat(endpoint("hostile-" + store).rateOfKey(key)).as("key of %d chars", key.length())
+                    .isEqualTo(0.5);
+        }
+        TokenBucketEndpoint endpoint = endpoint("hostile-" + store);
+        // a blank or missing header is the default key: so is a null from a JMX console
+        assertThat(endpoint.rateOfKey(null)).isEqualTo(0.5);
+        int before = endpoint.getLocalKeys();
+        assertThat(endpoint.rateOfKey("never-seen")).isEqualTo(1.0);
+        assertThat(endpoint.getLocalKeys()).isEqualTo(before);
+        if ("redis".equals(store)) {
+            assertThat((java.util.List<?>) redis.command("KEYS", "*never-seen*")).isEmpty();
+        }
+    }
+
     @Test
     void aThrottledSignalOnAFixedRateFailsNamingTheOption() {
         Exchange e = template.request("direct:fixed", x -> {
