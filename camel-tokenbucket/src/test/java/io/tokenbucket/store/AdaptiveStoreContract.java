@@ -98,6 +98,24 @@ public interface AdaptiveStoreContract {
     }
 
     @Test
+    default void aStormOfSignalsInFlightAtOnceCutsOnce() {
+        Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
+        // 1,000 replies of one overload, all sent before any answer is awaited (on Redis: batched together)
+        List<CompletionStage<Adaptation>> storm = new java.util.ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            storm.add(contractStore().throttle("storm", ten));
+        }
+        int cuts = 0;
+        for (CompletionStage<Adaptation> signal : storm) {
+            Adaptation a = get(signal);
+            cuts += a.cut() ? 1 : 0;
+            assertThat(a.factorPpm()).isEqualTo(500_000);
+        }
+        assertThat(cuts).isEqualTo(1);
+        assertThat(get(contractStore().rate("storm", ten)).factorPpm()).isEqualTo(500_000);
+    }
+
+    @Test
     default void theFloorHoldsAndItsRateIsTheFloorsShare() {
         Limits ten = tenPerSecond(0, TimeUnit.HOURS.toNanos(1));
         for (int i = 0; i < 6; i++) {
