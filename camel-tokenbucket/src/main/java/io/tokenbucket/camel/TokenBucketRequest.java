@@ -299,9 +299,10 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
     /**
      * The candidate groups of header {@code CamelTokenBucketCandidates}: each entry that is a collection or array is
      * a group, its first key the candidate and the rest charged with it; any other entry is a candidate alone (a
-     * blank one is skipped, as in a plain list). Every key must be distinct, a group's first key non-blank and none
-     * of its keys blank, a group at most {@code maxAllOf} keys besides its candidate, at most {@code maxCandidates}
-     * groups and {@link BucketStore#MAX_ALL_OF_KEYS} keys in all; reading stops at the first key past a bound.
+     * blank one is skipped, as in a plain list). A group's entries are keys, not lists. Every key must be distinct,
+     * a group's first key non-blank and none of its keys blank, a group at most {@code maxAllOf} keys besides its
+     * candidate, at most {@code maxCandidates} groups and {@link BucketStore#MAX_ALL_OF_KEYS} keys in all; reading
+     * stops at the first key past a bound.
      *
      * @throws IllegalArgumentException naming the header and its value otherwise
      */
@@ -315,7 +316,12 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
             List<String> group = new ArrayList<>();
             if (isList(item)) {
                 for (Iterator<?> members = items(item); members.hasNext(); ) {
-                    String key = text(members.next());
+                    Object member = members.next();
+                    if (isList(member)) {
+                        // its text ("[a, b]") would be a bucket of its own, and none of its keys charged
+                        throw TokenBucketExceptions.badGroup(name, raw, "a group's keys must be text, not a list");
+                    }
+                    String key = text(member);
                     if (key.isEmpty()) {
                         throw TokenBucketExceptions.badGroup(name, raw, "a group's keys must not be blank");
                     }

@@ -140,6 +140,19 @@ class TokenBucketCandidateGroupsTest extends TokenBucketTestSupport {
         assertThat(send("direct:fleet", Map.of(TokenBucketConstants.CANDIDATES, List.of(List.of("q1", "host:q")),
                 TokenBucketConstants.ALL_OF, "host:q")).getException()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'host:q'").hasMessageContaining("also a candidate");
+        // a list in a group is no key: its text "[pair:q1, x]" would be a bucket of its own, the pair never charged
+        assertThat(send("direct:fleet", Map.of(TokenBucketConstants.CANDIDATES,
+                List.of(List.of("q1", List.of("pair:q1", "x"))))).getException())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(TokenBucketConstants.CANDIDATES)
+                .hasMessageContaining("a group's keys must be text, not a list");
+        assertThat(send("direct:fleet", Map.of(TokenBucketConstants.CANDIDATES,
+                java.util.Collections.singletonList(new Object[] {"q1", new String[] {"pair:q1"}}))).getException())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("a group's keys must be text, not a list");
+        assertThat(send("direct:fleet", Map.of(TokenBucketConstants.CANDIDATES,
+                List.of(java.util.Arrays.asList("q1", null)))).getException())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be blank");
+        assertThat(remaining("direct:fleet", "[pair:q1, x]")).as("no bucket of a list's text").isEqualTo(2);
         // a group of more than maxAllOf (8) keys besides its candidate, read no further
         List<String> big = new java.util.ArrayList<>(List.of("q1"));
         for (int i = 0; i < 10_000; i++) {
