@@ -72,6 +72,15 @@ final class TokenBucketExceptions {
                 + "'");
     }
 
+    /**
+     * A key list (header or option {@code name}) holds more than {@code max} entries, blank and repeated ones
+     * included.
+     */
+    static IllegalArgumentException tooManyEntries(String name, int max) {
+        return new IllegalArgumentException((name.startsWith("Camel") ? "Header " : "Option ") + name + " holds more"
+                + " than " + max + " entries (blank and repeated keys included); it is read no further");
+    }
+
     /** Header {@code CamelTokenBucketCandidates} holds a candidate group that cannot be charged, for {@code reason}. */
     static IllegalArgumentException badGroup(String endpointName, Object raw, String reason) {
         return new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " on tokenbucket:"

@@ -47,6 +47,13 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
     static final String DEFAULT_KEY = "";
 
     /**
+     * The most entries a key list (header {@code CamelTokenBucketCandidates} or {@code CamelTokenBucketAllOf}, option
+     * {@code allOf}) is read for, blank and repeated ones included: 16,384, the keys one store step may charge
+     * ({@link BucketStore#MAX_ALL_OF_KEYS}) sixteen times over.
+     */
+    static final int MAX_ENTRIES = 16 * BucketStore.MAX_ALL_OF_KEYS;
+
+    /**
      * The distinct candidate keys of one exchange in their order, with their stored forms and limits at the same
      * positions; also the shape of its all-of keys, and of the keys charged with a candidate.
      *
@@ -190,7 +197,7 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         int max = config.getMaxAllOf();
         String named = header;
         Object shown = raw;
-        Set<String> distinct = distinctKeys(raw, key -> !key.equals(ownKey), max,
+        Set<String> distinct = distinctKeys(raw, named, key -> !key.equals(ownKey), max,
                 () -> TokenBucketExceptions.tooManyAllOf(name, named, max, shown));
         return distinct.isEmpty() ? null : keysOf(distinct, source);
     }
@@ -201,7 +208,8 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
      * @throws IllegalArgumentException naming the option and its value
      */
     static void allOfOption(String text, int max) {
-        distinctKeys(text, key -> true, max, () -> TokenBucketExceptions.tooManyAllOf(null, "allOf", max, text));
+        distinctKeys(text, "allOf", key -> true, max,
+                () -> TokenBucketExceptions.tooManyAllOf(null, "allOf", max, text));
     }
 
     private static TokenBucketOperation operationOf(Message message) {
@@ -248,7 +256,7 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         if (hasGroup(raw)) {
             return groupsOf(raw, name, max, config.getMaxAllOf(), source);
         }
-        Set<String> distinct = distinctKeys(raw, key -> true, max,
+        Set<String> distinct = distinctKeys(raw, TokenBucketConstants.CANDIDATES, key -> true, max,
                 () -> TokenBucketExceptions.tooManyCandidates(name, max, raw));
         if (distinct.isEmpty()) {
             throw TokenBucketExceptions.noCandidate(raw);
@@ -261,7 +269,7 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         if (!isList(raw)) {
             return false;
         }
-        for (Iterator<?> items = items(raw); items.hasNext(); ) {
+        for (Iterator<?> items = items(raw, TokenBucketConstants.CANDIDATES); items.hasNext(); ) {
             if (isList(items.next())) {
                 return true;
             }
@@ -273,12 +281,13 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         return value instanceof Iterable<?> || value != null && value.getClass().isArray();
     }
 
-    /** The entries of an {@link Iterable} or an array, in order. */
-    private static Iterator<?> items(Object list) {
-        if (list instanceof Iterable<?> items) {
-            return items.iterator();
-        }
-        return new Iterator<Object>() {
+    /**
+     * The entries of an {@link Iterable} or an array, in order, failing naming {@code header} past
+     * {@link #MAX_ENTRIES}: only distinct keys count towards maxCandidates and maxAllOf, so without this bound a
+     * header of a billion blank or repeated entries (or an endless {@code Iterable}) would be read for ever.
+     */
+    private static Iterator<?> items(Object list, String header) {
+        Iterator<?> source = list instanceof Iterable<?> items ? items.iterator() : new Iterator<Object>() {
             private int next;
 
             @Override
@@ -292,6 +301,22 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
                     throw new java.util.NoSuchElementException();
                 }
                 return java.lang.reflect.Array.get(list, next++);
+            }
+        };
+        return new Iterator<Object>() {
+            private int read;
+
+            @Override
+            public boolean hasNext() {
+                return source.hasNext();
+            }
+
+            @Override
+            public Object next() {
+                if (++read > MAX_ENTRIES) {
+                    throw TokenBucketExceptions.tooManyEntries(header, MAX_ENTRIES);
+                }
+                return source.next();
             }
         };
     }
@@ -311,11 +336,11 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
         Set<String> seen = new HashSet<>();
         List<String> keys = new ArrayList<>();
         List<List<String>> with = new ArrayList<>();
-        for (Iterator<?> items = items(raw); items.hasNext(); ) {
+        for (Iterator<?> items = items(raw, TokenBucketConstants.CANDIDATES); items.hasNext(); ) {
             Object item = items.next();
             List<String> group = new ArrayList<>();
             if (isList(item)) {
-                for (Iterator<?> members = items(item); members.hasNext(); ) {
+                for (Iterator<?> members = items(item, TokenBucketConstants.CANDIDATES); members.hasNext(); ) {
                     Object member = members.next();
                     if (isList(member)) {
                         // its text ("[a, b]") would be a bucket of its own, and none of its keys charged
@@ -376,21 +401,20 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
      * any other {@link Iterable}, an array, or text separated by commas; read no further than one key past
      * {@code max}, which fails with {@code tooMany}.
      */
-    private static Set<String> distinctKeys(Object raw, Predicate<String> kept, int max,
+    private static Set<String> distinctKeys(Object raw, String header, Predicate<String> kept, int max,
                                             Supplier<IllegalArgumentException> tooMany) {
         Set<String> distinct = new LinkedHashSet<>();
-        if (raw instanceof Iterable<?> items) {
-            for (Object item : items) {
-                addKey(distinct, item == null ? "" : item.toString().trim(), kept, max, tooMany);
-            }
-        } else if (raw.getClass().isArray()) {
-            for (int i = 0; i < java.lang.reflect.Array.getLength(raw); i++) {
-                Object item = java.lang.reflect.Array.get(raw, i);
-                addKey(distinct, item == null ? "" : item.toString().trim(), kept, max, tooMany);
+        if (isList(raw)) {
+            for (Iterator<?> items = items(raw, header); items.hasNext(); ) {
+                addKey(distinct, text(items.next()), kept, max, tooMany);
             }
         } else {
             String text = raw.toString();
+            int read = 0;
             for (int from = 0; from <= text.length(); ) {
+                if (++read > MAX_ENTRIES) {
+                    throw TokenBucketExceptions.tooManyEntries(header, MAX_ENTRIES);
+                }
                 int comma = text.indexOf(',', from);
                 int to = comma < 0 ? text.length() : comma;
                 addKey(distinct, text.substring(from, to).trim(), kept, max, tooMany);

@@ -165,6 +165,34 @@ class TokenBucketCandidateGroupsTest extends TokenBucketTestSupport {
         assertThat(remaining("direct:fleet", "pair:q")).isEqualTo(1);
     }
 
+    /**
+     * Only distinct keys count towards maxCandidates and maxAllOf, so a list of repeated or blank entries is bounded
+     * by how many entries it has: an endless one fails naming its header instead of being read for ever.
+     */
+    @Test
+    void anEndlessListOfRepeatedOrBlankKeysFailsNamingTheHeader() {
+        Iterable<String> repeated = () -> java.util.stream.Stream.generate(() -> "p1").iterator();
+        Iterable<String> blank = () -> java.util.stream.Stream.generate(() -> " ").iterator();
+        for (Iterable<String> endless : List.of(repeated, blank)) {
+            assertThat(send("direct:fleet", Map.of(TokenBucketConstants.CANDIDATES, endless)).getException())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("Header " + TokenBucketConstants.CANDIDATES + " holds more than 16384 entries (blank"
+                            + " and repeated keys included); it is read no further");
+            assertThat(send("direct:fleet", Map.of("proxyId", "p1", TokenBucketConstants.ALL_OF, endless))
+                    .getException()).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("Header " + TokenBucketConstants.ALL_OF + " holds more than 16384");
+        }
+        Iterable<Object> groups = () -> java.util.stream.Stream.<Object>generate(() -> List.of("p1", "pair:p1"))
+                .iterator();
+        assertThat(send("direct:fleet", Map.of(TokenBucketConstants.CANDIDATES, List.of("p2", groups)))
+                .getException()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("a group's keys must be text, not a list");
+        String commas = ",".repeat(20_000);
+        assertThat(send("direct:fleet", Map.of(TokenBucketConstants.CANDIDATES, commas)).getException())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than 16384 entries");
+        assertThat(remaining("direct:fleet", "p1")).as("nothing charged").isEqualTo(2);
+    }
+
     @Test
     void withAdaptiveKeysOnlyThePairsAdaptAndTheRestKeepTheirRate() {
         Exchange cut = send("direct:aimd", Map.of("proxyId", "pair:p1:a", TokenBucketConstants.OPERATION,
