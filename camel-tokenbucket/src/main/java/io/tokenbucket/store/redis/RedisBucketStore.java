@@ -34,7 +34,7 @@ import io.tokenbucket.store.StoreCommand;
  * disagree share one timeline. Works on a standalone Redis and on a Redis Cluster (every script call's keys in one
  * hash slot).
  *
- * <p><b>Reservations may be batched</b> (the endpoint's default, {@code redisBatching=true}): while a reservation's
+ * <p><b>Reservations may be batched</b> ({@code redisBatching=true}, off by default: see its option): while a reservation's
  * script call is in flight ({@link #IN_FLIGHT} at most per lane: {@link #LANES} lanes per connection by key hash,
  * or one per hash slot on a cluster), the reservations of that lane that arrive meanwhile queue up, and when a call
  * returns everything queued (at most {@link #MAX_BATCH}) goes as one call of the script's {@code batch} operation,
