@@ -40,6 +40,32 @@ abstract class TokenBucketTestSupport extends CamelTestSupport {
         return context.getComponent("tokenbucket", TokenBucketComponent.class);
     }
 
+    /**
+     * The root cause of the failure to start a route {@code from("direct:x").to(uri)} in a context of its own, for
+     * assertions on an option refused at start.
+     */
+    static Throwable startFailure(String uri) throws Exception {
+        org.apache.camel.impl.DefaultCamelContext other = new org.apache.camel.impl.DefaultCamelContext();
+        try {
+            other.addRoutes(new org.apache.camel.builder.RouteBuilder() {
+                @Override
+                public void configure() {
+                    from("direct:x").to(uri);
+                }
+            });
+            other.start();
+            throw new AssertionError(uri + " started");
+        } catch (org.apache.camel.FailedToCreateRouteException e) {
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            return root;
+        } finally {
+            other.stop();
+        }
+    }
+
     /** A failure and its causes, each as its class and message, for assertions on what a failure shows. */
     static String messages(Throwable e) {
         StringBuilder all = new StringBuilder();
