@@ -1,6 +1,5 @@
 package io.tokenbucket.store.redis;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -50,8 +49,7 @@ class BucketScriptAdaptiveDifferentialTest {
     private static final String[] OPS = {"reserve", "reserve", "peek", "refund", "penalize", "throttle", "throttle",
         "rate"};
 
-    private static RedisHandle redis;
-    private static RedisConnections connections;
+    private static ScriptServer server;
     private static RedisCommands<String, String> commands;
 
     private final Random random = new Random(SEED);
@@ -60,20 +58,14 @@ class BucketScriptAdaptiveDifferentialTest {
 
     @BeforeAll
     static void startRedis() {
-        redis = RedisServers.standalone();
-        connections = new RedisConnections();
-        commands = ((io.lettuce.core.api.async.RedisAsyncCommands<String, String>) connections
-                .acquire(redis.uri(), Duration.ofSeconds(30)).commands()).getStatefulConnection().sync();
-        assertThat(commands.scriptLoad(BucketScript.SOURCE)).isEqualTo(BucketScript.DIGEST);
+        server = ScriptServer.start();
+        commands = server.commands;
     }
 
     @AfterAll
     static void stopRedis() {
-        if (connections != null) {
-            connections.close();
-        }
-        if (redis != null) {
-            redis.close();
+        if (server != null) {
+            server.close();
         }
     }
 

@@ -1,6 +1,5 @@
 package io.tokenbucket.store.redis;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -47,8 +46,7 @@ class BucketScriptBatchDifferentialTest {
     private static final long MAX_BURST_MICROS = RedisBucketStore.MAX_BURST_MICROS;
     private static final long YEAR_MICROS = TimeUnit.DAYS.toMicros(365);
 
-    private static RedisHandle redis;
-    private static RedisConnections connections;
+    private static ScriptServer server;
     private static RedisCommands<String, String> commands;
     private static long expiryBaseSlackMs;
 
@@ -56,21 +54,15 @@ class BucketScriptBatchDifferentialTest {
 
     @BeforeAll
     static void startRedis() {
-        redis = RedisServers.standalone();
+        server = ScriptServer.start();
         expiryBaseSlackMs = Integer.parseInt(RedisServers.version().split("\\.")[0]) >= 7 ? 1 : 0;
-        connections = new RedisConnections();
-        commands = ((io.lettuce.core.api.async.RedisAsyncCommands<String, String>) connections
-                .acquire(redis.uri(), Duration.ofSeconds(30)).commands()).getStatefulConnection().sync();
-        assertThat(commands.scriptLoad(BucketScript.SOURCE)).isEqualTo(BucketScript.DIGEST);
+        commands = server.commands;
     }
 
     @AfterAll
     static void stopRedis() {
-        if (connections != null) {
-            connections.close();
-        }
-        if (redis != null) {
-            redis.close();
+        if (server != null) {
+            server.close();
         }
     }
 
