@@ -28,12 +28,21 @@ import java.util.List;
  *     ACK, one segment per round trip. A grant is counted as a success because a failure would come back as a
  *     {@code throttled} signal.</li>
  * </ul>
- * <b>Forgetting.</b> A factor lapses back to the ceiling ({@link #current}) when the bucket is full (idle) and its
- * last cut is longer than {@code memory} ago: an idle key need not stay slow forever, and a key that is back at
- * the ceiling with a full bucket has no state at all, so idle keys still cost nothing (the Redis key expires at
- * that moment, the local sweep drops it). A rate that increases stays within the ceiling, and the state is never
- * rescaled, so the bucket never holds more tokens than at the configured rate: every bound of the configured
- * limits still holds.
+ * <b>Slow start.</b> A key without rate state is at {@link Adaptive#fresh()}: factor {@code start}
+ * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each step (earned as
+ * above) doubles the factor instead, up to the ceiling: TCP's slow start, which finds a limit far below the
+ * ceiling in a few steps instead of spending many refusals at the ceiling. The first cut while starting halves the
+ * factor (back to the last rate that drew no signal, as TCP's {@code ssthresh = cwnd / 2}; at least the floor),
+ * ends the start and begins the hold; from then on the rules above. Reaching the ceiling by doubling does not end
+ * the start. With {@code start = 1} (the default) a key starts at the ceiling, not starting: AIMD alone.
+ *
+ * <p><b>Forgetting.</b> A rate state lapses back to {@link Adaptive#fresh()} ({@link #current}) when the bucket has
+ * been full for {@code memory}: {@code now - max(tat) >= memory} (a bucket whose {@code tat <= now} has been full
+ * since {@code tat}). Only a really idle key forgets: a busy key that is briefly full keeps what it learned. A
+ * state equal to the fresh one is not kept, so idle keys still cost nothing (a Redis key with a rate state expires
+ * at {@code max(tat) + memory}, the local sweep drops it then). A rate that increases stays within the ceiling,
+ * and the state is never rescaled, so the bucket never holds more tokens than at the configured rate: every bound
+ * of the configured limits still holds.
  *
  * <p>All functions are pure, on ticks and plain numbers; every product is below 2^53 (or saturated before it), so
  * {@code bucket.lua} mirrors them exactly in doubles. Factors are whole parts per million.
@@ -46,18 +55,28 @@ public final class AdaptiveMath {
     }
 
     /**
-     * The rate state to decide with at {@code nowTicks}: {@code stored}, or the ceiling when there is none, or when
-     * the bucket is full and the last cut is {@link Adaptive#memoryTicks()} or more ago; a stored factor below the
-     * floor (written with a lower one) is raised to the floor.
+     * The rate state to decide with at {@code nowTicks}: {@code stored}, or {@link Adaptive#fresh()} when there is
+     * none or when the bucket has been full for {@link Adaptive#memoryTicks()} ({@link #idleTicks}). A stored
+     * factor below the floor (written with a lower one) is raised to the floor; a starting one below the start
+     * (written with a lower one) is raised to the start, and with no slow start configured ({@code start = 1}) a
+     * starting state is the ceiling's: a key that has seen no cut starts where the configuration says.
      *
      * @param stored   the stored state, or null for none
      * @param tatTicks the bucket's states, one per limit
      */
     public static RateState current(RateState stored, long[] tatTicks, long nowTicks, Adaptive adaptive) {
-        if (stored == null || stored.isCeiling()) {
-            return RateState.CEILING;
+        if (stored == null || idleTicks(tatTicks, nowTicks) >= adaptive.memoryTicks()) {
+            return adaptive.fresh();
         }
-        if (BucketMath.isFull(tatTicks, nowTicks) && nowTicks - stored.cutAtTicks() >= adaptive.memoryTicks()) {
+        if (stored.starting()) {
+            if (adaptive.startPpm() >= PPM) {
+                return RateState.CEILING;
+            }
+            // the start is at least the floor, so this raises a starting state to both
+            return stored.factorPpm() < adaptive.startPpm()
+                    ? new RateState(adaptive.startPpm(), stored.credit(), stored.cutAtTicks(), true) : stored;
+        }
+        if (stored.isCeiling()) {
             return RateState.CEILING;
         }
         if (stored.factorPpm() < adaptive.floorPpm()) {
@@ -66,6 +85,18 @@ public final class AdaptiveMath {
             return new RateState(adaptive.floorPpm(), stored.credit(), stored.cutAtTicks());
         }
         return stored;
+    }
+
+    /**
+     * How long the bucket has been full at {@code nowTicks}: {@code now - max(tat)}, by wrapping difference (the
+     * smallest of {@code now - tat} over the limits); negative while it owes time.
+     */
+    public static long idleTicks(long[] tatTicks, long nowTicks) {
+        long idle = Long.MAX_VALUE;
+        for (long tat : tatTicks) {
+            idle = Math.min(idle, nowTicks - tat);
+        }
+        return idle;
     }
 
     /**
@@ -103,22 +134,22 @@ public final class AdaptiveMath {
         return Limits.of(scaled).withAdaptive(limits.adaptive());
     }
 
-    /** True while a cut at {@code cutAtTicks} holds: less than the hold time ago. */
+    /** True while a cut holds: less than the hold time ago, never while starting (no cut yet) nor at the ceiling. */
     public static boolean holding(RateState rate, long nowTicks, Adaptive adaptive) {
-        return !rate.isCeiling() && nowTicks - rate.cutAtTicks() < adaptive.holdTicks();
+        return !rate.starting() && !rate.isCeiling() && nowTicks - rate.cutAtTicks() < adaptive.holdTicks();
     }
 
     /**
      * A {@code throttled} signal at {@code nowTicks}: the factor times the decrease, never below the floor, a hold
-     * from now, no credit. Answers {@code rate} itself (the same instance) while the last cut holds: then the signal
-     * is ignored.
+     * from now, no credit; while starting, the factor halved instead (at least the floor), which ends the start.
+     * Answers {@code rate} itself (the same instance) while the last cut holds: then the signal is ignored.
      */
     public static RateState cut(RateState rate, long nowTicks, Adaptive adaptive) {
         if (holding(rate, nowTicks, adaptive)) {
             return rate;
         }
-        long f = Math.max(adaptive.floorPpm(), rate.factorPpm() * adaptive.decreasePpm() / PPM); // < 10^12
-        return new RateState(f, 0, nowTicks);
+        long f = rate.starting() ? rate.factorPpm() / 2 : rate.factorPpm() * adaptive.decreasePpm() / PPM; // < 10^12
+        return new RateState(Math.max(adaptive.floorPpm(), f), 0, nowTicks);
     }
 
     /**
@@ -135,8 +166,9 @@ public final class AdaptiveMath {
 
     /**
      * {@code tokens} granted at {@code nowTicks}: credit towards the next increase. Each {@code ceil(stepTokens × f)}
-     * tokens (at least 1) of credit add {@link Adaptive#increasePpm()} to the factor, up to the ceiling (where the
-     * state is {@link RateState#CEILING}). Nothing is earned at the ceiling or while a cut holds.
+     * tokens (at least 1) of credit add {@link Adaptive#increasePpm()} to the factor, or double it while starting,
+     * up to the ceiling (where the state is {@link RateState#CEILING}, or the ceiling still starting, without
+     * credit). Nothing is earned at the ceiling or while a cut holds.
      *
      * @param tokens     the tokens granted, from 1
      * @param stepTokens {@link Adaptive#stepTokens}: at most {@link Adaptive#MAX_STEP_TOKENS}
@@ -149,7 +181,14 @@ public final class AdaptiveMath {
         long credit = rate.credit() + tokens; // a credit below 10^9 plus a capacity: no overflow
         long steps = credit / threshold;
         if (steps == 0) {
-            return new RateState(rate.factorPpm(), credit, rate.cutAtTicks());
+            return new RateState(rate.factorPpm(), credit, rate.cutAtTicks(), rate.starting());
+        }
+        if (rate.starting()) {
+            long f = rate.factorPpm();
+            for (long s = 0; s < steps && f < PPM; s++) { // at most 20 doublings from 1 ppm to the ceiling
+                f = Math.min(PPM, 2 * f);
+            }
+            return new RateState(f, f >= PPM ? 0 : credit % threshold, rate.cutAtTicks(), true);
         }
         if (steps > (PPM - rate.factorPpm()) / adaptive.increasePpm()) {
             return RateState.CEILING;

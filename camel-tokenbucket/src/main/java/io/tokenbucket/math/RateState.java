@@ -2,19 +2,26 @@ package io.tokenbucket.math;
 
 /**
  * The adaptive part of a bucket's state ({@link AdaptiveMath}): the current factor, the credit towards the next
- * increase, and when the last cut was.
+ * increase, when the last cut was, and whether the key is still in its slow start (no cut yet).
  *
  * @param factorPpm  the current rate as parts per million of the configured rate, 1 to {@link Adaptive#PPM}
  * @param credit     tokens granted since the last step, towards the next increase (fewer than one step's worth)
  * @param cutAtTicks the instant of the last cut, in ticks of the store's clock (read by wrapping difference);
- *                   meaningless at the ceiling
+ *                   meaningless at the ceiling and while starting
+ * @param starting   true from a key's first decision until its first cut: each step doubles the factor, and the
+ *                   first cut halves it ({@link AdaptiveMath})
  */
-public record RateState(long factorPpm, long credit, long cutAtTicks) {
+public record RateState(long factorPpm, long credit, long cutAtTicks, boolean starting) {
 
-    /** The configured rate, as a bucket without adaptive state has. */
-    public static final RateState CEILING = new RateState(Adaptive.PPM, 0, 0);
+    /** The configured rate after (or without) a slow start: what a key without state has when adaptiveStart is 1. */
+    public static final RateState CEILING = new RateState(Adaptive.PPM, 0, 0, false);
 
-    /** True at the configured rate: nothing to store. */
+    /** A state past its slow start (or without one): {@code starting} false. */
+    public RateState(long factorPpm, long credit, long cutAtTicks) {
+        this(factorPpm, credit, cutAtTicks, false);
+    }
+
+    /** True at the configured rate, where nothing more is earned (which is not "nothing to store" while starting). */
     public boolean isCeiling() {
         return factorPpm >= Adaptive.PPM;
     }

@@ -9,8 +9,14 @@ import io.tokenbucket.math.Adaptive;
  * @param cut       true when this signal cut the rate; false when it was ignored (a cut within the hold) or when
  *                  nothing was signalled
  * @param factorPpm the key's current rate in parts per million of its configured rate, 1 to {@link Adaptive#PPM}
+ * @param starting  true while the key is in its slow start (adaptiveStart below 1 and no cut yet)
  */
-public record Adaptation(boolean cut, long factorPpm) {
+public record Adaptation(boolean cut, long factorPpm, boolean starting) {
+
+    /** An answer past (or without) a slow start. */
+    public Adaptation(boolean cut, long factorPpm) {
+        this(cut, factorPpm, false);
+    }
 
     /** The current rate as a fraction of the configured rate, above 0, at most 1. */
     public double factor() {

@@ -54,27 +54,39 @@ class AdaptiveMathAllOfTest {
 
     @Test
     void aForgottenCutIsDecidedAtTheCeiling() {
-        // full, and the cut 60 s ago: back at the configured rate, as AdaptiveMath.current says
+        // full since 0 for the memory, 60 s: back at the configured rate, as AdaptiveMath.current says
         AllOfAdapted a = AdaptiveMath.reserveAll(new long[][][] {{{0}}}, new RateState[][] {{HALF}},
-                List.of(List.of(PAIR)), new long[0][], new RateState[0], List.of(), 60_000 - 5000, 1, NO_LIMIT);
-        assertThat(a.decision().tatTicks(0)).containsExactly(55_100);
+                List.of(List.of(PAIR)), new long[0][], new RateState[0], List.of(), 60_000, 1, NO_LIMIT);
+        assertThat(a.decision().tatTicks(0)).containsExactly(60_100);
         assertThat(a.rates()[0]).isEqualTo(RateState.CEILING);
+        // a millisecond before, it is still remembered: charged at half the rate
+        AllOfAdapted before = AdaptiveMath.reserveAll(new long[][][] {{{0}}}, new RateState[][] {{HALF}},
+                List.of(List.of(PAIR)), new long[0][], new RateState[0], List.of(), 59_999, 1, NO_LIMIT);
+        assertThat(before.decision().tatTicks(0)).containsExactly(60_199);
+        assertThat(before.rates()[0]).isEqualTo(new RateState(500_000, 1, -5000));
     }
 
     /**
      * One adaptive key of one limit, alone in an all-of reservation, through random cuts and reservations at random
      * instants: the same decision and the same rate state as {@link AdaptiveMath#reserve} on the same bucket, every
      * step. (With several limits an all-of reservation charges each limit at the common release, as
-     * BucketMathAllOfTest's everyLimitOfEveryKeyCounts shows, so the states differ there by design.)
+     * BucketMathAllOfTest's everyLimitOfEveryKeyCounts shows, so the states differ there by design.) Without and
+     * with a slow start, whose short memory makes the key start again now and then.
      */
     @Test
     void withOneAdaptiveKeyItIsTheOrdinaryAdaptiveReservation() {
-        Limits limits = Limits.of(Limit.of(3, 4, 1000)).withAdaptive(AIMD);
+        oneAdaptiveKeyAsTheOrdinaryReservation(AIMD);
+        oneAdaptiveKeyAsTheOrdinaryReservation(Adaptive.of(100_000, 500_000, 250_000, 0, 2000).withStart(125_000));
+    }
+
+    private static void oneAdaptiveKeyAsTheOrdinaryReservation(Adaptive adaptive) {
+        Limits limits = Limits.of(Limit.of(3, 4, 1000)).withAdaptive(adaptive);
         Random random = new Random(1402);
         long[] tats = {0};
         RateState rate = null;
         long now = 0;
         int earned = 0;
+        int doubled = 0;
         for (int i = 0; i < 3000; i++) {
             now += random.nextInt(400);
             if (random.nextInt(10) == 0) {
@@ -92,11 +104,15 @@ class AdaptiveMathAllOfTest {
             assertThat(all.decision().remaining()).isEqualTo(one.decision().remaining());
             assertThat(all.decision().tatTicks(0)).containsExactly(one.decision().tatTicks());
             assertThat(all.rates()[0]).isEqualTo(one.rate());
-            earned += one.rate() != null && rate != null && one.rate().factorPpm() > rate.factorPpm() ? 1 : 0;
+            RateState before = AdaptiveMath.current(rate, tats, now, adaptive);
+            earned += one.rate().factorPpm() > before.factorPpm() ? 1 : 0;
+            doubled += before.starting() && one.rate().factorPpm() == Math.min(Adaptive.PPM, 2 * before.factorPpm())
+                    ? 1 : 0;
             tats = one.decision().tatTicks();
             rate = one.rate();
         }
         assertThat(earned).as("increases seen").isPositive();
+        assertThat(doubled > 0).as("doublings seen").isEqualTo(adaptive.startPpm() < Adaptive.PPM);
     }
 
     @Test

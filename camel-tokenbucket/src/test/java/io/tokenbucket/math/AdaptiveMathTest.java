@@ -18,10 +18,24 @@ class AdaptiveMathTest {
     /** 10 per second, burst 1: interval 100 ms. */
     private static final Limits TEN = Limits.of(Limit.of(1, 10, 1000)).withAdaptive(AIMD);
 
+    /** floor 0.1, cut to 0.7, +0.1 a step, hold 1000 ms, memory 60 s, starting at 0.125. */
+    private static final Adaptive SLOW = Adaptive.of(100_000, 700_000, 100_000, 1000, 60_000).withStart(125_000);
+    /** 10 per second, burst 1, with a slow start: 800 ms a token at 0.125, a step per ceil(10 × f) tokens. */
+    private static final Limits SLOW_TEN = Limits.of(Limit.of(1, 10, 1000)).withAdaptive(SLOW);
+
     /** A bucket moved through the steps by hand. */
     private static final class Bucket {
+        final Limits limits;
         long[] tats = {Long.MIN_VALUE / 2};
         RateState rate;
+
+        Bucket() {
+            this(TEN);
+        }
+
+        Bucket(Limits limits) {
+            this.limits = limits;
+        }
 
         Adapted apply(Adapted a) {
             tats = a.decision().tatTicks();
@@ -30,15 +44,19 @@ class AdaptiveMathTest {
         }
 
         Decision reserve(long now, long maxWait) {
-            return apply(AdaptiveMath.reserve(tats, rate, now, 1, TEN, maxWait)).decision();
+            return apply(AdaptiveMath.reserve(tats, rate, now, 1, limits, maxWait)).decision();
         }
 
         Adapted throttle(long now) {
-            return apply(AdaptiveMath.throttle(tats, rate, now, TEN));
+            return apply(AdaptiveMath.throttle(tats, rate, now, limits));
         }
 
         long factor(long now) {
-            return AdaptiveMath.current(rate, tats, now, AIMD).factorPpm();
+            return state(now).factorPpm();
+        }
+
+        RateState state(long now) {
+            return AdaptiveMath.current(rate, tats, now, limits.adaptive());
         }
 
         /** Tokens granted without waiting, trying every millisecond of [from, to). */
@@ -141,11 +159,13 @@ class AdaptiveMathTest {
     }
 
     @Test
-    void anIdleBucketForgetsItsCutAfterTheMemoryNotBefore() {
+    void anIdleBucketForgetsItsCutOnceFullForTheMemoryNotBefore() {
         Bucket b = new Bucket();
-        b.throttle(0);
-        assertThat(b.factor(59_999)).isEqualTo(500_000);
-        assertThat(b.factor(60_000)).isEqualTo(PPM);
+        b.throttle(0); // emptied at 0.5: full again at 200
+        assertThat(b.tats).containsExactly(200);
+        assertThat(b.factor(60_199)).isEqualTo(500_000);
+        assertThat(b.factor(60_200)).isEqualTo(PPM);
+        assertThat(b.state(60_200)).isSameAs(RateState.CEILING);
         // while in debt it keeps the factor however long ago the cut was
         Bucket busy = new Bucket();
         busy.throttle(0);
@@ -154,6 +174,141 @@ class AdaptiveMathTest {
             busy.reserve(0, NO_LIMIT); // booked 80 s ahead at 200 ms a token
         }
         assertThat(busy.factor(70_000)).isEqualTo(500_000);
+    }
+
+    @Test
+    void aBusyKeyBrieflyFullKeepsWhatItLearned() {
+        // +1 ppm a step, so that the cut rate stays below the ceiling for the whole test
+        Limits ten = Limits.of(Limit.of(1, 10, 1000)).withAdaptive(Adaptive.of(100_000, 500_000, 1, 1000, 60_000));
+        Bucket b = new Bucket(ten);
+        b.throttle(0);
+        for (long t = 1000; t <= 70_000; t += 1000) {
+            assertThat(b.reserve(t, 0).granted()).isTrue();
+        }
+        // 70 tokens after the hold: a step of 5 at 0.5, then of ceil(10 × 0.500001) = 6: 11 steps, 5 of credit.
+        // Full since 70,200 and the cut 70 s ago: remembered (the cut's age does not matter, the idle time does)
+        assertThat(b.tats).containsExactly(70_200);
+        assertThat(b.state(70_300)).isEqualTo(new RateState(500_011, 5, 0));
+        assertThat(b.factor(130_199)).isEqualTo(500_011);
+        assertThat(b.factor(130_200)).isEqualTo(PPM);
+    }
+
+    @Test
+    void aFreshKeyStartsAtTheStartAndEachStepDoublesItUpToTheCeiling() {
+        Bucket b = new Bucket(SLOW_TEN);
+        assertThat(b.state(0)).isEqualTo(new RateState(125_000, 0, 0, true)).isEqualTo(SLOW.fresh());
+        // a step per ceil(10 × 0.125) = 2 tokens, then 3 at 0.25, 5 at 0.5; none at the ceiling
+        long[] factors = new long[12];
+        for (int i = 0; i < factors.length; i++) {
+            assertThat(b.reserve(0, NO_LIMIT).granted()).isTrue();
+            factors[i] = b.rate.factorPpm();
+        }
+        assertThat(factors).containsExactly(125_000, 250_000, 250_000, 250_000, 500_000, 500_000, 500_000, 500_000,
+                500_000, PPM, PPM, PPM);
+        // at the ceiling still starting: stored (no state would start it again at 0.125)
+        assertThat(b.rate).isEqualTo(new RateState(PPM, 0, 0, true));
+        assertThat(SLOW.isFresh(b.rate)).isFalse();
+        // the tokens were booked at the rate of their grant: 800 ms, 400 ms three times, 200 ms five times, then 100
+        assertThat(b.tats).containsExactly(2 * 800 + 3 * 400 + 5 * 200 + 2 * 100);
+    }
+
+    @Test
+    void theFirstCutWhileStartingHalvesEndsTheStartAndHolds() {
+        Bucket b = new Bucket(SLOW_TEN);
+        for (int i = 0; i < 5; i++) {
+            b.reserve(0, NO_LIMIT); // to 0.5, starting
+        }
+        assertThat(b.rate).isEqualTo(new RateState(500_000, 0, 0, true));
+        Adapted cut = b.throttle(5000);
+        assertThat(cut.cut()).isTrue();
+        // halved, not 0.5 × 0.7
+        assertThat(cut.rate()).isEqualTo(new RateState(250_000, 0, 5000, false));
+        // the hold is on: a signal within it is ignored, and nothing is earned
+        assertThat(b.throttle(5999).cut()).isFalse();
+        b.reserve(5999, NO_LIMIT);
+        assertThat(b.rate).isEqualTo(new RateState(250_000, 0, 5000, false));
+        // the second cut: times the decrease
+        assertThat(b.throttle(6000).rate()).isEqualTo(new RateState(175_000, 0, 6000, false));
+        // then AIMD: +0.1 a step of ceil(10 × 0.175) = 2 tokens, no doubling
+        b.reserve(7000, NO_LIMIT);
+        b.reserve(7000, NO_LIMIT);
+        assertThat(b.rate).isEqualTo(new RateState(275_000, 0, 6000, false));
+    }
+
+    @Test
+    void aCutAtTheCeilingWhileStartingHalvesAndTheHalvingRespectsTheFloor() {
+        Bucket b = new Bucket(SLOW_TEN);
+        for (int i = 0; i < 10; i++) {
+            b.reserve(0, NO_LIMIT);
+        }
+        assertThat(b.rate).isEqualTo(new RateState(PPM, 0, 0, true));
+        assertThat(b.throttle(10_000).rate()).isEqualTo(new RateState(500_000, 0, 10_000, false));
+        // starting at the floor: half of it is below, so the floor
+        Adaptive atFloor = Adaptive.of(100_000, 700_000, 100_000, 1000, 60_000).withStart(100_000);
+        Bucket low = new Bucket(Limits.of(Limit.of(1, 10, 1000)).withAdaptive(atFloor));
+        assertThat(low.throttle(0).rate()).isEqualTo(new RateState(100_000, 0, 0, false));
+        Adapted odd = AdaptiveMath.throttle(new long[] {0}, new RateState(333_333, 0, 0, true), 0, SLOW_TEN);
+        assertThat(odd.rate().factorPpm()).isEqualTo(166_666); // rounded down, as every cut
+    }
+
+    @Test
+    void noSignalWhileStartingIsIgnored() {
+        // no hold while starting: the first signal always cuts, however soon after the key's first grant
+        Bucket b = new Bucket(SLOW_TEN);
+        b.reserve(0, NO_LIMIT);
+        assertThat(AdaptiveMath.holding(b.rate, 0, SLOW)).isFalse();
+        assertThat(b.throttle(0).cut()).isTrue();
+        assertThat(b.throttle(1).cut()).isFalse();
+    }
+
+    @Test
+    void anIdleKeyForgetsBackToTheStartAfterTheMemory() {
+        Bucket b = new Bucket(SLOW_TEN);
+        for (int i = 0; i < 5; i++) {
+            b.reserve(0, NO_LIMIT);
+        }
+        b.throttle(10_000); // 0.25: emptied, full again one 400 ms interval later
+        assertThat(b.tats).containsExactly(10_400);
+        assertThat(b.state(70_399)).isEqualTo(new RateState(250_000, 0, 10_000, false));
+        assertThat(b.state(70_400)).isSameAs(SLOW.fresh());
+        // a key back at the ceiling after its start is kept as long: it is not a key without state
+        long[] fullSince = {1000};
+        assertThat(AdaptiveMath.current(RateState.CEILING, fullSince, 60_999, SLOW)).isSameAs(RateState.CEILING);
+        assertThat(AdaptiveMath.current(RateState.CEILING, fullSince, 61_000, SLOW)).isSameAs(SLOW.fresh());
+        // with several limits, full since the latest of them
+        assertThat(AdaptiveMath.current(RateState.CEILING, new long[] {1000, 5000}, 64_999, SLOW))
+                .isSameAs(RateState.CEILING);
+        assertThat(AdaptiveMath.current(RateState.CEILING, new long[] {5000, 1000}, 65_000, SLOW))
+                .isSameAs(SLOW.fresh());
+    }
+
+    @Test
+    void aStoredStartingStateIsReadUnderTheCurrentStartAndFloor() {
+        long[] inDebt = {5000};
+        // written with a lower adaptiveStart: raised to this one's start, still starting, its credit kept
+        assertThat(AdaptiveMath.current(new RateState(50_000, 1, 0, true), inDebt, 1, SLOW))
+                .isEqualTo(new RateState(125_000, 1, 0, true));
+        // above the start: as it was
+        RateState doubled = new RateState(500_000, 2, 0, true);
+        assertThat(AdaptiveMath.current(doubled, inDebt, 1, SLOW)).isSameAs(doubled);
+        // with the slow start turned off (start 1): a key that has seen no cut is at the ceiling, as configured
+        assertThat(AdaptiveMath.current(doubled, inDebt, 1, AIMD)).isSameAs(RateState.CEILING);
+        // a state past its start at the ceiling reads as the ceiling, with or without a slow start
+        assertThat(AdaptiveMath.current(new RateState(PPM, 0, 7, false), inDebt, 1, AIMD)).isSameAs(RateState.CEILING);
+        assertThat(AdaptiveMath.current(new RateState(PPM, 0, 7, false), inDebt, 1, SLOW)).isSameAs(RateState.CEILING);
+        // a state past its start below a raised floor: at the floor, not starting again
+        Adaptive higherFloor = Adaptive.of(200_000, 700_000, 100_000, 1000, 60_000).withStart(400_000);
+        assertThat(AdaptiveMath.current(new RateState(150_000, 0, 3, false), inDebt, 1, higherFloor))
+                .isEqualTo(new RateState(200_000, 0, 3, false));
+    }
+
+    @Test
+    void withoutASlowStartAFreshKeyIsTheCeilingAsBefore() {
+        assertThat(AIMD.startPpm()).isEqualTo(PPM);
+        assertThat(AIMD.fresh()).isSameAs(RateState.CEILING);
+        assertThat(AIMD.withStart(PPM)).isEqualTo(AIMD);
+        assertThat(AdaptiveMath.current(null, new long[] {0}, 0, AIMD)).isSameAs(RateState.CEILING);
+        assertThat(new Bucket().throttle(0).rate()).isEqualTo(new RateState(500_000, 0, 0, false));
     }
 
     @Test
@@ -217,5 +372,10 @@ class AdaptiveMathTest {
         assertThatThrownBy(() -> Adaptive.of(1, 1, 1, -1, 0)).hasMessageContaining("adaptiveHold");
         assertThatThrownBy(() -> Adaptive.of(1, 1, 1, 0, Adaptive.MAX_MEMORY_TICKS + 1))
                 .hasMessageContaining("adaptiveMemory");
+        assertThatThrownBy(() -> AIMD.withStart(99_999)).hasMessageContaining("adaptiveStart")
+                .hasMessageContaining("adaptiveFloor (100000 ppm)").hasMessageContaining("was 99999 ppm");
+        assertThatThrownBy(() -> AIMD.withStart(PPM + 1)).hasMessageContaining("adaptiveStart")
+                .hasMessageContaining("was 1000001 ppm");
+        assertThat(AIMD.withStart(100_000).startPpm()).isEqualTo(100_000);
     }
 }

@@ -48,7 +48,7 @@ final class BucketTable {
         /** The {@code tat}s (ns) of limits 2..n, guarded by this bucket's lock; null while the key has one limit. */
         volatile long[] moreTatNanos;
 
-        /** The adaptive rate state, guarded by this bucket's lock; null at the configured rate. */
+        /** The adaptive rate state, guarded by this bucket's lock; null for none ({@link Adaptive#fresh()}). */
         volatile RateState rate;
 
         /** The adaptation {@link #rate} was last decided with (for the sweep), guarded by this bucket's lock. */
@@ -67,7 +67,7 @@ final class BucketTable {
     /**
      * A decision on several buckets' states and rate states (null: none) at one instant: answers the states to store
      * for each bucket, in the order given, null for a bucket to leave as it was; for a bucket it stores whose limits
-     * adapt, it leaves the rate state to store in {@code rates} (at the ceiling: none).
+     * adapt, it leaves the rate state to store in {@code rates} ({@link Adaptive#fresh()}: none).
      */
     interface MultiStep {
         long[][] apply(long[][] tatNanos, RateState[] rates, long nowNanos);
@@ -180,7 +180,7 @@ final class BucketTable {
                     before[i] = storable(next[i][0]);
                     Adaptive adaptive = limits.get(i).adaptive();
                     if (adaptive != null) { // a fixed key's rate state is left as it is, as update() leaves it
-                        buckets[i].rate = rates[i] == null || rates[i].isCeiling() ? null : rates[i];
+                        buckets[i].rate = rates[i] == null || adaptive.isFresh(rates[i]) ? null : rates[i];
                         buckets[i].adaptive = adaptive;
                     }
                 }
@@ -195,8 +195,8 @@ final class BucketTable {
 
     /**
      * {@link #update} for limits with an adaptation: {@code step} decides on the states and the rate state
-     * together, under the bucket's lock, and both are stored (a rate back at the ceiling as none). Nothing is
-     * stored when the decision's states are the very array it was given and the rate state is unchanged.
+     * together, under the bucket's lock, and both are stored (a rate equal to {@link Adaptive#fresh()} as none).
+     * Nothing is stored when the decision's states are the very array it was given and the rate state is unchanged.
      */
     Adapted updateAdaptive(String key, Limits limits, long nowNanos, AdaptiveStep step) {
         return apply(key, limits, nowNanos, step, true);
@@ -216,7 +216,7 @@ final class BucketTable {
                 RateState before = bucket.rate;
                 Adapted a = step.apply(states, before, nowNanos);
                 long[] next = a.decision().tatTicks();
-                RateState after = !adaptive ? before : a.rate().isCeiling() ? null : a.rate();
+                RateState after = !adaptive ? before : limits.adaptive().isFresh(a.rate()) ? null : a.rate();
                 if (next == states && after == before) {
                     return a;
                 }
@@ -261,18 +261,22 @@ final class BucketTable {
     private static long factorOf(Bucket bucket, long nowNanos) {
         synchronized (bucket) {
             long tatNanos = bucket.get();
-            RateState rate = bucket.rate;
-            if (tatNanos == RETIRED || rate == null) {
+            if (tatNanos == RETIRED || bucket.adaptive == null) {
                 return Adaptive.PPM;
             }
-            long[] more = bucket.moreTatNanos;
-            long[] tats = new long[1 + (more == null ? 0 : more.length)];
-            tats[0] = tatNanos;
-            if (more != null) {
-                System.arraycopy(more, 0, tats, 1, more.length);
-            }
-            return AdaptiveMath.current(rate, tats, nowNanos, bucket.adaptive).factorPpm();
+            return AdaptiveMath.current(bucket.rate, allTats(tatNanos, bucket.moreTatNanos), nowNanos,
+                    bucket.adaptive).factorPpm();
         }
+    }
+
+    /** The first limit's state and the others', in one array. */
+    private static long[] allTats(long tatNanos, long[] more) {
+        long[] tats = new long[1 + (more == null ? 0 : more.length)];
+        tats[0] = tatNanos;
+        if (more != null) {
+            System.arraycopy(more, 0, tats, 1, more.length);
+        }
+        return tats;
     }
 
     /** The states of {@code key} for {@code limits} (ns), without changing anything. */
@@ -336,11 +340,12 @@ final class BucketTable {
             long tatNanos = bucket.get();
             long[] more = bucket.moreTatNanos;
             RateState rate = bucket.rate;
-            // an adaptive rate is kept while it is remembered (AdaptiveMath.current), as a Redis key lives as long
+            // an adaptive rate is kept while it is remembered (AdaptiveMath.current: until the bucket has been full
+            // for the memory), as a Redis key lives as long
             return tatNanos > HELD && BucketMath.isFull(tatNanos, nowNanos)
                     && (more == null || BucketMath.isFull(more, nowNanos))
-                    && (rate == null || AdaptiveMath.current(rate, new long[] {tatNanos}, nowNanos, bucket.adaptive)
-                    .isCeiling())
+                    && (rate == null || bucket.adaptive.isFresh(AdaptiveMath.current(rate, allTats(tatNanos, more),
+                    nowNanos, bucket.adaptive)))
                     && bucket.compareAndSet(tatNanos, RETIRED);
         }
     }

@@ -163,7 +163,8 @@ public final class LocalBucketStore implements BucketStore {
             BucketStore.requireAdaptive(c.key(), limits);
             Adapted a = table.updateAdaptive(c.key(), limits, clock.getAsLong(),
                     (tatsNanos, rate, atNanos) -> AdaptiveMath.throttle(tatsNanos, rate, atNanos, limits));
-            return CompletableFuture.completedFuture(new Adaptation(a.cut(), a.rate().factorPpm()));
+            return CompletableFuture.completedFuture(new Adaptation(a.cut(), a.rate().factorPpm(),
+                    a.rate().starting()));
         }
 
         @Override
@@ -174,7 +175,8 @@ public final class LocalBucketStore implements BucketStore {
             }
             Adapted a = table.readAdaptive(c.key(), limits, clock.getAsLong(),
                     (tatsNanos, rate, atNanos) -> AdaptiveMath.peek(tatsNanos, rate, atNanos, 1, limits));
-            return CompletableFuture.completedFuture(new Adaptation(false, a.rate().factorPpm()));
+            return CompletableFuture.completedFuture(new Adaptation(false, a.rate().factorPpm(),
+                    a.rate().starting()));
         }
 
         /**

@@ -344,16 +344,18 @@ public final class RedisBucketStore implements BucketStore {
 
     /**
      * The reply of the script's 'throttle' or 'rate': a reply of five numbers whose first says whether the rate was
-     * cut, and the factor after it.
+     * cut, then the factor after it and 1 while starting (else 0).
      *
      * @throws IllegalStateException naming the reply when it is not one the script gives
      */
     static Adaptation adaptation(List<Long> raw, Limits limits) {
-        if (raw != null && raw.size() == ScriptReply.FIELDS + 1) {
+        if (raw != null && raw.size() == ScriptReply.FIELDS + 2) {
             Long factor = raw.get(ScriptReply.FIELDS);
+            Long starting = raw.get(ScriptReply.FIELDS + 1);
             ScriptReply reply = ScriptReply.parse(raw.subList(0, ScriptReply.FIELDS), List.of(limits));
-            if (factor != null && factor >= 1 && factor <= Adaptive.PPM) {
-                return new Adaptation(reply.granted(), factor);
+            if (factor != null && factor >= 1 && factor <= Adaptive.PPM && starting != null
+                    && (starting == 0 || starting == 1)) {
+                return new Adaptation(reply.granted(), factor, starting == 1);
             }
         }
         throw ScriptReply.notAnAnswer(raw);
@@ -402,7 +404,7 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * Appends one key's limits as the script reads them: their adaptation if any ('A' and its six numbers, times
+     * Appends one key's limits as the script reads them: their adaptation if any ('A' and its seven numbers, times
      * in microseconds rounded up), their number, then each capacity and interval in microseconds (rounded up
      * again: never faster than the nanosecond limit).
      *
@@ -418,6 +420,7 @@ public final class RedisBucketStore implements BucketStore {
             args.add(Long.toString(ceilMicros(adaptive.holdTicks())));
             args.add(Long.toString(ceilMicros(adaptive.memoryTicks())));
             args.add(Long.toString(Adaptive.stepTokens(l)));
+            args.add(Long.toString(adaptive.startPpm()));
         }
         args.add(Integer.toString(l.size()));
         for (int i = 0; i < l.size(); i++) {

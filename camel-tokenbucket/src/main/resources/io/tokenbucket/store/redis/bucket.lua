@@ -13,17 +13,21 @@
 --           penalty in microseconds (capped the same way); otherwise -1
 -- ARGV[4..] the limits of each key in turn: their number m, then m pairs of capacity C and interval T
 --           (the microseconds one token takes to come back, rounded up); limits whose rate adapts (AdaptiveMath)
---           are preceded by 'A' and six numbers: floor, decrease and increase in parts per million, hold and
---           memory in microseconds, and the tokens of one increase step at the ceiling
+--           are preceded by 'A' and seven numbers: floor, decrease and increase in parts per million, hold and
+--           memory in microseconds, the tokens of one increase step at the ceiling, and the start in parts per
+--           million (where a key without rate state starts; 1000000: at the ceiling, no slow start)
 -- returns   { granted (1 or 0), wait in microseconds, whole tokens remaining, the chosen key's position,
 --           the Redis clock's now in microseconds (the wait counts from it) }
 --           'throttle' and 'rate' (adaptive limits only; tokens 1) return { cut (1 or 0), then the peek of one
---           token's wait, remaining, position and now, then the current factor in parts per million }
+--           token's wait, remaining, position and now, then the current factor in parts per million, then 1 while
+--           the key is in its slow start, else 0 }
 --
 -- An adaptive key's state is its tats followed by 'r' and its rate state: factor (ppm), credit (tokens towards
--- the next step) and the instant of the last cut (microseconds of the Redis clock). No 'r' is the ceiling. Its TTL
--- is the later of the bucket's full time and the last cut plus the memory: the key expires when AdaptiveMath.current
--- would forget the rate.
+-- the next step), the instant of the last cut (microseconds of the Redis clock) and 1 while starting, else 0 (a
+-- state written before the slow start has no fourth number: not starting). No 'r' is a key without rate state
+-- (Adaptive.fresh: at the start, starting; the ceiling without a slow start), and a rate state equal to that one
+-- is not written. Its TTL is the latest tat plus the memory: the key expires when AdaptiveMath.current would forget
+-- the rate (the bucket full for the memory).
 --
 -- 'all'     one reservation on the freest candidate (or candidate group) and every shared key together (below,
 --           before the other general operations): ARGV[4] is the number of candidates c, optionally 'G' and each
@@ -107,8 +111,9 @@ local function read_limits(pos)
   if ARGV[pos] == 'A' then
     adapt = { floor = tonumber(ARGV[pos + 1]), decrease = tonumber(ARGV[pos + 2]),
               increase = tonumber(ARGV[pos + 3]), hold_us = tonumber(ARGV[pos + 4]),
-              memory_us = tonumber(ARGV[pos + 5]), step = tonumber(ARGV[pos + 6]) }
-    pos = pos + 7
+              memory_us = tonumber(ARGV[pos + 5]), step = tonumber(ARGV[pos + 6]),
+              start = tonumber(ARGV[pos + 7]) }
+    pos = pos + 8
   end
   local m = tonumber(ARGV[pos])
   pos = pos + 1
@@ -121,7 +126,7 @@ local function read_limits(pos)
 end
 
 -- a stored state, every number of it, bounded (a word that is no number: a full limit), and its rate state after
--- 'r' (nil: none; one that is not three numbers, or a factor out of range, counts as none)
+-- 'r' (nil: none; one that is not three numbers and an optional 0 or 1, or a factor out of range, counts as none)
 local function parse(stored)
   local tats_us, words = {}, {}
   if stored then
@@ -138,10 +143,12 @@ local function parse(stored)
   local rate = nil
   if words[i] == 'r' then
     local f, credit, cut_us = tonumber(words[i + 1]), tonumber(words[i + 2]), tonumber(words[i + 3])
-    if f and credit and cut_us and f >= 1 and f < PPM and f == math.floor(f) and credit >= 0
+    local starting = words[i + 4]
+    if f and credit and cut_us and f >= 1 and f <= PPM and f == math.floor(f) and credit >= 0
         and credit < 1e9 and credit == math.floor(credit) and cut_us == cut_us
-        and math.abs(cut_us - now_us) < MAX_DEBT_US then
-      rate = { f = f, credit = credit, cut_us = cut_us }
+        and math.abs(cut_us - now_us) < MAX_DEBT_US
+        and (starting == nil or starting == '0' or starting == '1') and words[i + 5] == nil then
+      rate = { f = f, credit = credit, cut_us = cut_us, starting = starting == '1' }
     end
   end
   return tats_us, rate
@@ -180,21 +187,33 @@ local function reserve(tats_us, l, n)
   return next_us, wait_us
 end
 
+-- Adaptive.fresh: the rate state of a key without one, which is never written
+local function fresh(adapt)
+  return { f = adapt.start, credit = 0, cut_us = 0, starting = adapt.start < PPM }
+end
+
+-- Adaptive.isFresh
+local function is_fresh(rate, adapt)
+  return rate.f == adapt.start and rate.credit == 0 and rate.cut_us == 0 and rate.starting == (adapt.start < PPM)
+end
+
 -- the state, with a TTL at the moment every limit is full again, so an idle key costs nothing; a full bucket is
--- no key (BucketMath.isFull). An adaptive rate below the ceiling (rate, with its limits' adaptation adapt) is
--- written after the tats and keeps the key until the last cut plus the memory (AdaptiveMath.current).
+-- no key (BucketMath.isFull). An adaptive rate state other than the fresh one (rate, with its limits' adaptation
+-- adapt) is written after the tats and keeps the key until the latest tat plus the memory (AdaptiveMath.current).
 local function store(key, tats_us, m, rate, adapt)
-  local parts, latest_us = {}, now_us
+  local parts, latest_us, latest_tat_us = {}, now_us, nil
   for i = 1, m do
     parts[i] = string.format('%.0f', tats_us[i])
     latest_us = math.max(latest_us, tats_us[i])
+    latest_tat_us = latest_tat_us and math.max(latest_tat_us, tats_us[i]) or tats_us[i]
   end
-  if rate and adapt then
+  if rate and adapt and not is_fresh(rate, adapt) then
     parts[m + 1] = 'r'
     parts[m + 2] = string.format('%.0f', rate.f)
     parts[m + 3] = string.format('%.0f', rate.credit)
     parts[m + 4] = string.format('%.0f', rate.cut_us)
-    latest_us = math.max(latest_us, rate.cut_us + adapt.memory_us)
+    parts[m + 5] = rate.starting and '1' or '0'
+    latest_us = latest_tat_us + adapt.memory_us
   end
   if latest_us <= now_us then
     redis.call('DEL', key)
@@ -203,25 +222,40 @@ local function store(key, tats_us, m, rate, adapt)
   end
 end
 
--- AdaptiveMath, step for step; a rate is nil at the ceiling
+-- AdaptiveMath, step for step; a rate is nil for fixed limits, which have none
 
--- AdaptiveMath.current: the stored rate, forgotten when the bucket is full and the last cut is memory ago,
--- raised to the floor when written with a lower one
+-- AdaptiveMath.current: the stored rate, or the fresh one when there is none or the bucket has been full for the
+-- memory (now - the latest tat); a starting one raised to the start (the ceiling's when there is no slow start),
+-- another to the floor, when written with a lower one
 local function current(rate, tats_us, l)
-  if rate == nil or l.adapt == nil then
+  local adapt = l.adapt
+  if adapt == nil then
     return nil
   end
-  local full = true
-  for i = 1, #tats_us do
-    if tats_us[i] > now_us then
-      full = false
+  local idle_us = nil
+  for i = 1, #l do -- the limits' tats (align keeps any further ones stored, which BucketMath.align drops)
+    local d = now_us - tats_us[i]
+    if idle_us == nil or d < idle_us then
+      idle_us = d
     end
   end
-  if full and now_us - rate.cut_us >= l.adapt.memory_us then
-    return nil
+  if rate == nil or idle_us >= adapt.memory_us then
+    return fresh(adapt)
   end
-  if rate.f < l.adapt.floor then
-    return { f = l.adapt.floor, credit = rate.credit, cut_us = rate.cut_us }
+  if rate.starting then
+    if adapt.start >= PPM then
+      return fresh(adapt)
+    end
+    if rate.f < adapt.start then
+      return { f = adapt.start, credit = rate.credit, cut_us = rate.cut_us, starting = true }
+    end
+    return rate
+  end
+  if rate.f >= PPM then
+    return { f = PPM, credit = 0, cut_us = 0, starting = false }
+  end
+  if rate.f < adapt.floor then
+    return { f = adapt.floor, credit = rate.credit, cut_us = rate.cut_us, starting = false }
   end
   return rate
 end
@@ -242,7 +276,7 @@ end
 
 -- AdaptiveMath.scaled: the limits at the rate's factor
 local function scaled(l, rate)
-  if rate == nil then
+  if rate == nil or rate.f >= PPM then
     return l
   end
   local s = { adapt = l.adapt }
@@ -252,39 +286,52 @@ local function scaled(l, rate)
   return s
 end
 
--- AdaptiveMath.holding
+-- AdaptiveMath.holding: never while starting nor at the ceiling
 local function holding(rate, adapt)
-  return rate ~= nil and now_us - rate.cut_us < adapt.hold_us
+  return not rate.starting and rate.f < PPM and now_us - rate.cut_us < adapt.hold_us
 end
 
--- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them
+-- the ceiling past (or without) a slow start: RateState.CEILING
+local CEILING = { f = PPM, credit = 0, cut_us = 0, starting = false }
+
+-- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them, which adds the increase
+-- (doubles the factor while starting)
 local function earn(rate, n, adapt)
-  if rate == nil or holding(rate, adapt) then
+  if rate == nil or rate.f >= PPM or holding(rate, adapt) then
     return rate
   end
   local threshold = math.max(1, math.ceil(adapt.step * rate.f / PPM))
   local credit = rate.credit + n
   local steps = math.floor(credit / threshold)
   if steps == 0 then
-    return { f = rate.f, credit = credit, cut_us = rate.cut_us }
+    return { f = rate.f, credit = credit, cut_us = rate.cut_us, starting = rate.starting }
+  end
+  if rate.starting then
+    local f, s = rate.f, 0
+    while s < steps and f < PPM do -- at most 20 doublings from 1 ppm to the ceiling
+      f = math.min(PPM, 2 * f)
+      s = s + 1
+    end
+    return { f = f, credit = f >= PPM and 0 or credit - steps * threshold, cut_us = rate.cut_us, starting = true }
   end
   if steps > math.floor((PPM - rate.f) / adapt.increase) then
-    return nil
+    return CEILING
   end
   local f = rate.f + steps * adapt.increase
   if f >= PPM then
-    return nil
+    return CEILING
   end
-  return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us }
+  return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false }
 end
 
--- AdaptiveMath.cut: the factor times the decrease, at least the floor, held; answers rate itself while holding
+-- AdaptiveMath.cut: the factor times the decrease (halved while starting, which ends the start), at least the
+-- floor, held; answers rate itself while holding
 local function cut(rate, adapt)
   if holding(rate, adapt) then
     return rate
   end
-  local f = rate and rate.f or PPM
-  return { f = math.max(adapt.floor, math.floor(f * adapt.decrease / PPM)), credit = 0, cut_us = now_us }
+  local f = rate.starting and math.floor(rate.f / 2) or math.floor(rate.f * adapt.decrease / PPM)
+  return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false }
 end
 
 if op == 'batch' then
@@ -486,7 +533,7 @@ elseif op == 'throttle' or op == 'rate' then
     end
   end
   local _, wait_us = reserve(tats_us, l, 1)
-  return { was_cut, wait_us, available(tats_us, l), 1, now_us, rate and rate.f or PPM }
+  return { was_cut, wait_us, available(tats_us, l), 1, now_us, rate.f, rate.starting and 1 or 0 }
 elseif op ~= 'peek' then
   return redis.error_reply('bucket.lua: unknown operation ' .. tostring(op))
 end

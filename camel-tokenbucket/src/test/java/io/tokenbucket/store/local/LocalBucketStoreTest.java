@@ -11,9 +11,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
+import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.Adaptation;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Choice;
 import io.tokenbucket.store.Reservation;
@@ -101,6 +103,51 @@ class LocalBucketStoreTest {
         assertThat(store.size()).isEqualTo(1);
         assertThat(store.reserveNow("busy", Limits.of(one), 1, 0).granted()).isTrue();
         assertThat(store.reserveNow("fresh", Limits.of(one), 1, 0).granted()).isFalse();
+    }
+
+    /**
+     * A rate state lives until the bucket has been full for the memory, exactly, as a Redis key lives until its
+     * latest tat plus the memory; a key whose state is the fresh one (no slow start, at the ceiling) is swept as
+     * soon as it is full.
+     */
+    @Test
+    void theSweepKeepsARateStateUntilTheBucketHasBeenFullForTheMemory() {
+        // 10 per second, burst 1; memory 60 s; starting at 0.25: 400 ms a token, a step per 3 tokens
+        Limits slow = Limits.of(Limit.of(1, 10, 1000 * MS))
+                .withAdaptive(Adaptive.of(100_000, 500_000, 100_000, 0, 60_000 * MS).withStart(250_000));
+        Limits plain = Limits.of(Limit.of(1, 10, 1000 * MS))
+                .withAdaptive(Adaptive.of(100_000, 500_000, 100_000, 0, 60_000 * MS));
+        long start = clock.get();
+        assertThat(store.reserveNow("slow", slow, 1, 0).granted()).isTrue(); // starting, one token of credit
+        assertThat(store.reserveNow("plain", plain, 1, 0).granted()).isTrue(); // the ceiling: no rate state
+        assertThat(store.rate("slow", slow).toCompletableFuture().join())
+                .isEqualTo(new Adaptation(false, 250_000, true));
+        clock.set(start + 400 * MS); // both full: "slow" since now, "plain" since 300 ms
+        assertThat(store.sweep()).as("plain, full, without a rate state").isEqualTo(1);
+        clock.set(start + 400 * MS + 60_000 * MS - 1);
+        assertThat(store.sweep()).isZero();
+        assertThat(store.size()).isEqualTo(1);
+        clock.set(start + 400 * MS + 60_000 * MS);
+        assertThat(store.sweep()).as("full for the memory: its rate forgotten").isEqualTo(1);
+        assertThat(store.size()).isZero();
+        // a key at the ceiling after its start is kept as long: without state it would start again at 0.25
+        // one token a millisecond, a step per token: +0.5 each, so two tokens after the cut reach the ceiling
+        Limits fast = Limits.of(Limit.of(1, 1, MS))
+                .withAdaptive(Adaptive.of(100_000, 500_000, 500_000, 0, 60_000 * MS).withStart(250_000));
+        long t = clock.get();
+        store.throttle("up", fast).toCompletableFuture().join(); // halved to the floor of 0.125, the start ended
+        for (int i = 0; i < 3; i++) {
+            assertThat(store.reserveNow("up", fast, 1, BucketMath.NO_LIMIT).granted()).isTrue();
+        }
+        assertThat(store.rate("up", fast).toCompletableFuture().join().factorPpm()).isEqualTo(Adaptive.PPM);
+        clock.set(t + 60_000 * MS); // the emptied bucket and three tokens were booked within the first 20 ms
+        assertThat(store.sweep()).isZero();
+        assertThat(store.rate("up", fast).toCompletableFuture().join())
+                .isEqualTo(new Adaptation(false, Adaptive.PPM, false));
+        clock.set(t + 70_000 * MS);
+        assertThat(store.sweep()).isEqualTo(1);
+        assertThat(store.rate("up", fast).toCompletableFuture().join())
+                .isEqualTo(new Adaptation(false, 250_000, true));
     }
 
     @Test

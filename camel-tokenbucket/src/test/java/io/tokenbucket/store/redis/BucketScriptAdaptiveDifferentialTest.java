@@ -28,14 +28,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Redis: the guard that the script's AIMD is the Java step for step.
  *
  * <p>Each case SETs a state (no key; tats about now, in debt, beyond the burst; with or without a rate state of a
- * random factor, credit and last cut around the hold and the memory), runs one operation on adaptive limits (1 or 2
- * limits from {@link BucketScriptDifferentialTest}'s generator, in microseconds, up to a burst of 2^51; a random
- * floor, decrease, increase, hold, memory and step) and reads the key back. The expected outcome is the Java steps
- * in microsecond ticks at the {@code now} the script returned: the current rate ({@link AdaptiveMath#current}), the
+ * random factor, credit and last cut around the hold and the memory, starting or not, in the form the script
+ * writes or the three-number one of before the slow start), runs one operation on adaptive limits (1 or 2 limits
+ * from {@link BucketScriptDifferentialTest}'s generator, in microseconds, up to a burst of 2^51; a random floor,
+ * decrease, increase, hold, memory, step and start, a third of them without a slow start) and reads the key back.
+ * The expected outcome is the Java steps in microsecond ticks at the {@code now} the script returned: the current rate ({@link AdaptiveMath#current}), the
  * limits scaled by it ({@link AdaptiveMath#scaledInterval}, saturating at the script's 2^51), the bucket step, then
  * {@link AdaptiveMath#earn} on a grant or {@link AdaptiveMath#cut} and {@link AdaptiveMath#emptied} on a signal.
- * Compared: the reply (every number) and the stored text (every number, the rate after 'r'; no key when the math
- * says full and forgotten; the SET text untouched when nothing is written). States the script never writes
+ * Compared: the reply (every number) and the stored text (every number, the rate after 'r', none when it is
+ * {@link Adaptive#fresh()}; no key when the math says full and forgotten; the SET text untouched when nothing is
+ * written). States the script never writes
  * (garbage words, the clamp) are {@link BucketScriptDifferentialTest}'s; here every state is one the script could
  * have written.
  */
@@ -69,11 +71,12 @@ class BucketScriptAdaptiveDifferentialTest {
         }
     }
 
-    /** An adaptation in microseconds, and the tokens of one step. */
-    private record Adapt(long floor, long decrease, long increase, long holdMicros, long memoryMicros, long step) {
+    /** An adaptation in microseconds, the tokens of one step, and the start. */
+    private record Adapt(long floor, long decrease, long increase, long holdMicros, long memoryMicros, long step,
+                         long start) {
         Adaptive adaptive() {
             // Adaptive's bounds are in nanoseconds; the script only ever sees microseconds, used here as ticks
-            return Adaptive.of(floor, decrease, increase, holdMicros, memoryMicros);
+            return Adaptive.of(floor, decrease, increase, holdMicros, memoryMicros).withStart(start);
         }
     }
 
@@ -86,6 +89,8 @@ class BucketScriptAdaptiveDifferentialTest {
         int forgotten = 0;
         int granted = 0;
         int expiredKeys = 0;
+        int doublings = 0;
+        int startingCuts = 0;
         for (int id = 0; id < CASES; id++) {
             String key = "adapt:" + id;
             Limits limits = generators.limits(1 + random.nextInt(2));
@@ -94,6 +99,9 @@ class BucketScriptAdaptiveDifferentialTest {
             long[] tats = tats(limits, now);
             RateState rate = random.nextInt(4) == 0 ? null : rateState(adapt, now);
             String stored = text(tats, rate, tats == null ? 0 : tats.length);
+            if (rate != null && !rate.starting() && random.nextInt(4) == 0) {
+                stored = stored.substring(0, stored.length() - 2); // as written before the slow start: not starting
+            }
             if (stored == null) {
                 commands.del(key);
             } else {
@@ -113,7 +121,7 @@ class BucketScriptAdaptiveDifferentialTest {
             List<String> argv = new ArrayList<>(List.of(op, Long.toString(tokens), Long.toString(arg), "A",
                     Long.toString(adapt.floor()), Long.toString(adapt.decrease()), Long.toString(adapt.increase()),
                     Long.toString(adapt.holdMicros()), Long.toString(adapt.memoryMicros()),
-                    Long.toString(adapt.step()), Integer.toString(limits.size())));
+                    Long.toString(adapt.step()), Long.toString(adapt.start()), Integer.toString(limits.size())));
             for (int i = 0; i < limits.size(); i++) {
                 argv.add(Long.toString(limits.get(i).capacity()));
                 argv.add(Long.toString(limits.get(i).interval()));
@@ -138,6 +146,7 @@ class BucketScriptAdaptiveDifferentialTest {
                         granted++;
                         RateState earned = AdaptiveMath.earn(current, tokens, adapt.step(), scriptNow, a);
                         steps += earned.factorPpm() != current.factorPpm() ? 1 : 0;
+                        doublings += current.starting() && earned.factorPpm() != current.factorPpm() ? 1 : 0;
                         expectedText = stored(d.tatTicks(), earned, a, scriptNow);
                     }
                 }
@@ -162,6 +171,7 @@ class BucketScriptAdaptiveDifferentialTest {
                     Limits atCut = scaled;
                     if (cut != current) {
                         cuts++;
+                        startingCuts += current.starting() ? 1 : 0;
                         atCut = scaled(limits, cut.factorPpm());
                         next = AdaptiveMath.emptied(states, scriptNow, atCut);
                         expectedText = stored(next, cut, a, scriptNow);
@@ -170,20 +180,22 @@ class BucketScriptAdaptiveDifferentialTest {
                     }
                     Decision d = BucketMath.peek(next, scriptNow, 1, atCut);
                     expected = List.of(cut != current ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow,
-                            cut.factorPpm());
+                            cut.factorPpm(), cut.starting() ? 1L : 0L);
                 }
                 default -> {
                     Decision d = BucketMath.peek(states, scriptNow, 1, scaled);
-                    expected = List.of(0L, d.waitTicks(), d.remaining(), 1L, scriptNow, current.factorPpm());
+                    expected = List.of(0L, d.waitTicks(), d.remaining(), 1L, scriptNow, current.factorPpm(),
+                            current.starting() ? 1L : 0L);
                 }
             }
-            if (rate != null && !rate.isCeiling() && current.isCeiling()) {
+            if (rate != null && AdaptiveMath.idleTicks(states, scriptNow) >= a.memoryTicks()) {
                 forgotten++;
             }
             // a key the script (re)wrote with a PX of a few ms may be gone by the GET, also when its text is the
             // one it had (a loaded machine can take that long between the script and the GET): its text goes
             // unchecked, counted
-            boolean expired = after == null && expectedText != null && latest(expectedText) - scriptNow < 100_000;
+            boolean expired = after == null && expectedText != null
+                    && latest(expectedText, a.memoryTicks()) - scriptNow < 100_000;
             if (expired) {
                 expiredKeys++;
             }
@@ -197,15 +209,18 @@ class BucketScriptAdaptiveDifferentialTest {
                 }
             }
         }
-        System.out.printf("bucket.lua's adaptive rate against AdaptiveMath: %d cases, %d granted, %d increases,"
-                + " %d cuts, %d ignored, %d forgotten, %d written keys expired before the GET%n", CASES, granted,
-                steps, cuts, ignored, forgotten, expiredKeys);
+        System.out.printf("bucket.lua's adaptive rate against AdaptiveMath: %d cases, %d granted, %d increases"
+                + " (%d doublings), %d cuts (%d while starting), %d ignored, %d forgotten, %d written keys expired"
+                + " before the GET%n", CASES, granted, steps, doublings, cuts, startingCuts, ignored, forgotten,
+                expiredKeys);
         assertThat(mismatches).as("%d of %d cases differ; the first:%n%s", mismatches.size(), CASES,
                 String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size())))).isEmpty();
         // the generator reaches what it is meant to
         assertThat(cuts).isGreaterThan(CASES / 50);
         assertThat(ignored).isGreaterThan(CASES / 50);
         assertThat(steps).isGreaterThan(CASES / 100);
+        assertThat(doublings).isGreaterThan(CASES / 200);
+        assertThat(startingCuts).isGreaterThan(CASES / 200);
         assertThat(forgotten).isGreaterThan(CASES / 100);
         assertThat(expiredKeys).as("written keys gone before they were read").isLessThan(CASES / 20);
     }
@@ -218,7 +233,8 @@ class BucketScriptAdaptiveDifferentialTest {
      * The script's {@code all} against {@link AdaptiveMath#reserveAll}: 1 to 3 candidates, each a group of 1 or 2
      * keys, and 0 to 2 shared keys, every key with its own limits of the generator above, adaptive or fixed, its own
      * state and rate state. Compared: the reply and every key's text after the call (written keys at their rate
-     * with the credit earned; a fixed key written without a rate state, as the script writes it; the others as SET).
+     * with the credit earned, doubled while starting; a fixed key written without a rate state, as the script
+     * writes it; the others as SET).
      * Keys whose limits would saturate at the script's 2^51 µs burst at their floor are fixed instead, so the math's
      * scaling and the script's agree (the saturation is the test above's).
      */
@@ -316,7 +332,9 @@ class BucketScriptAdaptiveDifferentialTest {
             for (int k = 0; k < keys.size(); k++) {
                 String want = expectedTexts.get(k);
                 // as in the single-key cases: a key rewritten with a PX of a few ms may be gone by the GET
-                boolean expired = after.get(k) == null && want != null && latest(want) - scriptNow < 100_000;
+                Adaptive adaptive = keys.get(k).limits().adaptive();
+                boolean expired = after.get(k) == null && want != null
+                        && latest(want, adaptive == null ? 0 : adaptive.memoryTicks()) - scriptNow < 100_000;
                 expiredKeys += expired ? 1 : 0;
                 differs |= !expired && !java.util.Objects.equals(after.get(k), want);
             }
@@ -373,7 +391,7 @@ class BucketScriptAdaptiveDifferentialTest {
         if (a != null) {
             argv.addAll(List.of("A", Long.toString(a.floorPpm()), Long.toString(a.decreasePpm()),
                     Long.toString(a.increasePpm()), Long.toString(a.holdTicks()), Long.toString(a.memoryTicks()),
-                    Long.toString(Adaptive.stepTokens(limits))));
+                    Long.toString(Adaptive.stepTokens(limits)), Long.toString(a.startPpm())));
         }
         argv.add(Integer.toString(limits.size()));
         for (int i = 0; i < limits.size(); i++) {
@@ -383,12 +401,12 @@ class BucketScriptAdaptiveDifferentialTest {
         return argv;
     }
 
-    /** The latest instant a stored text keeps its key for, as store() computes its PX (memory: not known here). */
-    private static long latest(String text) {
+    /** The latest instant a stored text keeps its key for, as store() computes its PX: with a rate, plus the memory. */
+    private static long latest(String text, long memoryMicros) {
         long latest = Long.MIN_VALUE;
         for (String word : text.split(" ")) {
             if (word.equals("r")) {
-                break;
+                return latest + memoryMicros;
             }
             latest = Math.max(latest, Long.parseLong(word));
         }
@@ -410,7 +428,12 @@ class BucketScriptAdaptiveDifferentialTest {
             default -> generators.logUniform(1, 5_000_000);
         };
         long step = random.nextBoolean() ? 1 + random.nextInt(20) : generators.logUniform(1, Adaptive.MAX_STEP_TOKENS);
-        return new Adapt(floor, decrease, increase, hold, memory, step);
+        long start = switch (random.nextInt(3)) {
+            case 0 -> PPM;
+            case 1 -> floor;
+            default -> generators.logUniform(floor, PPM);
+        };
+        return new Adapt(floor, decrease, increase, hold, memory, step, start);
     }
 
     /** Tats about now for {@code limits} (null: no state): past, in debt within the burst, beyond it. */
@@ -431,9 +454,25 @@ class BucketScriptAdaptiveDifferentialTest {
         return tats;
     }
 
-    /** A rate state below the ceiling, its last cut around the hold and the memory ago. */
+    /**
+     * A rate state: below the ceiling or at it, its last cut around the hold and the memory ago; a third of them
+     * starting (at, below or above the start, the cut at 0 as the script writes it, or anywhere).
+     */
     private RateState rateState(Adapt adapt, long now) {
-        long f = random.nextInt(3) == 0 ? adapt.floor() : generators.logUniform(1, PPM - 1);
+        if (random.nextInt(3) == 0) {
+            long f = switch (random.nextInt(4)) {
+                case 0 -> adapt.start();
+                case 1 -> PPM;
+                default -> generators.logUniform(1, PPM);
+            };
+            long credit = f == PPM || random.nextBoolean() ? 0 : generators.logUniform(1, Adaptive.MAX_STEP_TOKENS - 1);
+            return new RateState(f, credit, random.nextInt(4) == 0 ? now - random.nextInt(10_000_000) : 0, true);
+        }
+        long f = switch (random.nextInt(6)) {
+            case 0, 1 -> adapt.floor();
+            case 2 -> PPM;
+            default -> generators.logUniform(1, PPM - 1);
+        };
         long credit = random.nextInt(3) == 0 ? 0 : generators.logUniform(1, Adaptive.MAX_STEP_TOKENS - 1);
         long ago = switch (random.nextInt(5)) {
             case 0 -> adapt.holdMicros() + random.nextInt(3) - 1;
@@ -455,16 +494,18 @@ class BucketScriptAdaptiveDifferentialTest {
         return Limits.of(scaled);
     }
 
-    /** What the script's store() leaves: the text, or null (no key) when full and the rate forgotten. */
+    /**
+     * What the script's store() leaves: the text, or null (no key) when full without a rate state to keep, or when
+     * the rate state is kept but the bucket has already been full for the memory.
+     */
     private static String stored(long[] tats, RateState rate, Adaptive a, long now) {
-        long latest = now;
+        long latestTat = Long.MIN_VALUE;
         for (long t : tats) {
-            latest = Math.max(latest, t);
+            latestTat = Math.max(latestTat, t);
         }
-        if (!rate.isCeiling()) {
-            latest = Math.max(latest, rate.cutAtTicks() + a.memoryTicks());
-        }
-        return latest <= now ? null : text(tats, rate.isCeiling() ? null : rate, tats.length);
+        boolean keepsRate = !a.isFresh(rate);
+        long latest = keepsRate ? latestTat + a.memoryTicks() : Math.max(now, latestTat);
+        return latest <= now ? null : text(tats, keepsRate ? rate : null, tats.length);
     }
 
     /** A state as the script writes it: the tats, then 'r' and the rate state; null for nothing at all. */
@@ -478,7 +519,7 @@ class BucketScriptAdaptiveDifferentialTest {
         }
         if (rate != null) {
             text.add("r").add(Long.toString(rate.factorPpm())).add(Long.toString(rate.credit()))
-                    .add(Long.toString(rate.cutAtTicks()));
+                    .add(Long.toString(rate.cutAtTicks())).add(rate.starting() ? "1" : "0");
         }
         return text.toString();
     }

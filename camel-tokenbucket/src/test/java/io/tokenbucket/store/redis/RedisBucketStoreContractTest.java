@@ -8,6 +8,7 @@ import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.Adaptation;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.BucketStoreContract;
 import io.tokenbucket.store.Reservation;
@@ -84,13 +85,36 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
                 .withAdaptive(Adaptive.of(100_000, 500_000, 100_000, 0, 60_000 * MS));
         get(store.throttle("aimd", ten));
         String state = redisCommands().get(redisStore.redisKey("aimd")).get(5, TimeUnit.SECONDS);
-        assertThat(state).matches("\\d+ r 500000 0 \\d+");
+        assertThat(state).matches("\\d+ r 500000 0 \\d+ 0");
         long pttl = redisCommands().pttl(redisStore.redisKey("aimd")).get(5, TimeUnit.SECONDS);
-        assertThat(pttl).as("PTTL: the memory of the cut, not the 200 ms until full").isBetween(60_000 - SLACK_MS,
-                60_000L);
+        assertThat(pttl).as("PTTL: full again in 200 ms, then the memory").isBetween(60_200 - SLACK_MS, 60_200L);
         // a reservation with fixed limits on the same key reads the tats and drops the rate it does not know
         reserve("aimd", Limit.of(1, 10, 1000 * MS), 1, BucketMath.NO_LIMIT);
         assertThat(redisCommands().get(redisStore.redisKey("aimd")).get(5, TimeUnit.SECONDS)).doesNotContain("r");
+    }
+
+    @Test
+    void aStartingRateIsStoredWithItsFlagAndAFreshOneIsNot() throws Exception {
+        RedisBucketStore redisStore = (RedisBucketStore) store;
+        // starting at 0.25: 400 ms a token, a step per ceil(10 × 0.25) = 3 tokens
+        Limits slow = Limits.of(Limit.of(1, 10, 1000 * MS))
+                .withAdaptive(Adaptive.of(100_000, 500_000, 100_000, 0, 60_000 * MS).withStart(250_000));
+        String key = redisStore.redisKey("slow");
+        // a peek and a question about the rate write nothing: the fresh state is no state
+        assertThat(get(store.rate("slow", slow))).isEqualTo(new Adaptation(false, 250_000, true));
+        assertThat(redisCommands().exists(key).get(5, TimeUnit.SECONDS)).isZero();
+        assertThat(get(store.reserve("slow", slow, 1, 0)).granted()).isTrue();
+        String state = redisCommands().get(key).get(5, TimeUnit.SECONDS);
+        assertThat(state).matches("\\d+ r 250000 1 0 1");
+        long pttl = redisCommands().pttl(key).get(5, TimeUnit.SECONDS);
+        assertThat(pttl).as("PTTL: full again in 400 ms, then the memory").isBetween(60_400 - SLACK_MS, 60_400L);
+        // a state written before the slow start (three numbers after 'r') reads as past its start
+        long tat = Long.parseLong(state.substring(0, state.indexOf(' ')));
+        redisCommands().set(key, tat + " r 500000 0 " + tat).get(5, TimeUnit.SECONDS);
+        assertThat(get(store.rate("slow", slow))).isEqualTo(new Adaptation(false, 500_000, false));
+        // a fourth number that is neither 0 nor 1 is no rate state: the fresh one
+        redisCommands().set(key, tat + " r 500000 0 " + tat + " 2").get(5, TimeUnit.SECONDS);
+        assertThat(get(store.rate("slow", slow))).isEqualTo(new Adaptation(false, 250_000, true));
     }
 
     @Test
