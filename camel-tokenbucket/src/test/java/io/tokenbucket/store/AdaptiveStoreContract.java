@@ -171,6 +171,55 @@ public interface AdaptiveStoreContract {
         assertThat(reserve("idle", ten, BucketMath.NO_LIMIT).waitNanos()).isBetween(100 * MS - SLACK_NANOS, 100 * MS);
     }
 
+    /**
+     * A slow start from 0.125 of 4 an hour (burst 100: no waits), cut to 0.7 after it, +0.25 a step, hold and memory
+     * an hour: a step per ceil(4 × f) tokens, 1 at 0.125 and 0.25, 2 at 0.5.
+     */
+    private static Limits slowStart() {
+        return Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1))).withAdaptive(Adaptive.of(100_000, 700_000,
+                250_000, TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1)).withStart(125_000));
+    }
+
+    @Test
+    default void aFreshKeyStartsAtTheStartDoublesPerStepAndItsFirstSignalHalves() {
+        Limits slow = slowStart();
+        assertThat(get(contractStore().rate("start", slow))).isEqualTo(new Adaptation(false, 125_000, true));
+        long[] factors = new long[5];
+        for (int i = 0; i < factors.length; i++) {
+            assertThat(reserve("start", slow, 0).granted()).isTrue();
+            factors[i] = get(contractStore().rate("start", slow)).factorPpm();
+        }
+        assertThat(factors).containsExactly(250_000, 500_000, 500_000, Adaptive.PPM, Adaptive.PPM);
+        assertThat(get(contractStore().rate("start", slow)).starting()).as("at the ceiling, still starting").isTrue();
+        // the first signal halves (not 0.7) and ends the start; the next, within the hold, is ignored
+        assertThat(get(contractStore().throttle("start", slow))).isEqualTo(new Adaptation(true, 500_000, false));
+        assertThat(get(contractStore().throttle("start", slow))).isEqualTo(new Adaptation(false, 500_000, false));
+        // the hold has begun: tokens granted in it earn nothing, neither a doubling nor a step
+        reserve("start", slow, 0);
+        reserve("start", slow, 0);
+        assertThat(get(contractStore().rate("start", slow)).factorPpm()).as("nothing earned in the hold")
+                .isEqualTo(500_000);
+    }
+
+    @Test
+    default void aSlowStartIsSharedByEveryInstanceOnTheSameState() {
+        BucketStore other = anotherInstance();
+        assumeTrue(other != null, "this store keeps its state in one instance");
+        try {
+            Limits slow = slowStart();
+            assertThat(reserve("shared-start", slow, 0).granted()).isTrue();
+            assertThat(get(other.rate("shared-start", slow))).isEqualTo(new Adaptation(false, 250_000, true));
+            assertThat(get(other.reserve("shared-start", slow, 1, 0)).granted()).isTrue();
+            assertThat(get(contractStore().rate("shared-start", slow))).isEqualTo(new Adaptation(false, 500_000,
+                    true));
+            assertThat(get(other.throttle("shared-start", slow))).isEqualTo(new Adaptation(true, 250_000, false));
+            assertThat(get(contractStore().throttle("shared-start", slow)).cut()).as("the hold is shared too")
+                    .isFalse();
+        } finally {
+            other.close();
+        }
+    }
+
     @Test
     default void aThrottledSignalOnFixedLimitsIsRefusedNamingTheOption() {
         Limits fixed = Limits.of(Limit.of(1, 10, 1000 * MS));

@@ -357,6 +357,87 @@ class BucketScriptAdaptiveDifferentialTest {
     }
 
     /**
+     * The script's {@code batch} (the batching lane's call) on one adaptive key against {@link AdaptiveMath#reserve}
+     * applied in sequence at the script's now, each reservation on the states and rate state the one before left:
+     * 2 to 12 reservations of random tokens and maxWait, on a key of the generator's limits, adaptation (with and
+     * without a slow start) and state. Compared: every reservation's five numbers and the key's text after the call.
+     */
+    @Test
+    void theScriptsBatchAdaptsAsTheMathInSequence() {
+        List<String> mismatches = new ArrayList<>();
+        int doublings = 0;
+        int granted = 0;
+        int expiredKeys = 0;
+        for (int id = 0; id < CASES / 4; id++) {
+            String key = "batch-adapt:" + id;
+            Limits limits = generators.limits(1 + random.nextInt(2));
+            Adapt adapt = adaptation();
+            Adaptive a = adapt.adaptive();
+            long now = RedisServers.micros(commands.time());
+            long[] tats = tats(limits, now);
+            RateState rate = random.nextInt(3) == 0 ? null : rateState(adapt, now);
+            String stored = text(tats, rate, tats == null ? 0 : tats.length);
+            if (stored == null) {
+                commands.del(key);
+            } else {
+                commands.set(key, stored);
+            }
+            int members = 2 + random.nextInt(11);
+            long[] tokens = new long[members];
+            long[] maxWaits = new long[members];
+            List<String> argv = new ArrayList<>(List.of("batch"));
+            for (int i = 0; i < members; i++) {
+                tokens[i] = random.nextBoolean() ? 1 : generators.cost(limits.capacity());
+                maxWaits[i] = random.nextInt(3) == 0 ? 0 : generators.logUniform(1, YEAR_MICROS);
+                argv.add(Long.toString(tokens[i]));
+                argv.add(Long.toString(maxWaits[i]));
+                argv.addAll(limitsArgv(limits.withAdaptive(a), adapt.step()));
+            }
+            String[] keys = new String[members];
+            java.util.Arrays.fill(keys, key);
+            List<Long> reply = commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI, keys,
+                    argv.toArray(String[]::new));
+            String after = commands.get(key);
+            long scriptNow = reply.get(4);
+
+            long[] states = BucketMath.align(tats, scriptNow, limits);
+            RateState state = rate;
+            boolean written = false;
+            List<Long> expected = new ArrayList<>();
+            for (int i = 0; i < members; i++) {
+                RateState current = AdaptiveMath.current(state, states, scriptNow, a);
+                Decision d = BucketMath.reserve(states, scriptNow, tokens[i], scaled(limits, current.factorPpm()),
+                        maxWaits[i]);
+                expected.addAll(List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow));
+                if (d.granted()) {
+                    granted++;
+                    RateState earned = AdaptiveMath.earn(current, tokens[i], adapt.step(), scriptNow, a);
+                    doublings += current.starting() && earned.factorPpm() != current.factorPpm() ? 1 : 0;
+                    states = d.tatTicks();
+                    state = earned;
+                    written = true;
+                }
+            }
+            String expectedText = written ? stored(states, state, a, scriptNow) : stored;
+            boolean expired = after == null && expectedText != null
+                    && latest(expectedText, a.memoryTicks()) - scriptNow < 100_000;
+            expiredKeys += expired ? 1 : 0;
+            if (!reply.equals(expected) || !expired && !java.util.Objects.equals(after, expectedText)) {
+                mismatches.add(mismatches.size() >= 8 ? "" : String.format("case %d: batch on '%s', limits %s, %s,"
+                        + " ARGV %s:%n  script %s -> '%s'%n  math   %s -> '%s'", id, stored, limits, adapt, argv,
+                        reply, after, expected, expectedText));
+            }
+        }
+        System.out.printf("bucket.lua's adaptive batch against AdaptiveMath in sequence: %d cases, %d granted, %d"
+                + " doublings, %d written keys expired before the GET%n", CASES / 4, granted, doublings, expiredKeys);
+        assertThat(mismatches).as("%d of %d cases differ; the first:%n%s", mismatches.size(), CASES / 4,
+                String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size())))).isEmpty();
+        assertThat(granted).isGreaterThan(CASES / 4);
+        assertThat(doublings).isGreaterThan(CASES / 100);
+        assertThat(expiredKeys).as("written keys gone before they were read").isLessThan(CASES / 40);
+    }
+
+    /**
      * A key of an all-of case: limits of the generator, adaptive two times in three (unless they would saturate at
      * the lowest factor it may be decided at), a state about now and, often, a rate state (fixed keys too: one written while they adapted).
      */
@@ -386,12 +467,17 @@ class BucketScriptAdaptiveDifferentialTest {
 
     /** A key's limits as the store sends them: 'A' and the adaptation (the step of the limits), m, the pairs. */
     private static List<String> limitsArgv(Limits limits) {
+        return limitsArgv(limits, Adaptive.stepTokens(limits));
+    }
+
+    /** {@link #limitsArgv(Limits)} with the tokens of one step given. */
+    private static List<String> limitsArgv(Limits limits, long step) {
         List<String> argv = new ArrayList<>();
         Adaptive a = limits.adaptive();
         if (a != null) {
             argv.addAll(List.of("A", Long.toString(a.floorPpm()), Long.toString(a.decreasePpm()),
                     Long.toString(a.increasePpm()), Long.toString(a.holdTicks()), Long.toString(a.memoryTicks()),
-                    Long.toString(Adaptive.stepTokens(limits)), Long.toString(a.startPpm())));
+                    Long.toString(step), Long.toString(a.startPpm())));
         }
         argv.add(Integer.toString(limits.size()));
         for (int i = 0; i < limits.size(); i++) {
