@@ -43,6 +43,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveKeys": getOrCreateConfiguration(target).setAdaptiveKeys(property(camelContext, java.lang.String.class, value)); return true;
         case "adaptivememory":
         case "adaptiveMemory": getOrCreateConfiguration(target).setAdaptiveMemory(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
+        case "adaptivestart":
+        case "adaptiveStart": getOrCreateConfiguration(target).setAdaptiveStart(property(camelContext, double.class, value)); return true;
         case "allof":
         case "allOf": getOrCreateConfiguration(target).setAllOf(property(camelContext, java.lang.String.class, value)); return true;
         case "autowiredenabled":
@@ -117,6 +119,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveKeys": return java.lang.String.class;
         case "adaptivememory":
         case "adaptiveMemory": return long.class;
+        case "adaptivestart":
+        case "adaptiveStart": return double.class;
         case "allof":
         case "allOf": return java.lang.String.class;
         case "autowiredenabled":
@@ -192,6 +196,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveKeys": return getOrCreateConfiguration(target).getAdaptiveKeys();
         case "adaptivememory":
         case "adaptiveMemory": return getOrCreateConfiguration(target).getAdaptiveMemory();
+        case "adaptivestart":
+        case "adaptiveStart": return getOrCreateConfiguration(target).getAdaptiveStart();
         case "allof":
         case "allOf": return getOrCreateConfiguration(target).getAllOf();
         case "autowiredenabled":

@@ -36,6 +36,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "adaptiveKeys": target.getConfiguration().setAdaptiveKeys(property(camelContext, java.lang.String.class, value)); return true;
         case "adaptivememory":
         case "adaptiveMemory": target.getConfiguration().setAdaptiveMemory(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
+        case "adaptivestart":
+        case "adaptiveStart": target.getConfiguration().setAdaptiveStart(property(camelContext, double.class, value)); return true;
         case "allof":
         case "allOf": target.getConfiguration().setAllOf(property(camelContext, java.lang.String.class, value)); return true;
         case "capacity": target.getConfiguration().setCapacity(property(camelContext, long.class, value)); return true;
@@ -101,6 +103,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "adaptiveKeys": return java.lang.String.class;
         case "adaptivememory":
         case "adaptiveMemory": return long.class;
+        case "adaptivestart":
+        case "adaptiveStart": return double.class;
         case "allof":
         case "allOf": return java.lang.String.class;
         case "capacity": return long.class;
@@ -167,6 +171,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "adaptiveKeys": return target.getConfiguration().getAdaptiveKeys();
         case "adaptivememory":
         case "adaptiveMemory": return target.getConfiguration().getAdaptiveMemory();
+        case "adaptivestart":
+        case "adaptiveStart": return target.getConfiguration().getAdaptiveStart();
         case "allof":
         case "allOf": return target.getConfiguration().getAllOf();
         case "capacity": return target.getConfiguration().getCapacity();

@@ -23,7 +23,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(33);
+        Set<String> props = new HashSet<>(34);
         props.add("adaptive");
         props.add("adaptiveDecrease");
         props.add("adaptiveFloor");
@@ -31,6 +31,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("adaptiveIncrease");
         props.add("adaptiveKeys");
         props.add("adaptiveMemory");
+        props.add("adaptiveStart");
         props.add("allOf");
         props.add("capacity");
         props.add("cost");

@@ -217,9 +217,18 @@ public class TokenBucketConfiguration implements Cloneable {
     private long adaptiveHold = 1000;
 
     @UriParam(label = "adaptive", defaultValue = "1m", javaType = "java.time.Duration", description = "With adaptive:"
-            + " how long after its last cut an idle key (its bucket full again) keeps its lowered rate; after that"
-            + " it is back at the configured rate and costs nothing. 0 to 1d.")
+            + " how long an idle key (its bucket full all along) keeps its learned rate; once its bucket has been full"
+            + " that long it is back where a new key starts (adaptiveStart) and costs nothing. A busy key that is"
+            + " briefly full keeps its rate. 0 to 1d.")
     private long adaptiveMemory = 60_000;
+
+    @UriParam(label = "adaptive", defaultValue = "1.0", description = "With adaptive: where a key without rate state"
+            + " starts, as a fraction of the configured rate, from adaptiveFloor to 1. Below 1 it is a slow start,"
+            + " as TCP's: until its first throttled signal each increase step doubles the key's rate (up to the"
+            + " configured rate), and the first signal halves it (not adaptiveDecrease) and ends the start; from then"
+            + " on AIMD. Finds a limit far below the configured rate in a few signals instead of seconds of refusals"
+            + " at the configured rate. 1 (the default): a new key starts at the configured rate.")
+    private double adaptiveStart = 1.0;
 
     /** A copy that can be changed without touching this one. */
     public TokenBucketConfiguration copy() {
@@ -312,8 +321,15 @@ public class TokenBucketConfiguration implements Cloneable {
             throw new IllegalArgumentException("adaptiveMemory must be between 0 and 1d (86400000 ms), was "
                     + adaptiveMemory + " ms");
         }
+        long start = ppm("adaptiveStart", adaptiveStart, 1, Adaptive.PPM, "from adaptiveFloor (" + adaptiveFloor
+                + ") to 1");
+        if (start < floor) {
+            throw new IllegalArgumentException("adaptiveStart must be from adaptiveFloor (" + adaptiveFloor
+                    + ") to 1, was " + adaptiveStart + ": a key cannot start below the floor (lower adaptiveFloor or"
+                    + " raise adaptiveStart)");
+        }
         return Adaptive.of(floor, decrease, increase, TimeUnit.MILLISECONDS.toNanos(adaptiveHold),
-                TimeUnit.MILLISECONDS.toNanos(adaptiveMemory));
+                TimeUnit.MILLISECONDS.toNanos(adaptiveMemory)).withStart(start);
     }
 
     /** A fraction as whole parts per million, rounded, in {@code [min, max]}; NaN and infinities refused. */
@@ -559,6 +575,22 @@ public class TokenBucketConfiguration implements Cloneable {
         this.adaptiveKeys = adaptiveKeys;
     }
 
+    /**
+     * Where a key without adaptive rate state starts, as a fraction of the configured rate; below 1, a slow start.
+     * Default 1.0 (at the configured rate).
+     */
+    public double getAdaptiveStart() {
+        return adaptiveStart;
+    }
+
+    /**
+     * Sets where a key without adaptive rate state starts, a fraction of the configured rate from adaptiveFloor to
+     * 1; below 1 each increase step doubles the rate until the first throttled signal, which halves it. Default 1.0.
+     */
+    public void setAdaptiveStart(double adaptiveStart) {
+        this.adaptiveStart = adaptiveStart;
+    }
+
     /** The lowest adaptive rate, as a fraction of the configured rate. Default 0.1. */
     public double getAdaptiveFloor() {
         return adaptiveFloor;
@@ -599,12 +631,12 @@ public class TokenBucketConfiguration implements Cloneable {
         this.adaptiveHold = adaptiveHold;
     }
 
-    /** How long an idle key keeps its lowered rate after its last cut, in milliseconds. Default 60000 (1m). */
+    /** How long an idle key (its bucket full all along) keeps its learned rate, in milliseconds. Default 60000 (1m). */
     public long getAdaptiveMemory() {
         return adaptiveMemory;
     }
 
-    /** Sets how long an idle key keeps its lowered rate after its last cut, in milliseconds, 0 to 1d. Default 1m. */
+    /** Sets how long an idle key (its bucket full all along) keeps its learned rate, in milliseconds, 0 to 1d. Default 1m. */
     public void setAdaptiveMemory(long adaptiveMemory) {
         this.adaptiveMemory = adaptiveMemory;
     }

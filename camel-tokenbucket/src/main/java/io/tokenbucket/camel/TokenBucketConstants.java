@@ -70,7 +70,8 @@ public final class TokenBucketConstants {
     public static final String WAIT_ESTIMATE = "CamelTokenBucketWaitEstimate";
 
     @Metadata(label = "producer", description = "Set by throttled and rate: the key's current rate as a fraction of"
-            + " its configured rate, above 0 and at most 1.0 (1.0 without adaptive=true).", javaType = "Double")
+            + " its configured rate, above 0 and at most 1.0 (1.0 without adaptive=true; adaptiveStart on a key"
+            + " without rate state).", javaType = "Double")
     public static final String RATE = "CamelTokenBucketRate";
 
     @Metadata(label = "producer", description = "Set by throttled: true when this signal cut the rate, false when"

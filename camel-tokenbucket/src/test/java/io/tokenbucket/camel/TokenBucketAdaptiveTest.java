@@ -78,6 +78,17 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
                         .setHeader(TokenBucketConstants.OPERATION, constant("throttled"))
                         .to(shared);
                 from("direct:fixed").to("tokenbucket:fixed?capacity=1&refillAmount=10");
+                for (String store : new String[] {"local", "redis"}) {
+                    String slow = "tokenbucket:slow-" + store + "?capacity=1&refillAmount=10&refillPeriod=1s"
+                            + "&adaptive=true&adaptiveStart=0.25&adaptiveDecrease=0.7&adaptiveHold=1h"
+                            + ("redis".equals(store) ? "&store=redis&redisUri=" + redis.uri() : "");
+                    from("direct:slow-" + store)
+                            .to(slow)
+                            .to(url)
+                            .filter(header(Exchange.HTTP_RESPONSE_CODE).isEqualTo(429))
+                            .setHeader(TokenBucketConstants.OPERATION, constant("throttled"))
+                            .to(slow);
+                }
             }
         };
     }
@@ -182,6 +193,35 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
         }
     }
 
+    @ParameterizedTest
+    @CsvSource({"local", "redis"})
+    void aFreshKeyStartsAtAdaptiveStartAndItsFirst429HalvesIt(String store) {
+        TokenBucketEndpoint slow = endpoint("slow-" + store);
+        assertThat(slow.getConfiguration().getAdaptiveStart()).isEqualTo(0.25);
+        assertThat(slow.getConfiguration().adaptation().startPpm()).isEqualTo(250_000);
+        // a key never seen: at the start, read without writing anything
+        Exchange fresh = template.request(slow.getEndpointUri(), e -> {
+            e.getMessage().setHeader(TokenBucketConstants.KEY, "new.example");
+            e.getMessage().setHeader(TokenBucketConstants.OPERATION, "rate");
+        });
+        assertThat(fresh.getMessage().getHeader(TokenBucketConstants.RATE, Double.class)).isEqualTo(0.25);
+        assertThat(slow.rateOfKey("new.example")).isEqualTo(0.25);
+        // the first 429 of a starting key halves its rate (0.125, not 0.25 × 0.7)
+        Exchange first = fetch("direct:slow-" + store, "slow.example");
+        assertThat(first.getException()).isNull();
+        assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE_CUT, Boolean.class)).isTrue();
+        assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE, Double.class)).isEqualTo(0.125);
+        assertThat(slow.rateOfKey("slow.example")).isEqualTo(0.125);
+    }
+
+    @Test
+    void withoutAdaptiveStartAFreshKeyIsAtTheConfiguredRate() {
+        assertThat(endpoint("hosts").getConfiguration().getAdaptiveStart()).isEqualTo(1.0);
+        assertThat(endpoint("hosts").getConfiguration().adaptation().startPpm())
+                .isEqualTo(io.tokenbucket.math.Adaptive.PPM);
+        assertThat(endpoint("hosts").rateOfKey("untouched.example")).isEqualTo(1.0);
+    }
+
     @Test
     void aThrottledSignalOnAFixedRateFailsNamingTheOption() {
         Exchange e = template.request("direct:fixed", x -> {
@@ -233,6 +273,15 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
             "adaptiveHold=200000000000000d | adaptiveHold is longer than any duration a long holds in milliseconds, was '200000000000000d'",
             "adaptiveMemory=-1            | adaptiveMemory",
             "adaptiveKeys=,               | adaptiveKeys must name at least one key or pattern, was ','",
+            "adaptiveStart=0.05           | adaptiveStart must be from adaptiveFloor (0.1) to 1, was 0.05: a key cannot start below the floor",
+            "adaptiveStart=0.05&adaptiveFloor=0.1 | adaptiveStart must be from adaptiveFloor (0.1) to 1, was 0.05",
+            "adaptiveFloor=0.5&adaptiveStart=0.3  | adaptiveStart must be from adaptiveFloor (0.5) to 1, was 0.3",
+            "adaptiveStart=1.5            | adaptiveStart must be from adaptiveFloor (0.1) to 1, was 1.5",
+            "adaptiveStart=0              | adaptiveStart must be from adaptiveFloor (0.1) to 1, was 0.0",
+            "adaptiveStart=-0.5           | adaptiveStart must be from adaptiveFloor (0.1) to 1, was -0.5",
+            "adaptiveStart=NaN            | adaptiveStart must be from adaptiveFloor (0.1) to 1, was NaN",
+            "adaptiveStart=1e309          | adaptiveStart must be from adaptiveFloor (0.1) to 1, was Infinity",
+            "adaptiveStart=abc            | adaptiveStart",
     })
     void aBadAdaptiveOptionFailsEndpointCreationNamingIt(String query, String message) {
         assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?adaptive=true&" + query))

@@ -311,6 +311,62 @@ class AdaptiveMathTest {
         assertThat(new Bucket().throttle(0).rate()).isEqualTo(new RateState(500_000, 0, 0, false));
     }
 
+    /** What a run against a target with a hidden limit did: requests sent, refused (429), and when the first was. */
+    private record Run(int sent, int refused, long firstRefusalAt) {
+    }
+
+    /**
+     * {@code seconds} of saturating demand (a try every millisecond, no waiting) on a key of {@code limits} against a
+     * target that accepts one request per {@code limitInterval} ms (burst 1) and refuses the others, each refusal
+     * sent back as a signal.
+     */
+    private static Run againstAHiddenLimit(Limits limits, long limitInterval, int seconds) {
+        Bucket b = new Bucket(limits);
+        long targetTat = Long.MIN_VALUE / 2;
+        int sent = 0;
+        int refused = 0;
+        long first = -1;
+        for (long t = 0; t < seconds * 1000L; t++) {
+            if (!b.reserve(t, 0).granted()) {
+                continue;
+            }
+            sent++;
+            if (targetTat - t > 0) {
+                refused++;
+                first = first < 0 ? t : first;
+                b.throttle(t);
+            } else {
+                targetTat = t + limitInterval;
+            }
+        }
+        return new Run(sent, refused, first);
+    }
+
+    @Test
+    void aSlowStartFindsALimitFarBelowTheCeilingWithFewerRefusals() {
+        // the ceiling 10 per second (the defaults: floor 0.1, cut by half, +0.1 a step, hold 1 s); the target's
+        // hidden limit 2 per second (five times below) or 5 (twice below); a slow start from the floor
+        Adaptive aimd = Adaptive.of(100_000, 500_000, 100_000, 1000, 60_000);
+        Limits atCeiling = Limits.of(Limit.of(1, 10, 1000)).withAdaptive(aimd);
+        Limits slowStart = Limits.of(Limit.of(1, 10, 1000)).withAdaptive(aimd.withStart(100_000));
+        for (long limitInterval : new long[] {500, 200}) {
+            for (int seconds : new int[] {10, 30}) {
+                Run fromCeiling = againstAHiddenLimit(atCeiling, limitInterval, seconds);
+                Run fromStart = againstAHiddenLimit(slowStart, limitInterval, seconds);
+                System.out.printf("hidden limit %d/s, ceiling 10/s, %d s: from the ceiling %s, slow start from 0.1"
+                        + " %s%n", 1000 / limitInterval, seconds, fromCeiling, fromStart);
+                assertThat(fromStart.refused()).isLessThan(fromCeiling.refused());
+                assertThat(fromStart.firstRefusalAt()).isGreaterThan(fromCeiling.firstRefusalAt());
+                if (limitInterval == 500) {
+                    // far above: fewer refusals and no fewer accepted. (At twice the limit the doublings from 0.1
+                    // take three periods to get there: fewer refusals, but fewer accepted in the first seconds.)
+                    assertThat(fromStart.sent() - fromStart.refused()).as("accepted")
+                            .isGreaterThanOrEqualTo(fromCeiling.sent() - fromCeiling.refused());
+                }
+            }
+        }
+    }
+
     @Test
     void aRateNeverExceedsTheCeilingsBound() {
         Bucket b = new Bucket();
