@@ -102,11 +102,7 @@ class BucketScriptAdaptiveDifferentialTest {
             if (rate != null && !rate.starting() && random.nextInt(4) == 0) {
                 stored = stored.substring(0, stored.length() - 2); // as written before the slow start: not starting
             }
-            if (stored == null) {
-                commands.del(key);
-            } else {
-                commands.set(key, stored);
-            }
+            put(key, stored);
             String op = OPS[random.nextInt(OPS.length)];
             long tokens = switch (op) {
                 case "reserve", "peek" -> generators.cost(limits.capacity());
@@ -282,11 +278,7 @@ class BucketScriptAdaptiveDifferentialTest {
             }
             for (AllOfKey k : keys) {
                 argv.addAll(limitsArgv(k.limits()));
-                if (k.stored() == null) {
-                    commands.del(k.key());
-                } else {
-                    commands.set(k.key(), k.stored());
-                }
+                put(k.key(), k.stored());
             }
             List<Long> reply = commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI,
                     keys.stream().map(AllOfKey::key).toArray(String[]::new), argv.toArray(String[]::new));
@@ -377,11 +369,7 @@ class BucketScriptAdaptiveDifferentialTest {
             long[] tats = tats(limits, now);
             RateState rate = random.nextInt(3) == 0 ? null : rateState(adapt, now);
             String stored = text(tats, rate, tats == null ? 0 : tats.length);
-            if (stored == null) {
-                commands.del(key);
-            } else {
-                commands.set(key, stored);
-            }
+            put(key, stored);
             int members = 2 + random.nextInt(11);
             long[] tokens = new long[members];
             long[] maxWaits = new long[members];
@@ -592,6 +580,15 @@ class BucketScriptAdaptiveDifferentialTest {
         boolean keepsRate = !a.isFresh(rate);
         long latest = keepsRate ? latestTat + a.memoryTicks() : Math.max(now, latestTat);
         return latest <= now ? null : text(tats, keepsRate ? rate : null, tats.length);
+    }
+
+    /** SETs {@code text} at {@code key}, or deletes the key for null (no state). */
+    private static void put(String key, String text) {
+        if (text == null) {
+            commands.del(key);
+        } else {
+            commands.set(key, text);
+        }
     }
 
     /** A state as the script writes it: the tats, then 'r' and the rate state; null for nothing at all. */
