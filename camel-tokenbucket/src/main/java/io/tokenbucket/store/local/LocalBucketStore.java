@@ -35,7 +35,8 @@ import io.tokenbucket.store.StoreCommand;
  *
  * <p>Limits with an adaptation ({@link Limits#adaptive()}) always take the lock: the bucket's rate state is decided
  * and stored with its {@code tat}s ({@link AdaptiveMath}), so a reservation and a {@code throttled} signal on one
- * key are atomic with each other.
+ * key are atomic with each other. The sweep keeps a bucket with a rate state until the bucket has been full for the
+ * adaptation's memory ({@link AdaptiveMath#current}), as long as the Redis store keeps its key.
  */
 public final class LocalBucketStore implements BucketStore {
 

@@ -27,7 +27,9 @@ import io.tokenbucket.store.StoreCommand;
 
 /**
  * Buckets in Redis, one string key per bucket holding its {@code tat} in microseconds of the Redis clock, with
- * a TTL at the moment it is full again (so idle keys expire by themselves and cost nothing).
+ * a TTL at the moment it is full again (so idle keys expire by themselves and cost nothing); a key whose rate
+ * adapts and has a rate state to keep holds it after its {@code tat}s, with a TTL at its latest {@code tat} plus the
+ * adaptation's memory, when {@link io.tokenbucket.math.AdaptiveMath#current} would forget it.
  *
  * <p>Each operation is one round trip: {@link BucketScript} reads, decides and writes atomically, whatever the
  * contention; no compare-and-set loop, no polling. Time is Redis {@code TIME}, so Camel instances whose clocks
