@@ -2,6 +2,7 @@ package io.tokenbucket.camel;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.tokenbucket.store.Adaptation;
 import io.tokenbucket.store.BucketKeys;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Reservation;
@@ -236,6 +237,18 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     public double rateOfKey(String raw) {
         String key = asSent(raw);
         return store().rate(BucketKeys.bound(key), limitSource.limitsFor(key)).toCompletableFuture().join().factor();
+    }
+
+    /**
+     * The adaptive rate of key {@code raw} (blank or null: the default key) as text: {@code rate=} its fraction of
+     * the configured rate, {@code starting=} whether it is in its slow start (adaptiveStart below 1, no throttled
+     * signal yet), for example {@code rate=0.25, starting=true}.
+     */
+    @ManagedOperation(description = "A key's adaptive rate and whether it is in its slow start, as text")
+    public String rateStateOfKey(String raw) {
+        String key = asSent(raw);
+        Adaptation a = store().rate(BucketKeys.bound(key), limitSource.limitsFor(key)).toCompletableFuture().join();
+        return "rate=" + a.factor() + ", starting=" + a.starting();
     }
 
     /** Throttled signals received. */

@@ -156,6 +156,8 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
         String[] sig = {String.class.getName()};
         assertThat(jmx.invoke(name, "rateOfKey", new Object[] {"slow.example"}, sig)).isEqualTo(0.5);
         assertThat(jmx.invoke(name, "rateOfKey", new Object[] {"fast.example"}, sig)).isEqualTo(1.0);
+        assertThat(jmx.invoke(name, "rateStateOfKey", new Object[] {"slow.example"}, sig))
+                .isEqualTo("rate=0.5, starting=false");
         assertThat(jmx.getAttribute(name, "RateCutCount")).isEqualTo(1L);
         assertThat(jmx.getAttribute(name, "LowestRecentRate")).isEqualTo(0.5);
         DevConsole console = PluginHelper.getDevConsoleResolver(context).resolveDevConsole("tokenbucket");
@@ -212,6 +214,8 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
         assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE_CUT, Boolean.class)).isTrue();
         assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE, Double.class)).isEqualTo(0.125);
         assertThat(slow.rateOfKey("slow.example")).isEqualTo(0.125);
+        assertThat(slow.rateStateOfKey("slow.example")).isEqualTo("rate=0.125, starting=false");
+        assertThat(slow.rateStateOfKey("new.example")).isEqualTo("rate=0.25, starting=true");
     }
 
     @Test
