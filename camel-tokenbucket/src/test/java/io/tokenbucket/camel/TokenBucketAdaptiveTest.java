@@ -208,6 +208,10 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
         });
         assertThat(fresh.getMessage().getHeader(TokenBucketConstants.RATE, Double.class)).isEqualTo(0.25);
         assertThat(slow.rateOfKey("new.example")).isEqualTo(0.25);
+        assertThat(slow.getLocalKeys()).isZero();
+        if ("redis".equals(store)) {
+            assertThat((java.util.List<?>) redis.command("KEYS", "*new.example*")).isEmpty();
+        }
         // the first 429 of a starting key halves its rate (0.125, not 0.25 × 0.7)
         Exchange first = fetch("direct:slow-" + store, "slow.example");
         assertThat(first.getException()).isNull();
