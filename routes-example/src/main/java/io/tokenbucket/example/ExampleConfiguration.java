@@ -34,8 +34,9 @@ public class ExampleConfiguration implements CamelConfiguration {
     public static final String YAML_ROUTE = "classpath:routes/scraper.yaml";
 
     /**
-     * Added to the component's {@code keyPrefix} on a Redis Cluster (when it has no hash tag yet): every proxy's
-     * bucket in one hash slot, so that one script can choose the freest proxy.
+     * Added to the component's {@code keyPrefix} on a Redis Cluster (when it has no hash tag yet): every proxy's,
+     * pair's and host's bucket in one hash slot, so that one script can choose the freest proxy and charge its pair
+     * and the host with it.
      */
     public static final String CLUSTER_HASH_TAG = "{scraper}:";
 
@@ -51,11 +52,16 @@ public class ExampleConfiguration implements CamelConfiguration {
         if (!choose.equals("freest") && !choose.equals("roundrobin")) {
             throw new IllegalArgumentException("example.choose must be freest or roundrobin, was '" + choose + "'");
         }
-        // penalties go to the proxies' buckets too (every instance sharing Redis sees them); without the throttle
-        // there are no buckets to tell
-        // and, with example.adaptive, the host's own 429s and 503s cut the pair's rate (operation throttled)
+        // penalties go to the pairs' buckets too (every instance sharing Redis sees them) and, with
+        // example.adaptive, the host's own 429s and 503s cut the pair's rate (operation throttled); without the
+        // throttle there are no buckets to tell
         boolean adaptive = throttle && Boolean.parseBoolean(property(context, "example.adaptive", "false"));
-        ProxyBuckets buckets = throttle ? new TokenBucketProxyBuckets(context, ScraperRoute.PAIRS, adaptive)
+        if (adaptive) {
+            // the pairs' keys adapt, the proxies' and hosts' on the same endpoint keep their rates
+            context.getPropertiesComponent().addOverrideProperty(ScraperRoute.ADAPTIVE_KEYS_PROPERTY,
+                    ProxyLimits.ADAPTIVE_KEYS);
+        }
+        ProxyBuckets buckets = throttle ? new TokenBucketProxyBuckets(context, ScraperRoute.THROTTLE, adaptive)
                 : ProxyBuckets.NONE;
         // a 429 rests its (proxy, host) pair: what the host asked, longer with jitter while its 429s keep coming
         RestBackoff.Policy rests = new RestBackoff.Policy(millis(context, "example.penalty", "1s"),
@@ -80,7 +86,6 @@ public class ExampleConfiguration implements CamelConfiguration {
         pool.onInstall(clients::install);
         context.addService(clients);
         context.getRegistry().bind(ProxyInUse.BEAN, new ProxyInUse(pool, clients));
-        context.getRegistry().bind(PairKey.BEAN, new PairKey());
         context.getRegistry().bind(ScrapeStart.BEAN, new ScrapeStart(stats));
         // where camel-http reads its timeouts: the component's defaults for every endpoint it makes (as options of
         // the fetch URI they would not be endpoint options in this Camel version, but query parameters sent on)
@@ -109,8 +114,8 @@ public class ExampleConfiguration implements CamelConfiguration {
             tokenBucket.getConfiguration().setStore(TokenBucketStoreType.redis);
             tokenBucket.getConfiguration().setRedisUri(redisUri);
             if (redisUri.startsWith("redis-cluster") || redisUri.startsWith("rediss-cluster")) {
-                // the freest proxy is chosen by one script over every candidate's key, so on a cluster they must
-                // share a hash slot: a hash tag in the prefix, unless one was configured
+                // the freest group is chosen by one script over every candidate's, pair's and the host's key, so on
+                // a cluster they must share a hash slot: a hash tag in the prefix, unless one was configured
                 String prefix = tokenBucket.getConfiguration().getKeyPrefix();
                 if (!prefix.contains("{")) {
                     tokenBucket.getConfiguration().setKeyPrefix(prefix + CLUSTER_HASH_TAG);

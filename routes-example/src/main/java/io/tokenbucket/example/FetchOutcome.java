@@ -3,6 +3,7 @@ package io.tokenbucket.example;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.tokenbucket.camel.TokenBucketConstants;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -83,9 +84,8 @@ public class FetchOutcome implements Processor {
     @Override
     public void process(Exchange exchange) {
         String proxy = exchange.getMessage().getHeader(ProxyStats.PROXY_HEADER, String.class);
-        // every bucket step's wait of this attempt: host, proxy and pair
-        long waited = PairKey.addWaited(exchange);
-        exchange.removeProperty(Scrape.ATTEMPT_WAITED);
+        // the throttle's wait of this attempt, for its proxy, pair and host together (0 without the throttle)
+        long waited = Math.max(0, exchange.getMessage().getHeader(TokenBucketConstants.WAITED, 0L, Long.class));
         exchange.setProperty(Scrape.WAITED, exchange.getProperty(Scrape.WAITED, 0L, Long.class) + waited);
         Exception error = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
         Integer status = error == null ? exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class)

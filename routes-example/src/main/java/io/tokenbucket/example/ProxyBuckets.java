@@ -4,7 +4,7 @@ package io.tokenbucket.example;
  * What the pool tells the buckets: a (proxy, host) pair's penalty, and (with {@code example.adaptive}) that the
  * host refused the pair, nothing else. The application uses
  * {@link TokenBucketProxyBuckets}, which sends the component's {@code penalize} bucket operation to the pair's
- * bucket ({@link ScraperRoute#PAIRS}), so a penalty also holds back the exchanges queued on that pair and, with
+ * bucket (on {@link ScraperRoute#THROTTLE}), so a penalty also holds back the exchanges queued on that pair and, with
  * {@code store=redis}, every instance sees it. {@link #NONE} (without the throttle, and in unit tests) leaves
  * the penalty to the {@link ProxyPool} alone, which simply stops handing the proxy out.
  *

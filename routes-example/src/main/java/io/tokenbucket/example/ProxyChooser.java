@@ -1,5 +1,6 @@
 package io.tokenbucket.example;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
@@ -13,17 +14,26 @@ import org.apache.camel.support.AsyncProcessorSupport;
 import org.apache.camel.support.service.ServiceHelper;
 
 /**
- * The step that starts each attempt (after {@link ScrapeStart} set the URL up): clears what the previous attempt left on the message and chooses from the
- * {@link ProxyPool}. With {@code example.choose=freest} (the default) it offers every available proxy this URL
- * has not tried yet as header {@code CamelTokenBucketCandidates}; {@code tokenbucket:} then reserves on the one
- * whose token comes soonest and writes its id into header {@value ProxyStats#PROXY_HEADER}, so a URL never waits
- * on a slow or penalised proxy while another is free. With {@code example.choose=roundrobin} (and whenever the
- * throttle is off) it sets {@value ProxyStats#PROXY_HEADER} itself, in round robin. {@link ProxyInUse} then
- * puts the chosen proxy's settings on the exchange. A proxy whose pair with the URL's host rests after a 429 is
- * no candidate for that URL ({@link ProxyPool#candidates(java.util.Collection, String)}), and still one for other
- * hosts. It also sets header {@value ScraperRoute#HOST_HEADER} (the URL's {@link HostKey}), and with
- * {@code example.hostLimit} names the host's bucket in header {@code CamelTokenBucketAllOf}, so that the throttle
- * takes the host's token and the proxy's in one atomic step. Bound as {@value #BEAN}.
+ * The step that starts each attempt (after {@link ScrapeStart} set the URL up): clears what the previous attempt
+ * left on the message, chooses from the {@link ProxyPool} and names every bucket the throttle
+ * ({@link ScraperRoute#THROTTLE}) charges, in one atomic step, for the attempt ({@link ProxyLimits} knows their
+ * keys and limits):
+ * <ul>
+ * <li>with {@code example.choose=freest} (the default) header {@code CamelTokenBucketCandidates} holds one group
+ *     per available proxy this URL has not tried yet, {@code [proxy id, pair key]} (a {@link List} of lists, so
+ *     any character of an id is data): the throttle takes the group whose proxy and (proxy, host) pair, with the
+ *     host, allow soonest and writes its proxy's id into header {@value ProxyStats#PROXY_HEADER}. A URL thus never
+ *     waits on a slow proxy, nor on a pair that a 429 penalised or cut (here or, with Redis, on another instance),
+ *     while another proxy is free for its host;</li>
+ * <li>with {@code example.choose=roundrobin} (and whenever the throttle is off) it sets
+ *     {@value ProxyStats#PROXY_HEADER} itself, in round robin, and names the pair as an all-of key;</li>
+ * <li>with {@code example.hostLimit} the URL's host's bucket is an all-of key ({@code CamelTokenBucketAllOf}),
+ *     charged with whichever proxy is chosen.</li>
+ * </ul>
+ * {@link ProxyInUse} then puts the chosen proxy's settings on the exchange. A proxy whose pair with the URL's host
+ * rests after a 429 seen by this instance is no candidate for that URL
+ * ({@link ProxyPool#candidates(java.util.Collection, String)}), and still one for other hosts. It also sets header
+ * {@value ScraperRoute#HOST_HEADER} (the URL's {@link HostKey}). Bound as {@value #BEAN}.
  *
  * <p>When no proxy is available for the URL's host (all unhealthy or resting there, or the pool is empty) the
  * exchange waits without
@@ -66,7 +76,7 @@ public class ProxyChooser extends AsyncProcessorSupport {
      * @param context          owns the timer and worker threads
      * @param perHost          whether {@code example.hostLimit} is set: then the URL's host's bucket
      *                         ({@link ProxyLimits#hostKey}) is named in header {@code CamelTokenBucketAllOf}, so the
-     *                         throttle charges it together with the proxy's, in one atomic step
+     *                         throttle charges it together with the proxy's and the pair's, in one atomic step
      */
     public ProxyChooser(ProxyPool pool, boolean freest, long maxBackoffMillis, CamelContext context,
                         boolean perHost) {
@@ -91,19 +101,13 @@ public class ProxyChooser extends AsyncProcessorSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        // this attempt's waits start here (the previous attempt's were counted by FetchOutcome)
-        exchange.removeProperty(Scrape.ATTEMPT_WAITED);
-        // the previous attempt's response (headers, body) must not go out with this request
+        // the previous attempt's response (headers, body) and bucket headers must not go out with this request
         exchange.getMessage().removeHeaders("*");
         exchange.getMessage().setBody(null);
         exchange.removeProperty(Exchange.EXCEPTION_CAUGHT);
-        // the URL's host: its bucket's key (all-of) and the host of its (proxy, host) pair
+        // the URL's host: the host of its (proxy, host) pairs and, with example.hostLimit, its own bucket's key
         String host = exchange.getProperty(Scrape.HOST, String.class);
         exchange.getMessage().setHeader(ScraperRoute.HOST_HEADER, host);
-        if (perHost && host != null) {
-            // per-host politeness: the host's bucket is charged with the chosen proxy's, atomically, at one instant
-            exchange.getMessage().setHeader(TokenBucketConstants.ALL_OF, List.of(ProxyLimits.hostKey(host)));
-        }
         return attempt(exchange, callback, MIN_BACKOFF_MS, true);
     }
 
@@ -116,14 +120,14 @@ public class ProxyChooser extends AsyncProcessorSupport {
         if (freest) {
             List<String> candidates = pool.candidates(tried, host);
             if (!candidates.isEmpty()) {
-                offer(exchange, candidates);
+                offer(exchange, candidates, host);
                 callback.done(sync);
                 return sync;
             }
         } else {
             ProxyConfig proxy = pool.choose(tried, host);
             if (proxy != null) {
-                use(exchange, proxy);
+                use(exchange, proxy, host);
                 callback.done(sync);
                 return sync;
             }
@@ -141,11 +145,42 @@ public class ProxyChooser extends AsyncProcessorSupport {
         return false;
     }
 
-    private void use(Exchange exchange, ProxyConfig proxy) {
+    /** Round robin: the proxy is chosen; the throttle charges its pair (and the host) with it. */
+    private void use(Exchange exchange, ProxyConfig proxy, String host) {
         exchange.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxy.id());
+        List<String> allOf = new ArrayList<>(2);
+        if (host != null) {
+            allOf.add(ProxyLimits.pairKey(proxy.id(), host));
+        }
+        addHost(allOf, host);
+        setAllOf(exchange, allOf);
     }
 
-    private void offer(Exchange exchange, List<String> candidates) {
-        exchange.getMessage().setHeader(TokenBucketConstants.CANDIDATES, String.join(",", candidates));
+    /**
+     * The freest: one group per candidate, its proxy's key first (the key the throttle names on success), then its
+     * pair's; all of a group are charged together with the host's bucket, or none.
+     */
+    private void offer(Exchange exchange, List<String> candidates, String host) {
+        List<List<String>> groups = new ArrayList<>(candidates.size());
+        for (String proxy : candidates) {
+            groups.add(host == null ? List.of(proxy) : List.of(proxy, ProxyLimits.pairKey(proxy, host)));
+        }
+        exchange.getMessage().setHeader(TokenBucketConstants.CANDIDATES, groups);
+        List<String> allOf = new ArrayList<>(1);
+        addHost(allOf, host);
+        setAllOf(exchange, allOf);
+    }
+
+    /** Per-host politeness: the host's bucket is charged with the chosen proxy's, atomically, at one instant. */
+    private void addHost(List<String> allOf, String host) {
+        if (perHost && host != null) {
+            allOf.add(ProxyLimits.hostKey(host));
+        }
+    }
+
+    private static void setAllOf(Exchange exchange, List<String> allOf) {
+        if (!allOf.isEmpty()) {
+            exchange.getMessage().setHeader(TokenBucketConstants.ALL_OF, allOf);
+        }
     }
 }

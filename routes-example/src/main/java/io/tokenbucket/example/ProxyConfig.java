@@ -28,12 +28,6 @@ public record ProxyConfig(String id, String host, int port, String username, Str
                           long refillPeriodMs) {
 
     /**
-     * The one id a proxy cannot have: the per-host buckets' keys are {@code "host <host key>"}
-     * ({@link ProxyLimits#hostKey}).
-     */
-    public static final String RESERVED_ID = "host";
-
-    /**
      * Parses one proxy line. The user and the password are the URL's user info, percent-decoded as UTF-8 (write
      * {@code @} as {@code %40}, a space as {@code %20}, {@code %} as {@code %25}; {@code +} is a plus, as in any
      * URL outside a form); they are data, sent to the proxy exactly as decoded and never read as anything else.
@@ -77,10 +71,6 @@ public record ProxyConfig(String id, String host, int port, String username, Str
             String option = parts[i];
             if (option.startsWith("id=") && option.length() > 3) {
                 id = option.substring(3);
-                if (id.equals(RESERVED_ID)) {
-                    throw new IllegalArgumentException("id=" + RESERVED_ID + " is reserved (the per-host buckets'"
-                            + " keys start with it): " + shown);
-                }
             } else if (option.startsWith("limit=") && option.contains("/")) {
                 String[] limit = option.substring(6).split("/", 2);
                 capacity = Long.parseLong(limit[0]);

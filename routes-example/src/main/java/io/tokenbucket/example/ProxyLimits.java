@@ -3,30 +3,43 @@ package io.tokenbucket.example;
 import io.tokenbucket.camel.TokenBucketLimitResolver;
 
 /**
- * Gives each proxy's bucket the proxy's own limit ({@code limit=N/period} in the proxy file), or null for the
- * endpoint's default ({@code example.capacity} per {@code example.refillPeriod}). Bound as {@value #BEAN} and
- * named by the throttle URI ({@code limitResolver=#proxyLimits}), so one static endpoint serves every proxy:
- * what the freest choice needs, since it weighs all candidates in one call. A changed limit in the proxy file
- * applies to the proxy's next exchange.
+ * The keys of the throttle's three kinds of bucket and their limits: the one place that knows both. Bound as
+ * {@value #BEAN} and named by the throttle URI ({@code limitResolver=#proxyLimits}), so one static endpoint
+ * ({@link ScraperRoute#THROTTLE}) serves every proxy, pair and host: what one atomic step over all of them needs.
+ * A changed limit in the proxy file applies to the proxy's next exchange.
  *
- * <p>A (proxy, host) pair's bucket ({@link ScraperRoute#PAIRS}, key {@code "<proxy id> <host key>"}) gets
- * {@code example.pairLimit} when it is set: the most one proxy's address may send to one host, the ceiling of the
- * pair's adaptive rate ({@code example.adaptive}), which finds the host's real limit below it. Unset, it gets its
- * proxy's rate with twice its burst: a pair's requests are some of its proxy's, which the proxy's bucket has
- * admitted already, so the pair's bucket holds nothing back by itself (the extra burst absorbs the few
- * milliseconds between the proxy's grant and the pair's) and only a penalty or a cut of its adaptive rate makes
- * it wait.
- *
- * <p>A target host's bucket ({@link #hostKey}, {@code "host <host key>"}, charged with the proxy's in one atomic
- * acquire) gets {@code example.hostLimit}.
+ * <ul>
+ * <li>a proxy: its id ({@link ProxyConfig#id()}, which holds no whitespace), with its own limit
+ *     ({@code limit=N/period} in the proxy file), or null for the endpoint's default ({@code example.capacity} per
+ *     {@code example.refillPeriod});</li>
+ * <li>a (proxy, host) pair: {@link #pairKey} {@code "pair <proxy id> <host key>"}, with {@code example.pairLimit}
+ *     when it is set: the most one proxy's address may send to one host, the ceiling of the pair's adaptive rate
+ *     ({@code example.adaptive}, for these keys only: {@link #ADAPTIVE_KEYS}), which finds the host's real limit
+ *     below it. Unset, it gets its proxy's rate with twice its burst: a pair's requests are some of its proxy's,
+ *     charged in the same step, so the pair's bucket holds nothing back by itself and only a penalty or a cut of
+ *     its adaptive rate makes it wait;</li>
+ * <li>a target host: {@link #hostKey} {@code "host <host key>"}, with {@code example.hostLimit}.</li>
+ * </ul>
+ * A proxy id has no space and a {@link HostKey} none either, so the three kinds can never share a key, whatever
+ * the ids are ({@code host}, {@code pair} and {@code a,b} included), and the glob {@code pair *} matches the pairs
+ * and nothing else.
  */
 public class ProxyLimits implements TokenBucketLimitResolver {
 
     /** The registry name the throttle URI refers to. */
     public static final String BEAN = "proxyLimits";
 
-    /** The start of every {@link #hostKey}; {@code host} is the one proxy id refused. */
-    static final String HOST_PREFIX = ProxyConfig.RESERVED_ID + " ";
+    /** The start of every {@link #hostKey}. */
+    static final String HOST_PREFIX = "host ";
+
+    /** The start of every {@link #pairKey}. */
+    static final String PAIR_PREFIX = "pair ";
+
+    /**
+     * The throttle's {@code adaptiveKeys} with {@code example.adaptive}: the pairs' keys, and no proxy's or host's
+     * (a 429 is one host's word about one proxy's address).
+     */
+    public static final String ADAPTIVE_KEYS = PAIR_PREFIX + "*";
 
     private final ProxyPool pool;
     private final long defaultCapacity;
@@ -74,12 +87,20 @@ public class ProxyLimits implements TokenBucketLimitResolver {
     }
 
     /**
-     * The key of a target host's bucket on the proxies' endpoint, an all-of key of every acquire there
-     * ({@link ProxyChooser}): {@code "host <host key>"}. A proxy id has no space, and {@code host} is no proxy id
-     * ({@link ProxyConfig} refuses it), so it is neither a proxy's key nor a pair's.
+     * The key of a target host's bucket, an all-of key of every acquire of the throttle ({@link ProxyChooser}):
+     * {@code "host <host key>"}.
      */
     public static String hostKey(String host) {
         return HOST_PREFIX + host;
+    }
+
+    /**
+     * The key of a (proxy, host) pair's bucket, charged with its proxy's in the proxy's candidate group
+     * ({@link ProxyChooser}) and what a 429 penalises ({@link TokenBucketProxyBuckets}):
+     * {@code "pair <proxy id> <host key>"}.
+     */
+    public static String pairKey(String proxyId, String host) {
+        return PAIR_PREFIX + proxyId + " " + host;
     }
 
     @Override
@@ -87,10 +108,14 @@ public class ProxyLimits implements TokenBucketLimitResolver {
         if (key.startsWith(HOST_PREFIX)) {
             return hostLimit.isEmpty() ? null : hostLimit;
         }
-        int space = key.indexOf(' ');
-        ProxyConfig config = pool.config(space < 0 ? key : key.substring(0, space));
+        boolean pair = key.startsWith(PAIR_PREFIX);
+        // a pair's proxy id runs to the space before the host key; a key of no kind (none of the route's) is
+        // taken as a proxy's: unknown, the endpoint's default
+        int space = pair ? key.indexOf(' ', PAIR_PREFIX.length()) : -1;
+        ProxyConfig config = pool.config(pair ? key.substring(PAIR_PREFIX.length(), space < 0 ? key.length() : space)
+                : key);
         boolean own = config != null && config.capacity() >= 1;
-        if (space < 0) {
+        if (!pair) {
             return own ? config.capacity() + "/" + config.refillPeriodMs() + "ms" : null;
         }
         if (!pairLimit.isEmpty()) {

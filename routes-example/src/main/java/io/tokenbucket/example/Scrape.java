@@ -18,8 +18,6 @@ public final class Scrape {
     public static final String ATTEMPTS = "scrapeAttempts";
     /** The ids of the proxies tried so far, in order ({@code List<String>}). */
     public static final String TRIED = "scrapeTried";
-    /** Milliseconds the current attempt waited in the bucket steps so far ({@link PairKey#addWaited}). */
-    public static final String ATTEMPT_WAITED = "scrapeAttemptWaited";
     /** Milliseconds waited for tokens over all attempts. */
     public static final String WAITED = "scrapeWaited";
     /** True once the URL has its outcome; ends the attempt loop. */

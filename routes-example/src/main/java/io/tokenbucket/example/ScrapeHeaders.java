@@ -7,7 +7,7 @@ import org.apache.camel.http.base.HttpHeaderFilterStrategy;
 /**
  * Which message headers camel-http sends to the target as HTTP headers: camel-http's own choice (no {@code Camel*}
  * header, no hop-by-hop header), and never the route's bookkeeping headers ({@value ProxyStats#PROXY_HEADER},
- * {@value ScraperRoute#HOST_HEADER}, {@value ScraperRoute#PAIR_HEADER}): the
+ * {@value ScraperRoute#HOST_HEADER}): the
  * proxy's id (by default its {@code host:port}) is the scraper's business, not the target's. Set on camel-http's
  * component, so every fetch endpoint uses it.
  */
@@ -18,6 +18,5 @@ public class ScrapeHeaders extends HttpHeaderFilterStrategy {
         super.initialize();
         getOutFilter().add(ProxyStats.PROXY_HEADER.toLowerCase(Locale.ROOT));
         getOutFilter().add(ScraperRoute.HOST_HEADER.toLowerCase(Locale.ROOT));
-        getOutFilter().add(ScraperRoute.PAIR_HEADER.toLowerCase(Locale.ROOT));
     }
 }

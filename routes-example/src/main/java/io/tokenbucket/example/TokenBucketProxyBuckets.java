@@ -13,9 +13,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A 429's penalty, and the host's refusal as a cut of the pair's adaptive rate ({@link #throttled}), carried to the
  * (proxy, host) pair's bucket with the component's {@code penalize} operation
- * (header {@code CamelTokenBucketPenalty}), sent to the route's own pair endpoint ({@link ScraperRoute#PAIRS}, so
- * the same buckets, limits and store): the pair's bucket gives no token until the penalty is over, then refills
- * from empty, while the proxy's own bucket and its other hosts are left alone (the host's 429 is about that
+ * (header {@code CamelTokenBucketPenalty}), sent for the pair's key ({@link ProxyLimits#pairKey}) to the route's own
+ * throttle ({@link ScraperRoute#THROTTLE}, so the same buckets, limits, adaptation and store): the pair's bucket gives
+ * no token until the penalty is over, then refills from empty, so the throttle chooses another proxy for that host
+ * meanwhile, while the proxy's own bucket and its other hosts are left alone (the host's 429 is about that
  * proxy's address at that host, nothing else). With {@code store=redis} every instance sharing the store backs
  * the pair off at once, also those whose own pool never saw the 429. Exchanges already waiting keep their reserved turn (a penalty never releases
  * anyone early); new ones queue after it. Health changes never touch the buckets ({@link ProxyBuckets}).
@@ -38,7 +39,7 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
      * A pair's buckets without an adaptive rate: {@link #throttled} does nothing.
      *
      * @param context     the application's context
-     * @param endpointUri the pairs' endpoint, placeholders allowed ({@link ScraperRoute#PAIRS})
+     * @param endpointUri the throttle's endpoint, placeholders allowed ({@link ScraperRoute#THROTTLE})
      */
     public TokenBucketProxyBuckets(CamelContext context, String endpointUri) {
         this(context, endpointUri, false);
@@ -46,9 +47,10 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
 
     /**
      * @param context     the application's context
-     * @param endpointUri the pairs' endpoint, placeholders allowed ({@link ScraperRoute#PAIRS})
-     * @param adaptive    whether that endpoint has {@code adaptive=true} ({@code example.adaptive}): only then is
-     *                    the {@code throttled} operation sent (the component refuses it otherwise)
+     * @param endpointUri the throttle's endpoint, placeholders allowed ({@link ScraperRoute#THROTTLE})
+     * @param adaptive    whether that endpoint has {@code adaptive=true} ({@code example.adaptive}), its pairs'
+     *                    keys adapting: only then is the {@code throttled} operation sent (the component refuses it
+     *                    otherwise)
      */
     public TokenBucketProxyBuckets(CamelContext context, String endpointUri, boolean adaptive) {
         this.context = context;
@@ -59,7 +61,8 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
     @Override
     public void penalize(String proxyId, String host, long millis) {
         if (proxyId != null && host != null) {
-            send("penalize", pairKey(proxyId, host), Map.of(TokenBucketConstants.PENALTY, Math.max(0, millis)));
+            send("penalize", ProxyLimits.pairKey(proxyId, host),
+                    Map.of(TokenBucketConstants.PENALTY, Math.max(0, millis)));
         }
     }
 
@@ -71,13 +74,8 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
     @Override
     public void throttled(String proxyId, String host) {
         if (adaptive && proxyId != null && host != null) {
-            send("throttled", pairKey(proxyId, host), Map.of());
+            send("throttled", ProxyLimits.pairKey(proxyId, host), Map.of());
         }
-    }
-
-    /** The key of a (proxy, host) pair's bucket, as the routes write it: {@code "<proxy id> <host key>"}. */
-    public static String pairKey(String proxyId, String host) {
-        return proxyId + " " + host;
     }
 
     /** Sends one operation; the future completes once the store has answered (tests wait on it). */
@@ -86,7 +84,7 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
             return CompletableFuture.completedFuture(null); // nothing to tell, or nobody left to tell it to
         }
         CompletableFuture<Exchange> sent = template().asyncSend(endpointUri, exchange -> {
-            exchange.getMessage().setHeader(ScraperRoute.PAIR_HEADER, pair);
+            exchange.getMessage().setHeader(ProxyStats.PROXY_HEADER, pair);
             exchange.getMessage().setHeader(TokenBucketConstants.OPERATION, operation);
             headers.forEach(exchange.getMessage()::setHeader);
         });

@@ -128,27 +128,50 @@ final class ScraperHarness implements AutoCloseable {
     }
 
     /**
-     * The milliseconds until the bucket of the pair (proxy, the demo target's first host), as this instance's pair
-     * endpoint sees it, has a token: what a 429 there penalises.
+     * The milliseconds until the bucket of the pair (proxy, the demo target's first host), as this instance's
+     * throttle sees it, has a token: what a 429 there penalises.
      */
     long millisUntilPairToken(String proxyId) {
-        return pairOperation(proxyId, "peek").getMessage().getHeader(TokenBucketConstants.WAIT_ESTIMATE, Long.class);
+        return bucketOperation(pairKey(proxyId), "peek").getMessage()
+                .getHeader(TokenBucketConstants.WAIT_ESTIMATE, Long.class);
     }
 
     /**
      * The adaptive rate of the pair (proxy, the demo target's first host) now, as a fraction of its limit
-     * (operation {@code rate} on the pairs' endpoint): 1.0 at the ceiling.
+     * (operation {@code rate} on the throttle): 1.0 at the ceiling.
      */
     double pairRate(String proxyId) {
-        return pairOperation(proxyId, "rate").getMessage().getHeader(TokenBucketConstants.RATE, Double.class);
+        return bucketOperation(pairKey(proxyId), "rate").getMessage().getHeader(TokenBucketConstants.RATE,
+                Double.class);
     }
 
-    /** Sends {@code operation} to the pairs' endpoint for the pair (proxy, the first host); its answer. */
-    private Exchange pairOperation(String proxyId, String operation) {
+    /** The key of the pair (proxy, the demo target's first host) on the throttle. */
+    String pairKey(String proxyId) {
+        return ProxyLimits.pairKey(proxyId, host());
+    }
+
+    /** Whole tokens the throttle's bucket of {@code key} (a proxy's, a pair's or a host's) holds now (peek). */
+    long tokens(String key) {
+        return bucketOperation(key, "peek").getMessage().getHeader(TokenBucketConstants.REMAINING, Long.class);
+    }
+
+    /**
+     * Sends {@code operation} for {@code key} to the route's throttle ({@link ScraperRoute#THROTTLE}, where every
+     * proxy's, pair's and host's bucket is); its answer.
+     *
+     * @throws IllegalStateException with the exchange's exception when the operation failed
+     */
+    Exchange bucketOperation(String key, String operation) {
+        return bucketOperation(key, operation, Map.of());
+    }
+
+    /** {@link #bucketOperation(String, String)} with more headers (a penalty). */
+    Exchange bucketOperation(String key, String operation, Map<String, Object> headers) {
         try (ProducerTemplate template = context.createProducerTemplate()) {
-            Exchange answer = template.request(ScraperRoute.PAIRS, e -> {
-                e.getMessage().setHeader(ScraperRoute.PAIR_HEADER, TokenBucketProxyBuckets.pairKey(proxyId, host()));
+            Exchange answer = template.request(ScraperRoute.THROTTLE, e -> {
+                e.getMessage().setHeader(ProxyStats.PROXY_HEADER, key);
                 e.getMessage().setHeader(TokenBucketConstants.OPERATION, operation);
+                headers.forEach(e.getMessage()::setHeader);
             });
             if (answer.getException() != null) {
                 throw new IllegalStateException(answer.getException());
