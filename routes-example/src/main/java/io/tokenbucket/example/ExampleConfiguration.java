@@ -8,6 +8,7 @@ import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.camel.TokenBucketStoreType;
 import org.apache.camel.CamelConfiguration;
 import org.apache.camel.CamelContext;
+import org.apache.camel.builder.ThreadPoolProfileBuilder;
 import org.apache.camel.component.http.HttpComponent;
 import org.apache.camel.support.PluginHelper;
 import org.apache.camel.util.TimeUtils;
@@ -40,10 +41,27 @@ public class ExampleConfiguration implements CamelConfiguration {
      */
     public static final String CLUSTER_HASH_TAG = "{scraper}:";
 
+    /**
+     * The thread pool profile of the route's error handler ({@code executorServiceRef}), which schedules the retries
+     * of the throttle step (a URL booked out by {@code maxWait}, or a store failure).
+     */
+    public static final String RETRY_POOL = "scrapeRetries";
+
+    /**
+     * The most retries {@link #RETRY_POOL} holds waiting at once: as many URLs as the default queue
+     * ({@code seda:urls?size=100000}) holds, since with a booking horizon all of them may be booked out together.
+     * Camel's default, 1000, would fail the URLs past it ({@code RejectedExecutionException}). A retry past this
+     * bound fails its URL the same way.
+     */
+    public static final int MAX_WAITING_RETRIES = 100_000;
+
     private static final Logger LOG = LoggerFactory.getLogger(ExampleConfiguration.class);
 
     @Override
     public void configure(CamelContext context) throws Exception {
+        // the route's retries: the rest of the profile is Camel's default
+        context.getExecutorServiceManager().registerThreadPoolProfile(new ThreadPoolProfileBuilder(RETRY_POOL)
+                .maxQueueSize(MAX_WAITING_RETRIES).build());
         String proxyFile = property(context, "example.proxyFile", "");
         ProxySource source = proxyFile.isBlank() ? ProxySource.text(property(context, "example.proxies", ""))
                 : ProxySource.file(Path.of(proxyFile));
@@ -86,7 +104,8 @@ public class ExampleConfiguration implements CamelConfiguration {
         pool.onInstall(clients::install);
         context.addService(clients);
         context.getRegistry().bind(ProxyInUse.BEAN, new ProxyInUse(pool, clients));
-        context.getRegistry().bind(ScrapeStart.BEAN, new ScrapeStart(stats));
+        context.getRegistry().bind(ScrapeStart.BEAN, new ScrapeStart(stats,
+                new InFlightLimit(number(context, "example.maxInFlight", "200"), context)));
         // where camel-http reads its timeouts: the component's defaults for every endpoint it makes (as options of
         // the fetch URI they would not be endpoint options in this Camel version, but query parameters sent on)
         HttpComponent http = context.getComponent("http", HttpComponent.class);

@@ -86,6 +86,8 @@ public class ScraperRoute extends RouteBuilder {
 
     @Override
     public void configure() {
+        // a URL waiting for a retry is a task of the error handler's pool: as many as the queue holds may wait
+        errorHandler(defaultErrorHandler().executorServiceRef(ExampleConfiguration.RETRY_POOL));
         // no token: the bucket store (Redis) failed and onStoreError=fail admitted nothing, or (with maxWait,
         // example.pairMaxWait) every proxy, pair or the host is booked further ahead than that. The throttle step is
         // tried again later (without holding a thread while it waits); a URL that gets no token after all the tries

@@ -30,6 +30,10 @@ class ExampleConfigurationTest {
                 + " was 172800000 ms");
         assertRejected("example.forgiveAfter", "3d", "example.forgiveAfter must be between 0 and 1d,"
                 + " was 259200000 ms");
+        assertRejected("example.maxInFlight", "0", "example.maxInFlight must be 1 to 100000, was 0");
+        assertRejected("example.maxInFlight", "9999999999", "example.maxInFlight must be 1 to 100000,"
+                + " was 9999999999");
+        assertRejected("example.maxInFlight", "many", "example.maxInFlight must be a whole number, was 'many'");
     }
 
     @Test
