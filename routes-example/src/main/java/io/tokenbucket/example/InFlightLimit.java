@@ -5,6 +5,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
+import org.apache.camel.ServiceStatus;
 import org.apache.camel.support.SynchronizationAdapter;
 
 /**
@@ -32,8 +33,8 @@ public final class InFlightLimit {
 
     /**
      * @param places  {@code example.maxInFlight}, 1 to {@value #MAX}
-     * @param context while it runs, a URL waits for a place; once it stops, a URL goes on without one (so that
-     *                the queue's consumer is never stuck in a stopping context)
+     * @param context while it and the URL's route run, a URL waits for a place; once either stops, a URL goes on
+     *                without one (so that the queue's consumer is never stuck in a stopping route)
      * @throws IllegalArgumentException naming {@code example.maxInFlight} and the value when out of range
      */
     public InFlightLimit(long places, CamelContext context) {
@@ -51,7 +52,7 @@ public final class InFlightLimit {
     void enter(Exchange exchange) {
         boolean taken = false;
         try {
-            while (!taken && !context.isStopping() && !context.isStopped()) {
+            while (!taken && running(exchange)) {
                 taken = places.tryAcquire(POLL_MILLIS, TimeUnit.MILLISECONDS);
             }
         } catch (InterruptedException e) {
@@ -65,6 +66,15 @@ public final class InFlightLimit {
                 }
             });
         }
+    }
+
+    private boolean running(Exchange exchange) {
+        if (context.isStopping() || context.isStopped()) {
+            return false;
+        }
+        String route = exchange.getFromRouteId();
+        ServiceStatus status = route == null ? null : context.getRouteController().getRouteStatus(route);
+        return status == null || status.isStarted();
     }
 
     /** The places free now. */

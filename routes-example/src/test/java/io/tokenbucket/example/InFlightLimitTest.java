@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
+import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.spi.Synchronization;
 import org.apache.camel.support.DefaultExchange;
@@ -63,6 +64,27 @@ class InFlightLimitTest {
         limit.enter(late); // returns: the queue's consumer is never stuck in a stopped context
         assertThat(late.getExchangeExtension().handoverCompletions()).as("no place to give back").isNull();
         assertThat(limit.free()).as("nothing taken, nothing given back").isZero();
+    }
+
+    @Test
+    void aStoppedRouteLetsItsUrlThroughWithoutAPlace() throws Exception {
+        try (CamelContext context = new DefaultCamelContext()) {
+            context.addRoutes(new RouteBuilder() {
+                @Override
+                public void configure() {
+                    from("direct:urls").routeId("urls").log("${body}");
+                }
+            });
+            context.start();
+            InFlightLimit limit = new InFlightLimit(1, context);
+            limit.enter(new DefaultExchange(context));
+            context.getRouteController().stopRoute("urls");
+
+            Exchange late = new DefaultExchange(context);
+            late.getExchangeExtension().setFromRouteId("urls");
+            limit.enter(late); // returns: a consumer thread blocked here would hold up the route's stop
+            assertThat(late.getExchangeExtension().handoverCompletions()).as("no place to give back").isNull();
+        }
     }
 
     /** Completes {@code exchange} as its route's end does: its on-completions run. */

@@ -71,6 +71,8 @@ class RouteStopUnderLoadIT {
                 }
             });
             main.addOverrideProperty("example.progressInterval", "0");
+            // every URL taken from the queue at once (the example's default takes 200), so that thousands wait
+            main.addOverrideProperty("example.maxInFlight", String.valueOf(URLS));
             int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
             CompletableFuture<Integer> running = CompletableFuture.supplyAsync(() -> {
                 try {
