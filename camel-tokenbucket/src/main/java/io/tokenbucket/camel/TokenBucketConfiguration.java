@@ -202,7 +202,8 @@ public class TokenBucketConfiguration implements Cloneable {
     private double adaptiveFloor = 0.1;
 
     @UriParam(label = "adaptive", defaultValue = "0.5", description = "With adaptive: what a throttled signal"
-            + " multiplies the rate by, above 0 and below 1 (0.5 halves it).")
+            + " multiplies the rate by, above 0 and below 1 (0.5 halves it); the first signal of a key in its slow"
+            + " start (adaptiveStart) halves it instead.")
     private double adaptiveDecrease = 0.5;
 
     @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: what one increase step adds"

@@ -184,9 +184,9 @@ public interface BucketStore extends AutoCloseable {
 
     /**
      * A {@code throttled} signal on {@code key} (the target refused, say with 429 or 503): its rate is cut by the
-     * adaptation's decrease, never below its floor, and its bucket emptied at the new rate, unless the last cut is
-     * within the hold, when the signal is ignored ({@link io.tokenbucket.math.AdaptiveMath}). Answers whether it cut
-     * and the rate now.
+     * adaptation's decrease (halved instead while the key is in its slow start, which the cut ends), never below its
+     * floor, and its bucket emptied at the new rate, unless the last cut is within the hold, when the signal is
+     * ignored ({@link io.tokenbucket.math.AdaptiveMath}). Answers whether it cut and the rate now.
      *
      * @param limits the key's limits, with an adaptation
      * @throws IllegalArgumentException at once when {@code limits} have no adaptation

@@ -252,6 +252,28 @@ class AdaptiveMathTest {
     }
 
     @Test
+    void aFreshKeysFirstBurstGoesOutAtOnceAndEarnsDoublingsAsItGoes() {
+        // capacity 10, 10 per second: a step per ceil(10 × f) tokens. A new key's bucket is full whatever the start,
+        // and the tokens of its first burst earn steps like any others: 0.1 doubles after its first token
+        Bucket b = new Bucket(Limits.of(Limit.of(10, 10, 1000)).withAdaptive(AIMD.withStart(100_000)));
+        long[] factors = new long[5];
+        for (int i = 0; i < factors.length; i++) {
+            assertThat(b.reserve(0, 0).granted()).as("token %d of the first burst", i + 1).isTrue();
+            factors[i] = b.rate.factorPpm();
+        }
+        assertThat(factors).containsExactly(200_000, 200_000, 400_000, 400_000, 400_000);
+        // booked at 1 s, 500 ms twice and 250 ms twice: the 2.5 s burst of capacity 10 at 0.4, so the sixth waits
+        assertThat(b.tats).containsExactly(2500);
+        assertThat(b.reserve(0, 0).granted()).isFalse();
+        // from the ceiling the same burst is 10 tokens
+        Bucket ceiling = new Bucket(Limits.of(Limit.of(10, 10, 1000)).withAdaptive(AIMD));
+        for (int i = 0; i < 10; i++) {
+            assertThat(ceiling.reserve(0, 0).granted()).isTrue();
+        }
+        assertThat(ceiling.reserve(0, 0).granted()).isFalse();
+    }
+
+    @Test
     void noSignalWhileStartingIsIgnored() {
         // no hold while starting: the first signal always cuts, however soon after the key's first grant
         Bucket b = new Bucket(SLOW_TEN);
