@@ -10,6 +10,7 @@ import io.tokenbucket.camel.TokenBucketConstants;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
+import org.apache.camel.builder.ThreadPoolProfileBuilder;
 import org.apache.camel.support.AsyncProcessorSupport;
 import org.apache.camel.support.service.ServiceHelper;
 
@@ -89,7 +90,11 @@ public class ProxyChooser extends AsyncProcessorSupport {
 
     @Override
     protected void doStart() {
-        timer = context.getExecutorServiceManager().newSingleThreadScheduledExecutor(this, "ProxyChooserTimer");
+        // every URL waiting for a proxy is one task here, up to example.maxInFlight of them: Camel's default profile
+        // would refuse the 1,001st (RejectedExecutionException, which fails the URL with no outcome at all)
+        timer = context.getExecutorServiceManager().newScheduledThreadPool(this, "ProxyChooserTimer",
+                new ThreadPoolProfileBuilder("proxyChooserTimer").poolSize(1).maxQueueSize(InFlightLimit.MAX)
+                        .build());
         workers = context.getExecutorServiceManager().newDefaultThreadPool(this, "ProxyChooser");
     }
 
