@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  * <li>{@link #shareUsedAfter10s()}: the admitted rate of the full windows from 10 s on (or, in a run shorter than
  *     11 s, from its middle on), over the hidden limit of the whole fleet ({@code perIp} × proxies × hosts);</li>
- * <li>{@link #share429()}: the 429s over all page requests;</li>
+ * <li>{@link #share429()}: the 429s over all page requests; {@link #share429After10s()}: over the page requests of
+ *     the windows {@link #shareUsedAfter10s()} measures;</li>
  * <li>{@link #secondsTo90()}: the end of the first three windows in a row in each of which the fleet got 90 % of
  *     the hidden limit (one window alone is the first burst), -1 for never.</li>
  * </ul>
@@ -29,14 +30,16 @@ public final class Convergence {
 
     private final Map<String, long[]> admittedByClient;
     private final long[] tooMany;
+    private final long[] requestsPerWindow;
     private final double fleetLimit;
     private final long requests;
     private final long refused;
 
-    private Convergence(Map<String, long[]> admittedByClient, long[] tooMany, double fleetLimit, long requests,
-                        long refused) {
+    private Convergence(Map<String, long[]> admittedByClient, long[] tooMany, long[] requestsPerWindow,
+                        double fleetLimit, long requests, long refused) {
         this.admittedByClient = admittedByClient;
         this.tooMany = tooMany;
+        this.requestsPerWindow = requestsPerWindow;
         this.fleetLimit = fleetLimit;
         this.requests = requests;
         this.refused = refused;
@@ -62,9 +65,11 @@ public final class Convergence {
         Map<String, long[]> admitted = new LinkedHashMap<>();
         clients.forEach(c -> admitted.put(c, new long[windows]));
         long[] tooMany = new long[windows];
+        long[] requests = new long[windows];
         long refused = 0;
         for (DemoTarget.Hit hit : pages) {
             int w = (int) Math.min(windows - 1, TimeUnit.NANOSECONDS.toSeconds(hit.nanos() - start));
+            requests[w]++;
             if (hit.status() == 429) {
                 tooMany[w]++;
                 refused++;
@@ -72,7 +77,7 @@ public final class Convergence {
                 admitted.get(hit.client())[w]++;
             }
         }
-        return new Convergence(admitted, tooMany, (double) perIp * hosts * clients.size(), pages.size(), refused);
+        return new Convergence(admitted, tooMany, requests, (double) perIp * hosts * clients.size(), pages.size(), refused);
     }
 
     /** Admitted requests per 1 s window, per proxy, in the order given. */
@@ -101,16 +106,40 @@ public final class Convergence {
 
     /** The admitted rate of the steady windows over the fleet's hidden limit, 0 to 1 (more: over-admitted). */
     public double shareUsedAfter10s() {
-        int full = windows() - 1; // the last window is where the queue runs dry
-        int from = full > STEADY_FROM_SECOND ? STEADY_FROM_SECOND : full / 2;
-        if (full <= from || fleetLimit <= 0) {
+        int[] steady = steadyWindows();
+        if (steady == null || fleetLimit <= 0) {
             return 0;
         }
         long sum = 0;
-        for (int w = from; w < full; w++) {
+        for (int w = steady[0]; w < steady[1]; w++) {
             sum += admitted(w);
         }
-        return sum / ((full - from) * fleetLimit);
+        return sum / ((steady[1] - steady[0]) * fleetLimit);
+    }
+
+    /** The 429s over the page requests of the steady windows ({@link #shareUsedAfter10s()}'s), 0 to 1. */
+    public double share429After10s() {
+        int[] steady = steadyWindows();
+        if (steady == null) {
+            return 0;
+        }
+        long all = 0;
+        long refusedThen = 0;
+        for (int w = steady[0]; w < steady[1]; w++) {
+            all += requestsPerWindow[w];
+            refusedThen += tooMany[w];
+        }
+        return all == 0 ? 0 : (double) refusedThen / all;
+    }
+
+    /**
+     * The steady windows, {@code [from, to)}: from 10 s (or, in a run shorter than 11 s, from its middle) to the last
+     * full window; null when there are none.
+     */
+    private int[] steadyWindows() {
+        int full = windows() - 1; // the last window is where the queue runs dry
+        int from = full > STEADY_FROM_SECOND ? STEADY_FROM_SECOND : full / 2;
+        return full <= from ? null : new int[] {from, full};
     }
 
     /** The 429s over all page requests, 0 to 1. */
@@ -137,10 +166,11 @@ public final class Convergence {
     public String summary() {
         int to90 = secondsTo90();
         boolean steady = windows() - 1 > STEADY_FROM_SECOND;
-        return String.format(Locale.ROOT, "Convergence: %.0f %% of the hidden limit (%.0f/s) used %s, %.1f %% of %d"
-                + " requests answered 429, 90 %% of the limit %s", 100 * shareUsedAfter10s(), fleetLimit,
-                steady ? "after 10 s" : "in the second half of the run (shorter than 11 s)", 100 * share429(),
-                requests, to90 < 0 ? "never reached" : "held for 3 s from " + (to90 - 3) + " s");
+        return String.format(Locale.ROOT, "Convergence: %.0f %% of the hidden limit (%.0f/s) used %s, with %.1f %% of"
+                + " those requests answered 429; %.1f %% of all %d requests answered 429, 90 %% of the limit %s",
+                100 * shareUsedAfter10s(), fleetLimit, steady ? "after 10 s" : "in the second half of the run"
+                + " (shorter than 11 s)", 100 * share429After10s(), 100 * share429(), requests,
+                to90 < 0 ? "never reached" : "held for 3 s from " + (to90 - 3) + " s");
     }
 
     /** Per window: admitted per proxy and 429s, for logs. */

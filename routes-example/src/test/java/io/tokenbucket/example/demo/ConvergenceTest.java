@@ -38,7 +38,7 @@ class ConvergenceTest {
             for (int i = 0; i < 2; i++) {
                 hits.add(hit("p2", s * 1000L + i * 500 + 10, 200));
             }
-            if (s < 2) {
+            if (s < 2 || s == 11) {
                 hits.add(hit("p2", s * 1000L + 900, 429));
             }
         }
@@ -51,13 +51,16 @@ class ConvergenceTest {
         Convergence c = run();
         assertThat(c.admittedByClient().get("p1")).hasSize(14).containsOnly(4);
         assertThat(c.admittedByClient().get("p2")).containsOnly(2);
-        assertThat(c.tooMany()).startsWith(1, 1, 0);
+        assertThat(c.tooMany()).startsWith(1, 1, 0).containsSequence(0, 1, 0).hasSize(14);
         assertThat(c.limitPerClient()).isEqualTo(4.0);
         // 6 of 8 per second in the steady windows (10 to 12; the 13th, the last, is left out)
         assertThat(c.shareUsedAfter10s()).isEqualTo(0.75);
-        assertThat(c.share429()).isEqualTo(2.0 / (14 * 6 + 2));
+        assertThat(c.share429()).isEqualTo(3.0 / (14 * 6 + 3));
+        // of the steady windows' 19 page requests, the one 429 in second 11
+        assertThat(c.share429After10s()).isEqualTo(1.0 / 19);
         assertThat(c.secondsTo90()).as("never 90 %").isEqualTo(-1);
-        assertThat(c.summary()).contains("75 % of the hidden limit (8/s) used after 10 s", "2.3 % of 86 requests",
+        assertThat(c.summary()).contains("75 % of the hidden limit (8/s) used after 10 s", "with 5.3 % of those requests answered 429",
+                "3.4 % of all 87 requests answered 429",
                 "never reached");
     }
 
