@@ -30,8 +30,11 @@ import org.apache.camel.main.Main;
  */
 public final class ExampleApp {
 
-    /** Demo size (setting {@code example.demoPages}): enough for about 15 s at the hidden limit. */
-    static final String DEMO_URLS = "1800";
+    /**
+     * Demo size (setting {@code example.demoPages}): enough for about 20 s at the hidden limit, so that the share
+     * used after 10 s ({@link Convergence}) is measured over several seconds before the queue runs dry.
+     */
+    static final String DEMO_URLS = "2400";
     /**
      * Each demo proxy's limit (setting {@code example.demoProxyLimit}): above what its two pairs may send, so that
      * the pairs' adaptive rates, not the proxies, find the hidden limit.
@@ -45,12 +48,18 @@ public final class ExampleApp {
     /** The demo target's hosts (127.0.0.2, 127.0.0.3). */
     static final int DEMO_HOSTS = 2;
     /**
-     * The demo's per-host politeness: 10 % above what the hidden limit lets three proxies send to one host, in
-     * bursts of 6.
+     * The demo's per-host politeness: twice what the hidden limit lets three proxies send to one host, in bursts of
+     * 6, as an operator who does not know the limit would set it: charged with every fetch, it does not find the
+     * limit for the pairs.
      */
-    static final String DEMO_HOST_LIMIT = "66/1s:6";
-    /** The demo's (proxy, host) limit, the adaptive rate's ceiling: 15 % above the hidden limit, in bursts of 2. */
-    static final String DEMO_PAIR_LIMIT = "23/1s:2";
+    static final String DEMO_HOST_LIMIT = "120/1s:6";
+    /**
+     * The demo's (proxy, host) limit, the adaptive rate's ceiling: twice the hidden limit, in bursts of 2. The rate
+     * starts at {@code example.adaptiveStart} of it and finds the limit from there.
+     */
+    static final String DEMO_PAIR_LIMIT = "40/1s:2";
+    /** How far ahead the demo books a URL's turn ({@code example.pairMaxWait}). */
+    static final String DEMO_PAIR_MAX_WAIT = "100ms";
     /** The file the demo's convergence plot goes to, in {@code example.outputDir}. */
     static final String DEMO_PLOT = "convergence.png";
 
@@ -83,7 +92,7 @@ public final class ExampleApp {
             main.addOverrideProperty("example.hostLimit", setting("example.hostLimit", DEMO_HOST_LIMIT));
             main.addOverrideProperty("example.pairLimit", setting("example.pairLimit", DEMO_PAIR_LIMIT));
             main.addOverrideProperty("example.adaptive", setting("example.adaptive", "true"));
-            main.addOverrideProperty("example.pairMaxWait", setting("example.pairMaxWait", "250ms"));
+            main.addOverrideProperty("example.pairMaxWait", setting("example.pairMaxWait", DEMO_PAIR_MAX_WAIT));
             DemoSite site = demo;
             run.footer(() -> demoFooter(site, dir));
         } else {

@@ -63,7 +63,8 @@ public class ScraperRoute extends RouteBuilder {
             + "&adaptive={{example.adaptive}}&adaptiveKeys={{?" + ADAPTIVE_KEYS_PROPERTY + "}}"
             + "&adaptiveDecrease={{example.adaptiveDecrease}}&adaptiveIncrease={{example.adaptiveIncrease}}"
             + "&adaptiveHold={{example.adaptiveHold}}&adaptiveFloor={{example.adaptiveFloor}}"
-            + "&adaptiveMemory={{example.adaptiveMemory}}&maxWait={{?example.pairMaxWait}}";
+            + "&adaptiveMemory={{example.adaptiveMemory}}&adaptiveStart={{example.adaptiveStart}}"
+            + "&maxWait={{?example.pairMaxWait}}";
 
     /** The header with the URL's host key ({@link HostKey}), set by {@link ProxyChooser} (never sent to the target). */
     public static final String HOST_HEADER = "scrapeHost";

@@ -49,4 +49,28 @@ class AdaptivePairTest {
             assertThat(any.getString("proxy")).isEqualTo("p1");
         }
     }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void aNewPairStartsAtExampleAdaptiveStartOfItsCeilingAndDoublesFromThere(String dsl) throws Exception {
+        // a target with no hidden limit to speak of: nothing cuts the pair, its slow start only doubles
+        try (DemoSite site = new DemoSite(dir, 1, "1000/1s", 0, DemoTarget.hiddenPerIpLikeNginx(1000, 100, 1),
+                DemoProxy.Mode.KEEPALIVE);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
+                     "example.pairLimit", "8/1s:8", "example.adaptiveStart", "0.125", "example.adaptiveFloor",
+                     "0.125"))) {
+            assertThat(scraper.pairRate("p1")).as("a pair never seen, at the start").isEqualTo(0.125);
+            // a step is a refill amount's worth of tokens at the current rate, ceil(8 x rate), and doubles the rate:
+            // 1 page at 0.125, 2 at 0.25, 4 at 0.5, then the ceiling. (Per second, not per hour: the turns booked at
+            // a lower rate count for more tokens at the doubled one, which a slow refill would make hours.)
+            scraper.scrape(scraper.pages(1));
+            assertThat(scraper.pairRate("p1")).isEqualTo(0.25);
+            scraper.scrape(scraper.pages(1));
+            assertThat(scraper.pairRate("p1")).as("one page of the two at 0.25").isEqualTo(0.25);
+            scraper.scrape(scraper.pages(1));
+            assertThat(scraper.pairRate("p1")).isEqualTo(0.5);
+            scraper.scrape(scraper.pages(4));
+            assertThat(scraper.pairRate("p1")).isEqualTo(1.0);
+        }
+    }
 }

@@ -169,10 +169,14 @@ class OneStepBucketsTest {
         return site;
     }
 
-    /** The hosts', pairs' and (adaptive) overrides of every test here, and {@code more}. */
+    /**
+     * The hosts', pairs' and (adaptive) overrides of every test here, and {@code more}. The pairs start at their
+     * ceiling: in a slow start each token granted would double a pair's rate, and the turns already booked would
+     * count for more tokens at the new rate, so what a pair holds would not be the tokens it gave.
+     */
     private static Map<String, String> limits(Map<String, String> more) {
         Map<String, String> overrides = new HashMap<>(Map.of("example.hostLimit", HOST_LIMIT, "example.pairLimit",
-                PAIR_LIMIT, "example.adaptive", "true", "example.maxAttempts", "1"));
+                PAIR_LIMIT, "example.adaptive", "true", "example.maxAttempts", "1", "example.adaptiveStart", "1.0"));
         overrides.putAll(more);
         return overrides;
     }

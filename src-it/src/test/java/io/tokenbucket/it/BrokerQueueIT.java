@@ -36,9 +36,12 @@ import org.junit.jupiter.api.Test;
  * at least once and be recorded exactly once, and each proxy's shared limit and each host's shared limit
  * ({@code example.hostLimit}, charged with the proxy's in one atomic step) must have held at the target in every
  * window, with the fetch's time as allowance ({@link TargetLoad}). It prints the hidden limit's convergence
- * figures ({@link Convergence}: the share used, the 429s, the time to 90 %), which it does not assert: a kill in
- * the middle takes away most of the fleet's consumers, and the politeness here lets the fleet use at most 10 of
- * each host's 12 hidden requests per second.
+ * figures ({@link Convergence}: the share used, the 429s, the time to 90 %) and asserts them loosely, against what
+ * this set-up allows: the politeness here lets the fleet use at most 10 of each host's 12 hidden requests per
+ * second (83 %), and the kill takes away most of the fleet's consumers. So at least {@value #MIN_SHARE_USED} of the
+ * hidden limit used (a rate stuck at its floor, a quarter of the ceiling, would use about a third) and at most
+ * {@value #MAX_SHARE_429} of the requests answered 429 (pairs held at their fixed ceiling, a quarter above the hidden
+ * limit, would draw several times that).
  *
  * <p>How it makes sure the killed instance held URLs: it takes 8 at once against the first's 2, with the hosts'
  * and the proxies' tokens the bottleneck (about 20 per second for 200 URLs), and it is killed only once 5 of its lines
@@ -62,6 +65,10 @@ class BrokerQueueIT {
     /** The pairs' adaptive ceiling: a quarter above the hidden limit. */
     private static final String PAIR_LIMIT = "5/1s:1";
     private static final List<String> PROXIES = List.of("p1", "p2", "p3");
+    /** The least share of the hidden limit the fleet must use (politeness caps it at 10/12). */
+    private static final double MIN_SHARE_USED = 0.6;
+    /** The most requests, as a share, the target may answer 429. */
+    private static final double MAX_SHARE_429 = 0.05;
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(90);
     private static final Path DIR = Path.of(System.getProperty("basedir", "."), "target", "e2e", "broker");
 
@@ -80,7 +87,10 @@ class BrokerQueueIT {
             List<String> urls = Files.readAllLines(site.urlFile()).stream().filter(l -> !l.isBlank()).toList();
             Map<String, String> common = Map.of("example.proxyFile", site.proxyFile().toString(),
                     "example.urlFile", site.urlFile().toString(), "example.redisUri", redis.uri(),
-                    "example.hostLimit", HOST_LIMIT, "example.pairLimit", PAIR_LIMIT, "example.adaptive", "true");
+                    "example.hostLimit", HOST_LIMIT, "example.pairLimit", PAIR_LIMIT, "example.adaptive", "true",
+                    // the pairs' ceiling is a quarter above the hidden limit: no slow start from below it, and the
+                    // increase of a ceiling that close (the example's default is for one twice the limit)
+                    "example.adaptiveStart", "1.0", "example.adaptiveIncrease", "0.01");
             long began = System.nanoTime();
             try (ExampleInstance first = ExampleInstance.start("broker-1", DIR, with(common, Map.of(
                          "example.broker", "embedded", "example.brokerPort", String.valueOf(port),
@@ -141,6 +151,10 @@ class BrokerQueueIT {
                     }
                 }
                 Convergence convergence = Convergence.of(hits, PROXIES, HIDDEN_LIMIT, HOSTS);
+                assertThat(convergence.shareUsedAfter10s()).as("share of the hidden limit used: %s", convergence)
+                        .isGreaterThanOrEqualTo(MIN_SHARE_USED);
+                assertThat(convergence.share429()).as("share of requests answered 429: %s", convergence)
+                        .isLessThanOrEqualTo(MAX_SHARE_429);
 
                 Map<String, Long> byInstance = results.stream().collect(Collectors.groupingBy(
                         l -> l.getString("instance").startsWith(secondName) ? "killed" : "broker's",
