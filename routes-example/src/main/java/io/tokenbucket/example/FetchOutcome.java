@@ -33,10 +33,15 @@ import org.apache.camel.Processor;
  *     HTTP date, at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense), longer
  *     while that pair's 429s repeat ({@link RestBackoff}), and the pair's bucket is penalised; the proxy goes on
  *     serving other hosts, and the URL is tried on another proxy. With {@code example.adaptive} a 429 of the
- *     target's own (it carries {@code Via}) also cuts the pair's rate ({@link ProxyPool#throttled}), and one that
- *     names no {@code Retry-After} only does that: the pair slows down instead of stopping.</li>
+ *     target's own also cuts the pair's rate ({@link ProxyPool#throttled}), and one that names no
+ *     {@code Retry-After} only does that: the pair slows down instead of stopping. A 429 is the target's own
+ *     unless it carries {@code Proxy-Status} (RFC 9209: how a proxy says that an answer is its own), with or
+ *     without {@code Via}: many proxies strip {@code Via} (tinyproxy's {@code DisableViaHeader}, anonymising
+ *     ones), and taking their forwarded 429s for their own would leave the rate at its ceiling. A proxy's own 429
+ *     rests the pair and cuts nothing.</li>
  * <li>503 of the target's own (with {@code Via}): as any target 5xx, and with {@code example.adaptive} it cuts the
- *     pair's rate too. A proxy's own 429 or 503 (no {@code Via}) cuts nothing: it says nothing about the host.</li>
+ *     pair's rate too. A 503 without {@code Via} cuts nothing: a proxy's own 503 mostly says it could not reach
+ *     the target, nothing about the host's rate.</li>
  * </ul>
  */
 public class FetchOutcome implements Processor {
@@ -100,9 +105,9 @@ public class FetchOutcome implements Processor {
         } else if (status == 429) {
             String host = exchange.getProperty(Scrape.HOST, String.class);
             String asked = exchange.getMessage().getHeader("Retry-After", String.class);
-            boolean targets = exchange.getMessage().getHeader("Via") != null;
+            boolean targets = exchange.getMessage().getHeader("Proxy-Status") == null;
             if (targets) {
-                // the host's own 429 (the proxy forwarded it): the pair's adaptive rate is cut
+                // the host's own 429 (the proxy forwarded it, Via or not): the pair's adaptive rate is cut
                 pool.throttled(proxy, host);
             }
             // the host's word about this proxy's address: the pair rests (longer when its 429s keep coming), the

@@ -205,10 +205,21 @@ class FetchOutcomeTest {
         adaptive.process(named);
         assertThat(told).containsExactly("throttled p2 target", "penalize p2 target 2000");
 
-        // the proxy's own 429 (no Via) says nothing about the host: no cut, the pair rests as without the rate
+        // a 429 without Via is the host's too (many proxies strip Via): cut, no rest
         told.clear();
         adaptive.process(answered(newUrl(), "p1", 429, false));
-        assertThat(told).containsExactly("penalize p1 target 1000");
+        assertThat(told).containsExactly("throttled p1 target");
+
+        // the proxy's own 429 says so (Proxy-Status, RFC 9209), with Via or not: nothing about the host, no cut,
+        // the pair rests as without the rate
+        for (boolean via : new boolean[] {false, true}) {
+            told.clear();
+            Exchange own = answered(newUrl(), "p1", 429, via);
+            own.getMessage().setHeader("Proxy-Status", "gateway; error=http_request_denied");
+            adaptive.process(own);
+            // (the second rest is longer: the pair's 429s repeat)
+            assertThat(told).as("Via %s", via).singleElement().asString().startsWith("penalize p1 target ");
+        }
 
         // the host's own 503 cuts (and is the URL's failure); the proxy's own 503 does not
         told.clear();

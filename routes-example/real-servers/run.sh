@@ -1,0 +1,56 @@
+#!/bin/bash
+# The scraper against real third-party servers on loopback, by hand (the test suite never needs them):
+# nginx's limit_req as the hidden limit (20 r/s, burst 10, per client address, on two ports, i.e. two hosts) and
+# three tinyproxy forward proxies, each bound to an address of its own (127.0.0.11-13) for its outgoing
+# connections. Needs nginx, tinyproxy and python3 on the PATH (Debian: apt-get install nginx tinyproxy), and the
+# project built (mvn -B -DskipTests install from the repository root).
+#
+#   routes-example/real-servers/run.sh PROXY_LIMIT PAIR_LIMIT [-Dexample.setting=value ...]
+#   routes-example/real-servers/run.sh 100/1s 40/1s:2 -Dexample.hostLimit=120/1s:6 -Dexample.pairMaxWait=100ms
+#
+# VIA=off makes the proxies strip Via (tinyproxy's DisableViaHeader), as anonymising proxies do.
+# Prints the scraper's summary and what nginx saw: requests, 429s, the share of the hidden limit used after 10 s.
+set -euo pipefail
+proxy_limit=$1; pair_limit=$2; shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+chmod 755 "$work" # nginx's workers run as another user and read the page from here
+trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true' EXIT
+mkdir -p "$work/www" && echo '<html><body>a page</body></html>' > "$work/www/page.html"
+server() { # a server block per port: limit_req runs before the file is served (a `return` would skip it)
+  echo "server { listen 127.0.0.1:$1; access_log $work/hits.log hits;
+    location / { limit_req zone=h$1 burst=10 nodelay; root $work/www; try_files /page.html =404; } }"
+}
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1; pid $work/nginx.pid; error_log $work/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off; client_body_temp_path $work/body; proxy_temp_path $work/proxy; fastcgi_temp_path $work/fcgi;
+  uwsgi_temp_path $work/uwsgi; scgi_temp_path $work/scgi;
+  log_format hits '\$msec \$remote_addr \$server_port \$status \$request_uri';
+  limit_req_zone \$binary_remote_addr zone=h18081:10m rate=20r/s;
+  limit_req_zone \$binary_remote_addr zone=h18082:10m rate=20r/s;
+  limit_req_status 429;
+  $(server 18081)
+  $(server 18082)
+}
+CONF
+nginx -c "$work/nginx.conf"
+: > "$work/proxies.txt"
+for i in 1 2 3; do
+  printf 'Port 1889%s\nListen 127.0.0.1\nBind 127.0.0.1%s\nTimeout 30\nMaxClients 100\nLogLevel Warning\nLogFile "%s"\nPidFile "%s"\n' \
+    "$i" "$i" "$work/tp$i.log" "$work/tp$i.pid" > "$work/tp$i.conf"
+  if [ "${VIA:-on}" = off ]; then echo "DisableViaHeader Yes" >> "$work/tp$i.conf"; fi
+  tinyproxy -c "$work/tp$i.conf"
+  echo "http://127.0.0.1:1889$i id=p$i limit=$proxy_limit" >> "$work/proxies.txt"
+done
+python3 -c "
+for i in range(1800):
+    print(f'http://127.0.0.1:{18081 + i % 2}/item/{i}?page={i}&sort=price%2Basc')" > "$work/urls.txt"
+sleep 1
+cd "$here/.."
+mvn -B -q exec:java -Dexample.demo=false -Dexample.proxyFile="$work/proxies.txt" -Dexample.urlFile="$work/urls.txt" \
+  -Dexample.outputDir="$work/out" -Dexample.pairLimit="$pair_limit" -Dexample.adaptive=true "$@" | sed -n '/== summary/,$p'
+sleep 1
+python3 "$here/analyse.py" "$work/hits.log" 20
+echo "nginx's log, the proxy file, the URLs and the results: $work"
