@@ -39,10 +39,6 @@ class TokenBucketAllOfTest extends TokenBucketTestSupport {
         };
     }
 
-    private Exchange send(String uri, Map<String, Object> headers) {
-        return template.request(uri, e -> e.getMessage().setHeaders(new HashMap<>(headers)));
-    }
-
     private Exchange fetch(String proxy, Object allOf) {
         Map<String, Object> headers = new HashMap<>();
         headers.put("proxyId", proxy);

@@ -1,6 +1,5 @@
 package io.tokenbucket.camel;
 
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -42,10 +41,6 @@ class TokenBucketCandidateGroupsTest extends TokenBucketTestSupport {
                 from("direct:aimd").to(AIMD);
             }
         };
-    }
-
-    private Exchange send(String uri, Map<String, Object> headers) {
-        return template.request(uri, e -> e.getMessage().setHeaders(new HashMap<>(headers)));
     }
 
     /** Proxies p1 and p2, each with its pair for {@code host}, and the host as the all-of key. */

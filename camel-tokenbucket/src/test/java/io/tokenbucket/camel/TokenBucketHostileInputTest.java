@@ -50,10 +50,6 @@ class TokenBucketHostileInputTest extends TokenBucketTestSupport {
         };
     }
 
-    private Exchange send(String uri, Map<String, Object> headers) {
-        return template.request(uri, e -> headers.forEach(e.getMessage()::setHeader));
-    }
-
     @Test
     void aDebtBuiltUpOnASlowBucketIsRejectedAtTheCeilingAndNeverWrapsIntoAnAdmission() throws Exception {
         getMockEndpoint("mock:decades").expectedMessageCount(1);

@@ -34,10 +34,6 @@ class TokenBucketOperationsTest extends TokenBucketTestSupport {
         };
     }
 
-    private Exchange send(String uri, Map<String, Object> headers) {
-        return template.request(uri, e -> e.getMessage().setHeaders(new java.util.HashMap<>(headers)));
-    }
-
     private Exchange fleet(String operation, String proxy, Map<String, Object> more) {
         Map<String, Object> headers = new java.util.HashMap<>(more);
         headers.put("proxyId", proxy);

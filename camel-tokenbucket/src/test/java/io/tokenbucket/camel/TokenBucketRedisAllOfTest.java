@@ -1,6 +1,7 @@
 package io.tokenbucket.camel;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -38,10 +39,6 @@ class TokenBucketRedisAllOfTest extends TokenBucketRedisTestSupport {
         };
     }
 
-    private Exchange send(String uri, Map<String, Object> headers) {
-        return template.request(uri, e -> e.getMessage().setHeaders(new HashMap<>(headers)));
-    }
-
     private long peek(String key, String header) {
         return send("direct:peek", Map.of("proxyId", key, TokenBucketConstants.OPERATION, "peek")).getMessage()
                 .getHeader(header, Long.class);
@@ -53,8 +50,8 @@ class TokenBucketRedisAllOfTest extends TokenBucketRedisTestSupport {
         Exchange cut = send("direct:groups", Map.of("proxyId", "pair-p1-a", TokenBucketConstants.OPERATION,
                 "throttled"));
         assertThat(cut.getMessage().getHeader(TokenBucketConstants.RATE)).isEqualTo(0.5);
-        Map<String, Object> scrape = Map.of(TokenBucketConstants.CANDIDATES, java.util.List.of(
-                java.util.List.of("p1", "pair-p1-a"), java.util.List.of("p2", "pair-p2-a")),
+        Map<String, Object> scrape = Map.of(TokenBucketConstants.CANDIDATES, List.of(
+                List.of("p1", "pair-p1-a"), List.of("p2", "pair-p2-a")),
                 TokenBucketConstants.ALL_OF, "host-a");
         Exchange chosen = send("direct:groups", scrape);
         assertThat(chosen.getException()).isNull();

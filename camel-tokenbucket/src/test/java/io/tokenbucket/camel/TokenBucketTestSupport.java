@@ -1,12 +1,16 @@
 package io.tokenbucket.camel;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 import org.apache.camel.AsyncProducer;
 import org.apache.camel.Exchange;
+import org.apache.camel.FailedToCreateRouteException;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.support.DefaultExchange;
 import org.apache.camel.test.junit5.CamelTestSupport;
 
@@ -29,11 +33,16 @@ abstract class TokenBucketTestSupport extends CamelTestSupport {
         for (int i = 0; i < count; i++) {
             Exchange exchange = new DefaultExchange(context);
             exchange.getMessage().setBody(i);
-            exchange.getMessage().setHeaders(new java.util.HashMap<>(headers));
+            exchange.getMessage().setHeaders(new HashMap<>(headers));
             exchanges.add(exchange);
             producer.process(exchange, doneSync -> done.countDown());
         }
         return new Sent(exchanges, done);
+    }
+
+    /** Sends one exchange to {@code uri} with a copy of {@code headers} and waits for its outcome. */
+    Exchange send(String uri, Map<String, Object> headers) {
+        return template.request(uri, e -> e.getMessage().setHeaders(new HashMap<>(headers)));
     }
 
     TokenBucketComponent component() {
@@ -45,9 +54,9 @@ abstract class TokenBucketTestSupport extends CamelTestSupport {
      * assertions on an option refused at start.
      */
     static Throwable startFailure(String uri) throws Exception {
-        org.apache.camel.impl.DefaultCamelContext other = new org.apache.camel.impl.DefaultCamelContext();
+        DefaultCamelContext other = new DefaultCamelContext();
         try {
-            other.addRoutes(new org.apache.camel.builder.RouteBuilder() {
+            other.addRoutes(new RouteBuilder() {
                 @Override
                 public void configure() {
                     from("direct:x").to(uri);
@@ -55,7 +64,7 @@ abstract class TokenBucketTestSupport extends CamelTestSupport {
             });
             other.start();
             throw new AssertionError(uri + " started");
-        } catch (org.apache.camel.FailedToCreateRouteException e) {
+        } catch (FailedToCreateRouteException e) {
             Throwable root = e;
             while (root.getCause() != null && root.getCause() != root) {
                 root = root.getCause();
