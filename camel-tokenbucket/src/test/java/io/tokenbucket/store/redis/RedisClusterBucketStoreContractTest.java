@@ -123,7 +123,8 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
                     Duration.ofMillis(1900).toNanos());
             return;
         }
-        throw new AssertionError("in 10 tries the first reply never came after its callback was registered");
+        throw new AssertionError("in 10 tries the first reply never came after its callback was registered while"
+                + " the node's estimate still held its first sample");
     }
 
     @Test
