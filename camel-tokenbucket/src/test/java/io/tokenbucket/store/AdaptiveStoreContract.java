@@ -31,7 +31,8 @@ public interface AdaptiveStoreContract {
     /** Another store instance on the same state as {@link #contractStore()}, or null when a store has no such. */
     BucketStore anotherInstance();
 
-    private static <T> T get(CompletionStage<T> stage) {
+    /** The stage's result within 10 s; any failure or timeout fails the test. */
+    static <T> T get(CompletionStage<T> stage) {
         try {
             return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
         } catch (Exception e) {

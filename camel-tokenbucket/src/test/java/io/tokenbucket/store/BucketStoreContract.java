@@ -65,11 +65,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
     }
 
     protected static <T> T get(CompletionStage<T> stage) {
-        try {
-            return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new AssertionError(e);
-        }
+        return AdaptiveStoreContract.get(stage);
     }
 
     protected Reservation reserve(String key, Limit limit, long tokens, long maxWaitNanos) {
