@@ -409,28 +409,25 @@ if op == 'all' then
     first[c] = grouped + 1
     grouped = grouped + sizes[c]
   end
-  -- the shared keys' longest own wait and fewest tokens
-  local shared_wait_us, shared_available = 0, nil
-  for k = grouped + 1, #KEYS do
-    local _, w = reserve(tats_us[k], sl[k], tokens)
-    shared_wait_us = math.max(shared_wait_us, w)
-    local a = available(tats_us[k], sl[k])
-    if shared_available == nil or a < shared_available then
-      shared_available = a
+  -- the longest own wait and the fewest tokens of keys from..to (0 and nil when there are none)
+  local function span(from, to)
+    local wait_us, fewest_of = 0, nil
+    for k = from, to do
+      local _, w = reserve(tats_us[k], sl[k], tokens)
+      wait_us = math.max(wait_us, w)
+      local a = available(tats_us[k], sl[k])
+      if fewest_of == nil or a < fewest_of then
+        fewest_of = a
+      end
     end
+    return wait_us, fewest_of
   end
+  local shared_wait_us, shared_available = span(grouped + 1, #KEYS)
   -- the group whose wait with the shared keys' is shortest; of equals, the one with most tokens, then the first
   local best, best_wait_us, best_available
   for c = 1, candidates do
-    local w, a = shared_wait_us, nil
-    for k = first[c], first[c] + sizes[c] - 1 do
-      local _, wk = reserve(tats_us[k], sl[k], tokens)
-      w = math.max(w, wk)
-      local ak = available(tats_us[k], sl[k])
-      if a == nil or ak < a then
-        a = ak
-      end
-    end
+    local w, a = span(first[c], first[c] + sizes[c] - 1)
+    w = math.max(w, shared_wait_us)
     if best == nil or w < best_wait_us or (w == best_wait_us and a > best_available) then
       best, best_wait_us, best_available = c, w, a
     end
