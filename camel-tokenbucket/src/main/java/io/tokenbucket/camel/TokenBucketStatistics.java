@@ -1,5 +1,6 @@
 package io.tokenbucket.camel;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -156,18 +157,12 @@ public final class TokenBucketStatistics {
      * signal, not what increases have made of it since (ask the key: operation rate, or JMX rateOfKey).
      */
     public double getLowestRecentRate() {
-        long now = System.nanoTime();
-        long lowest = Adaptive.PPM;
-        for (long[] v : recentRates.values()) {
-            if (now - v[1] < RECENT_NANOS) {
-                lowest = Math.min(lowest, v[0]);
-            }
-        }
-        return (double) lowest / Adaptive.PPM;
+        List<Map.Entry<String, Double>> lowest = getRecentRates(1);
+        return lowest.isEmpty() ? 1.0 : lowest.get(0).getValue();
     }
 
     /** The keys whose throttled signals are recent, with the rate each left (fraction), lowest first, at most n. */
-    public java.util.List<Map.Entry<String, Double>> getRecentRates(int n) {
+    public List<Map.Entry<String, Double>> getRecentRates(int n) {
         long now = System.nanoTime();
         return recentRates.entrySet().stream().filter(e -> now - e.getValue()[1] < RECENT_NANOS)
                 .map(e -> Map.entry(e.getKey(), (double) e.getValue()[0] / Adaptive.PPM))
