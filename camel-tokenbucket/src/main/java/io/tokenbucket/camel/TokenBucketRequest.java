@@ -1,6 +1,7 @@
 package io.tokenbucket.camel;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -248,10 +249,13 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
      */
     private static Candidates candidatesOf(Message message, String name, TokenBucketConfiguration config,
                                            TokenBucketLimitSource source) {
-        Object raw = message.getHeader(TokenBucketConstants.CANDIDATES);
-        if (raw == null) {
+        Object header = message.getHeader(TokenBucketConstants.CANDIDATES);
+        if (header == null) {
             return null;
         }
+        // looking for groups walks the entries before they are read as keys: an Iterable that is not a collection
+        // may give them only once, so they are taken into a list first (bounded as items() bounds every list)
+        Object raw = header instanceof Iterable<?> && !(header instanceof Collection<?>) ? listOf(header) : header;
         int max = config.getMaxCandidates();
         if (hasGroup(raw)) {
             return groupsOf(raw, name, max, config.getMaxAllOf(), source);
@@ -262,6 +266,13 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
             throw TokenBucketExceptions.noCandidate(raw);
         }
         return keysOf(distinct, source);
+    }
+
+    /** The entries of an {@link Iterable} in a list, read once, at most {@link #MAX_ENTRIES}. */
+    private static List<Object> listOf(Object iterable) {
+        List<Object> entries = new ArrayList<>();
+        items(iterable, TokenBucketConstants.CANDIDATES).forEachRemaining(entries::add);
+        return entries;
     }
 
     /** Whether a header value is a collection or array with an entry that is itself a collection or array. */

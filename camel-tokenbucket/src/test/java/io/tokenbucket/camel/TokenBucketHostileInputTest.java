@@ -204,6 +204,12 @@ class TokenBucketHostileInputTest extends TokenBucketTestSupport {
         Iterable<String> iterable = () -> List.of("g", "h").iterator();
         assertThat(send("direct:candidates", Map.of(TokenBucketConstants.CANDIDATES, iterable)).getMessage()
                 .getHeader(TokenBucketConstants.KEY)).isEqualTo("g");
+        // an Iterable that gives its entries only once is read once: looking for groups does not use them up
+        java.util.Iterator<String> once = List.of("i", "j").iterator();
+        Iterable<String> oneShot = () -> once;
+        Exchange fromOneShot = send("direct:candidates", Map.of(TokenBucketConstants.CANDIDATES, oneShot));
+        assertThat(fromOneShot.getException()).isNull();
+        assertThat(fromOneShot.getMessage().getHeader(TokenBucketConstants.KEY)).isEqualTo("i");
         assertThat(send("direct:candidates", Map.of(TokenBucketConstants.CANDIDATES, new String[] {"a", "b", "c", "d"}))
                 .getException()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("[a, b, c, d]");
         List<String> list = new ArrayList<>(Collections.nCopies(10_000, "b"));
