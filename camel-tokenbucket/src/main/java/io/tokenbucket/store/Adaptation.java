@@ -13,6 +13,9 @@ import io.tokenbucket.math.Adaptive;
  */
 public record Adaptation(boolean cut, long factorPpm, boolean starting) {
 
+    /** The answer for a key at its configured rate that nothing cut: a fixed key, or a store that keeps no rate. */
+    public static final Adaptation CEILING = new Adaptation(false, Adaptive.PPM);
+
     /** An answer past (or without) a slow start. */
     public Adaptation(boolean cut, long factorPpm) {
         this(cut, factorPpm, false);

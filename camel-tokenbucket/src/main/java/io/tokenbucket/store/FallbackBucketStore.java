@@ -7,7 +7,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
-import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limits;
 
 /**
@@ -151,12 +150,12 @@ public final class FallbackBucketStore implements BucketStore {
         @Override
         public CompletionStage<Adaptation> throttle(StoreCommand.Throttle command) {
             BucketStore.requireAdaptive(command.key(), command.limits());
-            return CompletableFuture.completedFuture(new Adaptation(false, Adaptive.PPM));
+            return CompletableFuture.completedFuture(Adaptation.CEILING);
         }
 
         @Override
         public CompletionStage<Adaptation> rate(StoreCommand.Rate command) {
-            return CompletableFuture.completedFuture(new Adaptation(false, Adaptive.PPM));
+            return CompletableFuture.completedFuture(Adaptation.CEILING);
         }
     }
 }

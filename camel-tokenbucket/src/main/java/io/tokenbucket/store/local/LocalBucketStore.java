@@ -9,7 +9,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 
 import io.tokenbucket.math.Adapted;
-import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.AdaptiveMath;
 import io.tokenbucket.math.AllOfAdapted;
 import io.tokenbucket.math.AllOfDecision;
@@ -172,7 +171,7 @@ public final class LocalBucketStore implements BucketStore {
         public CompletionStage<Adaptation> rate(StoreCommand.Rate c) {
             Limits limits = c.limits();
             if (limits.adaptive() == null) {
-                return CompletableFuture.completedFuture(new Adaptation(false, Adaptive.PPM));
+                return CompletableFuture.completedFuture(Adaptation.CEILING);
             }
             Adapted a = table.readAdaptive(c.key(), limits, clock.getAsLong(),
                     (tatsNanos, rate, atNanos) -> AdaptiveMath.peek(tatsNanos, rate, atNanos, 1, limits));

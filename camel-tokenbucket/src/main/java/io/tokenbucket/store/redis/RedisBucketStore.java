@@ -331,7 +331,7 @@ public final class RedisBucketStore implements BucketStore {
         @Override
         public CompletionStage<Adaptation> rate(StoreCommand.Rate c) {
             if (c.limits().adaptive() == null) {
-                return CompletableFuture.completedFuture(new Adaptation(false, Adaptive.PPM));
+                return CompletableFuture.completedFuture(Adaptation.CEILING);
             }
             return adapt("rate", c.key(), c.limits());
         }
