@@ -48,28 +48,6 @@ public class ProxyLimits implements TokenBucketLimitResolver {
     private final String hostLimit;
 
     /**
-     * Pairs at their proxy's rate.
-     *
-     * @param pool            where the proxies' limits come from
-     * @param defaultCapacity {@code example.capacity}: the bucket of a proxy without {@code limit=}
-     * @param defaultPeriodMs {@code example.refillPeriod} in milliseconds
-     */
-    public ProxyLimits(ProxyPool pool, long defaultCapacity, long defaultPeriodMs) {
-        this(pool, defaultCapacity, defaultPeriodMs, "");
-    }
-
-    /**
-     * @param pool            where the proxies' limits come from
-     * @param defaultCapacity {@code example.capacity}: the bucket of a proxy without {@code limit=}
-     * @param defaultPeriodMs {@code example.refillPeriod} in milliseconds
-     * @param pairLimit       {@code example.pairLimit}: every pair's limits in the component's {@code limits}
-     *                        syntax ({@code 12/1s:2}); empty: its proxy's rate with twice its burst
-     */
-    public ProxyLimits(ProxyPool pool, long defaultCapacity, long defaultPeriodMs, String pairLimit) {
-        this(pool, defaultCapacity, defaultPeriodMs, pairLimit, "");
-    }
-
-    /**
      * @param pool            where the proxies' limits come from
      * @param defaultCapacity {@code example.capacity}: the bucket of a proxy without {@code limit=}
      * @param defaultPeriodMs {@code example.refillPeriod} in milliseconds
