@@ -132,13 +132,23 @@ public final class HostKey {
         }
     }
 
+    /**
+     * The number of a URL's port text, shared with {@link TargetUrl}.
+     *
+     * @return 1 to 65535, or -1 when the text is not such a number (empty, more than 5 characters, not all digits, 0)
+     */
+    static int portNumber(String port) {
+        int number = !port.isEmpty() && port.length() <= 5 && port.chars().allMatch(c -> c >= '0' && c <= '9')
+                ? Integer.parseInt(port) : -1;
+        return number < 1 || number > 65535 ? -1 : number;
+    }
+
     private static String port(String scheme, String port) {
         if (port.isEmpty()) {
             return "";
         }
-        int number = port.length() <= 5 && port.chars().allMatch(c -> c >= '0' && c <= '9')
-                ? Integer.parseInt(port) : -1;
-        if (number < 1 || number > 65535) {
+        int number = portNumber(port);
+        if (number < 0) {
             throw new IllegalArgumentException("port '" + (port.length() > 10 ? port.substring(0, 10) + "..." : port)
                     + "' is not 1 to 65535");
         }

@@ -145,8 +145,8 @@ public record TargetUrl(String given, String base, String rawQuery) {
             throw new Refused("no host (an http URL starts with http://host)", given);
         }
         if (!port.isEmpty()) {
-            int number = port.matches("[0-9]{1,5}") ? Integer.parseInt(port) : -1;
-            if (number < 1 || number > 65535) {
+            int number = HostKey.portNumber(port);
+            if (number < 0) {
                 throw new Refused("port '" + (port.length() > 10 ? port.substring(0, 10) + "..." : port)
                         + "' is not 1 to 65535", given);
             }
