@@ -133,7 +133,7 @@ public class ProxyPool {
 
     /**
      * The next available proxy in round robin, preferring one not in {@code tried}; null when none is
-     * available now (see {@link #millisUntilAvailable()}).
+     * available now (see {@link #millisUntilAvailable(String)}).
      */
     public ProxyConfig choose(Collection<String> tried) {
         return choose(tried, null);
@@ -203,11 +203,6 @@ public class ProxyPool {
 
     private static boolean available(Entry e, long now, String host) {
         return host == null ? e.health.available(now) : e.health.available(now, host);
-    }
-
-    /** Milliseconds until the first proxy becomes available again; -1 when the pool is empty. */
-    public long millisUntilAvailable() {
-        return millisUntilAvailable(null);
     }
 
     /** Milliseconds until the first proxy becomes available for {@code host} again; -1 when the pool is empty. */

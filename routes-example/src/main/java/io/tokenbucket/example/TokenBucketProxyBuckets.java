@@ -36,16 +36,6 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
     private volatile ProducerTemplate template;
 
     /**
-     * A pair's buckets without an adaptive rate: {@link #throttled} does nothing.
-     *
-     * @param context     the application's context
-     * @param endpointUri the throttle's endpoint, placeholders allowed ({@link ScraperRoute#THROTTLE})
-     */
-    public TokenBucketProxyBuckets(CamelContext context, String endpointUri) {
-        this(context, endpointUri, false);
-    }
-
-    /**
      * @param context     the application's context
      * @param endpointUri the throttle's endpoint, placeholders allowed ({@link ScraperRoute#THROTTLE})
      * @param adaptive    whether that endpoint has {@code adaptive=true} ({@code example.adaptive}), its pairs'
