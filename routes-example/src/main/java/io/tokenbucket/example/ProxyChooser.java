@@ -33,8 +33,8 @@ import org.apache.camel.support.service.ServiceHelper;
  * </ul>
  * {@link ProxyInUse} then puts the chosen proxy's settings on the exchange. A proxy whose pair with the URL's host
  * rests after a 429 seen by this instance is no candidate for that URL
- * ({@link ProxyPool#candidates(java.util.Collection, String)}), and still one for other hosts. It also sets header
- * {@value ScraperRoute#HOST_HEADER} (the URL's {@link HostKey}). Bound as {@value #BEAN}.
+ * ({@link ProxyPool#candidates(java.util.Collection, String)}), and still one for other hosts. Bound as
+ * {@value #BEAN}.
  *
  * <p>When no proxy is available for the URL's host (all unhealthy or resting there, or the pool is empty) the
  * exchange waits without
@@ -110,9 +110,6 @@ public class ProxyChooser extends AsyncProcessorSupport {
         exchange.getMessage().removeHeaders("*");
         exchange.getMessage().setBody(null);
         exchange.removeProperty(Exchange.EXCEPTION_CAUGHT);
-        // the URL's host: the host of its (proxy, host) pairs and, with example.hostLimit, its own bucket's key
-        String host = exchange.getProperty(Scrape.HOST, String.class);
-        exchange.getMessage().setHeader(ScraperRoute.HOST_HEADER, host);
         return attempt(exchange, callback, MIN_BACKOFF_MS, true);
     }
 

@@ -66,9 +66,6 @@ public class ScraperRoute extends RouteBuilder {
             + "&adaptiveMemory={{example.adaptiveMemory}}&adaptiveStart={{example.adaptiveStart}}"
             + "&maxWait={{?example.pairMaxWait}}";
 
-    /** The header with the URL's host key ({@link HostKey}), set by {@link ProxyChooser} (never sent to the target). */
-    public static final String HOST_HEADER = "scrapeHost";
-
     /**
      * The fetch: camel-http GETs the URL of headers {@code CamelHttpUri} and {@code CamelHttpRawQuery}
      * ({@link ProxyInUse}) through the proxy whose {@link ProxyClient} the URI names (property
