@@ -1,7 +1,10 @@
 package io.tokenbucket.example;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 import io.tokenbucket.camel.TokenBucketConstants;
 import org.apache.camel.Exchange;
@@ -38,7 +41,11 @@ import org.apache.camel.Processor;
  *     unless it carries {@code Proxy-Status} (RFC 9209: how a proxy says that an answer is its own), with or
  *     without {@code Via}: many proxies strip {@code Via} (tinyproxy's {@code DisableViaHeader}, anonymising
  *     ones), and taking their forwarded 429s for their own would leave the rate at its ceiling. A proxy's own 429
- *     rests the pair and cuts nothing.</li>
+ *     rests the pair and cuts nothing. A host's 429 is the URL's own instead, not the host's word about the pair,
+ *     when the same URL was refused before through another proxy and both pairs passed the host's other pages
+ *     (a 2xx through the pair since the host's last 429 through it, within {@code example.forgiveAfter}):
+ *     nothing is cut, the pairs rest no longer than one {@code example.penalty}, and the URL goes on to its next
+ *     attempt, or to the dead letter with a reason that says so ({@link ProxyPool#refused} has the rule).</li>
  * <li>503 of the target's own (with {@code Via}): as any target 5xx, and with {@code example.adaptive} it cuts the
  *     pair's rate too. A 503 without {@code Via} cuts nothing: a proxy's own 503 mostly says it could not reach
  *     the target, nothing about the host's rate.</li>
@@ -48,6 +55,9 @@ public class FetchOutcome implements Processor {
 
     /** The registry name the routes refer to. */
     public static final String BEAN = "fetchOutcome";
+
+    /** The exchange property with the URL's 429s from its host ({@code List<ProxyPool.Refusal>}). */
+    static final String REFUSALS = "scrapeRefusals";
 
     private final ProxyPool pool;
     private final ProxyStats stats;
@@ -105,17 +115,12 @@ public class FetchOutcome implements Processor {
         } else if (status == 429) {
             String host = exchange.getProperty(Scrape.HOST, String.class);
             String asked = exchange.getMessage().getHeader("Retry-After", String.class);
-            boolean targets = exchange.getMessage().getHeader("Proxy-Status") == null;
-            if (targets) {
-                // the host's own 429 (the proxy forwarded it, Via or not): the pair's adaptive rate is cut
-                pool.throttled(proxy, host);
+            if (exchange.getMessage().getHeader("Proxy-Status") == null) {
+                failure = hostRefused(exchange, proxy, host, asked);
+            } else {
+                // the proxy's own 429: its pair rests, nothing is cut
+                failure = "HTTP 429 (rests " + pool.penalise(proxy, host, retryAfter.millis(asked)) + " ms)";
             }
-            // the host's word about this proxy's address: the pair rests (longer when its 429s keep coming), the
-            // proxy goes on serving other hosts. With the adaptive rate, a host's 429 that names no time is left
-            // to the rate's cut: a rest of example.penalty on top would stop the pair for longer than the overload
-            long penalty = adaptive && targets && asked == null ? 0 : pool.penalise(proxy, host,
-                    retryAfter.millis(asked));
-            failure = penalty > 0 ? "HTTP 429 (rests " + penalty + " ms)" : "HTTP 429 (rate cut)";
             blame = null; // not a failure of anyone: the pair rests or slows down, the URL is tried elsewhere
             stats.tooManyRequests(proxy, waited);
         } else if (status == 407 || status >= 500) {
@@ -139,13 +144,60 @@ public class FetchOutcome implements Processor {
             }
         }
         exchange.setProperty(Scrape.REASON, failure + " via " + proxy);
-        if (exchange.getProperty(Scrape.ATTEMPTS, 0, Integer.class) >= maxAttempts) {
+        boolean last = exchange.getProperty(Scrape.ATTEMPTS, 0, Integer.class) >= maxAttempts;
+        if (status == null || status != 429 || last) {
+            // no 429 of the URL's own follows any more: its 429s still pending were the host's word
+            pool.settle(refusals(exchange), exchange.getProperty(Scrape.HOST, String.class));
+        }
+        if (last) {
             deadLetter(exchange, stats);
         }
     }
 
+    /**
+     * The host's own 429 (the proxy forwarded it, Via or not), judged by {@link ProxyPool#refused}. As the host's
+     * word about this proxy's address: the pair's adaptive rate is cut and the pair rests (longer when its 429s
+     * keep coming), the proxy goes on serving other hosts; with the adaptive rate, a 429 that names no time is left
+     * to the rate's cut, since a rest of example.penalty on top would stop the pair for longer than the overload.
+     * As the URL's own (refused through two proxies while the host's other pages passed through both): nothing is
+     * cut, and the pairs rest no longer than one short penalty.
+     *
+     * @return the attempt's failure, for the URL's reason
+     */
+    private String hostRefused(Exchange exchange, String proxy, String host, String asked) {
+        List<ProxyPool.Refusal> refusals = refusals(exchange);
+        ProxyPool.Refusal refusal = pool.refused(proxy, host, adaptive && asked == null ? -1
+                : retryAfter.millis(asked), refusals);
+        refusals.add(refusal);
+        String rest = refusal.restMillis() > 0 ? "rests " + refusal.restMillis() + " ms" : null;
+        if (!refusal.alone()) {
+            return "HTTP 429 (" + (rest == null ? "rate cut" : rest) + ")";
+        }
+        String through = refusals.stream().filter(r -> r.passing()).map(ProxyPool.Refusal::proxy).distinct()
+                .collect(Collectors.joining(", "));
+        return "HTTP 429 of this URL alone (refused through " + through + " while other pages of the host passed"
+                + " through them; " + (rest == null ? "no rest" : rest) + ")";
+    }
+
+    /** The URL's 429s from its host so far ({@link ProxyPool#refused}): at most one per attempt. */
+    @SuppressWarnings("unchecked")
+    private static List<ProxyPool.Refusal> refusals(Exchange exchange) {
+        List<ProxyPool.Refusal> refusals = exchange.getProperty(REFUSALS, List.class);
+        if (refusals == null) {
+            refusals = new ArrayList<>();
+            exchange.setProperty(REFUSALS, refusals);
+        }
+        return refusals;
+    }
+
     private void fetched(Exchange exchange, String proxy, long waited) {
-        pool.success(proxy, exchange.getProperty(Scrape.HOST, String.class));
+        String host = exchange.getProperty(Scrape.HOST, String.class);
+        pool.success(proxy, host);
+        int status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, 0, Integer.class);
+        if (status >= 200 && status < 300) {
+            pool.passed(proxy, host);
+        }
+        pool.settle(refusals(exchange), host);
         // the target answered through this proxy, so the unclear failures of this URL through other proxies were
         // theirs; one through this same proxy was passing
         @SuppressWarnings("unchecked")

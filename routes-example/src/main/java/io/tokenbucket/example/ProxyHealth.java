@@ -14,10 +14,12 @@ import java.util.Map;
  * healthy, one more failure sends it back for another cooldown. A 429 is not a failure of the proxy but the word
  * of one host about this proxy's address: the pair (this proxy, that host) rests ({@link RestBackoff}: what the
  * host asked, growing with jitter while its 429s keep coming, forgiven after a quiet period), and the proxy stays
- * available for every other host. Health and rests are this instance's view only; the rest also goes to the
- * pair's bucket ({@link ProxyPool}), which every instance sharing the store sees. At most {@value #MAX_HOSTS}
- * hosts are remembered per proxy, the least recently refused forgotten first. Synchronized: attempts report on
- * many threads.
+ * available for every other host. It also remembers when the host last passed a page through the pair (a 2xx)
+ * and last refused one (its own 429), which tells a 429 of one URL from the host's word about the pair
+ * ({@link #passing}, {@link ProxyPool#refused}). Health and rests are this instance's view only; the rest also
+ * goes to the pair's bucket ({@link ProxyPool}), which every instance sharing the store sees. At most
+ * {@value #MAX_HOSTS} hosts are remembered per proxy, the least recently used forgotten first. Synchronized:
+ * attempts report on many threads.
  */
 final class ProxyHealth {
 
@@ -37,13 +39,28 @@ final class ProxyHealth {
         }
     };
 
-    /** One pair's rest: until when, and how its next one grows. */
+    /**
+     * One pair's record: its rest (until when, and how its next one grows), and when the host last passed a page
+     * through it and last refused one (for {@link #passing}).
+     */
     private static final class Rest {
         final RestBackoff backoff;
         long until;
+        boolean passed;
+        long lastPass;
+        boolean refused;
+        long lastRefusal;
+        // the refusal before the last, so that a refusal found to be one URL's own can be taken back
+        boolean priorRefused;
+        long priorRefusal;
 
         Rest(RestBackoff backoff) {
             this.backoff = backoff;
+        }
+
+        /** Nothing left to remember at {@code now}: no rest running or growing, no recent page passed. */
+        boolean idle(long now, long recentNanos) {
+            return until - now <= 0 && backoff.forgiven(now) && (!passed || now - lastPass >= recentNanos);
         }
     }
 
@@ -72,6 +89,86 @@ final class ProxyHealth {
     private long nanosResting(long now, String host) {
         Rest rest = host == null ? null : rests.get(host);
         return rest == null ? 0 : Math.max(0, rest.until - now);
+    }
+
+    /**
+     * {@code host} answered a page through the proxy with a 2xx at {@code now}: the pair is passing the host's
+     * pages ({@link #passing}).
+     */
+    synchronized void passed(long now, String host) {
+        Rest rest = rest(host);
+        rest.passed = true;
+        rest.lastPass = now;
+    }
+
+    /**
+     * Whether the pair passes {@code host}'s pages at {@code now}: a page of the host got a 2xx through it after
+     * the host's last 429 through it (any URL's, but one found to be a single URL's own), and within
+     * {@code example.forgiveAfter}. The evidence {@link ProxyPool#refused} needs before it calls a 429 one URL's
+     * own.
+     */
+    synchronized boolean passing(long now, String host) {
+        Rest rest = host == null ? null : rests.get(host);
+        return rest != null && rest.passed && (!rest.refused || rest.lastPass - rest.lastRefusal > 0)
+                && now - rest.lastPass < recentNanos();
+    }
+
+    /** {@code host} itself refused a page through the proxy at {@code now} (its own 429): no longer passing. */
+    synchronized void refused(long now, String host) {
+        Rest rest = rest(host);
+        rest.priorRefused = rest.refused;
+        rest.priorRefusal = rest.lastRefusal;
+        rest.refused = true;
+        rest.lastRefusal = now;
+    }
+
+    /**
+     * The 429 marked at {@code refusedAt} ({@link #refused}) that rested the pair {@code restMillis} turned out to
+     * be one URL's own: it no longer counts against the pair's passing, and its rest ends at most
+     * {@code shortMillis} after it began, unless a later 429 has set the rest since (then that one stands); the
+     * pair's backoff starts over.
+     */
+    synchronized void release(String host, long refusedAt, long restMillis, long shortMillis) {
+        Rest rest = host == null ? null : rests.get(host);
+        if (rest == null) {
+            return;
+        }
+        if (rest.refused && rest.lastRefusal == refusedAt) {
+            rest.refused = rest.priorRefused;
+            rest.lastRefusal = rest.priorRefusal;
+        }
+        if (restMillis > 0 && rest.until == refusedAt + restMillis * 1_000_000L) {
+            long shortUntil = refusedAt + Math.min(restMillis, shortMillis) * 1_000_000L;
+            if (shortUntil - rest.until < 0) {
+                rest.until = shortUntil;
+            }
+            rest.backoff.success();
+        }
+    }
+
+    /**
+     * A 429 that is one URL's own, at {@code now}: the pair rests {@code millis} (one short penalty), not
+     * growing its backoff; a longer rest already running is kept.
+     */
+    synchronized void restBriefly(long now, String host, long millis) {
+        Rest rest = rest(host);
+        long until = now + millis * 1_000_000L;
+        if (until - rest.until > 0) {
+            rest.until = until;
+        }
+    }
+
+    /** Nanoseconds from {@code now} until the rest of the pair with {@code host} ends (0: not resting). */
+    synchronized long restLeft(long now, String host) {
+        return nanosResting(now, host);
+    }
+
+    private Rest rest(String host) {
+        return rests.computeIfAbsent(host, h -> new Rest(restPolicy.newBackoff()));
+    }
+
+    private long recentNanos() {
+        return restPolicy.forgiveMillis() * 1_000_000L;
     }
 
     synchronized void success() {
@@ -110,7 +207,7 @@ final class ProxyHealth {
      * @return the rest in milliseconds
      */
     synchronized long penalise(long now, String host, long askedMillis) {
-        Rest rest = rests.computeIfAbsent(host, h -> new Rest(restPolicy.newBackoff()));
+        Rest rest = rest(host);
         long millis = rest.backoff.next(now, askedMillis);
         long until = now + millis * 1_000_000L; // at most a day in nanoseconds: no overflow
         if (until - rest.until > 0) {
@@ -126,7 +223,7 @@ final class ProxyHealth {
             Rest rest = it.next();
             if (rest.until - now > 0) {
                 resting++;
-            } else if (rest.backoff.forgiven(now)) {
+            } else if (rest.idle(now, recentNanos())) {
                 it.remove(); // quiet long enough: nothing left to remember
             }
         }

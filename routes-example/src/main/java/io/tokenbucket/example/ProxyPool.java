@@ -262,6 +262,116 @@ public class ProxyPool {
     }
 
     /**
+     * A page of {@code host} got a 2xx through the proxy: the pair passes the host's pages, the evidence
+     * {@link #refused} needs before it calls a 429 one URL's own.
+     */
+    public void passed(String id, String host) {
+        Entry e = entries.get(id);
+        if (e != null && host != null) {
+            e.health.passed(clock.getAsLong(), host);
+        }
+    }
+
+    /**
+     * One 429 that a host sent for a URL, as {@link #refused} judged it. A URL keeps the list of its own
+     * ({@link FetchOutcome}).
+     *
+     * @param proxy      the proxy it came through
+     * @param atNanos    when it was judged, on the pool's clock
+     * @param restMillis the rest it gave the (proxy, host) pair, 0 for none
+     * @param passing    whether the pair passed the host's other pages just before it ({@link ProxyHealth#passing})
+     * @param alone      whether it was judged the URL's own refusal rather than the host's word about the pair
+     * @param pending    whether the pair's bucket was told only one short penalty of a longer rest, the rest of it
+     *                   owed once the URL's next outcome confirms the 429 as the host's word ({@link #settle})
+     */
+    public record Refusal(String proxy, long atNanos, long restMillis, boolean passing, boolean alone,
+                          boolean pending) {
+
+        Refusal settled() {
+            return new Refusal(proxy, atNanos, restMillis, passing, alone, false);
+        }
+    }
+
+    /**
+     * {@code host} itself answered 429 to a URL through this proxy (no {@code Proxy-Status}), asking for
+     * {@code askedMillis} (its {@code Retry-After}, capped; negative: no rest, the adaptive rate's cut alone).
+     * {@code urlRefusals} are the URL's earlier such 429s; the new one is judged, its effects applied, and the
+     * list updated (earlier refusals it settles are replaced), but the new one is not added: the caller adds the
+     * answer.
+     *
+     * <p>The rule: the 429 is <em>the URL's own</em> when the pair passed the host's other pages just before it
+     * (a 2xx through it since the host's last 429 through it, within {@code example.forgiveAfter}:
+     * {@link ProxyHealth#passing}) and the same URL was refused before, through another proxy, whose pair passed
+     * the host's pages then too. Then this pair rests at most one short penalty ({@code example.penalty}, less when
+     * the host asked for less), without backoff, and the rests this URL's earlier refusals started on passing pairs
+     * are cut back to one short penalty from their start, in this instance and (never having been told more) in
+     * their buckets. Otherwise the 429 is <em>the host's word</em> about the pair: the pair rests as
+     * {@link #penalise} says and counts as refused. A pair that was passing cannot yet tell which it is: its bucket
+     * is told one short penalty at once and the rest of the rest at the URL's next outcome, unless that outcome
+     * finds the 429 to be the URL's own ({@link #settle}). The host's word also cuts the pair's adaptive rate
+     * ({@link #throttled}); the URL's own cuts nothing. The earlier refusals still pending are confirmed by a host's
+     * word now.
+     *
+     * @return the judgement, to add to the URL's list
+     */
+    public Refusal refused(String id, String host, long askedMillis, List<Refusal> urlRefusals) {
+        long now = clock.getAsLong();
+        Entry e = entries.get(id);
+        if (e == null || host == null) {
+            return new Refusal(id, now, 0, false, false, false);
+        }
+        long shortMillis = restPolicy.seedMillis();
+        boolean passing = e.health.passing(now, host);
+        boolean alone = passing && urlRefusals.stream().anyMatch(r -> r.passing() && !r.proxy().equals(id));
+        if (alone) {
+            long rest = Math.min(Math.max(0, askedMillis), shortMillis);
+            if (rest > 0) {
+                e.health.restBriefly(now, host, rest);
+                buckets.penalize(id, host, rest);
+            }
+            for (int i = 0; i < urlRefusals.size(); i++) {
+                Refusal earlier = urlRefusals.get(i);
+                Entry other = entries.get(earlier.proxy());
+                if (earlier.pending() && other != null) {
+                    other.health.release(host, earlier.atNanos(), earlier.restMillis(), shortMillis);
+                    urlRefusals.set(i, earlier.settled());
+                }
+            }
+            return new Refusal(id, now, rest, true, true, false);
+        }
+        e.health.refused(now, host);
+        throttled(id, host);
+        long rest = askedMillis < 0 ? 0 : e.health.penalise(now, host, askedMillis);
+        boolean pending = passing && rest > shortMillis;
+        if (rest > 0) {
+            buckets.penalize(id, host, pending ? shortMillis : rest);
+        }
+        settle(urlRefusals, host);
+        return new Refusal(id, now, rest, passing, false, pending);
+    }
+
+    /**
+     * The URL's next outcome was no 429 of its own (a page, another failure, a 429 that is the host's word, or the
+     * end of its attempts): each of its refusals still pending was the host's word after all, so the pair's
+     * bucket is told what is left of the pair's rest. The list is updated.
+     */
+    public void settle(List<Refusal> urlRefusals, String host) {
+        long now = clock.getAsLong();
+        for (int i = 0; i < urlRefusals.size(); i++) {
+            Refusal r = urlRefusals.get(i);
+            if (!r.pending()) {
+                continue;
+            }
+            Entry e = entries.get(r.proxy());
+            long left = e == null ? 0 : e.health.restLeft(now, host);
+            if (left > 0) {
+                buckets.penalize(r.proxy(), host, TimeUnit.NANOSECONDS.toMillis(left + 999_999));
+            }
+            urlRefusals.set(i, r.settled());
+        }
+    }
+
+    /**
      * {@code host} itself refused a request through this proxy (a 429 or 503 that the proxy forwarded): the pair's
      * adaptive rate is cut on every instance sharing its bucket ({@link ProxyBuckets#throttled}). The proxy's health
      * is not touched: the proxy did its job.

@@ -14,6 +14,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
@@ -234,6 +235,125 @@ class FetchOutcomeTest {
         Exchange url = newUrl();
         outcome.process(answered(url, "p1", 429, true));
         assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rests 1000 ms) via p1");
+    }
+
+    /** p1, p2, p3 with a recording bucket seam; what was told to the buckets goes to {@code told}. */
+    private ProxyPool recordingPool(List<String> told) {
+        return new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2, http://h:3 id=p3"), 3, 5_000,
+                new ProxyBuckets() {
+                    @Override
+                    public void penalize(String proxyId, String host, long millis) {
+                        told.add("penalize " + proxyId + " " + host + " " + millis);
+                    }
+
+                    @Override
+                    public void throttled(String proxyId, String host) {
+                        told.add("throttled " + proxyId + " " + host);
+                    }
+                }, nanos::get);
+    }
+
+    private static Exchange refused(Exchange url, String proxy, String retryAfter) {
+        answered(url, proxy, 429, true).getMessage().setHeader("Retry-After", retryAfter);
+        return url;
+    }
+
+    private void pagesPass(FetchOutcome outcome, String... proxies) {
+        for (String proxy : proxies) {
+            outcome.process(answered(newUrl(), proxy, 200, true));
+        }
+    }
+
+    @Test
+    void aUrlRefusedThroughASecondProxyWhileThePagesOfItsHostPassIsRefusedAloneAndRestsNoPairLong() {
+        List<String> told = new ArrayList<>();
+        ProxyPool pool = recordingPool(told);
+        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
+                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        pagesPass(outcome, "p1", "p2", "p3");
+        Exchange url = newUrl();
+
+        // the first refusal cannot tell: the host's word, as always (cut, rest), but a pair that was passing
+        // tells its bucket only one short penalty until the URL's next outcome says more
+        outcome.process(refused(url, "p1", "31536000"));
+        assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rests 60000 ms) via p1");
+        assertThat(told).containsExactly("throttled p1 target", "penalize p1 target 1000");
+        assertThat(pool.candidates(List.of(), "target")).containsExactlyInAnyOrder("p2", "p3");
+
+        // the same URL refused through p2, which passes the host's pages too: the URL's own refusal. No cut, p2
+        // rests one short penalty, and p1's minute is cut back to one short penalty from its start
+        told.clear();
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(100));
+        outcome.process(refused(url, "p2", "31536000"));
+        assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 of this URL alone (refused through p1, p2"
+                + " while other pages of the host passed through them; rests 1000 ms) via p2");
+        assertThat(told).containsExactly("penalize p2 target 1000");
+        assertThat(url.getProperty(Scrape.DONE, false, Boolean.class)).as("attempts are left").isFalse();
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(900));
+        assertThat(pool.candidates(List.of(), "target")).as("one penalty after the first refusal")
+                .containsExactlyInAnyOrder("p1", "p3");
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(100));
+        assertThat(pool.candidates(List.of(), "target")).containsExactlyInAnyOrder("p1", "p2", "p3");
+
+        // its last attempts: refused alone again, then the dead letter with that reason; nobody was told more
+        told.clear();
+        outcome.process(refused(url, "p3", "31536000"));
+        outcome.process(refused(url, "p1", "31536000"));
+        assertThat(url.getProperty(Scrape.OUTCOME)).isEqualTo(Scrape.DEAD);
+        assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 of this URL alone (refused through p1, p2,"
+                + " p3 while other pages of the host passed through them; rests 1000 ms) via p1");
+        assertThat(told).containsExactly("penalize p3 target 1000", "penalize p1 target 1000");
+        assertThat(stats.failures()).as("a 429 is no failure of anyone").isZero();
+    }
+
+    @Test
+    void aRefusalOfAPassingPairIsTheHostsWordOnceTheUrlsNextOutcomeSaysSo() {
+        List<String> told = new ArrayList<>();
+        ProxyPool pool = recordingPool(told);
+        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
+                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        pagesPass(outcome, "p1", "p2");
+
+        // fetched through p2 next: p1's refusal was about p1's address; its bucket gets the rest of the 30 s
+        Exchange fetched = newUrl();
+        outcome.process(refused(fetched, "p1", "30"));
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(100));
+        outcome.process(answered(fetched, "p2", 200, true));
+        assertThat(told).containsExactly("throttled p1 target", "penalize p1 target 1000",
+                "penalize p1 target 29900");
+
+        // refused next through a pair that has not passed a page since the host's last 429 through it: the host's
+        // word, p1's rest confirmed, both cut
+        told.clear();
+        Exchange other = newUrl();
+        outcome.process(refused(other, "p2", "5"));
+        // p2's rest is over and forgiven (example.forgiveAfter), but it has passed nothing since
+        nanos.addAndGet(TimeUnit.SECONDS.toNanos(16));
+        Exchange url = newUrl();
+        pagesPass(outcome, "p3");
+        outcome.process(refused(url, "p3", "30"));
+        outcome.process(refused(url, "p2", "30"));
+        assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rests 30000 ms) via p2");
+        assertThat(told).containsExactly("throttled p2 target", "penalize p2 target 1000", // other: pending
+                "throttled p3 target", "penalize p3 target 1000", // url through p3: pending
+                "throttled p2 target", "penalize p2 target 30000", "penalize p3 target 30000");
+        assertThat(pool.candidates(List.of(), "target")).as("every pair rests its 30 s").isEmpty();
+    }
+
+    @Test
+    void aPairIsPassingOnlyForForgiveAfterAfterItsLastPage() {
+        List<String> told = new ArrayList<>();
+        ProxyPool pool = recordingPool(told);
+        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
+                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        pagesPass(outcome, "p1", "p2");
+        nanos.addAndGet(TimeUnit.SECONDS.toNanos(10)); // example.forgiveAfter
+        Exchange url = newUrl();
+        outcome.process(refused(url, "p1", "30"));
+        outcome.process(refused(url, "p2", "30"));
+        assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rests 30000 ms) via p2");
+        assertThat(told).containsExactly("throttled p1 target", "penalize p1 target 30000",
+                "throttled p2 target", "penalize p2 target 30000");
     }
 
     private Exchange newUrl() {

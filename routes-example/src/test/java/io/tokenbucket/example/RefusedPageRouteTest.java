@@ -1,0 +1,138 @@
+package io.tokenbucket.example;
+
+import static io.tokenbucket.example.ScraperHarness.awaitUntil;
+import static io.tokenbucket.example.ScraperRouteTest.assertEachUrlExactlyOnce;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import io.tokenbucket.example.demo.DemoProxy;
+import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.demo.DemoTarget;
+import io.tokenbucket.example.demo.DemoTarget.Hit;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A 429 is the host's word about a proxy's address, unless the same URL is refused through a second proxy while
+ * the host's other pages pass through both ({@link FetchOutcome}): then it is the URL's own, and it must not
+ * rest the host's pairs. Both cases on real servers on loopback, both DSLs, checked at the target.
+ */
+class RefusedPageRouteTest {
+
+    /** Three proxies of 3 pages a second each, in bursts of 3 (their pairs: the same rate): 9 pages a second. */
+    private static final int PROXIES = 3;
+    private static final int PER_SECOND = 3;
+
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void onePageRefusedWithARetryAfterOfAYearDoesNotStallItsHost(String dsl) throws Exception {
+        // the application's own defaults (example.maxRetryAfter 60s, example.penalty 1s, example.maxAttempts 4) and
+        // its queue's eight consumers; 59 pages and one URL the host always refuses with Retry-After of a year
+        try (DemoSite site = new DemoSite(dir, PROXIES, PER_SECOND + "/1s", 0, new DemoTarget(1000, 1000),
+                DemoProxy.Mode.KEEPALIVE);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site,
+                     Map.of("example.queue", "seda:urls?size=10000&concurrentConsumers=8"))) {
+            site.warmUp();
+            String refused = site.target().baseUrl() + "/retry-after/31536000";
+            List<String> urls = new ArrayList<>(scraper.pages(59));
+            urls.add(20, refused);
+            long start = System.nanoTime();
+            scraper.send(urls);
+            awaitUntil("an outcome for each of the 60 URLs", () -> scraper.results.getReceivedCounter()
+                    + scraper.dead.getReceivedCounter(), n -> n >= urls.size(), Duration.ofSeconds(200));
+            double took = (System.nanoTime() - start) / 1e9;
+            List<Hit> hits = site.target().hits().stream().filter(h -> !h.path().startsWith("/status/")).toList();
+            // what the proxies' buckets allow for the requests the target got: three at once through each proxy,
+            // then 3 a second each
+            double allowed = (hits.size() - PROXIES * PER_SECOND) / (double) (PROXIES * PER_SECOND);
+            System.out.printf("%s route: 60 URLs, one refused with Retry-After of a year: %.1f s (the limits allow"
+                    + " %.1f s for the %d requests at the target)%n", dsl, took, allowed, hits.size());
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            assertThat(scraper.deadLines()).singleElement().satisfies(line -> {
+                assertThat(line.getString("url")).isEqualTo(refused);
+                assertThat(line.getString("reason")).as("the dead letter's reason")
+                        .startsWith("HTTP 429 of this URL alone").contains("other pages of the host passed");
+            });
+            Map<String, Long> perUrl = hits.stream().collect(Collectors.groupingBy(Hit::path, Collectors.counting()));
+            assertThat(perUrl).as("requests per URL at the target").hasSize(60)
+                    .allSatisfy((path, n) -> assertThat(n).as(path).isEqualTo(path.startsWith("/retry-after/")
+                            ? 4L : 1L));
+            assertThat(took).as("seconds for the run, %.1f s allowed", allowed).isLessThan(1.4 * allowed + 3);
+            // no pair is left resting for the year's capped minute, in this instance nor in its bucket
+            assertThat(scraper.pool().millisUntilAvailable(scraper.host())).as("ms until a proxy serves the host")
+                    .isLessThanOrEqualTo(1000);
+            for (String proxy : List.of("p1", "p2", "p3")) {
+                assertThat(scraper.millisUntilPairToken(proxy)).as("ms until the bucket of %s's pair gives a token",
+                        proxy).isLessThanOrEqualTo(1000);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void aHostThatRefusesEveryPageStillRestsThePairsAndCutsTheirRates(String dsl) throws Exception {
+        // every URL refused through every proxy, with Retry-After: 2: no page ever passes, so each refusal is the
+        // host's word about the pair, as before: it rests the pair 2 s (longer when repeated) and cuts its rate
+        try (DemoSite site = new DemoSite(dir, PROXIES, "10/1s", 0, new DemoTarget(1000, 1000),
+                DemoProxy.Mode.KEEPALIVE);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
+                     "example.pairLimit", "10/1s:2", "example.adaptiveStart", "1.0", "example.maxAttempts", "2",
+                     "example.queue", "seda:urls?size=10000&concurrentConsumers=8"))) {
+            List<String> urls = new ArrayList<>();
+            for (int i = 1; i <= 6; i++) {
+                urls.add(site.target().baseUrl() + "/retry-after/2?u=" + i);
+            }
+            scraper.scrape(urls);
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            assertThat(scraper.deadLines()).hasSize(6).allSatisfy(line -> assertThat(line.getString("reason"))
+                    .as("the reason of %s", line.getString("url")).startsWith("HTTP 429 (rests "));
+            List<Hit> hits = site.target().hits().stream().filter(h -> h.path().startsWith("/retry-after/")).toList();
+            assertThat(hits.stream().collect(Collectors.groupingBy(Hit::target, Collectors.counting())))
+                    .as("requests per URL at the target").hasSize(6).allSatisfy((url, n) -> assertThat(n).isEqualTo(2));
+            // every second attempt came after the rest its pair was given: the target saw nothing for 2 s after the
+            // first answers (allowing for the first round's own spread)
+            List<Long> times = hits.stream().map(Hit::nanos).sorted().toList();
+            long firstRound = times.get(0);
+            long gapMs = 0;
+            for (int i = 1; i < times.size(); i++) {
+                gapMs = Math.max(gapMs, TimeUnit.NANOSECONDS.toMillis(times.get(i) - times.get(i - 1)));
+            }
+            assertThat(gapMs).as("the longest silence at the target, ms").isGreaterThanOrEqualTo(1900);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(times.get(times.size() - 1) - firstRound)).isGreaterThan(1900);
+            Map<String, List<Hit>> perProxy = hits.stream().collect(Collectors.groupingBy(Hit::client));
+            assertThat(perProxy).as("the proxies the target's 429s went through").isNotEmpty()
+                    .allSatisfy((proxy, through) -> assertThat(scraper.pairRate(proxy)).as("the rate of %s's pair",
+                            proxy).isLessThan(1.0));
+            int secondRound = 0;
+            for (Map.Entry<String, List<Hit>> entry : perProxy.entrySet()) {
+                long last = entry.getValue().stream().mapToLong(Hit::nanos).max().orElseThrow();
+                if (TimeUnit.NANOSECONDS.toMillis(last - firstRound) < 1900) {
+                    continue; // served the first round only: its rest may be over by now
+                }
+                secondRound++;
+                // the pair's latest rest began once its last request was answered and lasts at least the 2 s the
+                // host asked, on its bucket too: while it runs, what is left of it and the time since add up to 2 s,
+                // not to one short penalty. It reaches the bucket asynchronously: wait (with a deadline) until it shows
+                String proxy = entry.getKey();
+                awaitUntil("the rest of " + proxy + "'s pair on its bucket", () -> {
+                    long untilToken = scraper.millisUntilPairToken(proxy);
+                    return untilToken == 0 ? 0 : untilToken + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - last);
+                }, ms -> ms >= 1900, Duration.ofSeconds(5));
+            }
+            assertThat(secondRound).as("proxies that served the second round").isPositive();
+        }
+    }
+}
