@@ -43,7 +43,7 @@ import org.apache.camel.Processor;
  *     ones), and taking their forwarded 429s for their own would leave the rate at its ceiling. A proxy's own 429
  *     rests the pair and cuts nothing. A host's 429 is the URL's own instead, not the host's word about the pair,
  *     when the same URL was refused before through another proxy and both pairs passed the host's other pages
- *     (a 2xx through the pair since the host's last 429 through it, within {@code example.forgiveAfter}):
+ *     (a 2xx through the pair within {@code example.forgiveAfter}, and no other 429 through it for as long):
  *     nothing is cut, the pairs rest no longer than one {@code example.penalty}, and the URL goes on to its next
  *     attempt, or to the dead letter with a reason that says so ({@link ProxyPool#refused} has the rule).</li>
  * <li>503 of the target's own (with {@code Via}): as any target 5xx, and with {@code example.adaptive} it cuts the

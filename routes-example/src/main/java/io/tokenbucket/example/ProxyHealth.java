@@ -102,15 +102,16 @@ final class ProxyHealth {
     }
 
     /**
-     * Whether the pair passes {@code host}'s pages at {@code now}: a page of the host got a 2xx through it after
-     * the host's last 429 through it (any URL's, but one found to be a single URL's own), and within
-     * {@code example.forgiveAfter}. The evidence {@link ProxyPool#refused} needs before it calls a 429 one URL's
-     * own.
+     * Whether the pair passes {@code host}'s pages at {@code now}: a page of the host got a 2xx through it within
+     * {@code example.forgiveAfter}, and the host refused none through it for as long (no 429 of its own, but those
+     * found to be a single URL's). A pair at a host's rate limit passes pages and is refused now and then, which
+     * is not passing. The evidence {@link ProxyPool#refused} needs before it calls a 429 one URL's own.
      */
     synchronized boolean passing(long now, String host) {
         Rest rest = host == null ? null : rests.get(host);
-        return rest != null && rest.passed && (!rest.refused || rest.lastPass - rest.lastRefusal > 0)
-                && now - rest.lastPass < recentNanos();
+        long recent = recentNanos();
+        return rest != null && rest.passed && now - rest.lastPass < recent
+                && (!rest.refused || now - rest.lastRefusal >= recent);
     }
 
     /** {@code host} itself refused a page through the proxy at {@code now} (its own 429): no longer passing. */
@@ -124,11 +125,11 @@ final class ProxyHealth {
 
     /**
      * The 429 marked at {@code refusedAt} ({@link #refused}) that rested the pair {@code restMillis} turned out to
-     * be one URL's own: it no longer counts against the pair's passing, and its rest ends at most
-     * {@code shortMillis} after it began, unless a later 429 has set the rest since (then that one stands); the
-     * pair's backoff starts over.
+     * be one URL's own: it no longer counts against the pair's passing, and, with {@code shorten}, its rest ends at
+     * most {@code shortMillis} after it began, unless a later 429 has set the rest since (then that one stands);
+     * the pair's backoff starts over.
      */
-    synchronized void release(String host, long refusedAt, long restMillis, long shortMillis) {
+    synchronized void release(String host, long refusedAt, long restMillis, long shortMillis, boolean shorten) {
         Rest rest = host == null ? null : rests.get(host);
         if (rest == null) {
             return;
@@ -137,7 +138,7 @@ final class ProxyHealth {
             rest.refused = rest.priorRefused;
             rest.lastRefusal = rest.priorRefusal;
         }
-        if (restMillis > 0 && rest.until == refusedAt + restMillis * 1_000_000L) {
+        if (shorten && restMillis > 0 && rest.until == refusedAt + restMillis * 1_000_000L) {
             long shortUntil = refusedAt + Math.min(restMillis, shortMillis) * 1_000_000L;
             if (shortUntil - rest.until < 0) {
                 rest.until = shortUntil;

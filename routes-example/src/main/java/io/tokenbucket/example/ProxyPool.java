@@ -300,9 +300,9 @@ public class ProxyPool {
      * answer.
      *
      * <p>The rule: the 429 is <em>the URL's own</em> when the pair passed the host's other pages just before it
-     * (a 2xx through it since the host's last 429 through it, within {@code example.forgiveAfter}:
+     * (a 2xx through it within {@code example.forgiveAfter}, and no other 429 of the host through it for as long:
      * {@link ProxyHealth#passing}) and the same URL was refused before, through another proxy, whose pair passed
-     * the host's pages then too. Then this pair rests at most one short penalty ({@code example.penalty}, less when
+     * the host's pages then too. Those earlier refusals then no longer count against their pairs' passing. Then this pair rests at most one short penalty ({@code example.penalty}, less when
      * the host asked for less), without backoff, and the rests this URL's earlier refusals started on passing pairs
      * are cut back to one short penalty from their start, in this instance and (never having been told more) in
      * their buckets. Otherwise the 429 is <em>the host's word</em> about the pair: the pair rests as
@@ -332,8 +332,10 @@ public class ProxyPool {
             for (int i = 0; i < urlRefusals.size(); i++) {
                 Refusal earlier = urlRefusals.get(i);
                 Entry other = entries.get(earlier.proxy());
-                if (earlier.pending() && other != null) {
-                    other.health.release(host, earlier.atNanos(), earlier.restMillis(), shortMillis);
+                if (earlier.passing() && !earlier.alone() && other != null) {
+                    // a rest its bucket was told in full stays: this instance's view is not shortened beside it
+                    other.health.release(host, earlier.atNanos(), earlier.restMillis(), shortMillis,
+                            earlier.pending());
                     urlRefusals.set(i, earlier.settled());
                 }
             }

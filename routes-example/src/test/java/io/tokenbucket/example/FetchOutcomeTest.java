@@ -341,6 +341,26 @@ class FetchOutcomeTest {
     }
 
     @Test
+    void aPairThatTheHostRefusedAnotherPageWithinForgiveAfterIsAtItsLimitNotPassing() {
+        List<String> told = new ArrayList<>();
+        ProxyPool pool = recordingPool(told);
+        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
+                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        pagesPass(outcome, "p1", "p2");
+        outcome.process(refused(newUrl(), "p2", "1"));
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_500));
+        pagesPass(outcome, "p2"); // pages pass again after the rest, as at a rate limit
+        told.clear();
+        Exchange url = newUrl();
+        outcome.process(refused(url, "p1", "30"));
+        outcome.process(refused(url, "p2", "30"));
+        assertThat(url.getProperty(Scrape.REASON, String.class)).as("the host's word: p2 was refused 1.5 s ago")
+                .startsWith("HTTP 429 (rests ");
+        assertThat(told).startsWith("throttled p1 target", "penalize p1 target 1000", "throttled p2 target")
+                .contains("penalize p1 target 30000");
+    }
+
+    @Test
     void aPairIsPassingOnlyForForgiveAfterAfterItsLastPage() {
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);
