@@ -173,7 +173,7 @@ public class FetchOutcome implements Processor {
         if (!refusal.alone()) {
             return "HTTP 429 (" + (rest == null ? "rate cut" : rest) + ")";
         }
-        String through = refusals.stream().filter(r -> r.passing()).map(ProxyPool.Refusal::proxy).distinct()
+        String through = refusals.stream().filter(ProxyPool.Refusal::passing).map(ProxyPool.Refusal::proxy).distinct()
                 .collect(Collectors.joining(", "));
         return "HTTP 429 of this URL alone (refused through " + through + " while other pages of the host passed"
                 + " through them; " + (rest == null ? "no rest" : rest) + ")";
