@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import jakarta.jms.JMSContext;
 import jakarta.jms.JMSException;
@@ -23,6 +24,7 @@ import org.apache.camel.component.jms.JmsComponent;
 import org.apache.camel.component.jms.JmsMessage;
 import org.apache.camel.spi.PropertiesComponent;
 import org.apache.camel.support.RoutePolicySupport;
+import org.apache.camel.support.service.ServiceSupport;
 import org.apache.camel.util.json.Jsoner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,8 +62,14 @@ import org.slf4j.LoggerFactory;
  * <p>Bounds: each instance takes at most {@code example.brokerConsumers} URLs at once and prefetches none
  * ({@code consumerWindowSize=0}: a URL stays in the queue, for any instance, until a consumer is free), and each
  * queue of the embedded broker is bounded ({@link EmbeddedBroker#MAX_QUEUE_BYTES}).
+ *
+ * <p>How an instance ends: the one that feeds and records ends once every URL it fed has its line; one that connects
+ * to another's broker ends once that broker has been unreachable for {@code example.brokerWait} ({@link BrokerWatch}:
+ * with the embedded broker, that is how the other instances end after the run); any other runs until stopped. As a
+ * Camel service it closes its connection factory when Camel stops, and with it the client's thread pools (its own,
+ * not Artemis's JVM-wide ones: {@code useGlobalPools=false}), so that a finished run leaves no thread behind.
  */
-public final class BrokerQueue {
+public final class BrokerQueue extends ServiceSupport {
 
     /** The registry name of this instance's broker queue (absent without broker mode). */
     public static final String BEAN = "brokerQueue";
@@ -88,8 +96,13 @@ public final class BrokerQueue {
         this.settings = settings;
         String url = settings.url();
         // no prefetch: the broker hands a URL to a consumer that asks for one, so an instance does not hoard the queue
-        this.factory = new ActiveMQConnectionFactory(url.contains("consumerWindowSize=") ? url
-                : url + (url.contains("?") ? "&" : "?") + "consumerWindowSize=0");
+        url = withParameter(url, "consumerWindowSize", "0");
+        // the client's thread pools belong to this factory and end with it (the JVM-wide ones are never shut down)
+        this.factory = new ActiveMQConnectionFactory(withParameter(url, "useGlobalPools", "false"));
+    }
+
+    private static String withParameter(String url, String name, String value) {
+        return url.contains(name + "=") ? url : url + (url.contains("?") ? "&" : "?") + name + "=" + value;
     }
 
     /**
@@ -111,6 +124,9 @@ public final class BrokerQueue {
             context.addService(broker);
         }
         BrokerQueue queue = new BrokerQueue(settings);
+        // added after the broker, so stopped before it: the clients go first
+        context.addService(queue);
+        context.getRegistry().bind(BrokerWatch.CONTAINERS_BEAN, BrokerWatch.listenerContainers());
         JmsComponent jms = new JmsComponent();
         jms.setConnectionFactory(queue.factory);
         context.addComponent("jms", jms);
@@ -143,9 +159,26 @@ public final class BrokerQueue {
 
     /** A transacted camel-jms consumer of {@code queue} with {@code consumers} listeners. */
     static String consumer(String queue, int consumers) {
-        // recoveryInterval: how soon a listener tries again when the broker is not (yet) reachable
+        // camel-jms's listener container with a backoff between reconnections (BrokerWatch); recoveryInterval=-1 keeps
+        // camel-jms from replacing that backoff with a fixed interval
         return "jms:queue:" + queue + "?transacted=true&lazyCreateTransactionManager=false&concurrentConsumers="
-                + consumers + "&maxConcurrentConsumers=" + consumers + "&recoveryInterval=1000";
+                + consumers + "&maxConcurrentConsumers=" + consumers + "&consumerType=Custom"
+                + "&messageListenerContainerFactory=#" + BrokerWatch.CONTAINERS_BEAN + "&recoveryInterval=-1";
+    }
+
+    /**
+     * Starts watching the broker when this instance connects to another's ({@link BrokerWatch}); does nothing when it
+     * holds the broker itself.
+     *
+     * @param context the started context
+     * @param end     ends the instance: with null once a broker it had reached has been unreachable for
+     *                {@code example.brokerWait}, with the reason when it never reached it
+     */
+    public void watch(CamelContext context, Consumer<Exception> end) throws Exception {
+        if (settings.mode() == BrokerSettings.Mode.CONNECT) {
+            context.addService(new BrokerWatch(context, settings, factory, withoutQuery(settings.url()), end), true,
+                    true);
+        }
     }
 
     /**
@@ -158,13 +191,15 @@ public final class BrokerQueue {
      */
     public int feed(CamelContext context, Runnable whenAllRecorded) throws Exception {
         if (!settings.feed()) {
-            LOG.info("URLs come from broker queue {} at {}; this instance runs until stopped", settings.queue(),
-                    withoutQuery(settings.url()));
+            LOG.info("URLs come from broker queue {} at {}; this instance takes them {}", settings.queue(),
+                    withoutQuery(settings.url()), untilWhen());
             return 0;
         }
         String location = context.resolvePropertyPlaceholders("{{example.urlFile}}");
         List<String> urls = UrlSource.read(context, location);
-        LOG.info("Sending {} URLs from {} to broker queue {}", urls.size(), location, settings.queue());
+        LOG.info("Sending {} URLs from {} to broker queue {}; {}", urls.size(), location, settings.queue(),
+                settings.record() ? "this instance ends once each has its result or dead-letter line"
+                        : "the recording instance writes their lines, this instance takes URLs " + untilWhen());
         try (JMSContext jms = factory.createContext(JMSContext.SESSION_TRANSACTED)) {
             Queue queue = jms.createQueue(settings.queue());
             JMSProducer producer = jms.createProducer();
@@ -183,6 +218,21 @@ public final class BrokerQueue {
             checkAllRecorded();
         }
         return urls.size();
+    }
+
+    /** How an instance that does not end with the lines of its own feed ends, as its start-up line says it. */
+    private String untilWhen() {
+        if (settings.mode() != BrokerSettings.Mode.CONNECT || settings.waitsForEver()) {
+            return "until it is stopped";
+        }
+        return "until it is stopped or the broker has been unreachable for " + settings.shownWait()
+                + " (example.brokerWait)";
+    }
+
+    /** Closes the connection factory, and with it the client's thread pools. */
+    @Override
+    protected void doStop() {
+        factory.close();
     }
 
     /** Lines this instance has written (as the recording instance). */

@@ -9,7 +9,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Broker mode's part of a run, hooked into Camel Main: once Camel has started, the feeding instance sends its URLs to
  * the broker queue ({@link BrokerQueue#feed}); the recording instance completes Main once every URL sent has its line
- * written. Does nothing without broker mode (no {@value BrokerQueue#BEAN} bean).
+ * written; an instance connected to another's broker completes it once that broker has been unreachable for
+ * {@code example.brokerWait} ({@link BrokerWatch}). Does nothing without broker mode (no {@value BrokerQueue#BEAN}
+ * bean).
  */
 public class BrokerRun extends MainListenerSupport {
 
@@ -26,6 +28,12 @@ public class BrokerRun extends MainListenerSupport {
         }
         Runnable complete = main instanceof MainSupport m ? m::completed : () -> { };
         try {
+            queue.watch(main.getCamelContext(), gone -> {
+                if (gone != null) {
+                    problem = gone;
+                }
+                complete.run();
+            });
             queue.feed(main.getCamelContext(), complete);
         } catch (Exception e) {
             // not thrown: Camel Main would leave Camel's threads running (see DemoRun); the run ends instead
@@ -35,7 +43,10 @@ public class BrokerRun extends MainListenerSupport {
         }
     }
 
-    /** Why the URLs could not be sent to the broker queue; null when they were, or when this instance does not feed. */
+    /**
+     * Why the run failed: the URLs could not be sent to the broker queue, or the broker was never reachable; null
+     * otherwise.
+     */
     public Exception problem() {
         return problem;
     }

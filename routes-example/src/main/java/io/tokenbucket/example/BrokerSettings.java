@@ -6,6 +6,8 @@ import java.util.Locale;
 import java.util.function.BinaryOperator;
 import java.util.regex.Pattern;
 
+import org.apache.camel.util.TimeUtils;
+
 /**
  * The {@code example.broker*} settings of broker mode, checked: a bad value is refused with the property's name and
  * the value. Read by {@link BrokerQueue}.
@@ -31,9 +33,13 @@ import java.util.regex.Pattern;
  * @param record     {@code example.brokerRecord}: whether this instance is the one writer of the results and dead
  *                   letters of every instance ({@code example.results}, {@code example.deadLetter}); default: only
  *                   when it starts the broker. Run exactly one
+ * @param waitMillis {@code example.brokerWait}: how long an instance that connects to a broker (mode connect) goes on
+ *                   trying to reach it, when it is not there at start or has gone away, before the instance ends:
+ *                   milliseconds, default 30 s ({@value #DEFAULT_WAIT}), at most {@value #MAX_WAIT_MILLIS} ms
+ *                   (a day); 0 for ever. Each way of ending is one log line ({@link BrokerWatch})
  */
 public record BrokerSettings(Mode mode, String url, int port, String queue, int consumers, int deliveries,
-                             boolean feed, boolean record) {
+                             boolean feed, boolean record, long waitMillis) {
 
     /** What {@code example.broker} asks for. */
     public enum Mode {
@@ -51,6 +57,10 @@ public record BrokerSettings(Mode mode, String url, int port, String queue, int 
     public static final int MAX_DELIVERIES = 100;
     /** The longest {@code example.broker} URL accepted. */
     public static final int MAX_URL_LENGTH = 1000;
+    /** {@code example.brokerWait}'s default. */
+    public static final String DEFAULT_WAIT = "30s";
+    /** The longest {@code example.brokerWait}: a day, in milliseconds. */
+    public static final long MAX_WAIT_MILLIS = 24L * 60 * 60 * 1000;
 
     private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,99}");
 
@@ -84,7 +94,18 @@ public record BrokerSettings(Mode mode, String url, int port, String queue, int 
         }
         boolean starts = mode == Mode.EMBEDDED;
         return new BrokerSettings(mode, url, port, queue, consumers, deliveries,
-                flag(property, "example.brokerFeed", starts), flag(property, "example.brokerRecord", starts));
+                flag(property, "example.brokerFeed", starts), flag(property, "example.brokerRecord", starts),
+                millis(property, "example.brokerWait", DEFAULT_WAIT, MAX_WAIT_MILLIS));
+    }
+
+    /** {@code example.brokerWait} as the log shows it: {@code 30s}, {@code 1500ms}. */
+    public String shownWait() {
+        return waitMillis % 1000 == 0 ? waitMillis / 1000 + "s" : waitMillis + "ms";
+    }
+
+    /** Whether a connecting instance tries to reach its broker for ever ({@code example.brokerWait=0}). */
+    public boolean waitsForEver() {
+        return waitMillis == 0;
     }
 
     /** The queue of result lines: {@code <queue>.results}. */
@@ -144,6 +165,21 @@ public record BrokerSettings(Mode mode, String url, int port, String queue, int 
             throw new IllegalArgumentException(key + " must be from " + min + " to " + max + ", was " + number);
         }
         return number;
+    }
+
+    private static long millis(BinaryOperator<String> property, String key, String defaultValue, long max) {
+        String value = property.apply(key, defaultValue);
+        long millis;
+        try {
+            millis = TimeUtils.toMilliSeconds(value);
+        } catch (RuntimeException e) { // Camel's parser also throws index errors on some text
+            millis = -1;
+        }
+        if (millis < 0 || millis > max) {
+            throw new IllegalArgumentException(key + " must be a duration from 0 (for ever) to " + max + " ms, such as"
+                    + " 30s or 2m, was '" + shown(value) + "'");
+        }
+        return millis;
     }
 
     private static boolean flag(BinaryOperator<String> property, String key, boolean defaultValue) {

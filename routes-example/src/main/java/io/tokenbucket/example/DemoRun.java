@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * One run of the scraper, hooked into Camel Main. When {@code example.queue} is the embedded {@code seda:}
  * queue, it reads the URLs of {@code example.urlFile} once Camel has started and sends them there; when the
  * route has finished as many exchanges as were sent (fetched, dead-lettered or failed, so nothing can keep
- * the program alive) it completes Main; before Camel stops it prints the final per-proxy summary. With a
- * broker as the queue it feeds nothing and the application runs until stopped.
+ * the program alive) it completes Main; before Camel stops it prints the final per-proxy summary. With another
+ * queue it feeds nothing and the application runs until stopped (broker mode feeds and ends as {@link BrokerRun}
+ * says).
  *
  * <p>Kept out of the routes on purpose: the routes stay the reusable part, and the tests feed them directly.
  */
@@ -82,7 +83,10 @@ public class DemoRun extends MainListenerSupport {
         String location = context.resolvePropertyPlaceholders("{{example.urlFile}}");
         String queue = context.resolvePropertyPlaceholders("{{example.queue}}");
         if (!queue.startsWith("seda:")) {
-            LOG.info("URLs come from {}; the scraper runs until stopped", queue);
+            // broker mode says itself how this instance ends (BrokerQueue#feed)
+            if (context.getRegistry().lookupByName(BrokerQueue.BEAN) == null) {
+                LOG.info("URLs come from {}; the scraper runs until stopped", queue);
+            }
             return;
         }
         List<String> urls;

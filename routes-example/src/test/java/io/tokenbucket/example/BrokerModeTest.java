@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 
 import jakarta.jms.JMSConsumer;
 import jakarta.jms.JMSContext;
@@ -140,6 +141,31 @@ class BrokerModeTest {
             assertThat(dead.getString("reason")).contains("example.brokerDeliveries");
             assertThat(dead.getInteger("deliveries")).isEqualTo(2);
         }
+    }
+
+    @Test
+    void aStoppedBrokerInstanceLeavesNoArtemisThreadBehind() throws Exception {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        int port = freePort();
+        try (DemoSite site = new DemoSite(dir, 2, "4/1s", 0, 100, 1000);
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, broker(port, "2"))) {
+            List<String> urls = scraper.pages(4);
+            scraper.scrape(urls);
+            ScraperHarness.awaitUntil("four result lines", () -> scraper.results.getReceivedCounter(), n -> n >= 4,
+                    Duration.ofSeconds(20));
+            assertThat(artemisThreads(before)).as("Artemis threads while it runs").isNotEmpty();
+        }
+        // the broker, its clients and their thread pools are stopped with the context: nothing of Artemis lingers
+        // (exec:java would wait for such threads, then fail to destroy their thread group)
+        ScraperHarness.awaitUntil("no Artemis thread left", () -> artemisThreads(before), List::isEmpty,
+                Duration.ofSeconds(15));
+    }
+
+    /** Live threads of Artemis (client, server, Netty) that were not there {@code before}: their names. */
+    static List<String> artemisThreads(Set<Thread> before) {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> !before.contains(t) && t.isAlive())
+                .map(Thread::getName).filter(n -> n.toLowerCase(java.util.Locale.ROOT).contains("activemq")
+                        || n.toLowerCase(java.util.Locale.ROOT).contains("artemis")).sorted().toList();
     }
 
     @Test
