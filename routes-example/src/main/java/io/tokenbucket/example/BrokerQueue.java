@@ -67,7 +67,8 @@ import org.slf4j.LoggerFactory;
  * to another's broker ends once that broker has been unreachable for {@code example.brokerWait} ({@link BrokerWatch}:
  * with the embedded broker, that is how the other instances end after the run); any other runs until stopped. As a
  * Camel service it closes its connection factory when Camel stops, and with it the client's thread pools (its own,
- * not Artemis's JVM-wide ones: {@code useGlobalPools=false}), so that a finished run leaves no thread behind.
+ * not Artemis's JVM-wide ones: {@code useGlobalPools=false}, {@code useNioGlobalWorkerPool=false}), so that a
+ * finished run leaves no thread behind.
  */
 public final class BrokerQueue extends ServiceSupport {
 
@@ -97,8 +98,10 @@ public final class BrokerQueue extends ServiceSupport {
         String url = settings.url();
         // no prefetch: the broker hands a URL to a consumer that asks for one, so an instance does not hoard the queue
         url = withParameter(url, "consumerWindowSize", "0");
-        // the client's thread pools belong to this factory and end with it (the JVM-wide ones are never shut down)
-        this.factory = new ActiveMQConnectionFactory(withParameter(url, "useGlobalPools", "false"));
+        // the client's thread pools and Netty threads belong to this factory's connections and end with them: the
+        // JVM-wide ones are never shut down, or only some seconds after the last connection has gone
+        url = withParameter(url, "useGlobalPools", "false");
+        this.factory = new ActiveMQConnectionFactory(withParameter(url, "useNioGlobalWorkerPool", "false"));
     }
 
     private static String withParameter(String url, String name, String value) {

@@ -12,7 +12,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.jms.JMSConsumer;
 import jakarta.jms.JMSContext;
@@ -159,6 +162,56 @@ class BrokerModeTest {
         // (exec:java would wait for such threads, then fail to destroy their thread group)
         ScraperHarness.awaitUntil("no Artemis thread left", () -> artemisThreads(before), List::isEmpty,
                 Duration.ofSeconds(15));
+    }
+
+    @Test
+    void anInstanceThatLostItsBrokerEndsAndLeavesNoArtemisThreadBehind() throws Exception {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        int port = freePort();
+        Map<String, String> peerSettings = new HashMap<>();
+        peerSettings.put("example.broker", "tcp://127.0.0.1:" + port);
+        peerSettings.put("example.brokerWait", "1500ms");
+        peerSettings.put("example.outputDir", dir.resolve("peer").toString());
+        CompletableFuture<Optional<Exception>> ended = new CompletableFuture<>();
+        try (DemoSite site = new DemoSite(dir, 2, "4/1s", 0, 100, 1000)) {
+            ScraperHarness holder = new ScraperHarness("java", dir, site, broker(port, "2"));
+            try (ScraperHarness peer = new ScraperHarness("java", dir, site, peerSettings)) {
+                try {
+                    peer.context.getRegistry().lookupByNameAndType(BrokerQueue.BEAN, BrokerQueue.class)
+                            .watch(peer.context, gone -> ended.complete(Optional.ofNullable(gone)));
+                    // the peer takes URLs from the holder's broker
+                    peer.context.getRouteController().stopRoute(ScraperRoute.ROUTE_ID);
+                    holder.send(holder.pages(2));
+                    peer.context.getRouteController().startRoute(ScraperRoute.ROUTE_ID);
+                    ScraperHarness.awaitUntil("the two lines", () -> holder.results.getReceivedCounter(),
+                            n -> n >= 2, Duration.ofSeconds(20));
+                } finally {
+                    holder.close();
+                }
+                // the broker is gone: after example.brokerWait the watch ends the peer, normally (it had reached it)
+                assertThat(ended.get(30, TimeUnit.SECONDS)).as("the reason given to the end").isEmpty();
+            }
+        }
+        ScraperHarness.awaitUntil("no Artemis thread left", () -> artemisThreads(before), List::isEmpty,
+                Duration.ofSeconds(15));
+    }
+
+    @Test
+    void anInstanceThatNeverReachesItsBrokerEndsWithTheReason() throws Exception {
+        int port = freePort();
+        Map<String, String> settings = new HashMap<>();
+        settings.put("example.broker", "tcp://127.0.0.1:" + port);
+        settings.put("example.brokerWait", "1s");
+        settings.put("example.outputDir", dir.toString());
+        CompletableFuture<Optional<Exception>> ended = new CompletableFuture<>();
+        try (DemoSite site = new DemoSite(dir, 1, "4/1s", 0, 100, 1000);
+             ScraperHarness peer = new ScraperHarness("java", dir, site, settings)) {
+            peer.context.getRegistry().lookupByNameAndType(BrokerQueue.BEAN, BrokerQueue.class)
+                    .watch(peer.context, gone -> ended.complete(Optional.ofNullable(gone)));
+            assertThat(ended.get(30, TimeUnit.SECONDS)).get().asString()
+                    .contains("The broker at tcp://127.0.0.1:" + port + " (example.broker) was not reachable for")
+                    .contains("(example.brokerWait=1s): AMQ219007");
+        }
     }
 
     /** Live threads of Artemis (client, server, Netty) that were not there {@code before}: their names. */
