@@ -64,6 +64,12 @@ class BrokerModeTest {
                 + " here), was 'yes'");
         assertRejected("example.brokerRecord", "maybe", "example.brokerRecord must be true or false (or empty:"
                 + " false here), was 'maybe'");
+        assertRejected("example.brokerWait", "soon", "example.brokerWait must be a duration from 0 (for ever) to"
+                + " 86400000 ms, such as 30s or 2m, was 'soon'");
+        assertRejected("example.brokerWait", "25h", "example.brokerWait must be a duration from 0 (for ever) to"
+                + " 86400000 ms, such as 30s or 2m, was '25h'");
+        assertRejected("example.brokerWait", "-5", "example.brokerWait must be a duration from 0 (for ever) to"
+                + " 86400000 ms, such as 30s or 2m, was '-5'");
     }
 
     @Test
@@ -80,6 +86,12 @@ class BrokerModeTest {
         assertThat(other.url()).isEqualTo("tcp://127.0.0.1:61617?connectionTTL=5000");
         assertThat(other.feed()).isFalse();
         assertThat(other.record()).isFalse();
+        assertThat(other.waitMillis()).isEqualTo(30_000);
+        assertThat(other.shownWait()).isEqualTo("30s");
+        BrokerSettings forEver = BrokerSettings.read((key, d) -> key.equals("example.brokerWait") ? "0" : d);
+        assertThat(forEver.waitsForEver()).isTrue();
+        assertThat(BrokerSettings.read((key, d) -> key.equals("example.brokerWait") ? "1500ms" : d).shownWait())
+                .isEqualTo("1500ms");
         assertThat(BrokerSettings.read((key, d) -> d).mode()).isEqualTo(BrokerSettings.Mode.NONE);
     }
 
