@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -14,6 +15,7 @@ import jakarta.jms.JMSException;
 import jakarta.jms.JMSProducer;
 import jakarta.jms.Queue;
 
+import org.apache.activemq.artemis.core.remoting.impl.netty.SharedEventLoopGroup;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -67,8 +69,8 @@ import org.slf4j.LoggerFactory;
  * to another's broker ends once that broker has been unreachable for {@code example.brokerWait} ({@link BrokerWatch}:
  * with the embedded broker, that is how the other instances end after the run); any other runs until stopped. As a
  * Camel service it closes its connection factory when Camel stops, and with it the client's thread pools (its own,
- * not Artemis's JVM-wide ones: {@code useGlobalPools=false}, {@code useNioGlobalWorkerPool=false}), so that a
- * finished run leaves no thread behind.
+ * not Artemis's JVM-wide ones: {@code useGlobalPools=false}) and, the last one of the JVM, the client's shared Netty
+ * threads, so that a finished run leaves no thread behind.
  */
 public final class BrokerQueue extends ServiceSupport {
 
@@ -84,6 +86,8 @@ public final class BrokerQueue extends ServiceSupport {
     static final String DEAD_LETTER_BEAN = "brokerDeadLetter";
 
     private static final Logger LOG = LoggerFactory.getLogger(BrokerQueue.class);
+    /** Broker queues of this JVM started and not yet stopped (tests run several). */
+    private static final AtomicInteger OPEN = new AtomicInteger();
 
     private final BrokerSettings settings;
     private final ActiveMQConnectionFactory factory;
@@ -98,10 +102,8 @@ public final class BrokerQueue extends ServiceSupport {
         String url = settings.url();
         // no prefetch: the broker hands a URL to a consumer that asks for one, so an instance does not hoard the queue
         url = withParameter(url, "consumerWindowSize", "0");
-        // the client's thread pools and Netty threads belong to this factory's connections and end with them: the
-        // JVM-wide ones are never shut down, or only some seconds after the last connection has gone
-        url = withParameter(url, "useGlobalPools", "false");
-        this.factory = new ActiveMQConnectionFactory(withParameter(url, "useNioGlobalWorkerPool", "false"));
+        // the client's thread pools belong to this factory and end with it: the JVM-wide ones are never shut down
+        this.factory = new ActiveMQConnectionFactory(withParameter(url, "useGlobalPools", "false"));
     }
 
     private static String withParameter(String url, String name, String value) {
@@ -232,10 +234,24 @@ public final class BrokerQueue extends ServiceSupport {
                 + " (example.brokerWait)";
     }
 
-    /** Closes the connection factory, and with it the client's thread pools. */
+    @Override
+    protected void doStart() {
+        OPEN.incrementAndGet();
+    }
+
+    /**
+     * Closes the connection factory, and with it the client's thread pools; the last broker queue of the JVM to stop
+     * also shuts down the client's Netty threads, which Artemis shares among every connection of the JVM.
+     */
     @Override
     protected void doStop() {
         factory.close();
+        if (OPEN.decrementAndGet() == 0) {
+            // Artemis shuts them down 10 s after the last connector has closed, and never while one is left open: a
+            // connection attempt cut short by a broker shutting down leaves one (a connector of its own per connection,
+            // useNioGlobalWorkerPool=false, would then leave a non-daemon thread that keeps the JVM alive)
+            SharedEventLoopGroup.forceShutdown();
+        }
     }
 
     /** Lines this instance has written (as the recording instance). */

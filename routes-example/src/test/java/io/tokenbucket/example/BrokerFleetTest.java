@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class BrokerFleetTest {
 
-    private static final int URLS = 160;
+    private static final int URLS = 240;
     /** The peer's bound: short, so that the test does not wait long for its end. */
     private static final String WAIT = "3s";
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(120);
@@ -41,8 +41,9 @@ class BrokerFleetTest {
     @Test
     void aFleetRunsStartsAndEndsCleanly() throws Exception {
         int port = freePort();
-        // two proxies at 5/s each: the holder alone (2 consumers) would need about 16 s, so the peer joins mid-run
-        try (DemoSite site = new DemoSite(dir, 2, "5/1s", URLS, 1000, 1000)) {
+        // two proxies at 4/s each (each instance has its own buckets here): the holder alone would need about 30 s,
+        // so the peer, started once the holder has fed the queue, joins mid-run even on a slow machine
+        try (DemoSite site = new DemoSite(dir, 2, "4/1s", URLS, 1000, 1000)) {
             Map<String, String> common = Map.of("example.proxyFile", site.proxyFile().toString(),
                     "example.urlFile", site.urlFile().toString());
             try (Instance holder = Instance.start("holder", dir, with(common, Map.of("example.broker", "embedded",
@@ -55,7 +56,7 @@ class BrokerFleetTest {
                     assertThat(holder.awaitExit(Duration.ofSeconds(15))).as("holder's exit code%s", holder.logTail())
                             .isZero();
                     long holderEnded = System.nanoTime();
-                    assertThat(peer.awaitExit(RUN_TIMEOUT)).as("peer's exit code%s", peer.logTail()).isZero();
+                    assertThat(peer.awaitExit(Duration.ofSeconds(60))).as("peer's exit code%s", peer.logTail()).isZero();
                     long peerMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - holderEnded);
 
                     List<String> lines = Files.readAllLines(holder.dir.resolve("results.jsonl")).stream()
@@ -156,9 +157,32 @@ class BrokerFleetTest {
 
         int awaitExit(Duration timeout) throws InterruptedException {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new AssertionError(name + " still running after " + timeout + logTail());
+                throw new AssertionError(name + " still running after " + timeout + logTail() + nonDaemonThreads());
             }
             return process.exitValue();
+        }
+
+        /** What keeps the JVM alive: its non-daemon threads, from {@code jcmd <pid> Thread.print}. */
+        private String nonDaemonThreads() {
+            try {
+                Path dump = dir.resolve("threads.txt");
+                Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                        String.valueOf(process.pid()), "Thread.print").redirectErrorStream(true)
+                        .redirectOutput(dump.toFile()).start();
+                if (!jcmd.waitFor(30, TimeUnit.SECONDS)) {
+                    jcmd.destroyForcibly();
+                }
+                StringBuilder text = new StringBuilder(System.lineSeparator() + "--- non-daemon threads of " + name
+                        + " ---" + System.lineSeparator());
+                for (String thread : Files.readString(dump).split("\\R\\R")) {
+                    if (thread.startsWith("\"") && !thread.lines().findFirst().orElse("").contains(" daemon ")) {
+                        text.append(thread).append(System.lineSeparator());
+                    }
+                }
+                return text.toString();
+            } catch (IOException | InterruptedException | RuntimeException e) {
+                return System.lineSeparator() + "(no thread dump: " + e + ")";
+            }
         }
 
         long pid() {
