@@ -209,6 +209,41 @@ class BrokerModeTest {
     }
 
     @Test
+    void anInstanceWhoseBrokerComesBackInTimeGoesOnTakingUrls() throws Exception {
+        int port = freePort();
+        Map<String, String> peerSettings = new HashMap<>();
+        peerSettings.put("example.broker", "tcp://127.0.0.1:" + port);
+        peerSettings.put("example.brokerWait", "60s");
+        peerSettings.put("example.outputDir", dir.resolve("peer").toString());
+        CompletableFuture<Optional<Exception>> ended = new CompletableFuture<>();
+        try (DemoSite site = new DemoSite(dir, 2, "4/1s", 0, 100, 1000)) {
+            try (ScraperHarness first = new ScraperHarness("java", dir.resolve("first"), site, broker(port, "2"));
+                 ScraperHarness peer = new ScraperHarness("java", dir, site, peerSettings)) {
+                peer.context.getRegistry().lookupByNameAndType(BrokerQueue.BEAN, BrokerQueue.class)
+                        .watch(peer.context, gone -> ended.complete(Optional.ofNullable(gone)));
+                first.scrape(first.pages(2));
+                first.close();
+                // a broker again on the same port, as a restarted one would be: its own scraper route stopped, so
+                // the URLs sent to it can only be taken by the peer, once its listeners have reconnected
+                Map<String, String> again = broker(port, "2");
+                again.put("example.outputDir", dir.resolve("second").toString());
+                try (ScraperHarness second = new ScraperHarness("java", dir.resolve("second"), site, again)) {
+                    second.context.getRouteController().stopRoute(ScraperRoute.ROUTE_ID);
+                    List<String> urls = List.of(site.target().baseUrl() + "/page/3", site.target().baseUrl()
+                            + "/page/4");
+                    second.send(urls);
+                    ScraperHarness.awaitUntil("the peer's two lines at the second broker's writer",
+                            () -> second.results.getReceivedCounter(), n -> n >= 2, Duration.ofSeconds(40));
+                    assertThat(second.results.getExchanges().stream().map(BrokerModeTest::line)
+                            .map(l -> l.getString("url")).toList()).containsExactlyInAnyOrderElementsOf(urls);
+                }
+                assertThat(ended).as("the peer goes on: its broker came back within example.brokerWait")
+                        .isNotDone();
+            }
+        }
+    }
+
+    @Test
     void anInstanceThatNeverReachesItsBrokerEndsWithTheReason() throws Exception {
         int port = freePort();
         Map<String, String> settings = new HashMap<>();
