@@ -12,7 +12,7 @@ import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
-import io.tokenbucket.store.Reservation;
+import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.local.LocalBucketStore;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -126,7 +126,7 @@ public class LocalAcquire {
     }
 
     @Benchmark
-    public Reservation ours(Cursor c) {
+    public Outcome ours(Cursor c) {
         return ours.reserveNow(c.next(names), limits, 1, 0);
     }
 

@@ -42,7 +42,7 @@ public class TokenBucketConfiguration implements Cloneable {
     public static final int DEFAULT_MAX_ALL_OF = 8;
 
     /**
-     * The largest {@code maxAllOf}: 1,000, within the {@link io.tokenbucket.store.BucketStore#MAX_ALL_OF_KEYS} keys
+     * The largest {@code maxAllOf}: 1,000, within the {@link io.tokenbucket.store.BucketStore#MAX_KEYS} keys
      * one store step may charge.
      */
     public static final int MAX_ALL_OF = 1000;

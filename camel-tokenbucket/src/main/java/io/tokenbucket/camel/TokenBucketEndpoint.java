@@ -2,10 +2,9 @@ package io.tokenbucket.camel;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.tokenbucket.store.Adaptation;
+import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.BucketKeys;
 import io.tokenbucket.store.BucketStore;
-import io.tokenbucket.store.Reservation;
 import io.tokenbucket.store.local.LocalBucketStore;
 import org.apache.camel.Category;
 import org.apache.camel.Consumer;
@@ -209,7 +208,8 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** Drops the state of {@code key} (blank or null: the default key): its bucket starts full. */
     @ManagedOperation(description = "Drop a key's bucket (it starts full)")
     public void removeKey(String key) {
-        store().remove(BucketKeys.bound(asSent(key))).toCompletableFuture().join();
+        String sent = asSent(key);
+        store().remove(BucketKeys.bound(sent), limitSource.limitsFor(sent)).toCompletableFuture().join();
     }
 
     /**
@@ -224,9 +224,9 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     @ManagedOperation(description = "Tokens left on a key and the wait for one more (ms), consuming nothing")
     public String peekKey(String raw) {
         String key = asSent(raw);
-        Reservation r = store().peek(BucketKeys.bound(key), limitSource.limitsFor(key), 1).toCompletableFuture()
+        Outcome r = store().peek(BucketKeys.bound(key), limitSource.limitsFor(key), 1).toCompletableFuture()
                 .join();
-        return "remaining=" + r.remaining() + ", waitMillis=" + TokenBucketLimitSource.ceilMillis(r.waitNanos());
+        return "remaining=" + r.remaining() + ", waitMillis=" + TokenBucketLimitSource.ceilMillis(r.waitTicks());
     }
 
     /**
@@ -247,7 +247,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     @ManagedOperation(description = "A key's adaptive rate and whether it is in its slow start, as text")
     public String rateStateOfKey(String raw) {
         String key = asSent(raw);
-        Adaptation a = store().rate(BucketKeys.bound(key), limitSource.limitsFor(key)).toCompletableFuture().join();
+        Outcome a = store().rate(BucketKeys.bound(key), limitSource.limitsFor(key)).toCompletableFuture().join();
         return "rate=" + a.factor() + ", starting=" + a.starting();
     }
 

@@ -90,7 +90,7 @@ final class TokenBucketExceptions {
     /** The candidate groups (and all-of keys) of one exchange name more keys than one store step may charge. */
     static IllegalArgumentException tooManyGroupKeys(String endpointName, int count, Object raw) {
         return new IllegalArgumentException("Header " + TokenBucketConstants.CANDIDATES + " on tokenbucket:"
-                + endpointName + " names more than " + BucketStore.MAX_ALL_OF_KEYS + " keys with its groups and the"
+                + endpointName + " names more than " + BucketStore.MAX_KEYS + " keys with its groups and the"
                 + " all-of keys (" + count + " so far), more than one store step charges, was '" + shown(raw) + "'");
     }
 

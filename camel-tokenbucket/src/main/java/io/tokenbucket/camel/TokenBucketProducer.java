@@ -1,14 +1,14 @@
 package io.tokenbucket.camel;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import io.tokenbucket.math.Limits;
-import io.tokenbucket.store.Adaptation;
+import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.BucketStore;
-import io.tokenbucket.store.Choice;
-import io.tokenbucket.store.Reservation;
+import io.tokenbucket.store.StoreCommand;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -60,16 +60,16 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             BucketStore store = endpoint.store();
             return switch (request.operation()) {
                 case acquire -> acquire(exchange, callback, store, request, start);
-                case refund -> answer(exchange, callback, refund(store, request), false);
-                case remove -> answer(exchange, callback, store.remove(request.stored()), false);
+                case refund -> answer(exchange, callback, refund(store, request), request.operation());
+                case remove -> answer(exchange, callback, store.remove(request.stored(), request.limits()),
+                        request.operation());
                 case peek -> answer(exchange, callback, store.peek(request.stored(), request.limits(),
-                        request.tokens()), true);
+                        request.tokens()), request.operation());
                 case penalize -> answer(exchange, callback, store.penalize(request.stored(), request.limits(),
-                        request.penaltyNanos()), true);
-                case throttled -> answer(exchange, callback, throttle(store, request), false);
-                // the rate alone, as a number: only a signal's answer says whether it cut
-                case rate -> answer(exchange, callback, store.rate(request.stored(), request.limits())
-                        .thenApply(Adaptation::factor), false);
+                        request.penaltyNanos()), request.operation());
+                case throttled -> answer(exchange, callback, throttle(store, request), request.operation());
+                case rate -> answer(exchange, callback, store.rate(request.stored(), request.limits()),
+                        request.operation());
             };
         } catch (Exception e) {
             exchange.setException(e);
@@ -79,7 +79,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     /** A throttled signal: refused at once, naming the option, on an endpoint whose rate does not adapt. */
-    private CompletionStage<Adaptation> throttle(BucketStore store, TokenBucketRequest request) {
+    private CompletionStage<Outcome> throttle(BucketStore store, TokenBucketRequest request) {
         if (request.limits().adaptive() == null) {
             throw TokenBucketExceptions.notAdaptive(endpoint.getName(), request.key(), config.isAdaptive());
         }
@@ -97,26 +97,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         long maxWait = config.maxWaitNanos();
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
-        TokenBucketRequest.Candidates candidates = request.candidates();
-        TokenBucketRequest.Candidates allOf = request.allOf();
-        CompletableFuture<?> answer;
+        CompletableFuture<Outcome> answer;
         try {
-            if (candidates != null && candidates.with() != null) {
-                answer = store.reserveAll(candidates.stored(), candidates.limits(),
-                        candidates.with().stream().map(TokenBucketRequest.Candidates::stored).toList(),
-                        candidates.with().stream().map(TokenBucketRequest.Candidates::limits).toList(),
-                        allOf != null ? allOf.stored() : List.of(), allOf != null ? allOf.limits() : List.of(),
-                        request.tokens(), accept).toCompletableFuture();
-            } else if (allOf != null) {
-                answer = store.reserveAll(candidates != null ? candidates.stored() : List.of(request.stored()),
-                        candidates != null ? candidates.limits() : List.of(request.limits()), allOf.stored(),
-                        allOf.limits(), request.tokens(), accept).toCompletableFuture();
-            } else {
-                answer = (candidates == null
-                        ? store.reserve(request.stored(), request.limits(), request.tokens(), accept)
-                        : store.reserveFreest(candidates.stored(), candidates.limits(), request.tokens(), accept))
-                        .toCompletableFuture();
-            }
+            answer = store.execute(reservation(request, accept)).toCompletableFuture();
         } catch (RuntimeException e) {
             leave(place);
             throw e;
@@ -127,8 +110,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
         // never blocking); every other outcome continues the route, which happens on the worker pool.
         answer.whenComplete((value, failure) -> {
-            Reservation r = failure == null ? reservationOf(value) : null;
-            if (r != null && r.granted() && r.waitNanos() > 0) {
+            if (value != null && value.granted() && value.waitTicks() > 0) {
                 decide(exchange, callback, request, value, place, start, false);
                 return;
             }
@@ -146,9 +128,28 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         return false;
     }
 
-    /** The reservation in a store's answer to an acquire: a {@link Reservation}, or a {@link Choice} of candidates. */
-    private static Reservation reservationOf(Object answer) {
-        return answer instanceof Choice choice ? choice.reservation() : (Reservation) answer;
+    /**
+     * The store command of an acquire: one group per candidate (the candidate, then the keys charged with it), or
+     * the exchange's own key alone; its all-of keys shared.
+     */
+    private static StoreCommand reservation(TokenBucketRequest request, long accept) {
+        TokenBucketRequest.Candidates candidates = request.candidates();
+        TokenBucketRequest.Candidates allOf = request.allOf();
+        List<List<String>> groups = new ArrayList<>();
+        List<List<Limits>> groupLimits = new ArrayList<>();
+        if (candidates == null) {
+            groups.add(List.of(request.stored()));
+            groupLimits.add(List.of(request.limits()));
+        }
+        for (int c = 0; candidates != null && c < candidates.stored().size(); c++) {
+            TokenBucketRequest.Candidates with = candidates.with() == null ? null : candidates.with().get(c);
+            groups.add(with == null ? List.of(candidates.stored().get(c))
+                    : TokenBucketRequest.Candidates.concat(List.of(candidates.stored().get(c)), with.stored()));
+            groupLimits.add(with == null ? List.of(candidates.limits().get(c))
+                    : TokenBucketRequest.Candidates.concat(List.of(candidates.limits().get(c)), with.limits()));
+        }
+        return StoreCommand.reserve(groups, groupLimits, allOf == null ? List.of() : allOf.stored(),
+                allOf == null ? List.of() : allOf.limits(), request.tokens(), accept);
     }
 
     /** Gives back the waiting place of an exchange that will not wait after all. */
@@ -162,20 +163,19 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * Acts on an acquire's answer; returns true when the callback was called synchronously, false when the
      * exchange waits (or continues elsewhere).
      *
-     * @param answer the store's {@link Reservation}, or its {@link Choice} when the exchange named candidates
+     * @param r      the store's answer, naming the chosen candidate when the exchange named candidates
      * @param place  whether the exchange holds one of the endpoint's maxWaiting places (without one it may not wait)
      */
-    private boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Object answer,
+    private boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Outcome r,
                            boolean place, long start, boolean sync) {
         Message message = exchange.getMessage();
-        Reservation r = reservationOf(answer);
-        if (answer instanceof Choice choice && request.candidates() != null) {
-            request = request.chosen(choice.index());
+        if (request.candidates() != null) {
+            request = request.chosen(r.chosen());
             message.setHeader(config.getKeyHeader(), request.key());
         }
         TokenBucketMode mode = config.getMode();
         // a granted wait always holds a place: a reservation without one accepted no wait (BucketStore#reserve)
-        if (!r.granted() || r.waitNanos() == 0) {
+        if (!r.granted() || r.waitTicks() == 0) {
             leave(place);
         }
         if (!r.granted()) {
@@ -187,12 +187,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 boolean full = !place && config.maxWaitNanos() > 0;
                 exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, request.key(),
                         request.limits(), request.allOf() == null ? null : request.allOf().keys(), request.tokens(),
-                        r.waitNanos(), full));
+                        r.waitTicks(), full));
             }
             callback.done(sync);
             return sync;
         }
-        if (r.waitNanos() == 0) {
+        if (r.waitTicks() == 0) {
             endpoint.getStatistics().admitted(request.stored(), 0);
             passed(message, config, 0, r.remaining());
             callback.done(sync);
@@ -209,12 +209,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * Completes an operation other than acquire: sets its headers and continues, at once when the store has
      * answered already, else on the worker pool.
      *
-     * @param estimate whether the answer's wait is set as header {@code CamelTokenBucketWaitEstimate} (peek, penalize)
+     * @param operation which operation answered: it says which headers the answer sets
      */
-    private boolean answer(Exchange exchange, AsyncCallback callback, CompletionStage<?> stage, boolean estimate) {
-        CompletableFuture<?> answer = stage.toCompletableFuture();
+    private boolean answer(Exchange exchange, AsyncCallback callback, CompletionStage<Outcome> stage,
+                           TokenBucketOperation operation) {
+        CompletableFuture<Outcome> answer = stage.toCompletableFuture();
         if (answer.isDone() && !answer.isCompletedExceptionally()) {
-            answered(exchange.getMessage(), answer.join(), estimate);
+            answered(exchange.getMessage(), answer.join(), operation);
             callback.done(true);
             return true;
         }
@@ -222,7 +223,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (failure != null) {
                 exchange.setException(storeFailed(failure));
             } else {
-                answered(exchange.getMessage(), value, estimate);
+                answered(exchange.getMessage(), value, operation);
             }
             callback.done(false);
         }));
@@ -230,40 +231,31 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     /**
-     * Gives the request's tokens back to every key it charges (its own, and its all-of keys, each a refund of its
-     * own): answers the fewest tokens any of them has then, once all have answered.
+     * Gives the request's tokens back to every key it charges (its own, and its all-of keys), in one store step:
+     * answers the fewest tokens any of them has then.
      */
-    static CompletionStage<Reservation> refund(BucketStore store, TokenBucketRequest request) {
-        if (request.allOf() == null) {
-            return store.refund(request.stored(), request.limits(), request.tokens());
-        }
-        List<String> keys = request.charged();
-        List<Limits> limits = request.chargedLimits();
-        CompletableFuture<Reservation> fewest = store.refund(keys.get(0), limits.get(0), request.tokens())
-                .toCompletableFuture();
-        for (int i = 1; i < keys.size(); i++) {
-            fewest = fewest.thenCombine(store.refund(keys.get(i), limits.get(i), request.tokens()),
-                    (a, b) -> a.remaining() <= b.remaining() ? a : b);
-        }
-        return fewest;
+    static CompletionStage<Outcome> refund(BucketStore store, TokenBucketRequest request) {
+        return store.refund(request.charged(), request.chargedLimits(), request.tokens());
     }
 
     /**
-     * The headers of a refund, peek or penalize: the tokens remaining, and the wait estimate; of throttled and rate:
-     * the rate (and whether it was cut); a remove has none.
+     * The headers of a refund, peek or penalize: the tokens remaining, and for the last two the wait estimate; of
+     * throttled: the rate and whether it was cut; of rate: the rate alone; a remove has none.
      */
-    private static void answered(Message message, Object value, boolean estimate) {
-        if (value instanceof Adaptation a) {
-            message.setHeader(TokenBucketConstants.RATE, a.factor());
-            message.setHeader(TokenBucketConstants.RATE_CUT, a.cut());
-        } else if (value instanceof Double factor) {
-            message.setHeader(TokenBucketConstants.RATE, factor);
-        }
-        if (value instanceof Reservation r) {
-            message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
-            if (estimate) {
-                message.setHeader(TokenBucketConstants.WAIT_ESTIMATE, TokenBucketLimitSource.ceilMillis(r.waitNanos()));
+    private static void answered(Message message, Outcome value, TokenBucketOperation operation) {
+        switch (operation) {
+            case throttled -> {
+                message.setHeader(TokenBucketConstants.RATE, value.factor());
+                message.setHeader(TokenBucketConstants.RATE_CUT, value.cut());
             }
+            case rate -> message.setHeader(TokenBucketConstants.RATE, value.factor());
+            case peek, penalize -> {
+                message.setHeader(TokenBucketConstants.REMAINING, value.remaining());
+                message.setHeader(TokenBucketConstants.WAIT_ESTIMATE, TokenBucketLimitSource.ceilMillis(
+                        value.waitTicks()));
+            }
+            case refund -> message.setHeader(TokenBucketConstants.REMAINING, value.remaining());
+            default -> { }
         }
     }
 

@@ -50,9 +50,9 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
     /**
      * The most entries a key list (header {@code CamelTokenBucketCandidates} or {@code CamelTokenBucketAllOf}, option
      * {@code allOf}) is read for, blank and repeated ones included: 16,384, the keys one store step may charge
-     * ({@link BucketStore#MAX_ALL_OF_KEYS}) sixteen times over.
+     * ({@link BucketStore#MAX_KEYS}) sixteen times over.
      */
-    static final int MAX_ENTRIES = 16 * BucketStore.MAX_ALL_OF_KEYS;
+    static final int MAX_ENTRIES = 16 * BucketStore.MAX_KEYS;
 
     /**
      * The distinct candidate keys of one exchange in their order, with their stored forms and limits at the same
@@ -79,7 +79,7 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
                     concat(first.limits(), more.limits()));
         }
 
-        private static <T> List<T> concat(List<T> first, List<T> more) {
+        static <T> List<T> concat(List<T> first, List<T> more) {
             List<T> all = new ArrayList<>(first);
             all.addAll(more);
             return List.copyOf(all);
@@ -117,7 +117,7 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
                                 message.getHeader(TokenBucketConstants.ALL_OF) == null);
                     }
                 }
-                if (candidates.with() != null && grouped.size() + allOf.keys().size() > BucketStore.MAX_ALL_OF_KEYS) {
+                if (candidates.with() != null && grouped.size() + allOf.keys().size() > BucketStore.MAX_KEYS) {
                     throw TokenBucketExceptions.tooManyGroupKeys(name, grouped.size() + allOf.keys().size(),
                             message.getHeader(TokenBucketConstants.CANDIDATES));
                 }
@@ -337,7 +337,7 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
      * a group, its first key the candidate and the rest charged with it; any other entry is a candidate alone (a
      * blank one is skipped, as in a plain list). A group's entries are keys, not lists. Every key must be distinct,
      * a group's first key non-blank and none of its keys blank, a group at most {@code maxAllOf} keys besides its
-     * candidate, at most {@code maxCandidates} groups and {@link BucketStore#MAX_ALL_OF_KEYS} keys in all; reading
+     * candidate, at most {@code maxCandidates} groups and {@link BucketStore#MAX_KEYS} keys in all; reading
      * stops at the first key past a bound.
      *
      * @throws IllegalArgumentException naming the header and its value otherwise
@@ -383,7 +383,7 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
                             + "' is named twice; with groups every key is charged once");
                 }
             }
-            if (seen.size() > BucketStore.MAX_ALL_OF_KEYS) {
+            if (seen.size() > BucketStore.MAX_KEYS) {
                 throw TokenBucketExceptions.tooManyGroupKeys(name, seen.size(), raw);
             }
             keys.add(group.get(0));

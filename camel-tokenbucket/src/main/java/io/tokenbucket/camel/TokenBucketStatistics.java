@@ -9,7 +9,7 @@ import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 
 import io.tokenbucket.math.Adaptive;
-import io.tokenbucket.store.Adaptation;
+import io.tokenbucket.math.Outcome;
 
 /**
  * What an endpoint's exchanges met, counted without locks: the one source of the endpoint's JMX attributes,
@@ -120,7 +120,7 @@ public final class TokenBucketStatistics {
      * recent rate. Past {@link #RECENT_KEYS} keys, the ones not heard from within {@link #RECENT_NANOS} are dropped
      * first; a new key finding none to drop is not kept (the counts still are).
      */
-    void throttled(String key, Adaptation a) {
+    void throttled(String key, Outcome a) {
         if (a.cut()) {
             cuts.increment();
         } else {

@@ -6,7 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 
-import io.tokenbucket.store.Reservation;
+import io.tokenbucket.math.Outcome;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 
@@ -37,13 +37,13 @@ final class TokenBucketWaiters {
      * @param start when the producer received the exchange ({@link System#nanoTime()}), for its waited time
      * @return the waiter, to abandon if the producer stopped meanwhile
      */
-    Waiter schedule(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Reservation reservation,
+    Waiter schedule(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Outcome reservation,
                     long start) {
         Waiter waiter = new Waiter(exchange, callback, request, reservation.remaining(), start);
         waiting.add(waiter);
         try {
             // the deadline is the slot itself: the timer never runs a task before it, so no release is early
-            long slot = System.nanoTime() + reservation.waitNanos();
+            long slot = System.nanoTime() + reservation.waitTicks();
             waiter.timer = endpoint.getComponent().timer().schedule(waiter, slot);
         } catch (RejectedExecutionException e) {
             waiter.abandon("its wake-up could not be scheduled (" + e.getMessage() + ")");

@@ -1,8 +1,5 @@
 package io.tokenbucket.math;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * An adaptive rate: additive increase, multiplicative decrease (AIMD), as TCP's congestion avoidance and Netflix's
  * concurrency-limits {@code AIMDLimit} adapt a window, here adapting a bucket's refill between a floor and the
@@ -44,7 +41,8 @@ import java.util.List;
  * and the state is never rescaled, so the bucket never holds more tokens than at the configured rate: every bound
  * of the configured limits still holds.
  *
- * <p>All functions are pure, on ticks and plain numbers; every product is below 2^53 (or saturated before it), so
+ * <p>{@link BucketMath#decide} applies these parts to every key whose limits adapt. All functions are pure, on
+ * ticks and plain numbers; every product is below 2^53 (or saturated before it), so
  * {@code bucket.lua} mirrors them exactly in doubles. Factors are whole parts per million.
  */
 public final class AdaptiveMath {
@@ -195,118 +193,6 @@ public final class AdaptiveMath {
         }
         long f = rate.factorPpm() + steps * adaptive.increasePpm();
         return f >= PPM ? RateState.CEILING : new RateState(f, credit % threshold, rate.cutAtTicks());
-    }
-
-    // ---- the steps of an adaptive bucket: BucketMath's at the current rate, and the rate after them --------------
-
-    /**
-     * {@link BucketMath#reserve(long[], long, long, Limits, long)} at the bucket's current rate; a grant earns
-     * credit ({@link #earn}), a refusal changes nothing.
-     *
-     * @param stored the stored rate state, or null for none
-     * @param limits limits with an {@link Adaptive}
-     */
-    public static Adapted reserve(long[] tatTicks, RateState stored, long nowTicks, long tokens, Limits limits,
-                                  long maxWaitTicks) {
-        Adaptive adaptive = limits.adaptive();
-        RateState rate = current(stored, tatTicks, nowTicks, adaptive);
-        Decision d = BucketMath.reserve(tatTicks, nowTicks, tokens, scaled(limits, rate.factorPpm()), maxWaitTicks);
-        return new Adapted(d, d.granted() ? earn(rate, tokens, Adaptive.stepTokens(limits), nowTicks, adaptive)
-                : rate, false);
-    }
-
-    /**
-     * {@link BucketMath#reserveAll(long[][][], List, long[][], List, long, long, long)} with every key at its current
-     * rate, as {@link #reserve} decides one key: each key whose limits adapt is decided with its limits
-     * {@link #scaled} by its {@link #current} rate, and on a grant earns credit for the tokens charged
-     * ({@link #earn}) exactly as a reservation of its own would; keys of fixed limits are decided at their configured
-     * rate and their rate state (if any) is left as it was. A refusal changes nothing.
-     *
-     * @param groupRates  the stored rate state of each group's keys (null: none), in the layout of {@code groupTats}
-     * @param sharedRates the stored rate state of each shared key (null: none)
-     * @return the decision and one rate state per key of its states, in the same order
-     */
-    public static AllOfAdapted reserveAll(long[][][] groupTats, RateState[][] groupRates,
-                                          List<List<Limits>> groupLimits, long[][] sharedTats, RateState[] sharedRates,
-                                          List<Limits> sharedLimits, long nowTicks, long tokens, long maxWaitTicks) {
-        RateState[][] groupCurrent = new RateState[groupTats.length][];
-        List<List<Limits>> groupScaled = new ArrayList<>(groupTats.length);
-        for (int c = 0; c < groupTats.length; c++) {
-            groupCurrent[c] = new RateState[groupTats[c].length];
-            List<Limits> scaled = new ArrayList<>(groupTats[c].length);
-            for (int g = 0; g < groupTats[c].length; g++) {
-                Limits limits = groupLimits.get(c).get(g);
-                groupCurrent[c][g] = currentOrStored(groupRates[c][g], groupTats[c][g], nowTicks, limits);
-                scaled.add(atRate(limits, groupCurrent[c][g]));
-            }
-            groupScaled.add(scaled);
-        }
-        RateState[] sharedCurrent = new RateState[sharedTats.length];
-        List<Limits> sharedScaled = new ArrayList<>(sharedTats.length);
-        for (int j = 0; j < sharedTats.length; j++) {
-            sharedCurrent[j] = currentOrStored(sharedRates[j], sharedTats[j], nowTicks, sharedLimits.get(j));
-            sharedScaled.add(atRate(sharedLimits.get(j), sharedCurrent[j]));
-        }
-        AllOfDecision d = BucketMath.reserveAll(groupTats, groupScaled, sharedTats, sharedScaled, nowTicks, tokens,
-                maxWaitTicks);
-        int size = groupTats[d.chosen()].length;
-        RateState[] rates = new RateState[size + sharedTats.length];
-        for (int i = 0; i < rates.length; i++) {
-            boolean inGroup = i < size;
-            Limits limits = inGroup ? groupLimits.get(d.chosen()).get(i) : sharedLimits.get(i - size);
-            RateState rate = inGroup ? groupCurrent[d.chosen()][i] : sharedCurrent[i - size];
-            rates[i] = d.granted() && limits.adaptive() != null
-                    ? earn(rate, tokens, Adaptive.stepTokens(limits), nowTicks, limits.adaptive()) : rate;
-        }
-        return new AllOfAdapted(d, rates);
-    }
-
-    /** The rate to decide a key with: {@link #current} for adaptive limits, the stored state as it is for fixed ones. */
-    private static RateState currentOrStored(RateState stored, long[] tatTicks, long nowTicks, Limits limits) {
-        return limits.adaptive() == null ? stored : current(stored, tatTicks, nowTicks, limits.adaptive());
-    }
-
-    /** {@code limits} at {@code rate}: scaled for adaptive limits, as configured for fixed ones. */
-    private static Limits atRate(Limits limits, RateState rate) {
-        return limits.adaptive() == null ? limits : scaled(limits, rate.factorPpm());
-    }
-
-    /** {@link BucketMath#peek(long[], long, long, Limits)} at the bucket's current rate. */
-    public static Adapted peek(long[] tatTicks, RateState stored, long nowTicks, long tokens, Limits limits) {
-        RateState rate = current(stored, tatTicks, nowTicks, limits.adaptive());
-        return new Adapted(BucketMath.peek(tatTicks, nowTicks, tokens, scaled(limits, rate.factorPpm())), rate, false);
-    }
-
-    /** {@link BucketMath#refund(long[], long, long, Limits)} at the bucket's current rate (tokens of its interval). */
-    public static Adapted refund(long[] tatTicks, RateState stored, long nowTicks, long tokens, Limits limits) {
-        RateState rate = current(stored, tatTicks, nowTicks, limits.adaptive());
-        Limits scaled = scaled(limits, rate.factorPpm());
-        long[] next = BucketMath.refund(tatTicks, nowTicks, tokens, scaled);
-        return new Adapted(Decision.of(true, 0, BucketMath.available(next, nowTicks, scaled), next), rate, false);
-    }
-
-    /** {@link BucketMath#penalize(long[], long, long, Limits)} at the current rate, answered as a peek of one token. */
-    public static Adapted penalize(long[] tatTicks, RateState stored, long nowTicks, long penaltyTicks,
-                                   Limits limits) {
-        RateState rate = current(stored, tatTicks, nowTicks, limits.adaptive());
-        Limits scaled = scaled(limits, rate.factorPpm());
-        long[] next = BucketMath.penalize(tatTicks, nowTicks, penaltyTicks, scaled);
-        return new Adapted(BucketMath.peek(next, nowTicks, 1, scaled), rate, false);
-    }
-
-    /**
-     * A {@code throttled} signal: the rate {@link #cut}, the bucket {@link #emptied} at the new rate; while the last
-     * cut holds, nothing changes. Answers as a peek of one token afterwards, with {@code cut} saying which it was.
-     */
-    public static Adapted throttle(long[] tatTicks, RateState stored, long nowTicks, Limits limits) {
-        Adaptive adaptive = limits.adaptive();
-        RateState rate = current(stored, tatTicks, nowTicks, adaptive);
-        RateState after = cut(rate, nowTicks, adaptive);
-        if (after == rate) {
-            return new Adapted(BucketMath.peek(tatTicks, nowTicks, 1, scaled(limits, rate.factorPpm())), rate, false);
-        }
-        Limits scaled = scaled(limits, after.factorPpm());
-        return new Adapted(BucketMath.peek(emptied(tatTicks, nowTicks, scaled), nowTicks, 1, scaled), after, true);
     }
 
     private static long ceilDiv(long x, long y) {

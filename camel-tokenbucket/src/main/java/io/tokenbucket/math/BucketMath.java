@@ -1,8 +1,5 @@
 package io.tokenbucket.math;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * The token bucket as a reservation on one number per bucket.
  *
@@ -23,15 +20,16 @@ import java.util.List;
  * A caller that must wait reserves its slot at once and then waits exactly {@code wait}: waiters are served
  * in reservation order and nobody polls. The Redis store's Lua script is this class, line for line.
  *
- * <p>All functions are pure: time is a parameter in ticks, the result is the state to store. A bucket of several
- * limits ({@link Limits}) has one {@code tat} per limit, decided together; every decision, for one limit or
- * several, is one {@link Decision}. The one-limit functions are the step each limit takes, and a store's fast
- * path for a bucket it keeps as a single number.
+ * <p>Every operation is one function, {@link #decide}: time is a parameter in ticks, and it answers one
+ * {@link Outcome} and the states to store. A bucket of several limits ({@link Limits}) has one {@code tat} per
+ * limit, decided together, and so do several keys: a limit of a key and a key of a step are charged alike. The
+ * one-limit functions below are the parts each limit's step is made of.
  *
- * <p><b>Several keys at once</b> ({@link #reserveAll}): an exchange that needs tokens of several buckets (its
+ * <p><b>Several keys (or limits) at once</b> ({@link Step}): an exchange that needs tokens of several buckets (its
  * proxy's and its target host's) is charged on all of them in one step or on none. Its wait {@code W} is the
  * longest of the keys' own waits, and every key is charged <em>at the common release instant</em>
- * {@code R = now + W}: {@code newTat = max(tat, R) + n*T} on each limit of each key. Charging each key from its own
+ * {@code R = now + W}: {@code newTat = max(tat, R) + n*T} on each limit of each key (and so on each limit of
+ * one key: a limit that would have its token sooner is charged at {@code R} too, as the exchange uses it then). Charging each key from its own
  * base instead ({@code max(tat, now) + n*T}) would hand out a key's token at its own, earlier slot while the
  * exchange uses it only at {@code R}; several such exchanges delayed by other keys would then all reach that key
  * at once, more than {@code C + d/T} in a window. Charged at {@code R}, every reservation on a key (single or
@@ -88,8 +86,6 @@ public final class BucketMath {
         return debtTicks <= 0 ? 0 : Math.min(debtTicks, MAX_DEBT_TICKS);
     }
 
-    // ---- a bucket's state is one tat per limit: these steps decide on every limit together ---------------
-
     /**
      * The state of a bucket with {@code limits.size()} limits from a stored state that may hold another number
      * of entries (its limits were changed), or none (null: a full bucket): entries are matched by position, a
@@ -104,44 +100,173 @@ public final class BucketMath {
     }
 
     /**
-     * Reserves {@code tokens} on every limit at once: the wait is the latest of the limits' waits, and a
-     * refusal changes no limit.
+     * The one step: every operation on every shape of keys ({@link Step}) decided the same way, at each key's current
+     * rate. {@code bucket.lua} mirrors it step by step; its comments number the steps below.
      *
-     * @param tatTicks     one state per limit ({@link #align}); any value {@code <= nowTicks} is a full limit
-     * @param nowTicks     the current time in ticks, anywhere in the range of a {@code long}
-     * @param tokens       the cost, between 1 and the smallest capacity
-     * @param maxWaitTicks the longest wait the caller accepts: 0 never waits, {@link #NO_LIMIT} waits up to
-     *                     {@link #MAX_WAIT_TICKS}
-     * @return the decision; when refused, its state is {@code tatTicks} itself
-     * @throws IllegalArgumentException when {@code tokens} is below 1 or above a capacity
+     * <p>Key {@code i} has configured limits {@code L[i]} ({@code step.limits()}), states {@code tats[i]} (one
+     * {@code tat} per limit, {@link #align aligned}) and a stored rate state {@code rates[i]} (null: none).
+     * <ol>
+     * <li><b>Rates.</b> For each key whose limits adapt: its rate {@code r[i]} = {@link AdaptiveMath#current} of the
+     *     stored one, and its limits at that rate {@code M[i]} = {@link AdaptiveMath#scaled}{@code (L[i], r[i])}.
+     *     A key of fixed limits: {@code M[i] = L[i]}, and its stored rate state (if any) is left as it is.</li>
+     * <li><b>The operation's change</b>, on every key of the step:
+     *     {@link Step.Op#REMOVE}: each key's {@code tat}s become {@code now} (full) and its rate state none; answer
+     *     granted, no wait, the first key's smallest capacity remaining, done.
+     *     {@link Step.Op#REFUND}: {@code tats[i] = }{@link #refund}{@code (tats[i], amount)} on {@code M[i]}; answer
+     *     granted, no wait, the fewest tokens of any key remaining ({@link #available} on {@code M[i]}), done.
+     *     {@link Step.Op#PENALIZE}: {@code tats[i] = }{@link #penalize}{@code (tats[i], amount)} on {@code M[i]}.
+     *     {@link Step.Op#THROTTLE}: {@code after = }{@link AdaptiveMath#cut}{@code (r[i])}; unless the cut holds
+     *     ({@code after} is {@code r[i]}): {@code r[i] = after}, {@code M[i]} rescaled to it,
+     *     {@code tats[i] = }{@link AdaptiveMath#emptied}{@code (tats[i], M[i])}, and the answer says {@code cut}.
+     *     The others change nothing here.</li>
+     * <li><b>The choice.</b> {@code n} is {@code amount} for RESERVE and PEEK, 1 otherwise. A key's wait is the
+     *     longest over its limits of {@code max(0, debt + n*T - C*T)}, its tokens the fewest of
+     *     {@code (C*T - debt) / T} (at least 0), on {@code M[i]}. The shared keys' wait {@code Ws} is the longest of
+     *     theirs, their tokens {@code As} the fewest. Group {@code c}'s wait is the longest of {@code Ws} and its
+     *     keys' waits, its tokens the fewest of its keys'. The group chosen has the shortest wait; of equals, the
+     *     most tokens; then the first. {@code W} is its wait, {@code A = min(its tokens, As)}.</li>
+     * <li><b>Answers without a charge.</b> Every operation but RESERVE answers
+     *     {@code granted = (W == 0)}, {@code W}, {@code A}, and stores what step 2 changed.
+     *     RESERVE with {@code W > min(maxWait, MAX_WAIT)}: refused, {@code W}, {@code A}, nothing stored.</li>
+     * <li><b>The charge</b> (RESERVE granted): every key of the chosen group and every shared key is charged at the
+     *     common release instant {@code R = now + W}: on each limit {@code tat = now + max(debt, W) + n*T} (see the
+     *     class comment); each such key whose limits adapt earns credit, {@code r[i] = }{@link AdaptiveMath#earn}
+     *     {@code (r[i], n)}, and stores it. Answer granted, {@code W}, and the fewest tokens of the charged keys
+     *     after the charge.</li>
+     * </ol>
+     * Every answer names the chosen group and the rate of its first key after the step ({@link Outcome}). A rate
+     * state equal to {@link Adaptive#fresh()} is stored as none (null). For one key of one limit this is exactly
+     * the reservation of the class comment.
+     *
+     * @param step     the operation, its keys' layout and limits, the amount and the longest wait
+     * @param nowTicks the current time in ticks, anywhere in the range of a {@code long}
+     * @param tats     in: each key's states ({@link #align}); out: the states to store. An entry the step does not
+     *                 change is left as the very array given, so a caller can tell by identity what to write
+     * @param rates    in: each key's stored rate state, null for none; out: the rate state to store (null: none),
+     *                 an entry the step does not change left as given
+     * @return the answer
      */
-    public static Decision reserve(long[] tatTicks, long nowTicks, long tokens, Limits limits, long maxWaitTicks) {
-        long[] next = new long[tatTicks.length];
-        long waitTicks = 0;
-        for (int i = 0; i < tatTicks.length; i++) {
-            Limit limit = limits.get(i);
-            long newDebtTicks = debt(tatTicks[i], nowTicks) + limit.cost(tokens); // at most MAX_DEBT + MAX_BURST
-            next[i] = nowTicks + newDebtTicks;
-            waitTicks = Math.max(waitTicks, newDebtTicks - limit.burst());
+    public static Outcome decide(Step step, long nowTicks, long[][] tats, RateState[] rates) {
+        int keys = step.keys();
+        Limits[] at = new Limits[keys];
+        RateState[] rate = new RateState[keys];
+        for (int i = 0; i < keys; i++) { // 1. rates
+            Limits configured = step.limits().get(i);
+            Adaptive adaptive = configured.adaptive();
+            rate[i] = adaptive == null ? null : AdaptiveMath.current(rates[i], tats[i], nowTicks, adaptive);
+            at[i] = adaptive == null ? configured : AdaptiveMath.scaled(configured, rate[i].factorPpm());
         }
-        if (waitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS)) {
-            return Decision.of(false, waitTicks, available(tatTicks, nowTicks, limits), tatTicks);
+        boolean cut = false;
+        switch (step.op()) { // 2. the operation's change
+            case REMOVE -> {
+                for (int i = 0; i < keys; i++) {
+                    tats[i] = align(null, nowTicks, at[i]);
+                    rates[i] = null;
+                }
+                return Outcome.granted(at[0].capacity());
+            }
+            case REFUND -> {
+                long fewest = Long.MAX_VALUE;
+                for (int i = 0; i < keys; i++) {
+                    tats[i] = refund(tats[i], nowTicks, step.amount(), at[i]);
+                    fewest = Math.min(fewest, available(tats[i], nowTicks, at[i]));
+                }
+                return outcome(true, 0, 0, fewest, rate[0], false);
+            }
+            case PENALIZE -> {
+                for (int i = 0; i < keys; i++) {
+                    tats[i] = penalize(tats[i], nowTicks, step.amount(), at[i]);
+                }
+            }
+            case THROTTLE -> {
+                for (int i = 0; i < keys; i++) {
+                    Limits configured = step.limits().get(i);
+                    RateState after = AdaptiveMath.cut(rate[i], nowTicks, configured.adaptive());
+                    if (after != rate[i]) {
+                        rate[i] = after;
+                        rates[i] = storable(after, configured.adaptive());
+                        at[i] = AdaptiveMath.scaled(configured, after.factorPpm());
+                        tats[i] = AdaptiveMath.emptied(tats[i], nowTicks, at[i]);
+                        cut = true;
+                    }
+                }
+            }
+            default -> { }
         }
-        return Decision.of(true, waitTicks, available(next, nowTicks, limits), next);
+        long tokens = step.op() == Step.Op.RESERVE || step.op() == Step.Op.PEEK ? step.amount() : 1;
+        int shared = step.shared(); // 3. the choice
+        long sharedWait = 0;
+        long sharedAvailable = Long.MAX_VALUE;
+        for (int i = shared; i < keys; i++) {
+            sharedWait = Math.max(sharedWait, waitOf(tats[i], nowTicks, tokens, at[i]));
+            sharedAvailable = Math.min(sharedAvailable, available(tats[i], nowTicks, at[i]));
+        }
+        int best = 0;
+        int bestFirst = 0;
+        long bestWait = Long.MAX_VALUE;
+        long bestAvailable = -1;
+        for (int c = 0, first = 0; c < step.groups().length; first += step.groups()[c], c++) {
+            long wait = sharedWait;
+            long fewest = Long.MAX_VALUE;
+            for (int i = first; i < first + step.groups()[c]; i++) {
+                wait = Math.max(wait, waitOf(tats[i], nowTicks, tokens, at[i]));
+                fewest = Math.min(fewest, available(tats[i], nowTicks, at[i]));
+            }
+            if (wait < bestWait || wait == bestWait && fewest > bestAvailable) {
+                best = c;
+                bestFirst = first;
+                bestWait = wait;
+                bestAvailable = fewest;
+            }
+        }
+        long remaining = Math.min(bestAvailable, sharedAvailable);
+        if (step.op() != Step.Op.RESERVE) { // 4. answers without a charge
+            return outcome(bestWait == 0, best, bestWait, remaining, rate[bestFirst], cut);
+        }
+        if (bestWait > Math.min(step.maxWaitTicks(), MAX_WAIT_TICKS)) {
+            return outcome(false, best, bestWait, remaining, rate[bestFirst], false);
+        }
+        remaining = Long.MAX_VALUE; // 5. the charge
+        for (int i = bestFirst; i < keys; i = i + 1 == bestFirst + step.groups()[best] ? shared : i + 1) {
+            long[] next = new long[tats[i].length];
+            for (int l = 0; l < next.length; l++) {
+                next[l] = nowTicks + Math.max(debt(tats[i][l], nowTicks), bestWait) + at[i].get(l).cost(tokens);
+            }
+            tats[i] = next;
+            remaining = Math.min(remaining, available(next, nowTicks, at[i]));
+            Adaptive adaptive = step.limits().get(i).adaptive();
+            if (adaptive != null) {
+                rate[i] = AdaptiveMath.earn(rate[i], tokens, Adaptive.stepTokens(step.limits().get(i)), nowTicks,
+                        adaptive);
+                rates[i] = storable(rate[i], adaptive);
+            }
+        }
+        return outcome(true, best, bestWait, remaining, rate[bestFirst], false);
     }
 
     /**
-     * What {@link #reserve(long[], long, long, Limits, long)} would decide for {@code tokens} tokens with no limit
-     * on the wait, without committing anything: {@code waitTicks} is the time until the tokens are available,
-     * and the state is {@code tatTicks} itself.
+     * The wait of one key for {@code tokens}: the longest over its limits of {@code max(0, debt + n*T - C*T)}. With
+     * a wait of at most {@link #MAX_WAIT_TICKS} the charge {@code max(debt, W) + n*T} stays below
+     * {@code Long.MAX_VALUE}; a longer one is refused before anything is charged.
      */
-    public static Decision peek(long[] tatTicks, long nowTicks, long tokens, Limits limits) {
+    private static long waitOf(long[] tatTicks, long nowTicks, long tokens, Limits limits) {
         long waitTicks = 0;
-        for (int i = 0; i < tatTicks.length; i++) {
-            Limit limit = limits.get(i);
-            waitTicks = Math.max(waitTicks, debt(tatTicks[i], nowTicks) + limit.cost(tokens) - limit.burst());
+        for (int l = 0; l < tatTicks.length; l++) {
+            Limit limit = limits.get(l);
+            waitTicks = Math.max(waitTicks, debt(tatTicks[l], nowTicks) + limit.cost(tokens) - limit.burst());
         }
-        return Decision.of(waitTicks == 0, waitTicks, available(tatTicks, nowTicks, limits), tatTicks);
+        return waitTicks;
+    }
+
+    private static Outcome outcome(boolean granted, int chosen, long waitTicks, long remaining, RateState rate,
+                                   boolean cut) {
+        return rate == null ? new Outcome(granted, chosen, waitTicks, remaining, Adaptive.PPM, false, cut)
+                : new Outcome(granted, chosen, waitTicks, remaining, rate.factorPpm(), rate.starting(), cut);
+    }
+
+    /** The rate state to store: none (null) for the fresh one, so idle keys cost nothing. */
+    private static RateState storable(RateState rate, Adaptive adaptive) {
+        return adaptive.isFresh(rate) ? null : rate;
     }
 
     /** {@link #refund(long, long, long, Limit)} on every limit. */
@@ -181,145 +306,7 @@ public final class BucketMath {
         return true;
     }
 
-    // ---- several keys at once: candidates and shared keys, charged at one release instant ------------------
-
-    /**
-     * Reserves {@code tokens} on one of the candidates and on every shared key at once, charging each at the common
-     * release instant (see the class comment): the candidate chosen is the one whose wait, together with the shared
-     * keys', is shortest (of equals, the one with the most tokens, then the first); a refusal changes no key. This
-     * is {@link #reserveAll(long[][][], List, long[][], List, long, long, long)} with a group of one key per candidate.
-     *
-     * @param candidateTats  each candidate's states, one per limit ({@link #align}), at least one candidate
-     * @param candidateLimits each candidate's limits, in the same order
-     * @param sharedTats     each shared key's states; may be empty (then this is a choice among the candidates)
-     * @param sharedLimits   each shared key's limits, in the same order
-     * @param nowTicks       the current time in ticks, anywhere in the range of a {@code long}
-     * @param tokens         the cost, between 1 and the smallest capacity of every key
-     * @param maxWaitTicks   as for {@link #reserve(long[], long, long, Limits, long)}
-     * @throws IllegalArgumentException when there is no candidate, or {@code tokens} is below 1 or above a capacity
-     */
-    public static AllOfDecision reserveAll(long[][] candidateTats, List<Limits> candidateLimits,
-                                           long[][] sharedTats, List<Limits> sharedLimits, long nowTicks,
-                                           long tokens, long maxWaitTicks) {
-        long[][][] groups = new long[candidateTats.length][][];
-        List<List<Limits>> groupLimits = new ArrayList<>(candidateTats.length);
-        for (int c = 0; c < groups.length; c++) {
-            groups[c] = new long[][] {candidateTats[c]};
-            groupLimits.add(List.of(candidateLimits.get(c)));
-        }
-        return reserveAll(groups, groupLimits, sharedTats, sharedLimits, nowTicks, tokens, maxWaitTicks);
-    }
-
-    /**
-     * Reserves {@code tokens} on one candidate <em>group</em> and on every shared key at once, each key charged at
-     * the common release instant (see the class comment). A group is a candidate key and the keys charged with it
-     * (a proxy's bucket and its (proxy, host) pair's): a group's wait is the longest of its keys' and the shared
-     * keys' waits, its tokens the fewest of its keys'; the group chosen is the one whose wait is shortest (of
-     * equals, the one with the most tokens, then the first). Every key of the chosen group and every shared key is
-     * charged, or, when refused, none.
-     *
-     * @param groupTats    for each candidate, the states of its group's keys, the candidate key first; at least one
-     *                     candidate, each group at least one key
-     * @param groupLimits  the limits of each group's keys, in the same order
-     * @param sharedTats   each shared key's states; may be empty
-     * @param sharedLimits each shared key's limits, in the same order
-     * @param nowTicks     the current time in ticks, anywhere in the range of a {@code long}
-     * @param tokens       the cost, between 1 and the smallest capacity of every key
-     * @param maxWaitTicks as for {@link #reserve(long[], long, long, Limits, long)}
-     * @return the decision; its states are the chosen group's keys in order, then the shared keys
-     * @throws IllegalArgumentException when there is no candidate or an empty group, or {@code tokens} is below 1 or
-     *                                  above a capacity
-     */
-    public static AllOfDecision reserveAll(long[][][] groupTats, List<List<Limits>> groupLimits,
-                                           long[][] sharedTats, List<Limits> sharedLimits, long nowTicks,
-                                           long tokens, long maxWaitTicks) {
-        if (groupTats.length == 0) {
-            throw new IllegalArgumentException("an all-of reservation needs at least one candidate key");
-        }
-        long sharedWaitTicks = 0;
-        long sharedAvailable = Long.MAX_VALUE;
-        for (int j = 0; j < sharedTats.length; j++) {
-            sharedWaitTicks = Math.max(sharedWaitTicks, peek(sharedTats[j], nowTicks, tokens, sharedLimits.get(j))
-                    .waitTicks());
-            sharedAvailable = Math.min(sharedAvailable, available(sharedTats[j], nowTicks, sharedLimits.get(j)));
-        }
-        int best = -1;
-        long bestWaitTicks = Long.MAX_VALUE;
-        long bestAvailable = -1;
-        for (int c = 0; c < groupTats.length; c++) {
-            if (groupTats[c].length == 0) {
-                throw new IllegalArgumentException("candidate " + c + " of an all-of reservation has no key");
-            }
-            long waitTicks = sharedWaitTicks;
-            long a = Long.MAX_VALUE;
-            for (int g = 0; g < groupTats[c].length; g++) {
-                Limits limits = groupLimits.get(c).get(g);
-                waitTicks = Math.max(waitTicks, peek(groupTats[c][g], nowTicks, tokens, limits).waitTicks());
-                a = Math.min(a, available(groupTats[c][g], nowTicks, limits));
-            }
-            if (waitTicks < bestWaitTicks || waitTicks == bestWaitTicks && a > bestAvailable) {
-                best = c;
-                bestWaitTicks = waitTicks;
-                bestAvailable = a;
-            }
-        }
-        long[][] group = groupTats[best];
-        List<Limits> limitsOfGroup = groupLimits.get(best);
-        long[][] states = new long[group.length + sharedTats.length][];
-        if (bestWaitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS)) {
-            System.arraycopy(group, 0, states, 0, group.length);
-            System.arraycopy(sharedTats, 0, states, group.length, sharedTats.length);
-            return new AllOfDecision(best, false, bestWaitTicks, Math.min(bestAvailable, sharedAvailable), states);
-        }
-        long remaining = Long.MAX_VALUE;
-        for (int i = 0; i < states.length; i++) {
-            boolean inGroup = i < group.length;
-            Limits limits = inGroup ? limitsOfGroup.get(i) : sharedLimits.get(i - group.length);
-            states[i] = reserveAt(inGroup ? group[i] : sharedTats[i - group.length], nowTicks, tokens, limits,
-                    bestWaitTicks);
-            remaining = Math.min(remaining, available(states[i], nowTicks, limits));
-        }
-        return new AllOfDecision(best, true, bestWaitTicks, remaining, states);
-    }
-
-    /**
-     * The states of one key charged {@code tokens} at the release instant {@code nowTicks + waitTicks}:
-     * {@code max(tat, now + wait) + n*T} on each limit, in debts so nothing overflows ({@code waitTicks} is at most
-     * {@link #MAX_WAIT_TICKS}, and at least the key's own wait, so the new debt is at most the wait plus a burst).
-     */
-    static long[] reserveAt(long[] tatTicks, long nowTicks, long tokens, Limits limits, long waitTicks) {
-        long[] next = new long[tatTicks.length];
-        for (int i = 0; i < tatTicks.length; i++) {
-            next[i] = nowTicks + Math.max(debt(tatTicks[i], nowTicks), waitTicks) + limits.get(i).cost(tokens);
-        }
-        return next;
-    }
-
-    // ---- one limit: the step of each limit above, and the one-limit reservation stores take as a fast path ----
-
-    /**
-     * {@link #reserve(long[], long, long, Limits, long)} for a bucket of one limit, without a {@link Limits}: the
-     * same decision (a state of one entry), for callers that keep one limit's state as a single number.
-     *
-     * @throws IllegalArgumentException when {@code tokens} is below 1 or above the capacity
-     */
-    public static Decision reserve(long tatTicks, long nowTicks, long tokens, Limit limit, long maxWaitTicks) {
-        long costTicks = limit.cost(tokens);
-        long debtTicks = debt(tatTicks, nowTicks);
-        long newDebtTicks = debtTicks + costTicks; // at most MAX_DEBT_TICKS + MAX_BURST_TICKS: no overflow
-        long waitTicks = Math.max(0, newDebtTicks - limit.burst());
-        if (waitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS)) {
-            return Decision.ofOne(false, waitTicks, available(debtTicks, limit), tatTicks);
-        }
-        return Decision.ofOne(true, waitTicks, available(newDebtTicks, limit), nowTicks + newDebtTicks);
-    }
-
-    /** {@link #peek(long[], long, long, Limits)} for a bucket of one limit. */
-    public static Decision peek(long tatTicks, long nowTicks, long tokens, Limit limit) {
-        long debtTicks = debt(tatTicks, nowTicks);
-        long waitTicks = Math.max(0, debtTicks + limit.cost(tokens) - limit.burst());
-        return Decision.ofOne(waitTicks == 0, waitTicks, available(debtTicks, limit), tatTicks);
-    }
+    // ---- one limit: the parts of the step above ---------------------------------------------------------------
 
     /**
      * Gives {@code tokens} tokens back: moves the state back by {@code tokens × T}, never before
@@ -344,11 +331,7 @@ public final class BucketMath {
 
     /** Whole tokens available at {@code nowTicks} in a bucket of state {@code tatTicks}, between 0 and capacity. */
     public static long available(long tatTicks, long nowTicks, Limit limit) {
-        return available(debt(tatTicks, nowTicks), limit);
-    }
-
-    private static long available(long debtTicks, Limit limit) {
-        return Math.max(0, (limit.burst() - debtTicks) / limit.interval());
+        return Math.max(0, (limit.burst() - debt(tatTicks, nowTicks)) / limit.interval());
     }
 
     /** True when a limit with state {@code tatTicks} is full at {@code nowTicks}, so its state can be dropped. */

@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
-import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.Outcome;
 
 /**
  * A remote store with a policy for its failures: each call goes to the primary store; when that fails (an
@@ -51,11 +51,11 @@ public final class FallbackBucketStore implements BucketStore {
 
     /** Runs {@code command} on the primary, or on the fallback as the policy says: every operation alike. */
     @Override
-    public <R> CompletionStage<R> execute(StoreCommand<R> command) {
+    public CompletionStage<Outcome> execute(StoreCommand command) {
         if (isBypassing()) {
             return onFailure(command, lastFailure);
         }
-        CompletableFuture<R> first;
+        CompletableFuture<Outcome> first;
         try {
             first = primary.execute(command).toCompletableFuture();
         } catch (IllegalArgumentException e) {
@@ -91,7 +91,7 @@ public final class FallbackBucketStore implements BucketStore {
         return clock.getAsLong() - bypassUntilNanos < 0;
     }
 
-    private <R> CompletionStage<R> onFailure(StoreCommand<R> command, Throwable cause) {
+    private CompletionStage<Outcome> onFailure(StoreCommand command, Throwable cause) {
         if (fallback == null) {
             return CompletableFuture.failedFuture(cause);
         }
@@ -99,63 +99,14 @@ public final class FallbackBucketStore implements BucketStore {
         return fallback.execute(command);
     }
 
-    /** {@link #ALLOW_ALL}: every command answered at once, as granted with the smallest capacity left. */
-    private static final class AllowAll implements BucketStore, StoreCommand.Handler {
-
-        private static CompletionStage<Reservation> granted(Limits limits) {
-            return CompletableFuture.completedFuture(new Reservation(true, 0, limits.capacity()));
-        }
-
+    /**
+     * {@link #ALLOW_ALL}: every command answered at once as granted, at the configured rate, with the first key's
+     * smallest capacity left. Admitting everything keeps no rate, so a signal cuts nothing.
+     */
+    private static final class AllowAll implements BucketStore {
         @Override
-        public <R> CompletionStage<R> execute(StoreCommand<R> command) {
-            return command.sendTo(this);
-        }
-
-        @Override
-        public CompletionStage<Reservation> reserve(StoreCommand.Reserve command) {
-            return granted(command.limits());
-        }
-
-        @Override
-        public CompletionStage<Reservation> peek(StoreCommand.Peek command) {
-            return granted(command.limits());
-        }
-
-        @Override
-        public CompletionStage<Reservation> refund(StoreCommand.Refund command) {
-            return granted(command.limits());
-        }
-
-        @Override
-        public CompletionStage<Void> remove(StoreCommand.Remove command) {
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public CompletionStage<Reservation> penalize(StoreCommand.Penalize command) {
-            return granted(command.limits());
-        }
-
-        @Override
-        public CompletionStage<Choice> reserveFreest(StoreCommand.ReserveFreest command) {
-            return granted(command.limits().get(0)).thenApply(r -> new Choice(0, r));
-        }
-
-        @Override
-        public CompletionStage<Choice> reserveAll(StoreCommand.ReserveAll command) {
-            return granted(command.limits().get(0)).thenApply(r -> new Choice(0, r));
-        }
-
-        /** Admitting everything keeps no rate, so a signal cuts nothing: answered as ignored, at the ceiling. */
-        @Override
-        public CompletionStage<Adaptation> throttle(StoreCommand.Throttle command) {
-            BucketStore.requireAdaptive(command.key(), command.limits());
-            return CompletableFuture.completedFuture(Adaptation.CEILING);
-        }
-
-        @Override
-        public CompletionStage<Adaptation> rate(StoreCommand.Rate command) {
-            return CompletableFuture.completedFuture(Adaptation.CEILING);
+        public CompletionStage<Outcome> execute(StoreCommand command) {
+            return CompletableFuture.completedFuture(Outcome.granted(command.step().limits().get(0).capacity()));
         }
     }
 }

@@ -6,24 +6,23 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.tokenbucket.math.Adapted;
 import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.AdaptiveMath;
 import io.tokenbucket.math.BucketMath;
-import io.tokenbucket.math.Decision;
-import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.RateState;
-import io.tokenbucket.store.Reservation;
+import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.Step;
 
 /**
  * The states of a {@link LocalBucketStore}: a {@link ConcurrentHashMap} from key to a {@link Bucket} holding one
  * {@code tat} per limit in nanoseconds, and the two ways a state is updated atomically.
  *
- * <p>Every operation goes through {@link #update}: under the bucket's lock, a {@link BucketMath} step from the
- * states to a {@link Decision}, ending in a compare-and-set of the first limit's state. A reservation on a bucket
- * of one limit, the hot path, takes {@link #reserveOne} instead: the same decision, stored by that compare-and-set
- * alone, lock-free. Both end in the same compare-and-set, so the two ways never lose each other's updates.
+ * <p>Every command goes through {@link #update}: under the locks of its keys' buckets, {@link BucketMath#decide}
+ * on their states, each stored by a compare-and-set of its first limit's state. A reservation on one key of one
+ * fixed limit, the hot path, may take {@link #reserveOne} instead: the same decision, stored by that
+ * compare-and-set alone, lock-free. Both end in the same compare-and-set, so the two ways never lose each other's
+ * updates.
  *
  * <p>The sweep cannot lose a reservation (the race behind CAMEL-24926): it retires a bucket by a
  * compare-and-set of the full state it read to {@link #RETIRED}, so either a concurrent reservation's
@@ -36,7 +35,7 @@ final class BucketTable {
     private static final long RETIRED = Long.MIN_VALUE;
 
     /**
-     * The state of a bucket that {@link #updateAll} holds (with its lock) while it decides on several buckets: a
+     * The state of a bucket that {@link #update} holds (with its lock) while it decides: a
      * lock-free reservation that reads it waits for that lock, then reads again.
      */
     private static final long HELD = Long.MIN_VALUE + 1;
@@ -59,34 +58,13 @@ final class BucketTable {
         }
     }
 
-    /** A decision on a bucket's states (one per limit, ns) at an instant (ns); the decision's states are stored. */
-    interface Step {
-        Decision apply(long[] tatNanos, long nowNanos);
-    }
-
-    /**
-     * A decision on several buckets' states and rate states (null: none) at one instant: answers the states to store
-     * for each bucket, in the order given, null for a bucket to leave as it was; for a bucket it stores whose limits
-     * adapt, it leaves the rate state to store in {@code rates} ({@link Adaptive#fresh()}: none).
-     */
-    interface MultiStep {
-        long[][] apply(long[][] tatNanos, RateState[] rates, long nowNanos);
-    }
-
-    /** An adaptive decision on a bucket's states and rate state (null: none) at an instant (ns). */
-    interface AdaptiveStep {
-        Adapted apply(long[] tatNanos, RateState rate, long nowNanos);
-    }
-
     private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
 
     /**
-     * {@link BucketMath#reserve(long, long, long, Limit, long)} on a bucket of one limit, committed by one
-     * compare-and-set: lock-free, and exact under any number of threads. Answers the reservation itself, built
-     * where the decision is made: returned out of the loop, the decision was allocated on every acquire (JMH's gc
-     * profiler on LocalAcquire), whereas ending here the JIT removes it.
+     * {@link BucketMath#decide} of a reservation on one key of one fixed limit, committed by one compare-and-set:
+     * lock-free, and exact under any number of threads.
      */
-    Reservation reserveOne(String key, Limit limit, long tokens, long maxWaitNanos, long nowNanos) {
+    Outcome reserveOne(String key, Step step, long nowNanos) {
         while (true) {
             Bucket bucket = bucketOf(key, nowNanos);
             long tatNanos = bucket.get();
@@ -95,59 +73,59 @@ final class BucketTable {
                     buckets.remove(key, bucket);
                 } else {
                     synchronized (bucket) {
-                        // nothing to do: updateAll holds this lock while the bucket is held, so entering it waits
+                        // nothing to do: update holds this lock while the bucket is held, so entering it waits
                         // until the bucket's new state is stored
                     }
                 }
                 continue;
             }
-            Decision d = BucketMath.reserve(tatNanos, nowNanos, tokens, limit, maxWaitNanos);
-            if (!d.granted() || bucket.compareAndSet(tatNanos, storable(d.tatTicks(0)))) {
-                return new Reservation(d.granted(), d.waitTicks(), d.remaining());
+            long[] given = {tatNanos};
+            long[][] tats = {given};
+            Outcome o = BucketMath.decide(step, nowNanos, tats, new RateState[1]);
+            if (tats[0] == given || bucket.compareAndSet(tatNanos, storable(tats[0][0]))) {
+                return o;
             }
         }
     }
 
     /**
-     * Applies {@code step} to the states of {@code key} under its lock and stores the states of its decision,
-     * unless they are the very array it was given (a refusal or a peek: nothing to store). A rate state the bucket
-     * holds is left as it is.
-     */
-    Decision update(String key, Limits limits, long nowNanos, Step step) {
-        return apply(key, limits, nowNanos, (tatNanos, rate, atNanos) ->
-                new Adapted(step.apply(tatNanos, atNanos), rate, false), false).decision();
-    }
-
-    /**
-     * Applies {@code step} to the states of several distinct keys at once and stores what it answers, atomically:
-     * no other update, reservation or sweep of these keys sees a part of it. The buckets are locked in the order of
-     * their keys (so two such updates never deadlock), then each is marked {@link #HELD} by a compare-and-set, which
+     * {@link BucketMath#decide} on the states of {@code keys} (distinct) and stores what it changed, atomically: no
+     * other update, reservation or sweep of these keys sees a part of it. The buckets are locked in the order of
+     * their keys (so two updates never deadlock), then each is marked {@link #HELD} by a compare-and-set, which
      * stops the lock-free reservations of {@link #reserveOne} until the new states are stored; a key removed
-     * meanwhile stays removed. The single-key paths take no further lock.
+     * meanwhile stays removed.
      */
-    void updateAll(List<String> keys, List<Limits> limits, long nowNanos, MultiStep step) {
+    Outcome update(List<String> keys, Step step, long nowNanos) {
         Integer[] order = new Integer[keys.size()];
         for (int i = 0; i < order.length; i++) {
             order[i] = i;
         }
-        Arrays.sort(order, (a, b) -> keys.get(a).compareTo(keys.get(b)));
+        if (order.length > 1) {
+            Arrays.sort(order, (a, b) -> keys.get(a).compareTo(keys.get(b)));
+        }
         while (true) {
             Bucket[] held = new Bucket[order.length];
             for (int i = 0; i < held.length; i++) {
                 held[i] = bucketOf(keys.get(i), nowNanos);
             }
-            if (lockedUpdate(keys, limits, nowNanos, step, held, order, 0)) {
-                return;
+            Outcome[] decided = new Outcome[1];
+            if (lockedUpdate(keys, step, nowNanos, held, order, 0, decided)) {
+                for (int i = 0; step.op() == Step.Op.REMOVE && i < held.length; i++) {
+                    if (retireIfFull(held[i], nowNanos)) { // removed now, not at the next sweep
+                        buckets.remove(keys.get(i), held[i]);
+                    }
+                }
+                return decided[0];
             }
         }
     }
 
     /** Locks {@code buckets[order[depth..]]} in turn, then decides; false when a bucket was retired (start again). */
-    private boolean lockedUpdate(List<String> keys, List<Limits> limits, long nowNanos, MultiStep step,
-                                 Bucket[] buckets, Integer[] order, int depth) {
+    private boolean lockedUpdate(List<String> keys, Step step, long nowNanos, Bucket[] buckets, Integer[] order,
+                                 int depth, Outcome[] decided) {
         if (depth < order.length) {
             synchronized (buckets[order[depth]]) {
-                return lockedUpdate(keys, limits, nowNanos, step, buckets, order, depth + 1);
+                return lockedUpdate(keys, step, nowNanos, buckets, order, depth + 1, decided);
             }
         }
         int n = buckets.length;
@@ -166,21 +144,23 @@ final class BucketTable {
                 } while (!bucket.compareAndSet(tatNanos, HELD));
                 before[marked] = tatNanos;
             }
-            long[][] states = new long[n][];
-            RateState[] rates = new RateState[n];
+            long[][] given = new long[n][];
+            RateState[] givenRates = new RateState[n];
             for (int i = 0; i < n; i++) {
-                states[i] = states(before[i], buckets[i].moreTatNanos, nowNanos, limits.get(i));
-                rates[i] = buckets[i].rate;
+                given[i] = states(before[i], buckets[i].moreTatNanos, nowNanos, step.limits().get(i));
+                givenRates[i] = buckets[i].rate;
             }
-            long[][] next = step.apply(states, rates, nowNanos);
+            long[][] tats = given.clone();
+            RateState[] rates = givenRates.clone();
+            decided[0] = BucketMath.decide(step, nowNanos, tats, rates);
             for (int i = 0; i < n; i++) {
-                if (next[i] != null) {
-                    buckets[i].moreTatNanos = next[i].length > 1 ? Arrays.copyOfRange(next[i], 1, next[i].length)
-                            : null;
-                    before[i] = storable(next[i][0]);
-                    Adaptive adaptive = limits.get(i).adaptive();
-                    if (adaptive != null) { // a fixed key's rate state is left as it is, as update() leaves it
-                        buckets[i].rate = rates[i] == null || adaptive.isFresh(rates[i]) ? null : rates[i];
+                if (tats[i] != given[i] || rates[i] != givenRates[i]) {
+                    long[] next = tats[i];
+                    buckets[i].moreTatNanos = next.length > 1 ? Arrays.copyOfRange(next, 1, next.length) : null;
+                    before[i] = storable(next[0]);
+                    buckets[i].rate = rates[i];
+                    Adaptive adaptive = step.limits().get(i).adaptive();
+                    if (adaptive != null) {
                         buckets[i].adaptive = adaptive;
                     }
                 }
@@ -190,58 +170,6 @@ final class BucketTable {
             for (int i = 0; i < marked; i++) {
                 buckets[i].compareAndSet(HELD, before[i]); // fails only for a key removed meanwhile: it stays so
             }
-        }
-    }
-
-    /**
-     * {@link #update} for limits with an adaptation: {@code step} decides on the states and the rate state
-     * together, under the bucket's lock, and both are stored (a rate equal to {@link Adaptive#fresh()} as none).
-     * Nothing is stored when the decision's states are the very array it was given and the rate state is unchanged.
-     */
-    Adapted updateAdaptive(String key, Limits limits, long nowNanos, AdaptiveStep step) {
-        return apply(key, limits, nowNanos, step, true);
-    }
-
-    /** {@link #update} and {@link #updateAdaptive}: the latter also stores the rate state ({@code adaptive}). */
-    private Adapted apply(String key, Limits limits, long nowNanos, AdaptiveStep step, boolean adaptive) {
-        while (true) {
-            Bucket bucket = bucketOf(key, nowNanos);
-            synchronized (bucket) {
-                long tatNanos = bucket.get();
-                if (tatNanos == RETIRED) {
-                    buckets.remove(key, bucket);
-                    continue;
-                }
-                long[] states = states(tatNanos, bucket.moreTatNanos, nowNanos, limits);
-                RateState before = bucket.rate;
-                Adapted a = step.apply(states, before, nowNanos);
-                long[] next = a.decision().tatTicks();
-                RateState after = !adaptive ? before : limits.adaptive().isFresh(a.rate()) ? null : a.rate();
-                if (next == states && after == before) {
-                    return a;
-                }
-                if (bucket.compareAndSet(tatNanos, storable(next[0]))) {
-                    bucket.moreTatNanos = next.length > 1 ? Arrays.copyOfRange(next, 1, next.length) : null;
-                    if (adaptive) {
-                        bucket.rate = after;
-                        bucket.adaptive = limits.adaptive();
-                    }
-                    return a;
-                }
-            }
-        }
-    }
-
-    /** The states of {@code key} for {@code limits} (ns) and its rate state (null: none), changing nothing. */
-    Adapted readAdaptive(String key, Limits limits, long nowNanos, AdaptiveStep step) {
-        Bucket bucket = buckets.get(key);
-        if (bucket == null) {
-            return step.apply(BucketMath.align(null, nowNanos, limits), null, nowNanos);
-        }
-        synchronized (bucket) {
-            long tatNanos = bucket.get();
-            return tatNanos == RETIRED ? step.apply(BucketMath.align(null, nowNanos, limits), null, nowNanos)
-                    : step.apply(states(tatNanos, bucket.moreTatNanos, nowNanos, limits), bucket.rate, nowNanos);
         }
     }
 
@@ -277,28 +205,6 @@ final class BucketTable {
             System.arraycopy(more, 0, tats, 1, more.length);
         }
         return tats;
-    }
-
-    /** The states of {@code key} for {@code limits} (ns), without changing anything. */
-    long[] read(String key, Limits limits, long nowNanos) {
-        Bucket bucket = buckets.get(key);
-        if (bucket == null) {
-            return BucketMath.align(null, nowNanos, limits);
-        }
-        synchronized (bucket) {
-            long tatNanos = bucket.get();
-            return tatNanos == RETIRED ? BucketMath.align(null, nowNanos, limits)
-                    : states(tatNanos, bucket.moreTatNanos, nowNanos, limits);
-        }
-    }
-
-    /** Drops the state of {@code key}; a reservation racing with it fails its compare-and-set and starts afresh. */
-    void remove(String key) {
-        Bucket bucket = buckets.get(key);
-        if (bucket != null) {
-            bucket.set(RETIRED);
-            buckets.remove(key, bucket);
-        }
     }
 
     /** Drops every bucket full at {@code nowNanos}; safe concurrently with updates. Answers how many. */

@@ -19,10 +19,9 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
-import io.tokenbucket.store.Adaptation;
+import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.Step;
 import io.tokenbucket.store.BucketStore;
-import io.tokenbucket.store.Choice;
-import io.tokenbucket.store.Reservation;
 import io.tokenbucket.store.StoreCommand;
 
 /**
@@ -100,7 +99,6 @@ public final class RedisBucketStore implements BucketStore {
     private final RedisClocks clocks;
     private final String namespace;
     private final long timeoutNanos;
-    private final Cases cases = new Cases();
     private final boolean batching;
     private final LongConsumer batchSizes;
     /** The lanes of a standalone (or Sentinel) Redis, a key's by its hash; null on a cluster: one per hash slot. */
@@ -197,148 +195,117 @@ public final class RedisBucketStore implements BucketStore {
         return namespace + key;
     }
 
+    /**
+     * Runs a command as today's script operations do it: a reservation of one key of one limit as {@code reserve}
+     * (batched when batching), every other reservation as one {@code all} call; peek, penalize, throttle and rate of
+     * one key as their own operations; a refund as one {@code refund} per key; a remove as a DEL.
+     *
+     * @throws IllegalArgumentException on a Redis Cluster when the keys of one reservation are not in one hash slot,
+     *                                  or for a limit too large for the script
+     */
     @Override
-    public <R> CompletionStage<R> execute(StoreCommand<R> command) {
-        return command.sendTo(cases);
+    public CompletionStage<Outcome> execute(StoreCommand c) {
+        Step step = c.step();
+        List<String> keys = c.keys();
+        List<Limits> limits = step.limits();
+        switch (step.op()) {
+            case RESERVE:
+                if (keys.size() == 1 && limits.get(0).size() == 1) {
+                    return reserveOne(keys.get(0), limits.get(0), step.amount(), maxWaitMicros(step.maxWaitTicks()));
+                }
+                return reserveAll(c);
+            case REMOVE:
+                return send(null, commands -> commands.del(keys.stream().map(this::redisKey).toArray(String[]::new))
+                        .toCompletableFuture()).thenApply(n -> Outcome.granted(limits.get(0).capacity()));
+            case REFUND: {
+                CompletableFuture<Outcome> fewest = null;
+                for (int i = 0; i < keys.size(); i++) {
+                    CompletableFuture<Outcome> one = call("refund", List.of(keys.get(i)), List.of(limits.get(i)),
+                            step.amount(), -1);
+                    fewest = fewest == null ? one : fewest.thenCombine(one,
+                            (a, b) -> a.remaining() <= b.remaining() ? a : b);
+                }
+                return fewest;
+            }
+            default:
+                break;
+        }
+        if (keys.size() != 1) {
+            throw new IllegalArgumentException(step.op() + " on several keys is not supported by store=redis yet, was "
+                    + keys);
+        }
+        return switch (step.op()) {
+            case PEEK -> call("peek", keys, limits, step.amount(), -1);
+            case PENALIZE -> call("penalize", keys, limits, 1, ceilMicros(step.amount()));
+            case RATE -> limits.get(0).adaptive() == null
+                    ? CompletableFuture.completedFuture(Outcome.granted(limits.get(0).capacity()))
+                    : adapt("rate", keys.get(0), limits.get(0));
+            default -> adapt("throttle", keys.get(0), limits.get(0));
+        };
     }
 
-    /** The cases of {@link #execute}: each a call of the bucket script but {@code remove}, which is a DEL. */
-    private final class Cases implements StoreCommand.Handler {
-
-        @Override
-        public CompletionStage<Reservation> reserve(StoreCommand.Reserve c) {
-            c.limits().checkCost(c.tokens()); // fails at once, without a round trip, for a cost never satisfied
-            long maxWaitMicros = maxWaitMicros(c.maxWaitNanos());
-            if (!batching) {
-                return call("reserve", List.of(c.key()), List.of(c.limits()), c.tokens(), maxWaitMicros)
-                        .thenApply(ScriptCall::reservation);
-            }
-            List<String> args = new ArrayList<>();
-            args.add(Long.toString(c.tokens()));
-            args.add(Long.toString(maxWaitMicros));
-            appendLimits(args, c.limits()); // fails at once for a limit too large, as a call of its own does
-            String redisKey = redisKey(c.key());
-            Member member = new Member(redisKey, c.limits(), args, new CompletableFuture<>());
-            Lane to = lanes != null ? lanes[Math.floorMod(redisKey.hashCode(), LANES)]
-                    : slotLanes.computeIfAbsent(SlotHash.getSlot(redisKey), s -> new Lane());
-            to.submit(member);
-            return member.result();
+    /** A reservation of one key of one limit: the script's {@code reserve}, through a lane when batching. */
+    private CompletionStage<Outcome> reserveOne(String key, Limits limits, long tokens, long maxWaitMicros) {
+        if (!batching) {
+            return call("reserve", List.of(key), List.of(limits), tokens, maxWaitMicros);
         }
+        List<String> args = new ArrayList<>();
+        args.add(Long.toString(tokens));
+        args.add(Long.toString(maxWaitMicros));
+        appendLimits(args, limits); // fails at once for a limit too large, as a call of its own does
+        String redisKey = redisKey(key);
+        Member member = new Member(redisKey, limits, args, new CompletableFuture<>());
+        Lane to = lanes != null ? lanes[Math.floorMod(redisKey.hashCode(), LANES)]
+                : slotLanes.computeIfAbsent(SlotHash.getSlot(redisKey), s -> new Lane());
+        to.submit(member);
+        return member.result();
+    }
 
-        @Override
-        public CompletionStage<Reservation> peek(StoreCommand.Peek c) {
-            c.limits().checkCost(c.tokens());
-            return call("peek", List.of(c.key()), List.of(c.limits()), c.tokens(), -1)
-                    .thenApply(ScriptCall::reservation);
-        }
-
-        @Override
-        public CompletionStage<Reservation> refund(StoreCommand.Refund c) {
-            if (c.tokens() < 1) {
-                throw new IllegalArgumentException("tokens must be at least 1, was " + c.tokens());
-            }
-            return call("refund", List.of(c.key()), List.of(c.limits()), c.tokens(), -1)
-                    .thenApply(ScriptCall::reservation);
-        }
-
-        @Override
-        public CompletionStage<Void> remove(StoreCommand.Remove c) {
-            return send(null, commands -> commands.del(redisKey(c.key())).toCompletableFuture()).thenApply(n -> null);
-        }
-
-        @Override
-        public CompletionStage<Reservation> penalize(StoreCommand.Penalize c) {
-            if (c.penaltyNanos() < 0) {
-                throw new IllegalArgumentException("penalty must not be negative, was " + c.penaltyNanos());
-            }
-            long penaltyMicros = ceilMicros(Math.min(c.penaltyNanos(), MAX_PENALTY_NANOS));
-            return call("penalize", List.of(c.key()), List.of(c.limits()), 1, penaltyMicros)
-                    .thenApply(ScriptCall::reservation);
-        }
-
-        /**
-         * One script call over all candidates: exact, since Redis runs it alone.
-         *
-         * @throws IllegalArgumentException on a Redis Cluster when the candidates' keys are not in one hash slot
-         */
-        @Override
-        public CompletionStage<Choice> reserveFreest(StoreCommand.ReserveFreest c) {
-            List<String> keys = c.keys();
-            c.limits().forEach(l -> l.checkCost(c.tokens()));
-            if (cluster) {
-                int slot = SlotHash.getSlot(redisKey(keys.get(0)));
-                for (String key : keys) {
-                    if (SlotHash.getSlot(redisKey(key)) != slot) {
-                        throw new IllegalArgumentException("the candidate keys " + keys + " are in different Redis"
-                                + " Cluster hash slots, so one script cannot choose among them: put a hash tag in"
-                                + " keyPrefix (for example keyPrefix={tb}:) so that every key of the limiter shares"
-                                + " a slot");
-                    }
+    /** Every other reservation: one call of the script's {@code all} over the groups and the shared keys. */
+    private CompletionStage<Outcome> reserveAll(StoreCommand c) {
+        Step step = c.step();
+        List<String> redisKeys = c.keys().stream().map(this::redisKey).toList();
+        if (cluster) {
+            int slot = SlotHash.getSlot(redisKeys.get(0));
+            for (String key : redisKeys) {
+                if (SlotHash.getSlot(key) != slot) {
+                    throw new IllegalArgumentException("the keys " + redisKeys + " of one reservation are in"
+                            + " different Redis Cluster hash slots, so one script cannot decide on them together:"
+                            + " put a hash tag in keyPrefix (for example keyPrefix={tb}:) so that every key of"
+                            + " the limiter shares a slot");
                 }
             }
-            return call("reserve", keys, c.limits(), c.tokens(), maxWaitMicros(c.maxWaitNanos()))
-                    .thenApply(call -> new Choice(call.reply().chosenIndex(), call.reservation()));
         }
-
-        /**
-         * One call of the script's {@code all} operation over the candidates (with the keys charged with each) and
-         * the shared keys: atomic, since Redis runs it alone. Never batched: a batch is one key per reservation.
-         *
-         * @throws IllegalArgumentException on a Redis Cluster when the keys are not in one hash slot, naming them
-         */
-        @Override
-        public CompletionStage<Choice> reserveAll(StoreCommand.ReserveAll c) {
-            BucketStore.checkReserveAll(c);
-            List<String> redisKeys = new ArrayList<>();
-            c.named().forEach(k -> redisKeys.add(redisKey(k)));
-            if (cluster) {
-                int slot = SlotHash.getSlot(redisKeys.get(0));
-                for (String key : redisKeys) {
-                    if (SlotHash.getSlot(key) != slot) {
-                        throw new IllegalArgumentException("the keys " + redisKeys + " of one all-of acquire are in"
-                                + " different Redis Cluster hash slots, so one script cannot charge them together:"
-                                + " put a hash tag in keyPrefix (for example keyPrefix={tb}:) so that every key of"
-                                + " the limiter shares a slot");
-                    }
-                }
+        int[] groups = step.groups();
+        List<String> operands = new ArrayList<>();
+        operands.add(Long.toString(step.amount()));
+        operands.add(Long.toString(maxWaitMicros(step.maxWaitTicks())));
+        operands.add(Integer.toString(groups.length));
+        List<Limits> candidateLimits = new ArrayList<>();
+        boolean grouped = false;
+        for (int g = 0, first = 0; g < groups.length; first += groups[g], g++) {
+            candidateLimits.add(step.limits().get(first));
+            grouped |= groups[g] > 1;
+        }
+        if (grouped) {
+            operands.add("G");
+            for (int g : groups) {
+                operands.add(Integer.toString(g));
             }
-            List<String> operands = new ArrayList<>();
-            operands.add(Long.toString(c.tokens()));
-            operands.add(Long.toString(maxWaitMicros(c.maxWaitNanos())));
-            operands.add(Integer.toString(c.keys().size()));
-            if (c.grouped()) {
-                operands.add("G");
-                c.with().forEach(group -> operands.add(Integer.toString(1 + group.size())));
-            }
-            c.namedLimits().forEach(l -> appendLimits(operands, l));
-            String first = redisKeys.get(0);
-            RedisClockOffset clock = clocks.of(first);
-            long sentNanos = System.nanoTime();
-            return run("all", redisKeys.toArray(String[]::new), operands, clock).thenApply(raw -> {
-                // the reply's remaining is the fewest of every charged key, so at most the chosen candidate's capacity
-                ScriptReply reply = ScriptReply.parse(raw, c.limits());
-                return new Choice(reply.chosenIndex(), reservation(reply, sentNanos, clocks.still(clock, first)));
-            });
         }
-
-        @Override
-        public CompletionStage<Adaptation> throttle(StoreCommand.Throttle c) {
-            BucketStore.requireAdaptive(c.key(), c.limits());
-            return adapt("throttle", c.key(), c.limits());
-        }
-
-        /** A key whose limits have no adaptation is at its configured rate: answered without a round trip. */
-        @Override
-        public CompletionStage<Adaptation> rate(StoreCommand.Rate c) {
-            if (c.limits().adaptive() == null) {
-                return CompletableFuture.completedFuture(Adaptation.CEILING);
-            }
-            return adapt("rate", c.key(), c.limits());
-        }
+        step.limits().forEach(l -> appendLimits(operands, l));
+        String first = redisKeys.get(0);
+        RedisClockOffset clock = clocks.of(first);
+        long sentNanos = System.nanoTime();
+        return run("all", redisKeys.toArray(String[]::new), operands, clock).thenApply(raw -> {
+            // the reply's remaining is the fewest of every charged key, so at most the chosen candidate's capacity
+            ScriptReply reply = ScriptReply.parse(raw, candidateLimits);
+            return reservation(reply, sentNanos, clocks.still(clock, first));
+        });
     }
 
     /** Answers with the script's 'throttle' (a signal) or 'rate' (a question): see bucket.lua. */
-    private CompletionStage<Adaptation> adapt(String op, String key, Limits limits) {
+    private CompletionStage<Outcome> adapt(String op, String key, Limits limits) {
         String redisKey = redisKey(key);
         return run(op, new String[] {redisKey}, operands(1, -1, List.of(limits)), clocks.of(redisKey))
                 .thenApply(raw -> adaptation(raw, limits));
@@ -350,34 +317,30 @@ public final class RedisBucketStore implements BucketStore {
      *
      * @throws IllegalStateException naming the reply when it is not one the script gives
      */
-    static Adaptation adaptation(List<Long> raw, Limits limits) {
+    static Outcome adaptation(List<Long> raw, Limits limits) {
         if (raw != null && raw.size() == ScriptReply.FIELDS + 2) {
             Long factor = raw.get(ScriptReply.FIELDS);
             Long starting = raw.get(ScriptReply.FIELDS + 1);
             ScriptReply reply = ScriptReply.parse(raw.subList(0, ScriptReply.FIELDS), List.of(limits));
             if (factor != null && factor >= 1 && factor <= Adaptive.PPM && starting != null
                     && (starting == 0 || starting == 1)) {
-                return new Adaptation(reply.granted(), factor, starting == 1);
+                // the first field of this reply says whether it cut; the rest is the peek of one token
+                return new Outcome(reply.waitMicros() == 0, 0, reply.waitMicros() * NANOS_PER_MICRO,
+                        reply.remaining(), factor, starting == 1, reply.granted());
             }
         }
         throw ScriptReply.notAnAnswer(raw);
     }
 
-    /** A reply and the reservation it gives on this side: the wait mapped onto the local clock. */
-    private record ScriptCall(ScriptReply reply, Reservation reservation) {
-    }
-
     /** Calls the script with operation {@code op} and a second argument {@code argMicros} (-1: none). */
-    private CompletableFuture<ScriptCall> call(String op, List<String> keys, List<Limits> limits, long tokens,
-                                               long argMicros) {
+    private CompletableFuture<Outcome> call(String op, List<String> keys, List<Limits> limits, long tokens,
+                                            long argMicros) {
         List<String> operands = operands(tokens, argMicros, limits);
         String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
         RedisClockOffset clock = clocks.of(redisKeys[0]);
         long sentNanos = System.nanoTime();
-        return run(op, redisKeys, operands, clock).thenApply(raw -> {
-            ScriptReply reply = ScriptReply.parse(raw, limits);
-            return new ScriptCall(reply, reservation(reply, sentNanos, clocks.still(clock, redisKeys[0])));
-        });
+        return run(op, redisKeys, operands, clock).thenApply(raw -> reservation(ScriptReply.parse(raw, limits),
+                sentNanos, clocks.still(clock, redisKeys[0])));
     }
 
     /** The script's ARGV after the operation (bucket.lua's header): the limits' intervals in microseconds, checked. */
@@ -443,7 +406,7 @@ public final class RedisBucketStore implements BucketStore {
      * One reservation waiting for its batch: its Redis key, limits, its part of the script's ARGV (tokens, the
      * longest wait in microseconds, the limits) and the stage its caller holds.
      */
-    private record Member(String redisKey, Limits limits, List<String> args, CompletableFuture<Reservation> result) {
+    private record Member(String redisKey, Limits limits, List<String> args, CompletableFuture<Outcome> result) {
     }
 
     /**
@@ -583,7 +546,7 @@ public final class RedisBucketStore implements BucketStore {
      * @param sentNanos when the call was sent ({@link System#nanoTime()})
      * @param clock     the estimate of the server that ran the call, null when not known (the wait is then Redis's)
      */
-    private Reservation reservation(ScriptReply reply, long sentNanos, RedisClockOffset clock) {
+    private Outcome reservation(ScriptReply reply, long sentNanos, RedisClockOffset clock) {
         long receivedNanos = System.nanoTime();
         if (clock != null) {
             clock.sample(sentNanos, receivedNanos, reply.redisNowMicros());
@@ -592,13 +555,14 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /** The reservation of a reply handled at {@code receivedNanos}, its wait mapped as {@link #reservation} says. */
-    private Reservation mapped(ScriptReply reply, long receivedNanos, RedisClockOffset clock) {
+    private Outcome mapped(ScriptReply reply, long receivedNanos, RedisClockOffset clock) {
         long waitNanos = reply.waitMicros() * NANOS_PER_MICRO;
         if (clock != null && waitNanos > 0) {
             waitNanos = localWait(waitNanos, clock.localNanos(reply.redisNowMicros() + reply.waitMicros()),
                     receivedNanos);
         }
-        return new Reservation(reply.granted(), waitNanos, reply.remaining());
+        return new Outcome(reply.granted(), reply.chosenIndex(), waitNanos, reply.remaining(), Adaptive.PPM, false,
+                false);
     }
 
     /**

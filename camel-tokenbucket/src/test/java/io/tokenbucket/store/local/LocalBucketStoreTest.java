@@ -350,7 +350,7 @@ class LocalBucketStoreTest {
     /**
      * An all-of reservation locks every key it names, one stack frame per key: five thousand candidates with one
      * shared key overflowed the stack (a StackOverflowError no caller handles, leaving the exchange unanswered).
-     * Past {@link BucketStore#MAX_ALL_OF_KEYS} keys it is refused at once, naming the count, on any thread.
+     * Past {@link BucketStore#MAX_KEYS} keys it is refused at once, naming the count, on any thread.
      */
     @Test
     void anAllOfReservationOfMoreKeysThanTheCeilingIsRefusedNotAStackOverflow() throws Exception {
@@ -369,9 +369,9 @@ class LocalBucketStoreTest {
             }
         });
         assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("at most " + BucketStore.MAX_ALL_OF_KEYS).hasMessageContaining("5001");
+                .hasMessageContaining("at most " + BucketStore.MAX_KEYS).hasMessageContaining("5001");
         // at the ceiling it is granted, on a pool thread's ordinary stack
-        List<String> most = keys.subList(0, BucketStore.MAX_ALL_OF_KEYS - 1);
+        List<String> most = keys.subList(0, BucketStore.MAX_KEYS - 1);
         assertThat(pool.submit(() -> store.reserveAll(most, java.util.Collections.nCopies(most.size(), five),
                 List.of("host"), List.of(five), 1, 0).toCompletableFuture().join()).get(10, TimeUnit.SECONDS)
                 .reservation().granted()).isTrue();
@@ -390,7 +390,7 @@ class LocalBucketStoreTest {
         assertThatThrownBy(() -> store.reserveAll(keys, java.util.Collections.nCopies(600, five), pairs,
                 java.util.Collections.nCopies(600, List.of(five)), List.of("h"), List.of(five), 1, 0))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("at most " + BucketStore.MAX_ALL_OF_KEYS).hasMessageContaining("1201")
+                .hasMessageContaining("at most " + BucketStore.MAX_KEYS).hasMessageContaining("1201")
                 .hasMessageContaining("600 keys charged with them");
     }
 }
