@@ -1,6 +1,5 @@
 package io.tokenbucket.camel;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -8,7 +7,6 @@ import java.util.concurrent.CompletionStage;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.BucketStore;
-import io.tokenbucket.store.StoreCommand;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -99,7 +97,22 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         long accept = place ? maxWait : 0;
         CompletableFuture<Outcome> answer;
         try {
-            answer = store.execute(reservation(request, accept)).toCompletableFuture();
+            TokenBucketRequest.Candidates candidates = request.candidates();
+            TokenBucketRequest.Candidates allOf = request.allOf();
+            List<String> shared = allOf == null ? List.of() : allOf.stored();
+            List<Limits> sharedLimits = allOf == null ? List.of() : allOf.limits();
+            if (candidates == null) {
+                answer = store.reserveAll(List.of(request.stored()), List.of(request.limits()), shared,
+                        sharedLimits, request.tokens(), accept).toCompletableFuture();
+            } else if (candidates.with() == null) {
+                answer = store.reserveAll(candidates.stored(), candidates.limits(), shared, sharedLimits,
+                        request.tokens(), accept).toCompletableFuture();
+            } else {
+                answer = store.reserveAll(candidates.stored(), candidates.limits(),
+                        candidates.with().stream().map(TokenBucketRequest.Candidates::stored).toList(),
+                        candidates.with().stream().map(TokenBucketRequest.Candidates::limits).toList(), shared,
+                        sharedLimits, request.tokens(), accept).toCompletableFuture();
+            }
         } catch (RuntimeException e) {
             leave(place);
             throw e;
@@ -126,30 +139,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             });
         });
         return false;
-    }
-
-    /**
-     * The store command of an acquire: one group per candidate (the candidate, then the keys charged with it), or
-     * the exchange's own key alone; its all-of keys shared.
-     */
-    private static StoreCommand reservation(TokenBucketRequest request, long accept) {
-        TokenBucketRequest.Candidates candidates = request.candidates();
-        TokenBucketRequest.Candidates allOf = request.allOf();
-        List<List<String>> groups = new ArrayList<>();
-        List<List<Limits>> groupLimits = new ArrayList<>();
-        if (candidates == null) {
-            groups.add(List.of(request.stored()));
-            groupLimits.add(List.of(request.limits()));
-        }
-        for (int c = 0; candidates != null && c < candidates.stored().size(); c++) {
-            TokenBucketRequest.Candidates with = candidates.with() == null ? null : candidates.with().get(c);
-            groups.add(with == null ? List.of(candidates.stored().get(c))
-                    : TokenBucketRequest.Candidates.concat(List.of(candidates.stored().get(c)), with.stored()));
-            groupLimits.add(with == null ? List.of(candidates.limits().get(c))
-                    : TokenBucketRequest.Candidates.concat(List.of(candidates.limits().get(c)), with.limits()));
-        }
-        return StoreCommand.reserve(groups, groupLimits, allOf == null ? List.of() : allOf.stored(),
-                allOf == null ? List.of() : allOf.limits(), request.tokens(), accept);
     }
 
     /** Gives back the waiting place of an exchange that will not wait after all. */

@@ -79,7 +79,7 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
                     concat(first.limits(), more.limits()));
         }
 
-        static <T> List<T> concat(List<T> first, List<T> more) {
+        private static <T> List<T> concat(List<T> first, List<T> more) {
             List<T> all = new ArrayList<>(first);
             all.addAll(more);
             return List.copyOf(all);

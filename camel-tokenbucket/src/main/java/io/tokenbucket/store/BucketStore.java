@@ -1,5 +1,7 @@
 package io.tokenbucket.store;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -119,12 +121,42 @@ public interface BucketStore extends AutoCloseable {
      */
     default CompletionStage<Outcome> reserveAll(List<String> keys, List<Limits> limits, List<String> allOf,
                                                 List<Limits> allOfLimits, long tokens, long maxWaitNanos) {
-        if (keys.size() != limits.size()) {
+        return reserveAll(keys, limits, Collections.nCopies(keys.size(), List.of()),
+                Collections.nCopies(keys.size(), List.of()), allOf, allOfLimits, tokens, maxWaitNanos);
+    }
+
+    /**
+     * {@link #reserveAll(List, List, List, List, long, long)} with candidate <em>groups</em>: each candidate
+     * {@code keys[c]} is charged together with the keys {@code with[c]} (a proxy with its (proxy, host) pair), and
+     * the group chosen is the one whose keys, with the shared keys, allow soonest (of equals, the one whose keys
+     * have the most tokens, then the first). Every key of the chosen group and every key of {@code allOf} is charged,
+     * or none.
+     *
+     * @param with       for each candidate, the keys charged with it (possibly none)
+     * @param withLimits the limits of those keys, in the same layout
+     * @throws IllegalArgumentException at once as the other form, every key of every group counted and checked
+     */
+    default CompletionStage<Outcome> reserveAll(List<String> keys, List<Limits> limits, List<List<String>> with,
+                                                List<List<Limits>> withLimits, List<String> allOf,
+                                                List<Limits> allOfLimits, long tokens, long maxWaitNanos) {
+        if (keys.size() != limits.size() || with.size() != keys.size() || withLimits.size() != keys.size()) {
             throw new IllegalArgumentException("an all-of reservation needs at least one candidate and limits for"
                     + " every key, was keys " + keys + " and allOf " + allOf);
         }
-        return execute(StoreCommand.reserve(StoreCommand.alone(keys), StoreCommand.aloneLimits(limits), allOf,
-                allOfLimits, tokens, maxWaitNanos));
+        List<List<String>> groups = new ArrayList<>();
+        List<List<Limits>> groupLimits = new ArrayList<>();
+        for (int c = 0; c < keys.size(); c++) {
+            groups.add(concat(keys.get(c), with.get(c)));
+            groupLimits.add(concat(limits.get(c), withLimits.get(c)));
+        }
+        return execute(StoreCommand.reserve(groups, groupLimits, allOf, allOfLimits, tokens, maxWaitNanos));
+    }
+
+    private static <T> List<T> concat(T first, List<T> rest) {
+        List<T> all = new ArrayList<>(1 + rest.size());
+        all.add(first);
+        all.addAll(rest);
+        return all;
     }
 
     /**

@@ -88,14 +88,4 @@ public record StoreCommand(List<String> keys, Step step) {
         limits.addAll(sharedLimits);
         return new StoreCommand(keys, new Step(Step.Op.RESERVE, sizes, limits, tokens, maxWaitNanos));
     }
-
-    /** Each key alone as a group of its own: candidates charged alone. */
-    static List<List<String>> alone(List<String> keys) {
-        return keys.stream().map(List::of).toList();
-    }
-
-    /** Each limits alone as a group of its own. */
-    static List<List<Limits>> aloneLimits(List<Limits> limits) {
-        return limits.stream().map(List::of).toList();
-    }
 }

@@ -80,7 +80,7 @@ class TokenBucketModesTest extends TokenBucketTestSupport {
         TokenBucketEndpoint endpoint = context.getEndpoint(
                 "tokenbucket:bounded?capacity=1&refillPeriod=10s&maxWait=100ms", TokenBucketEndpoint.class);
         long waitNanos = endpoint.store().peek("", endpoint.limitSource().limits(), 1).toCompletableFuture().join()
-                .waitNanos();
+                .waitTicks();
         assertThat(waitNanos).isBetween(8_000_000_000L, 10_000_000_000L);
         MockEndpoint.assertIsSatisfied(context);
     }

@@ -28,10 +28,10 @@ class AdaptiveMathAllOfTest {
     @Test
     void anAdaptiveKeyIsDecidedAndChargedAtItsCurrentRateAndEarnsCredit() {
         // the pair at half its rate, emptied by the cut (one token of 200 ms owed); the proxy and the host fresh
-        AllOfAdapted a = AdaptiveMath.reserveAll(new long[][][] {{{0}, {200}}}, new RateState[][] {{null, HALF}},
+        Steps.All a = Steps.reserveAll(new long[][][] {{{0}, {200}}}, new RateState[][] {{null, HALF}},
                 List.of(List.of(PROXY, PAIR)), new long[][] {{0}}, new RateState[] {null}, List.of(HOST), 0, 1,
                 NO_LIMIT);
-        AllOfDecision d = a.decision();
+        Steps.All d = a.decision();
         assertThat(d.granted()).isTrue();
         assertThat(d.waitTicks()).isEqualTo(200); // 200 owed + 200 a token - a burst of 200 (at the cut rate)
         assertThat(d.tatTicks(0)).containsExactly(1200); // the proxy, charged at the release 200
@@ -44,7 +44,7 @@ class AdaptiveMathAllOfTest {
     @Test
     void aRefusalChangesNoRateNorState() {
         long[] pair = {200};
-        AllOfAdapted a = AdaptiveMath.reserveAll(new long[][][] {{{0}, pair}}, new RateState[][] {{null, HALF}},
+        Steps.All a = Steps.reserveAll(new long[][][] {{{0}, pair}}, new RateState[][] {{null, HALF}},
                 List.of(List.of(PROXY, PAIR)), new long[0][], new RateState[0], List.of(), 0, 1, 199);
         assertThat(a.decision().granted()).isFalse();
         assertThat(a.decision().waitTicks()).isEqualTo(200);
@@ -55,12 +55,12 @@ class AdaptiveMathAllOfTest {
     @Test
     void aForgottenCutIsDecidedAtTheCeiling() {
         // full since 0 for the memory, 60 s: back at the configured rate, as AdaptiveMath.current says
-        AllOfAdapted a = AdaptiveMath.reserveAll(new long[][][] {{{0}}}, new RateState[][] {{HALF}},
+        Steps.All a = Steps.reserveAll(new long[][][] {{{0}}}, new RateState[][] {{HALF}},
                 List.of(List.of(PAIR)), new long[0][], new RateState[0], List.of(), 60_000, 1, NO_LIMIT);
         assertThat(a.decision().tatTicks(0)).containsExactly(60_100);
         assertThat(a.rates()[0]).isEqualTo(RateState.CEILING);
         // a millisecond before, it is still remembered: charged at half the rate
-        AllOfAdapted before = AdaptiveMath.reserveAll(new long[][][] {{{0}}}, new RateState[][] {{HALF}},
+        Steps.All before = Steps.reserveAll(new long[][][] {{{0}}}, new RateState[][] {{HALF}},
                 List.of(List.of(PAIR)), new long[0][], new RateState[0], List.of(), 59_999, 1, NO_LIMIT);
         assertThat(before.decision().tatTicks(0)).containsExactly(60_199);
         assertThat(before.rates()[0]).isEqualTo(new RateState(500_000, 1, -5000));
@@ -90,14 +90,14 @@ class AdaptiveMathAllOfTest {
         for (int i = 0; i < 3000; i++) {
             now += random.nextInt(400);
             if (random.nextInt(10) == 0) {
-                Adapted t = AdaptiveMath.throttle(tats, rate, now, limits);
+                Steps.One t = Steps.throttle(tats, rate, now, limits);
                 tats = t.decision().tatTicks();
                 rate = t.rate();
                 continue;
             }
             long maxWait = random.nextBoolean() ? NO_LIMIT : random.nextInt(3000);
-            Adapted one = AdaptiveMath.reserve(tats, rate, now, 1, limits, maxWait);
-            AllOfAdapted all = AdaptiveMath.reserveAll(new long[][][] {{tats}}, new RateState[][] {{rate}},
+            Steps.One one = Steps.reserve(tats, rate, now, 1, limits, maxWait);
+            Steps.All all = Steps.reserveAll(new long[][][] {{tats}}, new RateState[][] {{rate}},
                     List.of(List.of(limits)), new long[0][], new RateState[0], List.of(), now, 1, maxWait);
             assertThat(all.decision().granted()).isEqualTo(one.decision().granted());
             assertThat(all.decision().waitTicks()).isEqualTo(one.decision().waitTicks());
@@ -121,7 +121,7 @@ class AdaptiveMathAllOfTest {
         // p1 is free but its pair owes 1200 (its wait 800); p2 owes 500 (its wait 500) and its pair is free
         long[][][] groups = {{{0}, {1200}}, {{500}, {0}}};
         List<List<Limits>> limits = List.of(List.of(PROXY, fixedPair), List.of(PROXY, fixedPair));
-        AllOfDecision d = BucketMath.reserveAll(groups, limits, new long[][] {{400}}, List.of(HOST), 0, 1, NO_LIMIT);
+        Steps.All d = Steps.reserveAll(groups, limits, new long[][] {{400}}, List.of(HOST), 0, 1, NO_LIMIT);
         assertThat(d.chosen()).isEqualTo(1);
         assertThat(d.waitTicks()).isEqualTo(500);
         assertThat(d.tatTicks(0)).containsExactly(1500); // p2, from its own debt
@@ -129,19 +129,19 @@ class AdaptiveMathAllOfTest {
         assertThat(d.tatTicks(2)).containsExactly(600); // the host, at the release
         assertThat(d.remaining()).isZero();
         // refused: no key charged, the states given back as they were
-        AllOfDecision refused = BucketMath.reserveAll(groups, limits, new long[][] {{400}}, List.of(HOST), 0, 1, 499);
+        Steps.All refused = Steps.reserveAll(groups, limits, new long[][] {{400}}, List.of(HOST), 0, 1, 499);
         assertThat(refused.granted()).isFalse();
         assertThat(refused.chosen()).isEqualTo(1);
         assertThat(refused.tatTicks(0)).isSameAs(groups[1][0]);
         assertThat(refused.tatTicks(1)).isSameAs(groups[1][1]);
         // of equal waits, the group whose fewest tokens are most: with proxies of 5 tokens, p1's pair has 2, p2's 4
         List<List<Limits>> wide = List.of(List.of(HOST, fixedPair), List.of(HOST, fixedPair));
-        AllOfDecision tie = BucketMath.reserveAll(new long[][][] {{{0}, {300}}, {{0}, {100}}}, wide,
+        Steps.All tie = Steps.reserveAll(new long[][][] {{{0}, {300}}, {{0}, {100}}}, wide,
                 new long[0][], List.of(), 0, 1, NO_LIMIT);
         assertThat(tie.chosen()).isEqualTo(1);
         assertThat(tie.remaining()).as("the fewest of the group's keys after: the pair's 3").isEqualTo(3);
         // a group's tokens are its fewest: with proxies of one token, both groups have 1, and the first is chosen
-        assertThat(BucketMath.reserveAll(new long[][][] {{{0}, {300}}, {{0}, {100}}}, limits, new long[0][],
+        assertThat(Steps.reserveAll(new long[][][] {{{0}, {300}}, {{0}, {100}}}, limits, new long[0][],
                 List.of(), 0, 1, NO_LIMIT).chosen()).isZero();
     }
 
@@ -149,9 +149,9 @@ class AdaptiveMathAllOfTest {
     void groupsOfOneKeyAreTheCandidatesForm() {
         long[][] proxies = {{3000}, {1500}, {2000}};
         List<Limits> limits = List.of(PROXY, PROXY, PROXY);
-        AllOfDecision candidates = BucketMath.reserveAll(proxies, limits, new long[][] {{400}}, List.of(HOST), 0, 1,
+        Steps.All candidates = Steps.reserveAll(proxies, limits, new long[][] {{400}}, List.of(HOST), 0, 1,
                 NO_LIMIT);
-        AllOfDecision groups = BucketMath.reserveAll(new long[][][] {{proxies[0]}, {proxies[1]}, {proxies[2]}},
+        Steps.All groups = Steps.reserveAll(new long[][][] {{proxies[0]}, {proxies[1]}, {proxies[2]}},
                 List.of(List.of(PROXY), List.of(PROXY), List.of(PROXY)), new long[][] {{400}}, List.of(HOST), 0, 1,
                 NO_LIMIT);
         assertThat(groups).isEqualTo(candidates);

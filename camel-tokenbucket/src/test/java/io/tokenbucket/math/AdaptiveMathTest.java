@@ -37,18 +37,18 @@ class AdaptiveMathTest {
             this.limits = limits;
         }
 
-        Adapted apply(Adapted a) {
+        Steps.One apply(Steps.One a) {
             tats = a.decision().tatTicks();
             rate = a.rate();
             return a;
         }
 
-        Decision reserve(long now, long maxWait) {
-            return apply(AdaptiveMath.reserve(tats, rate, now, 1, limits, maxWait)).decision();
+        Steps.One reserve(long now, long maxWait) {
+            return apply(Steps.reserve(tats, rate, now, 1, limits, maxWait)).decision();
         }
 
-        Adapted throttle(long now) {
-            return apply(AdaptiveMath.throttle(tats, rate, now, limits));
+        Steps.One throttle(long now) {
+            return apply(Steps.throttle(tats, rate, now, limits));
         }
 
         long factor(long now) {
@@ -75,7 +75,7 @@ class AdaptiveMathTest {
     void aCutHalvesTheRateAndEmptiesTheBucket() {
         Bucket b = new Bucket();
         assertThat(b.granted(0, 1000)).isEqualTo(10);
-        Adapted cut = b.throttle(1000);
+        Steps.One cut = b.throttle(1000);
         assertThat(cut.cut()).isTrue();
         assertThat(cut.rate().factorPpm()).isEqualTo(500_000);
         // emptied: the next token one new interval (200 ms) later, not at once
@@ -125,10 +125,10 @@ class AdaptiveMathTest {
         long[] inDebt = {5000};
         assertThat(AdaptiveMath.current(lower, inDebt, 1, AIMD).factorPpm()).isEqualTo(100_000);
         // a cut from there is no rise: it stays at the floor
-        Adapted cut = AdaptiveMath.throttle(inDebt, lower, 2000, TEN);
+        Steps.One cut = Steps.throttle(inDebt, lower, 2000, TEN);
         assertThat(cut.rate().factorPpm()).isEqualTo(100_000);
         // and a reservation waits no longer than the floor's interval (1 s at 0.1 of 10/s), not 10 s at 0.01
-        Decision d = AdaptiveMath.reserve(new long[] {1000}, lower, 1000, 1, TEN, NO_LIMIT).decision();
+        Steps.One d = Steps.reserve(new long[] {1000}, lower, 1000, 1, TEN, NO_LIMIT).decision();
         assertThat(d.waitTicks()).isLessThanOrEqualTo(1000);
     }
 
@@ -219,7 +219,7 @@ class AdaptiveMathTest {
             b.reserve(0, NO_LIMIT); // to 0.5, starting
         }
         assertThat(b.rate).isEqualTo(new RateState(500_000, 0, 0, true));
-        Adapted cut = b.throttle(5000);
+        Steps.One cut = b.throttle(5000);
         assertThat(cut.cut()).isTrue();
         // halved, not 0.5 × 0.7
         assertThat(cut.rate()).isEqualTo(new RateState(250_000, 0, 5000, false));
@@ -247,7 +247,7 @@ class AdaptiveMathTest {
         Adaptive atFloor = Adaptive.of(100_000, 700_000, 100_000, 1000, 60_000).withStart(100_000);
         Bucket low = new Bucket(Limits.of(Limit.of(1, 10, 1000)).withAdaptive(atFloor));
         assertThat(low.throttle(0).rate()).isEqualTo(new RateState(100_000, 0, 0, false));
-        Adapted odd = AdaptiveMath.throttle(new long[] {0}, new RateState(333_333, 0, 0, true), 0, SLOW_TEN);
+        Steps.One odd = Steps.throttle(new long[] {0}, new RateState(333_333, 0, 0, true), 0, SLOW_TEN);
         assertThat(odd.rate().factorPpm()).isEqualTo(166_666); // rounded down, as every cut
     }
 

@@ -24,16 +24,16 @@ class BucketMathAllOfTest {
         return new long[] {now};
     }
 
-    private static AllOfDecision all(long[] key, Limits keyLimits, long[] shared, Limits sharedLimits, long now,
+    private static Steps.All all(long[] key, Limits keyLimits, long[] shared, Limits sharedLimits, long now,
                                      long maxWait) {
-        return BucketMath.reserveAll(new long[][] {key}, List.of(keyLimits), new long[][] {shared},
+        return Steps.reserveAll(new long[][] {key}, List.of(keyLimits), new long[][] {shared},
                 List.of(sharedLimits), now, 1, maxWait);
     }
 
     @Test
     void theWaitIsTheLongestAndEveryKeyIsChargedAtTheReleaseInstant() {
         long[] proxy = {1000}; // used up until 1000: its next token is at 1000
-        AllOfDecision d = all(proxy, ONE_PER_SECOND, full(0), TEN_PER_SECOND, 0, NO_LIMIT);
+        Steps.All d = all(proxy, ONE_PER_SECOND, full(0), TEN_PER_SECOND, 0, NO_LIMIT);
         assertThat(d.granted()).isTrue();
         assertThat(d.waitTicks()).isEqualTo(1000);
         assertThat(d.tatTicks(0)).containsExactly(2000); // the longest wait's key: as a reservation of its own
@@ -44,7 +44,7 @@ class BucketMathAllOfTest {
     @Test
     void aKeyWhoseDebtIsBeyondTheReleaseIsChargedFromItsOwnBase() {
         long[] host = {700}; // with one more token 300 ms beyond its burst of 500: its own wait is 300
-        AllOfDecision d = all(full(0), ONE_PER_SECOND, host, TEN_PER_SECOND, 0, NO_LIMIT);
+        Steps.All d = all(full(0), ONE_PER_SECOND, host, TEN_PER_SECOND, 0, NO_LIMIT);
         assertThat(d.waitTicks()).isEqualTo(300);
         assertThat(d.tatTicks(0)).containsExactly(1300); // the proxy: its token taken at 300
         assertThat(d.tatTicks(1)).containsExactly(800);
@@ -54,7 +54,7 @@ class BucketMathAllOfTest {
     void aRefusalChargesNoKeyAndSaysTheWait() {
         long[] proxy = {1000};
         long[] host = {0};
-        AllOfDecision d = all(proxy, ONE_PER_SECOND, host, TEN_PER_SECOND, 0, 999);
+        Steps.All d = all(proxy, ONE_PER_SECOND, host, TEN_PER_SECOND, 0, 999);
         assertThat(d.granted()).isFalse();
         assertThat(d.waitTicks()).isEqualTo(1000);
         assertThat(d.tatTicks(0)).isSameAs(proxy);
@@ -70,8 +70,8 @@ class BucketMathAllOfTest {
         for (int i = 0; i < 2000; i++) {
             long now = i * 97L + random.nextInt(50);
             long maxWait = random.nextBoolean() ? NO_LIMIT : random.nextInt(2000);
-            Decision one = BucketMath.reserve(tat, now, 1, limit, maxWait);
-            AllOfDecision all = BucketMath.reserveAll(new long[][] {{tat}}, List.of(Limits.of(limit)),
+            Steps.One one = Steps.reserve(tat, now, 1, limit, maxWait);
+            Steps.All all = Steps.reserveAll(new long[][] {{tat}}, List.of(Limits.of(limit)),
                     new long[0][], List.of(), now, 1, maxWait);
             assertThat(all.granted()).isEqualTo(one.granted());
             assertThat(all.waitTicks()).isEqualTo(one.waitTicks());
@@ -85,7 +85,7 @@ class BucketMathAllOfTest {
     void theFreestCandidateIsTheOneWhoseWaitWithTheSharedKeysIsShortest() {
         long[][] proxies = {{3000}, {1500}, {2000}};
         long[] host = {400}; // its own wait: 0 (burst 500)
-        AllOfDecision d = BucketMath.reserveAll(proxies, List.of(ONE_PER_SECOND, ONE_PER_SECOND, ONE_PER_SECOND),
+        Steps.All d = Steps.reserveAll(proxies, List.of(ONE_PER_SECOND, ONE_PER_SECOND, ONE_PER_SECOND),
                 new long[][] {host}, List.of(TEN_PER_SECOND), 0, 1, NO_LIMIT);
         assertThat(d.chosen()).isEqualTo(1);
         assertThat(d.waitTicks()).isEqualTo(1500);
@@ -93,7 +93,7 @@ class BucketMathAllOfTest {
         assertThat(d.tatTicks(1)).containsExactly(1600);
         // when the host is the slowest, every candidate waits as long: the one with most tokens is chosen
         long[] busyHost = {2000};
-        AllOfDecision tie = BucketMath.reserveAll(new long[][] {{500}, {0}, {0}},
+        Steps.All tie = Steps.reserveAll(new long[][] {{500}, {0}, {0}},
                 List.of(Limits.of(Limit.of(2, 2, 1000)), Limits.of(Limit.of(2, 2, 1000)), ONE_PER_SECOND),
                 new long[][] {busyHost}, List.of(TEN_PER_SECOND), 0, 1, NO_LIMIT);
         assertThat(tie.waitTicks()).isEqualTo(1600);
@@ -104,9 +104,9 @@ class BucketMathAllOfTest {
     void everyLimitOfEveryKeyCounts() {
         Limits twoLimits = Limits.of(Limit.of(5, 5, 1000), Limit.of(2, 2, 10_000)); // 5/s and 2 per 10 s
         long[] key = {0, 5000}; // the slow limit has one token left
-        AllOfDecision first = all(key, twoLimits, full(0), TEN_PER_SECOND, 0, NO_LIMIT);
+        Steps.All first = all(key, twoLimits, full(0), TEN_PER_SECOND, 0, NO_LIMIT);
         assertThat(first.waitTicks()).isZero();
-        AllOfDecision second = all(first.tatTicks(0), twoLimits, first.tatTicks(1), TEN_PER_SECOND, 0, NO_LIMIT);
+        Steps.All second = all(first.tatTicks(0), twoLimits, first.tatTicks(1), TEN_PER_SECOND, 0, NO_LIMIT);
         assertThat(second.waitTicks()).isEqualTo(5000);
         assertThat(second.tatTicks(0)).containsExactly(5200, 15_000);
         assertThat(second.tatTicks(1)).containsExactly(5100);
@@ -114,10 +114,10 @@ class BucketMathAllOfTest {
 
     @Test
     void badArgumentsFailClearly() {
-        assertThatThrownBy(() -> BucketMath.reserveAll(new long[0][], List.of(), new long[][] {{0}},
+        assertThatThrownBy(() -> Steps.reserveAll(new long[0][], List.of(), new long[][] {{0}},
                 List.of(ONE_PER_SECOND), 0, 1, 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at least one candidate");
-        assertThatThrownBy(() -> BucketMath.reserveAll(new long[][] {{0}}, List.of(TEN_PER_SECOND),
+        assertThatThrownBy(() -> Steps.reserveAll(new long[][] {{0}}, List.of(TEN_PER_SECOND),
                 new long[][] {{0}}, List.of(ONE_PER_SECOND), 0, 2, NO_LIMIT))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exceeds capacity 1");
     }
@@ -126,11 +126,11 @@ class BucketMathAllOfTest {
     void extremeClocksAndLongWaitsNeitherWrapNorAdmit() {
         long now = Long.MAX_VALUE - 10;
         long[] proxy = {now + BucketMath.MAX_WAIT_TICKS}; // waits the longest wait there is
-        AllOfDecision d = all(proxy, ONE_PER_SECOND, full(now), TEN_PER_SECOND, now, NO_LIMIT);
+        Steps.All d = all(proxy, ONE_PER_SECOND, full(now), TEN_PER_SECOND, now, NO_LIMIT);
         assertThat(d.granted()).isTrue();
         assertThat(d.waitTicks()).isEqualTo(BucketMath.MAX_WAIT_TICKS);
         assertThat(d.tatTicks(1)[0] - now).isEqualTo(BucketMath.MAX_WAIT_TICKS + 100);
-        AllOfDecision beyond = all(d.tatTicks(0), ONE_PER_SECOND, d.tatTicks(1), TEN_PER_SECOND, now, NO_LIMIT);
+        Steps.All beyond = all(d.tatTicks(0), ONE_PER_SECOND, d.tatTicks(1), TEN_PER_SECOND, now, NO_LIMIT);
         assertThat(beyond.granted()).isFalse();
     }
 
@@ -162,7 +162,7 @@ class BucketMathAllOfTest {
             int b = random.nextInt(limits.length);
             long maxWait = random.nextInt(4) == 0 ? 0 : 20_000;
             if (a == b) {
-                Decision d = BucketMath.reserve(tats[a], now, 1, limits[a], maxWait);
+                Steps.One d = Steps.reserve(tats[a], now, 1, limits[a], maxWait);
                 if (d.granted()) {
                     tats[a] = d.tatTicks();
                     releases.get(a).add(now + d.waitTicks());
@@ -172,8 +172,8 @@ class BucketMathAllOfTest {
                 }
                 continue;
             }
-            long waitOfA = BucketMath.peek(tats[a], now, 1, limits[a]).waitTicks();
-            AllOfDecision d = BucketMath.reserveAll(new long[][] {tats[a]}, List.of(limits[a]),
+            long waitOfA = Steps.peek(tats[a], now, 1, limits[a]).waitTicks();
+            Steps.All d = Steps.reserveAll(new long[][] {tats[a]}, List.of(limits[a]),
                     new long[][] {tats[b]}, List.of(limits[b]), now, 1, maxWait);
             if (d.granted()) {
                 tats[a] = d.tatTicks(0);
@@ -213,7 +213,7 @@ class BucketMathAllOfTest {
         List<Long> charged = new ArrayList<>();
         for (int p = 0; p < 5; p++) {
             long now = p * 100L;
-            AllOfDecision d = all(new long[] {1000}, ONE_PER_SECOND, hostTats, Limits.of(host), now, NO_LIMIT);
+            Steps.All d = all(new long[] {1000}, ONE_PER_SECOND, hostTats, Limits.of(host), now, NO_LIMIT);
             hostTats = d.tatTicks(1);
             charged.add(now + d.waitTicks());
         }
@@ -247,10 +247,10 @@ class BucketMathAllOfTest {
     void anAllOfExchangeHeldBackBySlowKeyKeepsItsOtherKeyBusyUntilItsRelease() {
         Limits proxyLimits = Limits.of(Limit.of(1, 10, 1000)); // burst 1, 100 ms a token
         Limits hostLimits = Limits.of(Limit.of(1, 1, 10_000)); // 1 per 10 s
-        AllOfDecision first = all(full(0), proxyLimits, full(0), hostLimits, 0, NO_LIMIT);
-        AllOfDecision second = all(first.tatTicks(0), proxyLimits, first.tatTicks(1), hostLimits, 0, NO_LIMIT);
+        Steps.All first = all(full(0), proxyLimits, full(0), hostLimits, 0, NO_LIMIT);
+        Steps.All second = all(first.tatTicks(0), proxyLimits, first.tatTicks(1), hostLimits, 0, NO_LIMIT);
         assertThat(second.waitTicks()).isEqualTo(10_000);
-        Decision alone = BucketMath.reserve(second.tatTicks(0), 0, 1, proxyLimits, NO_LIMIT);
+        Steps.One alone = Steps.reserve(second.tatTicks(0), 0, 1, proxyLimits, NO_LIMIT);
         assertThat(alone.waitTicks()).as("the proxy is owed until the host's release plus one proxy token")
                 .isEqualTo(10_100);
     }

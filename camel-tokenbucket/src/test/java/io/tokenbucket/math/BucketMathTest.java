@@ -17,7 +17,7 @@ class BucketMathTest {
         long tat = Long.MIN_VALUE / 2;
         long[] waits = new long[times.length];
         for (int i = 0; i < times.length; i++) {
-            Decision d = BucketMath.reserve(tat, times[i], tokens, limit, maxWait);
+            Steps.One d = Steps.reserve(tat, times[i], tokens, limit, maxWait);
             waits[i] = d.granted() ? d.waitTicks() : -1;
             tat = d.tatTicks(0);
         }
@@ -55,7 +55,7 @@ class BucketMathTest {
         long tat = 0;
         int granted = 0;
         for (long t = 0; t <= 3000; t++) {
-            Decision d = BucketMath.reserve(tat, t, 1, three, 0);
+            Steps.One d = Steps.reserve(tat, t, 1, three, 0);
             if (d.granted()) {
                 granted++;
                 tat = d.tatTicks(0);
@@ -73,21 +73,21 @@ class BucketMathTest {
     @Test
     void costAboveCapacityFailsAtOnceAndClearly() {
         Limit five = Limit.of(5, 5, 1000);
-        assertThatThrownBy(() -> BucketMath.reserve(0, 0, 6, five, NO_LIMIT))
+        assertThatThrownBy(() -> Steps.reserve(0, 0, 6, five, NO_LIMIT))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tokens 6 exceeds capacity 5");
     }
 
     @Test
     void maxWaitRefusesLongerWaitsAndARefusalConsumesNothing() {
         Limit one = Limit.of(1, 1, 1000);
-        Decision first = BucketMath.reserve(0, 0, 1, one, 300);
+        Steps.One first = Steps.reserve(0, 0, 1, one, 300);
         assertThat(first.granted()).isTrue();
-        Decision refused = BucketMath.reserve(first.tatTicks(0), 100, 1, one, 300);
+        Steps.One refused = Steps.reserve(first.tatTicks(0), 100, 1, one, 300);
         assertThat(refused.granted()).isFalse();
         assertThat(refused.waitTicks()).isEqualTo(900);
         assertThat(refused.tatTicks(0)).isEqualTo(first.tatTicks(0));
         // the refusal left the state as it was: at 700 the wait is 300 and accepted
-        Decision later = BucketMath.reserve(refused.tatTicks(0), 700, 1, one, 300);
+        Steps.One later = Steps.reserve(refused.tatTicks(0), 700, 1, one, 300);
         assertThat(later.granted()).isTrue();
         assertThat(later.waitTicks()).isEqualTo(300);
     }
@@ -96,24 +96,24 @@ class BucketMathTest {
     void aWaitOfExactlyTheLongestWaitIsGrantedAndOneTickMoreIsRefusedWhateverTheCallerAccepts() {
         Limit one = Limit.of(1, 1, 1000); // a token's wait is the debt it finds: debt + 1000 - 1000
         long now = 5_000;
-        Decision at = BucketMath.reserve(now + BucketMath.MAX_WAIT_TICKS, now, 1, one, NO_LIMIT);
+        Steps.One at = Steps.reserve(now + BucketMath.MAX_WAIT_TICKS, now, 1, one, NO_LIMIT);
         assertThat(at.granted()).isTrue();
         assertThat(at.waitTicks()).isEqualTo(BucketMath.MAX_WAIT_TICKS);
-        Decision past = BucketMath.reserve(now + BucketMath.MAX_WAIT_TICKS + 1, now, 1, one, NO_LIMIT);
+        Steps.One past = Steps.reserve(now + BucketMath.MAX_WAIT_TICKS + 1, now, 1, one, NO_LIMIT);
         assertThat(past.granted()).isFalse();
         assertThat(past.waitTicks()).isEqualTo(BucketMath.MAX_WAIT_TICKS + 1);
         long[] tats = {now + BucketMath.MAX_WAIT_TICKS + 1, now};
-        assertThat(BucketMath.reserve(tats, now, 1, Limits.of(one, Limit.of(5, 5, 1000)), NO_LIMIT).granted())
+        assertThat(Steps.reserve(tats, now, 1, Limits.of(one, Limit.of(5, 5, 1000)), NO_LIMIT).granted())
                 .as("several limits").isFalse();
         tats[0]--;
-        assertThat(BucketMath.reserve(tats, now, 1, Limits.of(one, Limit.of(5, 5, 1000)), NO_LIMIT).granted())
+        assertThat(Steps.reserve(tats, now, 1, Limits.of(one, Limit.of(5, 5, 1000)), NO_LIMIT).granted())
                 .as("several limits, at the longest wait").isTrue();
     }
 
     @Test
     void remainingCountsWholeTokensAfterTheReservation() {
         Limit five = Limit.of(5, 5, 1000);
-        Decision d = BucketMath.reserve(0, 0, 2, five, NO_LIMIT);
+        Steps.One d = Steps.reserve(0, 0, 2, five, NO_LIMIT);
         assertThat(d.remaining()).isEqualTo(3);
         assertThat(BucketMath.available(d.tatTicks(0), 0, five)).isEqualTo(3);
         assertThat(BucketMath.available(d.tatTicks(0), 199, five)).isEqualTo(3);
@@ -124,8 +124,8 @@ class BucketMathTest {
     @Test
     void aWaitingReservationLeavesNothingRemaining() {
         Limit one = Limit.of(1, 1, 1000);
-        Decision first = BucketMath.reserve(0, 0, 1, one, NO_LIMIT);
-        Decision second = BucketMath.reserve(first.tatTicks(0), 0, 1, one, NO_LIMIT);
+        Steps.One first = Steps.reserve(0, 0, 1, one, NO_LIMIT);
+        Steps.One second = Steps.reserve(first.tatTicks(0), 0, 1, one, NO_LIMIT);
         assertThat(second.waitTicks()).isEqualTo(1000);
         assertThat(second.remaining()).isZero();
     }
@@ -133,7 +133,7 @@ class BucketMathTest {
     @Test
     void aLongIdlePeriodRefillsToCapacityAndNoMore() {
         Limit three = Limit.of(3, 1, 1000);
-        long tat = BucketMath.reserve(0, 0, 3, three, NO_LIMIT).tatTicks(0);
+        long tat = Steps.reserve(0, 0, 3, three, NO_LIMIT).tatTicks(0);
         long muchLater = 1_000_000_000_000L;
         assertThat(BucketMath.isFull(tat, muchLater)).isTrue();
         assertThat(waits(three, 1, 0, muchLater, muchLater, muchLater, muchLater)).containsExactly(0, 0, 0, -1);
@@ -144,9 +144,9 @@ class BucketMathTest {
         long hour = 3_600_000_000_000L;
         Limit hourly = Limit.of(1000, 1, hour);
         long now = Long.MAX_VALUE / 2;
-        Decision d = BucketMath.reserve(now, now, 1000, hourly, NO_LIMIT);
+        Steps.One d = Steps.reserve(now, now, 1000, hourly, NO_LIMIT);
         assertThat(d.granted()).isTrue();
-        Decision next = BucketMath.reserve(d.tatTicks(0), now, 1, hourly, NO_LIMIT);
+        Steps.One next = Steps.reserve(d.tatTicks(0), now, 1, hourly, NO_LIMIT);
         assertThat(next.waitTicks()).isEqualTo(hour);
         assertThat(BucketMath.available(next.tatTicks(0), now + 1000 * hour, hourly)).isEqualTo(999);
     }
@@ -154,18 +154,18 @@ class BucketMathTest {
     @Test
     void peekReportsWithoutCommitting() {
         Limit one = Limit.of(1, 1, 1000);
-        long tat = BucketMath.reserve(0, 0, 1, one, NO_LIMIT).tatTicks(0);
-        Decision peek = BucketMath.peek(tat, 250, 1, one);
+        long tat = Steps.reserve(0, 0, 1, one, NO_LIMIT).tatTicks(0);
+        Steps.One peek = Steps.peek(tat, 250, 1, one);
         assertThat(peek.granted()).isFalse();
         assertThat(peek.waitTicks()).isEqualTo(750);
         assertThat(peek.tatTicks(0)).isEqualTo(tat);
-        assertThat(BucketMath.peek(tat, 1000, 1, one).granted()).isTrue();
+        assertThat(Steps.peek(tat, 1000, 1, one).granted()).isTrue();
     }
 
     @Test
     void refundMovesTheStateBackButNeverPastFull() {
         Limit five = Limit.of(5, 5, 1000);
-        long tat = BucketMath.reserve(0, 0, 5, five, NO_LIMIT).tatTicks(0); // empty: tat = 1000
+        long tat = Steps.reserve(0, 0, 5, five, NO_LIMIT).tatTicks(0); // empty: tat = 1000
         assertThat(BucketMath.refund(tat, 0, 2, five)).isEqualTo(600);
         assertThat(BucketMath.refund(tat, 0, 5, five)).isEqualTo(0);
         assertThat(BucketMath.refund(tat, 500, 5, five)).isEqualTo(500);
@@ -177,7 +177,7 @@ class BucketMathTest {
         Limit five = Limit.of(5, 5, 1000);
         long tat = 0;
         for (int i = 0; i < 3; i++) {
-            tat = BucketMath.reserve(tat, 0, 5, five, NO_LIMIT).tatTicks(0); // three bucketfuls: booked until 3000
+            tat = Steps.reserve(tat, 0, 5, five, NO_LIMIT).tatTicks(0); // three bucketfuls: booked until 3000
         }
         assertThat(BucketMath.refund(tat, 0, 12, five)).as("12 of the 15 back").isEqualTo(600);
         assertThat(BucketMath.refund(tat, 0, 15, five)).isEqualTo(0);
@@ -193,7 +193,7 @@ class BucketMathTest {
         int n = 0;
         for (long t = 0; t < 20_000; t += 7) {
             for (int k = 0; k < 3; k++) {
-                Decision d = BucketMath.reserve(tat, t, 1, limit, NO_LIMIT);
+                Steps.One d = Steps.reserve(tat, t, 1, limit, NO_LIMIT);
                 tat = d.tatTicks(0);
                 if (t + d.waitTicks() < 20_000) {
                     releases[n++] = t + d.waitTicks();

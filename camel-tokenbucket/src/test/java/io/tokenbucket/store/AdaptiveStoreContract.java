@@ -8,6 +8,7 @@ import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.Outcome;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -46,7 +47,7 @@ public interface AdaptiveStoreContract {
                 .withAdaptive(Adaptive.of(200_000, 500_000, 250_000, holdNanos, memoryNanos));
     }
 
-    private Reservation reserve(String key, Limits limits, long maxWaitNanos) {
+    private Outcome reserve(String key, Limits limits, long maxWaitNanos) {
         return get(contractStore().reserve(key, limits, 1, maxWaitNanos));
     }
 
@@ -54,13 +55,13 @@ public interface AdaptiveStoreContract {
     default void aThrottledSignalHalvesTheAdmittedRateAndEmptiesTheBucket() {
         Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
         assertThat(reserve("cut", ten, 0).granted()).isTrue();
-        Adaptation cut = get(contractStore().throttle("cut", ten));
+        Outcome cut = get(contractStore().throttle("cut", ten));
         assertThat(cut.cut()).isTrue();
         assertThat(cut.factorPpm()).isEqualTo(500_000);
         // no token at once after a signal; then one per 200 ms instead of 100
         assertThat(reserve("cut", ten, 0).granted()).isFalse();
-        long first = reserve("cut", ten, BucketMath.NO_LIMIT).waitNanos();
-        long second = reserve("cut", ten, BucketMath.NO_LIMIT).waitNanos();
+        long first = reserve("cut", ten, BucketMath.NO_LIMIT).waitTicks();
+        long second = reserve("cut", ten, BucketMath.NO_LIMIT).waitTicks();
         assertThat(first).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
         assertThat(second).isBetween(400 * MS - SLACK_NANOS, 400 * MS);
         assertThat(get(contractStore().rate("cut", ten)).factorPpm()).isEqualTo(500_000);
@@ -72,7 +73,7 @@ public interface AdaptiveStoreContract {
         get(contractStore().throttle("many", ten));
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
         try {
-            java.util.List<java.util.concurrent.Future<Reservation>> all = new java.util.ArrayList<>();
+            java.util.List<java.util.concurrent.Future<Outcome>> all = new java.util.ArrayList<>();
             for (int i = 0; i < 20; i++) {
                 all.add(pool.submit(() -> reserve("many", ten, BucketMath.NO_LIMIT)));
             }
@@ -83,7 +84,7 @@ public interface AdaptiveStoreContract {
             pool.shutdownNow();
         }
         // the emptied bucket (200 ms) and 20 tokens of 200 ms booked: the next token 4.2 s after the cut
-        long next = get(contractStore().peek("many", ten, 1)).waitNanos();
+        long next = get(contractStore().peek("many", ten, 1)).waitTicks();
         assertThat(next).isBetween(4200 * MS - 2 * SLACK_NANOS, 4200 * MS);
     }
 
@@ -92,7 +93,7 @@ public interface AdaptiveStoreContract {
         Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
         assertThat(get(contractStore().throttle("hold", ten)).cut()).isTrue();
         for (int i = 0; i < 5; i++) {
-            Adaptation ignored = get(contractStore().throttle("hold", ten));
+            Outcome ignored = get(contractStore().throttle("hold", ten));
             assertThat(ignored.cut()).isFalse();
             assertThat(ignored.factorPpm()).isEqualTo(500_000);
         }
@@ -102,13 +103,13 @@ public interface AdaptiveStoreContract {
     default void aStormOfSignalsInFlightAtOnceCutsOnce() {
         Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
         // 1,000 replies of one overload, all sent before any answer is awaited (on Redis: batched together)
-        List<CompletionStage<Adaptation>> storm = new java.util.ArrayList<>();
+        List<CompletionStage<Outcome>> storm = new java.util.ArrayList<>();
         for (int i = 0; i < 1000; i++) {
             storm.add(contractStore().throttle("storm", ten));
         }
         int cuts = 0;
-        for (CompletionStage<Adaptation> signal : storm) {
-            Adaptation a = get(signal);
+        for (CompletionStage<Outcome> signal : storm) {
+            Outcome a = get(signal);
             cuts += a.cut() ? 1 : 0;
             assertThat(a.factorPpm()).isEqualTo(500_000);
         }
@@ -124,8 +125,8 @@ public interface AdaptiveStoreContract {
         }
         assertThat(get(contractStore().rate("floor", ten)).factorPpm()).isEqualTo(200_000);
         // 2 per second at the floor: the bucket emptied, a token per 500 ms
-        long first = reserve("floor", ten, BucketMath.NO_LIMIT).waitNanos();
-        long second = reserve("floor", ten, BucketMath.NO_LIMIT).waitNanos();
+        long first = reserve("floor", ten, BucketMath.NO_LIMIT).waitTicks();
+        long second = reserve("floor", ten, BucketMath.NO_LIMIT).waitTicks();
         assertThat(first).isBetween(500 * MS - SLACK_NANOS, 500 * MS);
         assertThat(second).isBetween(1000 * MS - SLACK_NANOS, 1000 * MS);
     }
@@ -169,7 +170,7 @@ public interface AdaptiveStoreContract {
             Thread.onSpinWait();
         }
         assertThat(reserve("idle", ten, 0).granted()).isTrue();
-        assertThat(reserve("idle", ten, BucketMath.NO_LIMIT).waitNanos()).isBetween(100 * MS - SLACK_NANOS, 100 * MS);
+        assertThat(reserve("idle", ten, BucketMath.NO_LIMIT).waitTicks()).isBetween(100 * MS - SLACK_NANOS, 100 * MS);
     }
 
     /**
@@ -184,7 +185,7 @@ public interface AdaptiveStoreContract {
     @Test
     default void aFreshKeyStartsAtTheStartDoublesPerStepAndItsFirstSignalHalves() {
         Limits slow = slowStart();
-        assertThat(get(contractStore().rate("start", slow))).isEqualTo(new Adaptation(false, 125_000, true));
+        assertThat(Rate.of(get(contractStore().rate("start", slow)))).isEqualTo(new Rate(false, 125_000, true));
         long[] factors = new long[5];
         for (int i = 0; i < factors.length; i++) {
             assertThat(reserve("start", slow, 0).granted()).isTrue();
@@ -193,8 +194,8 @@ public interface AdaptiveStoreContract {
         assertThat(factors).containsExactly(250_000, 500_000, 500_000, Adaptive.PPM, Adaptive.PPM);
         assertThat(get(contractStore().rate("start", slow)).starting()).as("at the ceiling, still starting").isTrue();
         // the first signal halves (not 0.7) and ends the start; the next, within the hold, is ignored
-        assertThat(get(contractStore().throttle("start", slow))).isEqualTo(new Adaptation(true, 500_000, false));
-        assertThat(get(contractStore().throttle("start", slow))).isEqualTo(new Adaptation(false, 500_000, false));
+        assertThat(Rate.of(get(contractStore().throttle("start", slow)))).isEqualTo(new Rate(true, 500_000, false));
+        assertThat(Rate.of(get(contractStore().throttle("start", slow)))).isEqualTo(new Rate(false, 500_000, false));
         // the hold has begun: tokens granted in it earn nothing, neither a doubling nor a step
         reserve("start", slow, 0);
         reserve("start", slow, 0);
@@ -209,11 +210,11 @@ public interface AdaptiveStoreContract {
         try {
             Limits slow = slowStart();
             assertThat(reserve("shared-start", slow, 0).granted()).isTrue();
-            assertThat(get(other.rate("shared-start", slow))).isEqualTo(new Adaptation(false, 250_000, true));
+            assertThat(Rate.of(get(other.rate("shared-start", slow)))).isEqualTo(new Rate(false, 250_000, true));
             assertThat(get(other.reserve("shared-start", slow, 1, 0)).granted()).isTrue();
-            assertThat(get(contractStore().rate("shared-start", slow))).isEqualTo(new Adaptation(false, 500_000,
+            assertThat(Rate.of(get(contractStore().rate("shared-start", slow)))).isEqualTo(new Rate(false, 500_000,
                     true));
-            assertThat(get(other.throttle("shared-start", slow))).isEqualTo(new Adaptation(true, 250_000, false));
+            assertThat(Rate.of(get(other.throttle("shared-start", slow)))).isEqualTo(new Rate(true, 250_000, false));
             assertThat(get(contractStore().throttle("shared-start", slow)).cut()).as("the hold is shared too")
                     .isFalse();
         } finally {
@@ -234,18 +235,18 @@ public interface AdaptiveStoreContract {
         Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
         // one hash tag, so that a cluster's one script call can charge both keys
         get(contractStore().throttle("{aimd}proxy", ten));
-        Choice c = get(contractStore().reserveAll(List.of("{aimd}proxy"), List.of(ten), List.of("{aimd}host"),
+        Outcome c = get(contractStore().reserveAll(List.of("{aimd}proxy"), List.of(ten), List.of("{aimd}host"),
                 List.of(ten), 1, BucketMath.NO_LIMIT));
-        assertThat(c.reservation().granted()).isTrue();
+        assertThat(c.granted()).isTrue();
         // the cut emptied "{aimd}proxy" at 5 per second: its token 200 ms on, and charged there at 200 ms a token
-        assertThat(c.reservation().waitNanos()).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
+        assertThat(c.waitTicks()).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
         // so the proxy owes 400 ms: its next token waits 400 ms (at the configured rate it would owe 300)
-        long next = reserve("{aimd}proxy", ten, BucketMath.NO_LIMIT).waitNanos();
+        long next = reserve("{aimd}proxy", ten, BucketMath.NO_LIMIT).waitTicks();
         assertThat(next).isBetween(400 * MS - SLACK_NANOS, 400 * MS);
         assertThat(get(contractStore().rate("{aimd}proxy", ten)).factorPpm()).isEqualTo(500_000);
         assertThat(get(contractStore().rate("{aimd}host", ten)).factorPpm()).isEqualTo(Adaptive.PPM);
         // the host, at its configured rate, was charged one token of 100 ms at the release: 300 ms owed
-        assertThat(get(contractStore().peek("{aimd}host", ten, 1)).waitNanos())
+        assertThat(get(contractStore().peek("{aimd}host", ten, 1)).waitTicks())
                 .isBetween(300 * MS - 2 * SLACK_NANOS, 300 * MS);
     }
 
@@ -275,21 +276,21 @@ public interface AdaptiveStoreContract {
         List<List<Limits>> pairLimits = List.of(List.of(ten), List.of(ten));
         // p1's pair was cut (its next token 200 ms away), p2's is fresh: p2's group is chosen, p1's left alone
         get(contractStore().throttle("{aimd}p1|h", ten));
-        Choice c = get(contractStore().reserveAll(List.of("{aimd}p1", "{aimd}p2"), List.of(proxy, proxy),
+        Outcome c = get(contractStore().reserveAll(List.of("{aimd}p1", "{aimd}p2"), List.of(proxy, proxy),
                 List.of(List.of("{aimd}p1|h"), List.of("{aimd}p2|h")), pairLimits, List.of("{aimd}h"),
                 List.of(proxy), 1, BucketMath.NO_LIMIT));
-        assertThat(c.index()).isEqualTo(1);
-        assertThat(c.reservation().waitNanos()).isZero();
+        assertThat(c.chosen()).isEqualTo(1);
+        assertThat(c.waitTicks()).isZero();
         assertThat(get(contractStore().peek("{aimd}p2|h", ten, 1)).remaining()).as("p2's pair charged").isZero();
         assertThat(get(contractStore().peek("{aimd}p1", proxy, 1)).remaining()).as("p1 untouched").isEqualTo(5);
-        assertThat(get(contractStore().peek("{aimd}p1|h", ten, 1)).waitNanos()).as("p1's pair untouched")
+        assertThat(get(contractStore().peek("{aimd}p1|h", ten, 1)).waitTicks()).as("p1's pair untouched")
                 .isBetween(200 * MS - SLACK_NANOS, 200 * MS);
         // p1 alone with its cut pair: it waits for the pair's token, and the pair is charged at 200 ms a token
-        Choice p1 = get(contractStore().reserveAll(List.of("{aimd}p1"), List.of(proxy),
+        Outcome p1 = get(contractStore().reserveAll(List.of("{aimd}p1"), List.of(proxy),
                 List.of(List.of("{aimd}p1|h")), List.of(List.of(ten)), List.of("{aimd}h"), List.of(proxy), 1,
                 BucketMath.NO_LIMIT));
-        assertThat(p1.reservation().waitNanos()).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
-        assertThat(get(contractStore().peek("{aimd}p1|h", ten, 1)).waitNanos()).as("400 ms owed, not 300")
+        assertThat(p1.waitTicks()).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
+        assertThat(get(contractStore().peek("{aimd}p1|h", ten, 1)).waitTicks()).as("400 ms owed, not 300")
                 .isBetween(400 * MS - 2 * SLACK_NANOS, 400 * MS);
         assertThat(get(contractStore().peek("{aimd}h", proxy, 1)).remaining()).as("the host charged twice, once at"
                 + " the release 200 ms ahead").isBetween(2L, 3L);
@@ -304,7 +305,7 @@ public interface AdaptiveStoreContract {
             get(contractStore().throttle("shared", ten));
             assertThat(get(other.rate("shared", ten)).factorPpm()).isEqualTo(500_000);
             assertThat(get(other.throttle("shared", ten)).cut()).as("the hold is shared too").isFalse();
-            long wait = get(other.reserve("shared", ten, 1, BucketMath.NO_LIMIT)).waitNanos();
+            long wait = get(other.reserve("shared", ten, 1, BucketMath.NO_LIMIT)).waitTicks();
             assertThat(wait).isBetween(200 * MS - SLACK_NANOS, 200 * MS);
         } finally {
             other.close();

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.Outcome;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,7 +69,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         return AdaptiveStoreContract.get(stage);
     }
 
-    protected Reservation reserve(String key, Limit limit, long tokens, long maxWaitNanos) {
+    protected Outcome reserve(String key, Limit limit, long tokens, long maxWaitNanos) {
         return get(store.reserve(key, Limits.of(limit), tokens, maxWaitNanos));
     }
 
@@ -76,14 +77,14 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
     void aFreshKeyGrantsItsBurstAtOnceThenRefuses() {
         Limit five = Limit.of(5, 1, HOUR);
         for (int i = 4; i >= 0; i--) {
-            Reservation r = reserve("burst", five, 1, 0);
+            Outcome r = reserve("burst", five, 1, 0);
             assertThat(r.granted()).isTrue();
-            assertThat(r.waitNanos()).isZero();
+            assertThat(r.waitTicks()).isZero();
             assertThat(r.remaining()).isEqualTo(i);
         }
-        Reservation refused = reserve("burst", five, 1, 0);
+        Outcome refused = reserve("burst", five, 1, 0);
         assertThat(refused.granted()).isFalse();
-        assertThat(refused.waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+        assertThat(refused.waitTicks()).isBetween(HOUR - SLACK_MS * MS, HOUR);
         assertThat(refused.remaining()).isZero();
     }
 
@@ -91,9 +92,9 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
     void tokensComeBackAtTheRefillRate() {
         Limit onePer200ms = Limit.of(1, 1, 200 * MS);
         assertThat(reserve("refill", onePer200ms, 1, 0).granted()).isTrue();
-        Reservation next = reserve("refill", onePer200ms, 1, BucketMath.NO_LIMIT);
+        Outcome next = reserve("refill", onePer200ms, 1, BucketMath.NO_LIMIT);
         assertThat(next.granted()).isTrue();
-        assertThat(next.waitNanos()).isBetween((200 - SLACK_MS) * MS, 200 * MS);
+        assertThat(next.waitTicks()).isBetween((200 - SLACK_MS) * MS, 200 * MS);
     }
 
     @Test
@@ -101,7 +102,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         Limit threePerSecond = Limit.of(1, 3, 1000 * MS);
         long[] waits = new long[4];
         for (int i = 0; i < 4; i++) {
-            waits[i] = reserve("third", threePerSecond, 1, BucketMath.NO_LIMIT).waitNanos() / MS;
+            waits[i] = reserve("third", threePerSecond, 1, BucketMath.NO_LIMIT).waitTicks() / MS;
         }
         assertThat(waits[0]).isZero();
         assertThat(waits[1]).isBetween(334 - SLACK_MS, 334L);
@@ -110,7 +111,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         // a tenth of a token per second, in hours
         Limit onePerTenSeconds = Limit.of(1, 1, 10_000 * MS);
         reserve("slow", onePerTenSeconds, 1, 0);
-        assertThat(reserve("slow", onePerTenSeconds, 1, BucketMath.NO_LIMIT).waitNanos() / MS)
+        assertThat(reserve("slow", onePerTenSeconds, 1, BucketMath.NO_LIMIT).waitTicks() / MS)
                 .isBetween(10_000 - SLACK_MS, 10_000L);
     }
 
@@ -119,8 +120,8 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         Limit ten = Limit.of(10, 10, HOUR);
         assertThat(reserve("cost", ten, 4, 0).remaining()).isEqualTo(6);
         assertThat(reserve("cost", ten, 4, 0).remaining()).isEqualTo(2);
-        Reservation third = reserve("cost", ten, 4, BucketMath.NO_LIMIT);
-        assertThat(third.waitNanos()).isBetween(2 * ten.interval() - SLACK_MS * MS, 2 * ten.interval());
+        Outcome third = reserve("cost", ten, 4, BucketMath.NO_LIMIT);
+        assertThat(third.waitTicks()).isBetween(2 * ten.interval() - SLACK_MS * MS, 2 * ten.interval());
         assertThatThrownBy(() -> store.reserve("cost", Limits.of(ten), 11, 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("exceeds capacity 10");
     }
@@ -129,12 +130,12 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
     void aRefusalConsumesNothing() {
         Limit one = Limit.of(1, 1, 1000 * MS);
         reserve("refused", one, 1, 0);
-        long before = get(store.peek("refused", Limits.of(one), 1)).waitNanos();
+        long before = get(store.peek("refused", Limits.of(one), 1)).waitTicks();
         for (int i = 0; i < 5; i++) {
-            Reservation r = reserve("refused", one, 1, 100 * MS);
+            Outcome r = reserve("refused", one, 1, 100 * MS);
             assertThat(r.granted()).isFalse();
         }
-        long after = get(store.peek("refused", Limits.of(one), 1)).waitNanos();
+        long after = get(store.peek("refused", Limits.of(one), 1)).waitTicks();
         assertThat(after).isBetween(before - SLACK_MS * MS, before);
     }
 
@@ -143,7 +144,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         Limit tenPerSecond = Limit.of(1, 10, 1000 * MS);
         long previous = -1;
         for (int i = 0; i < 20; i++) {
-            long wait = reserve("fifo", tenPerSecond, 1, BucketMath.NO_LIMIT).waitNanos();
+            long wait = reserve("fifo", tenPerSecond, 1, BucketMath.NO_LIMIT).waitTicks();
             assertThat(wait).isGreaterThan(previous);
             previous = wait;
         }
@@ -170,11 +171,11 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         for (int t = 0; t < 4; t++) {
             workers.add(pool.submit(() -> {
                 start.await();
-                List<CompletionStage<Reservation>> mine = new ArrayList<>();
+                List<CompletionStage<Outcome>> mine = new ArrayList<>();
                 for (int i = 0; i < 100; i++) {
                     mine.add(store.reserve("hot", Limits.of(hundred), 1, 0));
                 }
-                for (CompletionStage<Reservation> r : mine) {
+                for (CompletionStage<Outcome> r : mine) {
                     if (get(r).granted()) {
                         granted.incrementAndGet();
                     }
@@ -193,7 +194,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
     void peekRefundAndRemove() {
         Limit three = Limit.of(3, 3, HOUR);
         reserve("ops", three, 3, 0);
-        Reservation peek = get(store.peek("ops", Limits.of(three), 1));
+        Outcome peek = get(store.peek("ops", Limits.of(three), 1));
         assertThat(peek.granted()).isFalse();
         assertThat(peek.remaining()).isZero();
         get(store.refund("ops", Limits.of(three), 2));
@@ -201,7 +202,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         get(store.refund("ops", Limits.of(three), 10));
         assertThat(get(store.peek("ops", Limits.of(three), 1)).remaining()).isEqualTo(3);
         reserve("ops", three, 3, 0);
-        get(store.remove("ops"));
+        get(store.remove("ops", Limits.of(three)));
         assertThat(get(store.peek("ops", Limits.of(three), 3)).granted()).isTrue();
     }
 
@@ -213,14 +214,14 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         assertThat(get(store.reserve("multi", twoPerSecondThreePerHour, 1, 0)).remaining()).isEqualTo(1);
         assertThat(get(store.reserve("multi", twoPerSecondThreePerHour, 1, 0)).remaining()).isZero();
         // the per-second limit is empty: half a second to wait
-        Reservation third = get(store.reserve("multi", twoPerSecondThreePerHour, 1, BucketMath.NO_LIMIT));
-        assertThat(third.waitNanos()).isBetween((500 - SLACK_MS) * MS, 500 * MS);
+        Outcome third = get(store.reserve("multi", twoPerSecondThreePerHour, 1, BucketMath.NO_LIMIT));
+        assertThat(third.waitTicks()).isBetween((500 - SLACK_MS) * MS, 500 * MS);
         // now the hourly limit is empty too, and it is the latest: an hour (minus the hour's first token)
-        long before = get(store.peek("multi", twoPerSecondThreePerHour, 1)).waitNanos();
+        long before = get(store.peek("multi", twoPerSecondThreePerHour, 1)).waitTicks();
         assertThat(before).isBetween(HOUR / 3 - SLACK_MS * MS, HOUR / 3);
-        Reservation refused = get(store.reserve("multi", twoPerSecondThreePerHour, 1, 1000 * MS));
+        Outcome refused = get(store.reserve("multi", twoPerSecondThreePerHour, 1, 1000 * MS));
         assertThat(refused.granted()).isFalse();
-        long after = get(store.peek("multi", twoPerSecondThreePerHour, 1)).waitNanos();
+        long after = get(store.peek("multi", twoPerSecondThreePerHour, 1)).waitTicks();
         assertThat(after).isBetween(before - SLACK_MS * MS, before);
     }
 
@@ -251,16 +252,16 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
     @Test
     void penalizeMakesTheKeyUnavailableThenItRefillsFromEmpty() {
         Limits tenPerSecond = Limits.of(Limit.of(10, 10, 1000 * MS));
-        Reservation penalized = get(store.penalize("banned", tenPerSecond, 500 * MS));
+        Outcome penalized = get(store.penalize("banned", tenPerSecond, 500 * MS));
         assertThat(penalized.granted()).isFalse();
-        assertThat(penalized.waitNanos()).isBetween((500 - SLACK_MS) * MS, 500 * MS);
+        assertThat(penalized.waitTicks()).isBetween((500 - SLACK_MS) * MS, 500 * MS);
         assertThat(get(store.reserve("banned", tenPerSecond, 1, 0)).granted()).isFalse();
         // a shorter penalty does not shorten the one owed
         get(store.penalize("banned", tenPerSecond, 100 * MS));
-        Reservation waiting = get(store.reserve("banned", tenPerSecond, 1, BucketMath.NO_LIMIT));
-        assertThat(waiting.waitNanos()).isBetween((500 - SLACK_MS) * MS, 500 * MS);
+        Outcome waiting = get(store.reserve("banned", tenPerSecond, 1, BucketMath.NO_LIMIT));
+        assertThat(waiting.waitTicks()).isBetween((500 - SLACK_MS) * MS, 500 * MS);
         // after the penalty the bucket refills from empty: one token per interval
-        assertThat(get(store.reserve("banned", tenPerSecond, 1, BucketMath.NO_LIMIT)).waitNanos())
+        assertThat(get(store.reserve("banned", tenPerSecond, 1, BucketMath.NO_LIMIT)).waitTicks())
                 .isBetween((600 - SLACK_MS) * MS, 600 * MS);
     }
 
@@ -280,16 +281,16 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         Limits onePerHour = Limits.of(Limit.of(1, 1, HOUR));
         List<Limits> limits = List.of(onePerHour, onePerHour, onePerHour);
         get(store.reserve(FLEET.get(0), onePerHour, 1, 0));
-        Choice second = get(store.reserveFreest(FLEET, limits, 1, 0));
-        assertThat(second.index()).isEqualTo(1);
-        assertThat(second.reservation().granted()).isTrue();
-        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).index()).isEqualTo(2);
-        Choice none = get(store.reserveFreest(FLEET, limits, 1, 0));
-        assertThat(none.reservation().granted()).isFalse();
-        assertThat(none.index()).as("p1 was taken first, so its token comes back first").isZero();
-        Choice queued = get(store.reserveFreest(FLEET, limits, 1, BucketMath.NO_LIMIT));
-        assertThat(queued.index()).isZero();
-        assertThat(queued.reservation().waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+        Outcome second = get(store.reserveFreest(FLEET, limits, 1, 0));
+        assertThat(second.chosen()).isEqualTo(1);
+        assertThat(second.granted()).isTrue();
+        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).chosen()).isEqualTo(2);
+        Outcome none = get(store.reserveFreest(FLEET, limits, 1, 0));
+        assertThat(none.granted()).isFalse();
+        assertThat(none.chosen()).as("p1 was taken first, so its token comes back first").isZero();
+        Outcome queued = get(store.reserveFreest(FLEET, limits, 1, BucketMath.NO_LIMIT));
+        assertThat(queued.chosen()).isZero();
+        assertThat(queued.waitTicks()).isBetween(HOUR - SLACK_MS * MS, HOUR);
     }
 
     @Test
@@ -298,8 +299,8 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         List<Limits> limits = List.of(twoPerHour, twoPerHour, twoPerHour);
         get(store.reserve(FLEET.get(0), twoPerHour, 1, 0));
         get(store.reserve(FLEET.get(2), twoPerHour, 1, 0));
-        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).index()).isEqualTo(1);
-        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).index()).as("all equal: the first").isZero();
+        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).chosen()).isEqualTo(1);
+        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).chosen()).as("all equal: the first").isZero();
     }
 
     @Test
@@ -313,9 +314,9 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
             workers.add(pool.submit(() -> {
                 start.await();
                 for (int i = 0; i < 25; i++) {
-                    Choice c = get(store.reserveFreest(FLEET, limits, 1, 0));
-                    if (c.reservation().granted()) {
-                        perKey.incrementAndGet(c.index());
+                    Outcome c = get(store.reserveFreest(FLEET, limits, 1, 0));
+                    if (c.granted()) {
+                        perKey.incrementAndGet(c.chosen());
                     }
                 }
                 return null;
@@ -333,7 +334,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
     /** The keys of the all-of tests share the hash tag {@code {fleet}} too, for the cluster. */
     private static final String HOST = "{fleet}host";
 
-    private Choice all(List<String> keys, List<Limits> limits, String shared, Limits sharedLimits, long maxWait) {
+    private Outcome all(List<String> keys, List<Limits> limits, String shared, Limits sharedLimits, long maxWait) {
         return get(store.reserveAll(keys, limits, List.of(shared), List.of(sharedLimits), 1, maxWait));
     }
 
@@ -345,20 +346,20 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
     void allOfChargesEveryKeyOrNone() {
         Limits onePerHour = Limits.of(Limit.of(1, 1, HOUR));
         Limits threePerHour = Limits.of(Limit.of(3, 3, HOUR));
-        Choice first = all(List.of(FLEET.get(0)), List.of(onePerHour), HOST, threePerHour, 0);
-        assertThat(first.reservation().granted()).isTrue();
-        assertThat(first.reservation().remaining()).as("the fewest of both keys").isZero();
+        Outcome first = all(List.of(FLEET.get(0)), List.of(onePerHour), HOST, threePerHour, 0);
+        assertThat(first.granted()).isTrue();
+        assertThat(first.remaining()).as("the fewest of both keys").isZero();
         assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
         // the proxy is empty: refused, and the host keeps its two tokens
         for (int i = 0; i < 3; i++) {
-            Choice refused = all(List.of(FLEET.get(0)), List.of(onePerHour), HOST, threePerHour, 100 * MS);
-            assertThat(refused.reservation().granted()).isFalse();
-            assertThat(refused.reservation().waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+            Outcome refused = all(List.of(FLEET.get(0)), List.of(onePerHour), HOST, threePerHour, 100 * MS);
+            assertThat(refused.granted()).isFalse();
+            assertThat(refused.waitTicks()).isBetween(HOUR - SLACK_MS * MS, HOUR);
         }
         assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
         // the host is the one short: refused, and the fresh proxy keeps its token
         get(store.reserve(HOST, threePerHour, 2, 0));
-        assertThat(all(List.of(FLEET.get(1)), List.of(onePerHour), HOST, threePerHour, 0).reservation().granted())
+        assertThat(all(List.of(FLEET.get(1)), List.of(onePerHour), HOST, threePerHour, 0).granted())
                 .isFalse();
         assertThat(remaining(FLEET.get(1), onePerHour)).isEqualTo(1);
         assertThatThrownBy(() -> store.reserveAll(List.of(HOST), List.of(onePerHour), List.of(HOST),
@@ -373,9 +374,9 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         Limits onePer200ms = Limits.of(Limit.of(1, 5, 1000 * MS));
         Limits fivePer500ms = Limits.of(Limit.of(5, 10, 1000 * MS)); // 100 ms a token, burst 500 ms
         get(store.reserve(FLEET.get(0), onePer200ms, 1, 0));
-        Choice c = all(List.of(FLEET.get(0)), List.of(onePer200ms), HOST, fivePer500ms, BucketMath.NO_LIMIT);
-        assertThat(c.reservation().granted()).isTrue();
-        assertThat(c.reservation().waitNanos()).isBetween((200 - SLACK_MS) * MS, 200 * MS);
+        Outcome c = all(List.of(FLEET.get(0)), List.of(onePer200ms), HOST, fivePer500ms, BucketMath.NO_LIMIT);
+        assertThat(c.granted()).isTrue();
+        assertThat(c.waitTicks()).isBetween((200 - SLACK_MS) * MS, 200 * MS);
         // the host's token is taken at the release, 200 ms ahead: 300 ms of its 500 owed, 2 tokens left (3 once up
         // to 150 ms have passed), where charging it now would have left 4
         assertThat(remaining(HOST, fivePer500ms)).isBetween(2L, 3L);
@@ -395,9 +396,9 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         long[] releases = new long[proxies.size()];
         for (int i = 0; i < releases.length; i++) {
             long sent = System.nanoTime();
-            Choice c = all(List.of(proxies.get(i)), List.of(onePerSecond), HOST, onePer100ms, BucketMath.NO_LIMIT);
-            assertThat(c.reservation().granted()).isTrue();
-            releases[i] = sent + c.reservation().waitNanos();
+            Outcome c = all(List.of(proxies.get(i)), List.of(onePerSecond), HOST, onePer100ms, BucketMath.NO_LIMIT);
+            assertThat(c.granted()).isTrue();
+            releases[i] = sent + c.waitTicks();
         }
         for (int i = 1; i < releases.length; i++) {
             assertThat(releases[i]).isGreaterThan(releases[i - 1]);
@@ -410,7 +411,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
     void allOfRefundsReturnToEveryKey() {
         Limits twoPerHour = Limits.of(Limit.of(2, 2, HOUR));
         Limits threePerHour = Limits.of(Limit.of(3, 3, HOUR));
-        assertThat(all(List.of(FLEET.get(0)), List.of(twoPerHour), HOST, threePerHour, 0).reservation().granted())
+        assertThat(all(List.of(FLEET.get(0)), List.of(twoPerHour), HOST, threePerHour, 0).granted())
                 .isTrue();
         assertThat(remaining(FLEET.get(0), twoPerHour)).isEqualTo(1);
         assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
@@ -426,21 +427,21 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         Limits twoPerHour = Limits.of(Limit.of(2, 2, HOUR));
         List<Limits> limits = List.of(onePerHour, onePerHour, onePerHour);
         get(store.reserve(FLEET.get(0), onePerHour, 1, 0));
-        assertThat(all(FLEET, limits, HOST, twoPerHour, 0).index()).isEqualTo(1);
-        assertThat(all(FLEET, limits, HOST, twoPerHour, 0).index()).isEqualTo(2);
+        assertThat(all(FLEET, limits, HOST, twoPerHour, 0).chosen()).isEqualTo(1);
+        assertThat(all(FLEET, limits, HOST, twoPerHour, 0).chosen()).isEqualTo(2);
         // every proxy is used and the host too: refused, nothing consumed
-        Choice refused = all(FLEET, limits, HOST, twoPerHour, 0);
-        assertThat(refused.reservation().granted()).isFalse();
-        assertThat(refused.index()).as("p1 was taken first, so its token comes back first").isZero();
-        assertThat(refused.reservation().waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+        Outcome refused = all(FLEET, limits, HOST, twoPerHour, 0);
+        assertThat(refused.granted()).isFalse();
+        assertThat(refused.chosen()).as("p1 was taken first, so its token comes back first").isZero();
+        assertThat(refused.waitTicks()).isBetween(HOUR - SLACK_MS * MS, HOUR);
         // the host is the slowest: the candidates are left as they were
         Limits onePerHourHost = Limits.of(Limit.of(1, 1, HOUR));
         String otherHost = "{fleet}other-host";
         List<String> fresh = List.of("{fleet}r1", "{fleet}r2");
-        assertThat(all(fresh, List.of(onePerHour, onePerHour), otherHost, onePerHourHost, 0).index()).isZero();
-        Choice hostShort = all(fresh, List.of(onePerHour, onePerHour), otherHost, onePerHourHost, 0);
-        assertThat(hostShort.reservation().granted()).isFalse();
-        assertThat(hostShort.index()).as("r2 still has its token").isEqualTo(1);
+        assertThat(all(fresh, List.of(onePerHour, onePerHour), otherHost, onePerHourHost, 0).chosen()).isZero();
+        Outcome hostShort = all(fresh, List.of(onePerHour, onePerHour), otherHost, onePerHourHost, 0);
+        assertThat(hostShort.granted()).isFalse();
+        assertThat(hostShort.chosen()).as("r2 still has its token").isEqualTo(1);
         assertThat(remaining(fresh.get(1), onePerHour)).isEqualTo(1);
     }
 
@@ -455,20 +456,20 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         List<List<Limits>> pairLimits = List.of(List.of(onePerHour), List.of(onePerHour));
         // g1's pair is used up: g2's group is chosen, and only its keys and the host are charged
         get(store.reserve("{fleet}g1|h", onePerHour, 1, 0));
-        Choice c = get(store.reserveAll(proxies, proxyLimits, pairs, pairLimits, List.of(HOST), List.of(threePerHour),
+        Outcome c = get(store.reserveAll(proxies, proxyLimits, pairs, pairLimits, List.of(HOST), List.of(threePerHour),
                 1, 0));
-        assertThat(c.index()).isEqualTo(1);
-        assertThat(c.reservation().granted()).isTrue();
-        assertThat(c.reservation().remaining()).as("the fewest of g2, its pair and the host").isZero();
+        assertThat(c.chosen()).isEqualTo(1);
+        assertThat(c.granted()).isTrue();
+        assertThat(c.remaining()).as("the fewest of g2, its pair and the host").isZero();
         assertThat(remaining("{fleet}g2", twoPerHour)).isEqualTo(1);
         assertThat(remaining("{fleet}g2|h", onePerHour)).isZero();
         assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
         assertThat(remaining("{fleet}g1", twoPerHour)).as("g1 untouched").isEqualTo(2);
         // both pairs used up: refused, nothing charged, the wait that of the sooner pair (an hour)
-        Choice refused = get(store.reserveAll(proxies, proxyLimits, pairs, pairLimits, List.of(HOST),
+        Outcome refused = get(store.reserveAll(proxies, proxyLimits, pairs, pairLimits, List.of(HOST),
                 List.of(threePerHour), 1, 100 * MS));
-        assertThat(refused.reservation().granted()).isFalse();
-        assertThat(refused.reservation().waitNanos()).isBetween(HOUR - SLACK_MS * MS, HOUR);
+        assertThat(refused.granted()).isFalse();
+        assertThat(refused.waitTicks()).isBetween(HOUR - SLACK_MS * MS, HOUR);
         assertThat(remaining("{fleet}g1", twoPerHour)).isEqualTo(2);
         assertThat(remaining("{fleet}g2", twoPerHour)).isEqualTo(1);
         assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
@@ -511,8 +512,8 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
                         }
                     } else {
                         int p = (i + thread) % FLEET.size();
-                        Choice c = all(List.of(FLEET.get(p)), List.of(proxyLimits), HOST, hostLimits, 0);
-                        if (c.reservation().granted()) {
+                        Outcome c = all(List.of(FLEET.get(p)), List.of(proxyLimits), HOST, hostLimits, 0);
+                        if (c.granted()) {
                             hostGrants.incrementAndGet();
                             perProxy.incrementAndGet(p);
                         }
@@ -573,16 +574,16 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
 
     @Test
     void aDebtThatKeepsGrowingIsRefusedPastTheLongestWaitAndNeverWrapsIntoAnAdmission() {
-        assertThat(reserve("decades", FIFTY_YEARS, 1, BucketMath.NO_LIMIT).waitNanos()).isZero();
+        assertThat(reserve("decades", FIFTY_YEARS, 1, BucketMath.NO_LIMIT).waitTicks()).isZero();
         // accepting any wait, each of these would wait another 50 years: past the 365-day ceiling every one is
         // refused (and consumes nothing); without the ceiling the debt would pass Long.MAX_VALUE and wrap
         for (int i = 0; i < 10; i++) {
-            Reservation r = reserve("decades", FIFTY_YEARS, 1, BucketMath.NO_LIMIT);
+            Outcome r = reserve("decades", FIFTY_YEARS, 1, BucketMath.NO_LIMIT);
             assertThat(r.granted()).as("reservation %d", i).isFalse();
-            assertThat(r.waitNanos()).isGreaterThan(BucketStore.MAX_WAIT_NANOS);
+            assertThat(r.waitTicks()).isGreaterThan(BucketStore.MAX_WAIT_NANOS);
         }
-        Reservation peek = get(store.peek("decades", Limits.of(FIFTY_YEARS), 1));
-        assertThat(peek.waitNanos()).as("one reservation's debt, no more")
+        Outcome peek = get(store.peek("decades", Limits.of(FIFTY_YEARS), 1));
+        assertThat(peek.waitTicks()).as("one reservation's debt, no more")
                 .isBetween(FIFTY_YEARS.interval() - SLACK_MS * MS, FIFTY_YEARS.interval() + MS);
     }
 
@@ -593,16 +594,16 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         // nanosecond, is LocalBucketStoreTest's and BucketMathTest's, on clocks they move by hand)
         Limit atTheCeiling = Limit.of(1, 1, BucketStore.MAX_WAIT_NANOS);
         reserve("ceiling", atTheCeiling, 1, 0);
-        Reservation granted = reserve("ceiling", atTheCeiling, 1, BucketMath.NO_LIMIT);
+        Outcome granted = reserve("ceiling", atTheCeiling, 1, BucketMath.NO_LIMIT);
         assertThat(granted.granted()).isTrue();
-        assertThat(granted.waitNanos()).isBetween(BucketStore.MAX_WAIT_NANOS - SLACK_MS * MS,
+        assertThat(granted.waitTicks()).isBetween(BucketStore.MAX_WAIT_NANOS - SLACK_MS * MS,
                 BucketStore.MAX_WAIT_NANOS);
 
         Limit aSecondPast = Limit.of(1, 1, BucketStore.MAX_WAIT_NANOS + 1000 * MS);
         reserve("past", aSecondPast, 1, 0);
-        Reservation refused = reserve("past", aSecondPast, 1, BucketMath.NO_LIMIT);
-        assertThat(refused.granted()).as("a wait of %d ns", refused.waitNanos()).isFalse();
-        assertThat(refused.waitNanos()).isGreaterThan(BucketStore.MAX_WAIT_NANOS);
+        Outcome refused = reserve("past", aSecondPast, 1, BucketMath.NO_LIMIT);
+        assertThat(refused.granted()).as("a wait of %d ns", refused.waitTicks()).isFalse();
+        assertThat(refused.waitTicks()).isGreaterThan(BucketStore.MAX_WAIT_NANOS);
     }
 
     @Test
@@ -610,12 +611,12 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         Limits tenPerSecond = Limits.of(Limit.of(10, 10, 1000 * MS));
         for (long penalty : new long[] {Long.MAX_VALUE, Long.MAX_VALUE - 1, BucketStore.MAX_PENALTY_NANOS + 1}) {
             String key = "forever-" + penalty;
-            Reservation penalized = get(store.penalize(key, tenPerSecond, penalty));
+            Outcome penalized = get(store.penalize(key, tenPerSecond, penalty));
             assertThat(penalized.granted()).isFalse();
-            assertThat(penalized.waitNanos()).as("penalty %d", penalty)
+            assertThat(penalized.waitTicks()).as("penalty %d", penalty)
                     .isBetween(BucketStore.MAX_PENALTY_NANOS - SLACK_MS * MS, BucketStore.MAX_PENALTY_NANOS + MS);
-            Reservation after = get(store.reserve(key, tenPerSecond, 1, BucketMath.NO_LIMIT));
-            assertThat(!after.granted() || after.waitNanos() >= BucketStore.MAX_PENALTY_NANOS - SLACK_MS * MS)
+            Outcome after = get(store.reserve(key, tenPerSecond, 1, BucketMath.NO_LIMIT));
+            assertThat(!after.granted() || after.waitTicks() >= BucketStore.MAX_PENALTY_NANOS - SLACK_MS * MS)
                     .as("no token before the penalty is over: %s", after).isTrue();
             assertThat(get(store.reserve(key, tenPerSecond, 1, 0)).granted()).isFalse();
         }
@@ -630,7 +631,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract {
         }
         // 9 of the daily 10 are used, and the second limit is booked 9 tokens (three bucketfuls) ahead; a refund of
         // more than any capacity gives every one back, to each limit, and stops at full
-        Reservation refunded = get(store.refund("overfill", both, Long.MAX_VALUE));
+        Outcome refunded = get(store.refund("overfill", both, Long.MAX_VALUE));
         assertThat(refunded.remaining()).isEqualTo(3);
         assertThat(get(store.peek("overfill", Limits.of(daily), 1)).remaining()).isEqualTo(10);
         assertThat(get(store.refund("overfill", both, 1_000)).remaining()).as("full stays full").isEqualTo(3);

@@ -177,12 +177,15 @@ local function available(tats_us, l)
   return fewest
 end
 
--- BucketMath.reserve without the decision: the next states and the latest wait
+-- BucketMath.decide on one key without the decision: the latest wait W of its limits (step 3), and the next
+-- states with every limit charged at the release instant now + W (step 5)
 local function reserve(tats_us, l, n)
   local next_us, wait_us = {}, 0
   for i = 1, #l do
-    next_us[i] = math.max(tats_us[i], now_us) + n * l[i].interval_us
-    wait_us = math.max(wait_us, next_us[i] - l[i].capacity * l[i].interval_us - now_us)
+    wait_us = math.max(wait_us, math.max(tats_us[i], now_us) + (n - l[i].capacity) * l[i].interval_us - now_us)
+  end
+  for i = 1, #l do
+    next_us[i] = math.max(tats_us[i], now_us + wait_us) + n * l[i].interval_us
   end
   return next_us, wait_us
 end

@@ -15,10 +15,10 @@ import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
-import io.tokenbucket.store.Adaptation;
+import io.tokenbucket.math.Outcome;
+import io.tokenbucket.store.Rate;
 import io.tokenbucket.store.BucketStore;
-import io.tokenbucket.store.Choice;
-import io.tokenbucket.store.Reservation;
+import io.tokenbucket.math.Outcome;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -54,7 +54,7 @@ class LocalBucketStoreTest {
         // 10 ms after a's, for a token due only 2 ms after a's)
         step.set(5 * MS);
         assertThat(moving.reserveFreest(List.of("a", "b", "c"), List.of(onePerHour, onePerHour, onePerHour), 1,
-                BucketMath.NO_LIMIT).toCompletableFuture().join().index()).as("a's token comes back first").isZero();
+                BucketMath.NO_LIMIT).toCompletableFuture().join().chosen()).as("a's token comes back first").isZero();
     }
 
     @Test
@@ -68,28 +68,28 @@ class LocalBucketStoreTest {
     @Test
     void waitsAreReservedInOrderAndRefusalsConsumeNothing() {
         Limit two = Limit.of(2, 2, 1000 * MS);
-        assertThat(store.reserveNow("k", Limits.of(two), 2, BucketMath.NO_LIMIT).waitNanos()).isZero();
+        assertThat(store.reserveNow("k", Limits.of(two), 2, BucketMath.NO_LIMIT).waitTicks()).isZero();
         assertThat(store.reserveNow("k", Limits.of(two), 1, 100 * MS).granted()).isFalse();
-        assertThat(store.reserveNow("k", Limits.of(two), 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(500 * MS);
-        assertThat(store.reserveNow("k", Limits.of(two), 1, BucketMath.NO_LIMIT).waitNanos()).isEqualTo(1000 * MS);
+        assertThat(store.reserveNow("k", Limits.of(two), 1, BucketMath.NO_LIMIT).waitTicks()).isEqualTo(500 * MS);
+        assertThat(store.reserveNow("k", Limits.of(two), 1, BucketMath.NO_LIMIT).waitTicks()).isEqualTo(1000 * MS);
         clock.addAndGet(1000 * MS);
-        Reservation peek = store.peekNow("k", Limits.of(two), 1);
-        assertThat(peek.waitNanos()).isEqualTo(500 * MS);
+        Outcome peek = store.peek("k", Limits.of(two), 1).toCompletableFuture().join();
+        assertThat(peek.waitTicks()).isEqualTo(500 * MS);
         assertThat(peek.remaining()).isZero();
         clock.addAndGet(1000 * MS);
-        assertThat(store.peekNow("k", Limits.of(two), 1).remaining()).isEqualTo(2);
+        assertThat(store.peek("k", Limits.of(two), 1).toCompletableFuture().join().remaining()).isEqualTo(2);
     }
 
     @Test
     void refundGivesTokensBackAndRemoveStartsFull() {
         Limit three = Limit.of(3, 3, 3000 * MS);
         store.reserveNow("k", Limits.of(three), 3, 0);
-        assertThat(store.peekNow("k", Limits.of(three), 1).remaining()).isZero();
+        assertThat(store.peek("k", Limits.of(three), 1).toCompletableFuture().join().remaining()).isZero();
         store.refund("k", Limits.of(three), 2);
-        assertThat(store.peekNow("k", Limits.of(three), 1).remaining()).isEqualTo(2);
-        store.remove("k");
+        assertThat(store.peek("k", Limits.of(three), 1).toCompletableFuture().join().remaining()).isEqualTo(2);
+        store.remove("k", Limits.of(three));
         assertThat(store.size()).isZero();
-        assertThat(store.peekNow("k", Limits.of(three), 1).remaining()).isEqualTo(3);
+        assertThat(store.peek("k", Limits.of(three), 1).toCompletableFuture().join().remaining()).isEqualTo(3);
     }
 
     @Test
@@ -120,8 +120,8 @@ class LocalBucketStoreTest {
         long start = clock.get();
         assertThat(store.reserveNow("slow", slow, 1, 0).granted()).isTrue(); // starting, one token of credit
         assertThat(store.reserveNow("plain", plain, 1, 0).granted()).isTrue(); // the ceiling: no rate state
-        assertThat(store.rate("slow", slow).toCompletableFuture().join())
-                .isEqualTo(new Adaptation(false, 250_000, true));
+        assertThat(Rate.of(store.rate("slow", slow).toCompletableFuture().join()))
+                .isEqualTo(new Rate(false, 250_000, true));
         clock.set(start + 400 * MS); // both full: "slow" since now, "plain" since 300 ms
         assertThat(store.sweep()).as("plain, full, without a rate state").isEqualTo(1);
         clock.set(start + 400 * MS + 60_000 * MS - 1);
@@ -142,12 +142,12 @@ class LocalBucketStoreTest {
         assertThat(store.rate("up", fast).toCompletableFuture().join().factorPpm()).isEqualTo(Adaptive.PPM);
         clock.set(t + 60_000 * MS); // the emptied bucket and three tokens were booked within the first 20 ms
         assertThat(store.sweep()).isZero();
-        assertThat(store.rate("up", fast).toCompletableFuture().join())
-                .isEqualTo(new Adaptation(false, Adaptive.PPM, false));
+        assertThat(Rate.of(store.rate("up", fast).toCompletableFuture().join()))
+                .isEqualTo(new Rate(false, Adaptive.PPM, false));
         clock.set(t + 70_000 * MS);
         assertThat(store.sweep()).isEqualTo(1);
-        assertThat(store.rate("up", fast).toCompletableFuture().join())
-                .isEqualTo(new Adaptation(false, 250_000, true));
+        assertThat(Rate.of(store.rate("up", fast).toCompletableFuture().join()))
+                .isEqualTo(new Rate(false, 250_000, true));
     }
 
     @Test
@@ -261,21 +261,21 @@ class LocalBucketStoreTest {
             boolean granted = limit == atTheCeiling;
             String one = "one-" + limit.interval();
             store.reserveNow(one, Limits.of(limit), 1, 0);
-            Reservation r = store.reserveNow(one, Limits.of(limit), 1, BucketMath.NO_LIMIT);
-            assertThat(r.granted()).as("one limit, a wait of %d ns", r.waitNanos()).isEqualTo(granted);
-            assertThat(r.waitNanos()).isEqualTo(limit.interval());
+            Outcome r = store.reserveNow(one, Limits.of(limit), 1, BucketMath.NO_LIMIT);
+            assertThat(r.granted()).as("one limit, a wait of %d ns", r.waitTicks()).isEqualTo(granted);
+            assertThat(r.waitTicks()).isEqualTo(limit.interval());
 
             String several = "several-" + limit.interval();
             Limits both = Limits.of(limit, hourly);
             get(store.reserve(several, both, 1, 0));
-            Reservation m = get(store.reserve(several, both, 1, BucketMath.NO_LIMIT));
-            assertThat(m.granted()).as("several limits, a wait of %d ns", m.waitNanos()).isEqualTo(granted);
+            Outcome m = get(store.reserve(several, both, 1, BucketMath.NO_LIMIT));
+            assertThat(m.granted()).as("several limits, a wait of %d ns", m.waitTicks()).isEqualTo(granted);
 
             String freest = "freest-" + limit.interval();
             store.reserveNow(freest, Limits.of(limit), 1, 0);
-            Reservation f = get(store.reserveFreest(List.of(freest), List.of(Limits.of(limit)), 1,
-                    BucketMath.NO_LIMIT)).reservation();
-            assertThat(f.granted()).as("candidates, a wait of %d ns", f.waitNanos()).isEqualTo(granted);
+            Outcome f = get(store.reserveFreest(List.of(freest), List.of(Limits.of(limit)), 1,
+                    BucketMath.NO_LIMIT));
+            assertThat(f.granted()).as("candidates, a wait of %d ns", f.waitTicks()).isEqualTo(granted);
         }
     }
 
@@ -310,7 +310,7 @@ class LocalBucketStoreTest {
                     } else if (i % 50 == 1) {
                         store.sweep();
                     } else if (store.reserveAll(List.of(keys.get(x)), List.of(forty), List.of(keys.get(y)),
-                            List.of(forty), 1, 0).toCompletableFuture().join().reservation().granted()) {
+                            List.of(forty), 1, 0).toCompletableFuture().join().granted()) {
                         granted.incrementAndGet(x);
                         granted.incrementAndGet(y);
                     }
@@ -323,7 +323,7 @@ class LocalBucketStoreTest {
         }
         for (int k = 0; k < 3; k++) {
             assertThat(granted.get(k)).as("key %s", keys.get(k)).isLessThanOrEqualTo(40);
-            assertThat(store.peekNow(keys.get(k), forty, 1).remaining()).isEqualTo(40 - granted.get(k));
+            assertThat(store.peek(keys.get(k), forty, 1).toCompletableFuture().join().remaining()).isEqualTo(40 - granted.get(k));
         }
     }
 
@@ -332,19 +332,19 @@ class LocalBucketStoreTest {
         Limits onePerSecond = Limits.of(Limit.of(1, 1, 1000 * MS));
         Limits tenPerSecond = Limits.of(Limit.of(5, 10, 1000 * MS));
         store.reserveNow("proxy", onePerSecond, 1, 0);
-        Choice c = store.reserveAll(List.of("proxy"), List.of(onePerSecond), List.of("host"), List.of(tenPerSecond),
+        Outcome c = store.reserveAll(List.of("proxy"), List.of(onePerSecond), List.of("host"), List.of(tenPerSecond),
                 1, BucketMath.NO_LIMIT).toCompletableFuture().join();
-        assertThat(c.reservation().waitNanos()).isEqualTo(1000 * MS);
+        assertThat(c.waitTicks()).isEqualTo(1000 * MS);
         // the host's token is taken at the release, a second from now: 1100 ms owed, none of its burst of 5 left
-        assertThat(store.peekNow("host", tenPerSecond, 1).remaining()).isZero();
+        assertThat(store.peek("host", tenPerSecond, 1).toCompletableFuture().join().remaining()).isZero();
         clock.addAndGet(700 * MS); // 400 ms owed now: one token back
-        assertThat(store.peekNow("host", tenPerSecond, 1).remaining()).isEqualTo(1);
+        assertThat(store.peek("host", tenPerSecond, 1).toCompletableFuture().join().remaining()).isEqualTo(1);
         store.refund("proxy", onePerSecond, 1);
         store.refund("host", tenPerSecond, 1);
-        assertThat(store.peekNow("host", tenPerSecond, 1).remaining()).isEqualTo(2);
-        assertThat(store.peekNow("proxy", onePerSecond, 1).remaining()).isZero(); // its own token still owed
+        assertThat(store.peek("host", tenPerSecond, 1).toCompletableFuture().join().remaining()).isEqualTo(2);
+        assertThat(store.peek("proxy", onePerSecond, 1).toCompletableFuture().join().remaining()).isZero(); // its own token still owed
         clock.addAndGet(300 * MS);
-        assertThat(store.peekNow("proxy", onePerSecond, 1).remaining()).isEqualTo(1);
+        assertThat(store.peek("proxy", onePerSecond, 1).toCompletableFuture().join().remaining()).isEqualTo(1);
     }
 
     /**
@@ -374,7 +374,7 @@ class LocalBucketStoreTest {
         List<String> most = keys.subList(0, BucketStore.MAX_KEYS - 1);
         assertThat(pool.submit(() -> store.reserveAll(most, java.util.Collections.nCopies(most.size(), five),
                 List.of("host"), List.of(five), 1, 0).toCompletableFuture().join()).get(10, TimeUnit.SECONDS)
-                .reservation().granted()).isTrue();
+                .granted()).isTrue();
     }
 
     /** The ceiling counts every key of every candidate's group: 600 candidates with a pair key each are 1,201 keys. */

@@ -10,13 +10,11 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.AdaptiveMath;
-import io.tokenbucket.math.AllOfAdapted;
-import io.tokenbucket.math.AllOfDecision;
 import io.tokenbucket.math.BucketMath;
-import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.RateState;
+import io.tokenbucket.math.Steps;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -136,7 +134,7 @@ class BucketScriptAdaptiveDifferentialTest {
             String expectedText = stored;
             switch (op) {
                 case "reserve" -> {
-                    Decision d = BucketMath.reserve(states, scriptNow, tokens, scaled, arg);
+                    Steps.One d = Steps.reserve(states, scriptNow, tokens, scaled, arg);
                     expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow);
                     if (d.granted()) {
                         granted++;
@@ -147,7 +145,7 @@ class BucketScriptAdaptiveDifferentialTest {
                     }
                 }
                 case "peek" -> {
-                    Decision d = BucketMath.peek(states, scriptNow, tokens, scaled);
+                    Steps.One d = Steps.peek(states, scriptNow, tokens, scaled);
                     expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow);
                 }
                 case "refund" -> {
@@ -157,7 +155,7 @@ class BucketScriptAdaptiveDifferentialTest {
                 }
                 case "penalize" -> {
                     long[] next = BucketMath.penalize(states, scriptNow, arg, scaled);
-                    Decision d = BucketMath.peek(next, scriptNow, 1, scaled);
+                    Steps.One d = Steps.peek(next, scriptNow, 1, scaled);
                     expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow);
                     expectedText = stored(next, current, a, scriptNow);
                 }
@@ -174,12 +172,12 @@ class BucketScriptAdaptiveDifferentialTest {
                     } else {
                         ignored++;
                     }
-                    Decision d = BucketMath.peek(next, scriptNow, 1, atCut);
+                    Steps.One d = Steps.peek(next, scriptNow, 1, atCut);
                     expected = List.of(cut != current ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow,
                             cut.factorPpm(), cut.starting() ? 1L : 0L);
                 }
                 default -> {
-                    Decision d = BucketMath.peek(states, scriptNow, 1, scaled);
+                    Steps.One d = Steps.peek(states, scriptNow, 1, scaled);
                     expected = List.of(0L, d.waitTicks(), d.remaining(), 1L, scriptNow, current.factorPpm(),
                             current.starting() ? 1L : 0L);
                 }
@@ -295,11 +293,11 @@ class BucketScriptAdaptiveDifferentialTest {
                 groupRates[c] = group.stream().map(AllOfKey::rate).toArray(RateState[]::new);
                 groupLimits.add(group.stream().map(AllOfKey::limits).toList());
             }
-            AllOfAdapted a = AdaptiveMath.reserveAll(groupTats, groupRates, groupLimits,
+            Steps.All a = Steps.reserveAll(groupTats, groupRates, groupLimits,
                     shared.stream().map(k -> BucketMath.align(k.tats(), scriptNow, k.limits())).toArray(long[][]::new),
                     shared.stream().map(AllOfKey::rate).toArray(RateState[]::new),
                     shared.stream().map(AllOfKey::limits).toList(), scriptNow, tokens, maxWait);
-            AllOfDecision d = a.decision();
+            Steps.All d = a.decision();
             List<Long> expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), d.chosen() + 1L,
                     scriptNow);
             List<String> expectedTexts = new ArrayList<>(keys.stream().map(AllOfKey::stored).toList());
@@ -394,7 +392,7 @@ class BucketScriptAdaptiveDifferentialTest {
             List<Long> expected = new ArrayList<>();
             for (int i = 0; i < members; i++) {
                 RateState current = AdaptiveMath.current(state, states, scriptNow, a);
-                Decision d = BucketMath.reserve(states, scriptNow, tokens[i], scaled(limits, current.factorPpm()),
+                Steps.One d = Steps.reserve(states, scriptNow, tokens[i], scaled(limits, current.factorPpm()),
                         maxWaits[i]);
                 expected.addAll(List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow));
                 if (d.granted()) {

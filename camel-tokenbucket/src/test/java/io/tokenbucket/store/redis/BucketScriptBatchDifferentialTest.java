@@ -13,9 +13,9 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.tokenbucket.math.BucketMath;
-import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.Steps;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -143,7 +143,7 @@ class BucketScriptBatchDifferentialTest {
             Map<String, Boolean> written = new HashMap<>();
             for (Member m : members) {
                 long[] aligned = BucketMath.align(states.get(m.key()), now, m.limits());
-                Decision d = BucketMath.reserve(aligned, now, m.tokens(), m.limits(), m.maxWaitMicros());
+                Steps.One d = Steps.reserve(aligned, now, m.tokens(), m.limits(), m.maxWaitMicros());
                 if (d.granted()) {
                     states.put(m.key(), d.tatTicks());
                     written.put(m.key(), true);

@@ -16,11 +16,11 @@ import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.tokenbucket.math.AllOfDecision;
 import io.tokenbucket.math.BucketMath;
-import io.tokenbucket.math.Decision;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.Steps;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -577,9 +577,9 @@ class BucketScriptDifferentialTest {
             case "reserve" -> {
                 // the freest candidate: tokens soonest, then most tokens, then the first
                 int best = 0;
-                Decision bestPeek = null;
+                Steps.One bestPeek = null;
                 for (int k = 0; k < buckets.size(); k++) {
-                    Decision p = peek(reads.get(k).tats, now, tokens, buckets.get(k).limits());
+                    Steps.One p = peek(reads.get(k).tats, now, tokens, buckets.get(k).limits());
                     if (bestPeek == null || p.waitTicks() < bestPeek.waitTicks()
                             || p.waitTicks() == bestPeek.waitTicks() && p.remaining() > bestPeek.remaining()) {
                         best = k;
@@ -588,7 +588,7 @@ class BucketScriptDifferentialTest {
                 }
                 Bucket chosen = buckets.get(best);
                 Read read = reads.get(best);
-                Decision d = reserve(read.tats, now, tokens, chosen.limits(), run.arg());
+                Steps.One d = reserve(read.tats, now, tokens, chosen.limits(), run.arg());
                 if (d.granted()) {
                     keys.set(best, written(d.tatTicks(), read, now));
                 }
@@ -598,7 +598,7 @@ class BucketScriptDifferentialTest {
                 int c = run.candidates();
                 long[][] all = reads.stream().map(Read::tats).toArray(long[][]::new);
                 List<Limits> allLimits = buckets.stream().map(Bucket::limits).toList();
-                AllOfDecision d = BucketMath.reserveAll(Arrays.copyOfRange(all, 0, c), allLimits.subList(0, c),
+                Steps.All d = Steps.reserveAll(Arrays.copyOfRange(all, 0, c), allLimits.subList(0, c),
                         Arrays.copyOfRange(all, c, all.length), allLimits.subList(c, all.length), now, tokens,
                         run.arg());
                 if (d.granted()) {
@@ -610,7 +610,7 @@ class BucketScriptDifferentialTest {
                 return new Expected(reply(d.granted(), d.waitTicks(), d.remaining(), d.chosen() + 1, now), keys);
             }
             case "peek" -> {
-                Decision p = peek(tats, now, tokens, limits);
+                Steps.One p = peek(tats, now, tokens, limits);
                 return new Expected(reply(p.granted(), p.waitTicks(), p.remaining(), 1, now), keys);
             }
             case "refund" -> {
@@ -624,7 +624,7 @@ class BucketScriptDifferentialTest {
                         ? new long[] {BucketMath.penalize(tats[0], now, run.arg(), limits.get(0))}
                         : BucketMath.penalize(tats, now, run.arg(), limits);
                 keys.set(0, written(next, reads.get(0), now));
-                Decision p = peek(next, now, tokens, limits); // the script answers as peek after it
+                Steps.One p = peek(next, now, tokens, limits); // the script answers as peek after it
                 return new Expected(reply(p.granted(), p.waitTicks(), p.remaining(), 1, now), keys);
             }
             default -> throw new IllegalStateException(run.op());
@@ -652,18 +652,18 @@ class BucketScriptDifferentialTest {
 
     // BucketMath's one-limit functions for one limit (what the fast path mirrors), its several-limit ones otherwise
 
-    private static Decision reserve(long[] tats, long now, long tokens, Limits limits, long maxWait) {
+    private static Steps.One reserve(long[] tats, long now, long tokens, Limits limits, long maxWait) {
         if (limits.size() == 1) {
-            return BucketMath.reserve(tats[0], now, tokens, limits.get(0), maxWait);
+            return Steps.reserve(tats[0], now, tokens, limits.get(0), maxWait);
         }
-        return BucketMath.reserve(tats, now, tokens, limits, maxWait);
+        return Steps.reserve(tats, now, tokens, limits, maxWait);
     }
 
-    private static Decision peek(long[] tats, long now, long tokens, Limits limits) {
+    private static Steps.One peek(long[] tats, long now, long tokens, Limits limits) {
         if (limits.size() == 1) {
-            return BucketMath.peek(tats[0], now, tokens, limits.get(0));
+            return Steps.peek(tats[0], now, tokens, limits.get(0));
         }
-        return BucketMath.peek(tats, now, tokens, limits);
+        return Steps.peek(tats, now, tokens, limits);
     }
 
     private static long available(long[] tats, long now, Limits limits) {

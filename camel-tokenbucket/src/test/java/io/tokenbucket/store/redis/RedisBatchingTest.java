@@ -15,7 +15,7 @@ import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.FallbackBucketStore;
-import io.tokenbucket.store.Reservation;
+import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.local.LocalBucketStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -66,11 +66,11 @@ class RedisBatchingTest {
         Limits limits = Limits.of(limit);
         int threads = 8;
         int perThread = 3_000;
-        List<CompletableFuture<Reservation>> all = new ArrayList<>();
+        List<CompletableFuture<Outcome>> all = new ArrayList<>();
         long began = System.nanoTime();
         List<Thread> senders = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-            List<CompletableFuture<Reservation>> mine = new ArrayList<>();
+            List<CompletableFuture<Outcome>> mine = new ArrayList<>();
             Thread sender = new Thread(() -> {
                 for (int i = 0; i < perThread; i++) {
                     mine.add(store.reserve("hot", limits, 1, 0).toCompletableFuture());
@@ -86,7 +86,7 @@ class RedisBatchingTest {
             sender.join();
         }
         long granted = 0;
-        for (CompletableFuture<Reservation> f : all) {
+        for (CompletableFuture<Outcome> f : all) {
             granted += f.get(10, TimeUnit.SECONDS).granted() ? 1 : 0;
         }
         long elapsedNanos = System.nanoTime() - began;
@@ -110,7 +110,7 @@ class RedisBatchingTest {
             releases.add(store.reserve("fifo", oneASecond, 1, BucketMath.NO_LIMIT).toCompletableFuture()
                     .thenApply(r -> {
                         assertThat(r.granted()).isTrue();
-                        return System.nanoTime() + r.waitNanos(); // when this one's slot comes, on our clock
+                        return System.nanoTime() + r.waitTicks(); // when this one's slot comes, on our clock
                     }));
         }
         long previous = Long.MIN_VALUE;
@@ -140,15 +140,15 @@ class RedisBatchingTest {
             // Redis holds every call (CLIENT PAUSE), so the first calls stay in flight and the rest queue behind
             redis.command("CLIENT", "PAUSE", "20000");
             int count = 1_000;
-            List<CompletableFuture<Reservation>> failed = new ArrayList<>();
-            List<CompletableFuture<Reservation>> fellBack = new ArrayList<>();
+            List<CompletableFuture<Outcome>> failed = new ArrayList<>();
+            List<CompletableFuture<Outcome>> fellBack = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 failed.add(failing.reserve("k" + (i % 7), limits, 1, 0).toCompletableFuture());
                 fellBack.add(falling.reserve("k" + (i % 7), limits, 1, 0).toCompletableFuture());
             }
             assertThat(failed).noneMatch(CompletableFuture::isDone);
             redis.stop();
-            for (CompletableFuture<Reservation> f : failed) {
+            for (CompletableFuture<Outcome> f : failed) {
                 try {
                     f.get(10, TimeUnit.SECONDS);
                     org.assertj.core.api.Assertions.fail("a reservation answered by a dead Redis");
@@ -158,7 +158,7 @@ class RedisBatchingTest {
                 }
             }
             assertThat(failing.failures()).as("each reservation failed on its own").isEqualTo(count);
-            for (CompletableFuture<Reservation> f : fellBack) {
+            for (CompletableFuture<Outcome> f : fellBack) {
                 assertThat(f.get(10, TimeUnit.SECONDS).granted()).isTrue();
             }
             assertThat(falling.fallbacks()).as("each reservation fell back on its own").isEqualTo(count);
@@ -173,12 +173,12 @@ class RedisBatchingTest {
                 size -> largestBatch.accumulate(size));
         // 50 an hour: however slowly the calls go, no token comes back during the test
         Limits limits = Limits.of(Limit.of(50, 50, 3_600_000 * MS));
-        List<CompletableFuture<Reservation>> all = new ArrayList<>();
+        List<CompletableFuture<Outcome>> all = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             all.add(store.reserve("one", limits, 1, 0).toCompletableFuture());
         }
         long granted = 0;
-        for (CompletableFuture<Reservation> f : all) {
+        for (CompletableFuture<Outcome> f : all) {
             granted += f.get(10, TimeUnit.SECONDS).granted() ? 1 : 0;
         }
         assertThat(granted).isEqualTo(50);

@@ -8,10 +8,11 @@ import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
-import io.tokenbucket.store.Adaptation;
+import io.tokenbucket.math.Outcome;
+import io.tokenbucket.store.Rate;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.BucketStoreContract;
-import io.tokenbucket.store.Reservation;
+import io.tokenbucket.math.Outcome;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -101,7 +102,7 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
                 .withAdaptive(Adaptive.of(100_000, 500_000, 100_000, 0, 60_000 * MS).withStart(250_000));
         String key = redisStore.redisKey("slow");
         // a peek and a question about the rate write nothing: the fresh state is no state
-        assertThat(get(store.rate("slow", slow))).isEqualTo(new Adaptation(false, 250_000, true));
+        assertThat(Rate.of(get(store.rate("slow", slow)))).isEqualTo(new Rate(false, 250_000, true));
         assertThat(redisCommands().exists(key).get(5, TimeUnit.SECONDS)).isZero();
         assertThat(get(store.reserve("slow", slow, 1, 0)).granted()).isTrue();
         String state = redisCommands().get(key).get(5, TimeUnit.SECONDS);
@@ -111,10 +112,10 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         // a state written before the slow start (three numbers after 'r') reads as past its start
         long tat = Long.parseLong(state.substring(0, state.indexOf(' ')));
         redisCommands().set(key, tat + " r 500000 0 " + tat).get(5, TimeUnit.SECONDS);
-        assertThat(get(store.rate("slow", slow))).isEqualTo(new Adaptation(false, 500_000, false));
+        assertThat(Rate.of(get(store.rate("slow", slow)))).isEqualTo(new Rate(false, 500_000, false));
         // a fourth number that is neither 0 nor 1 is no rate state: the fresh one
         redisCommands().set(key, tat + " r 500000 0 " + tat + " 2").get(5, TimeUnit.SECONDS);
-        assertThat(get(store.rate("slow", slow))).isEqualTo(new Adaptation(false, 250_000, true));
+        assertThat(Rate.of(get(store.rate("slow", slow)))).isEqualTo(new Rate(false, 250_000, true));
     }
 
     @Test
@@ -122,12 +123,12 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         Limit three = Limit.of(3, 1, HOUR);
         assertThat(reserve("flush", three, 2, 0).remaining()).isEqualTo(1);
         redisCommands().scriptFlush().get(5, TimeUnit.SECONDS);
-        Reservation afterFlush = reserve("flush", three, 1, 0);
+        Outcome afterFlush = reserve("flush", three, 1, 0);
         assertThat(afterFlush.granted()).isTrue();
         assertThat(afterFlush.remaining()).isZero();
         assertThat(reserve("flush", three, 1, 0).granted()).isFalse();
         redisCommands().scriptFlush().get(5, TimeUnit.SECONDS);
-        assertThat(get(store.peek("flush", Limits.of(three), 1)).waitNanos()).isGreaterThan(HOUR - SLACK_MS * MS);
+        assertThat(get(store.peek("flush", Limits.of(three), 1)).waitTicks()).isGreaterThan(HOUR - SLACK_MS * MS);
     }
 
     @Test
@@ -150,13 +151,13 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         redisCommands().set(redisStore.redisKey("one"), Long.toString(tat)).get(5, TimeUnit.SECONDS);
         redisCommands().set(redisStore.redisKey("two"), tat + " " + (tat + 7)).get(5, TimeUnit.SECONDS);
         for (String key : new String[] {"one", "two"}) {
-            Reservation refused = reserve(key, tenPerSecond, 1, 0);
+            Outcome refused = reserve(key, tenPerSecond, 1, 0);
             assertThat(refused.granted()).as(key).isFalse();
-            assertThat(refused.waitNanos()).as(key).isBetween((600 - SLACK_MS) * MS, 600 * MS);
+            assertThat(refused.waitTicks()).as(key).isBetween((600 - SLACK_MS) * MS, 600 * MS);
             assertThat(refused.remaining()).as(key).isZero();
-            Reservation waiting = reserve(key, tenPerSecond, 1, BucketMath.NO_LIMIT);
+            Outcome waiting = reserve(key, tenPerSecond, 1, BucketMath.NO_LIMIT);
             assertThat(waiting.granted()).as(key).isTrue();
-            assertThat(waiting.waitNanos()).as(key).isBetween((600 - SLACK_MS) * MS, 600 * MS);
+            assertThat(waiting.waitTicks()).as(key).isBetween((600 - SLACK_MS) * MS, 600 * MS);
             assertThat(redisCommands().get(redisStore.redisKey(key)).get(5, TimeUnit.SECONDS)).as(key)
                     .isEqualTo(Long.toString(tat + 100_000));
         }
@@ -176,15 +177,15 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         for (String stored : new String[] {"1e300", "inf", "nan", "99999999999999999999999", "1e300 1e300"}) {
             String key = "hostile-" + stored.replace(' ', '_');
             redisCommands().set(redisStore.redisKey(key), stored).get(5, TimeUnit.SECONDS);
-            Reservation r = reserve(key, tenPerSecond, 1, BucketMath.NO_LIMIT);
+            Outcome r = reserve(key, tenPerSecond, 1, BucketMath.NO_LIMIT);
             assertThat(r.granted()).as(stored).isFalse();
-            assertThat(r.waitNanos()).as(stored).isGreaterThan(BucketStore.MAX_WAIT_NANOS);
+            assertThat(r.waitTicks()).as(stored).isGreaterThan(BucketStore.MAX_WAIT_NANOS);
             assertThat(get(store.peek(key, Limits.of(tenPerSecond), 1)).granted()).as(stored).isFalse();
         }
         for (String stored : new String[] {"-inf", "-1", "abc", "0x10"}) {
             String key = "hostile-" + stored;
             redisCommands().set(redisStore.redisKey(key), stored).get(5, TimeUnit.SECONDS);
-            Reservation r = reserve(key, tenPerSecond, 1, 0);
+            Outcome r = reserve(key, tenPerSecond, 1, 0);
             assertThat(r.granted()).as(stored).isTrue();
             assertThat(r.remaining()).as(stored).isEqualTo(9);
         }

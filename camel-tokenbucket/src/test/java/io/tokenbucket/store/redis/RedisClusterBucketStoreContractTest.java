@@ -12,7 +12,7 @@ import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.BucketStoreContract;
-import io.tokenbucket.store.Reservation;
+import io.tokenbucket.math.Outcome;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -98,9 +98,9 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
             String key = "late-" + attempt;
             assertThat(reserve(key, oneASecond, 1, 0).granted()).isTrue(); // the node's first sample
             long sampled = System.nanoTime();
-            CompletableFuture<Reservation> first = store.reserve(key, Limits.of(oneASecond), 1, Long.MAX_VALUE)
+            CompletableFuture<Outcome> first = store.reserve(key, Limits.of(oneASecond), 1, Long.MAX_VALUE)
                     .toCompletableFuture();
-            CompletableFuture<Reservation> second = store.reserve(key, Limits.of(oneASecond), 1, Long.MAX_VALUE)
+            CompletableFuture<Outcome> second = store.reserve(key, Limits.of(oneASecond), 1, Long.MAX_VALUE)
                     .toCompletableFuture();
             Thread test = Thread.currentThread();
             CompletableFuture<Boolean> held = first.thenApply(r -> {
@@ -110,16 +110,16 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
                 LockSupport.parkNanos(heldNanos); // holds the thread that handles the second reply, a fault injected
                 return true;
             });
-            Reservation late = second.get(10, TimeUnit.SECONDS);
+            Outcome late = second.get(10, TimeUnit.SECONDS);
             boolean stale = System.nanoTime() - sampled > 2 * RedisClockOffset.WINDOW_NANOS - Duration.ofMillis(20)
                     .toNanos();
             if (!held.get(10, TimeUnit.SECONDS) || stale) {
                 continue;
             }
-            assertThat(first.get().waitNanos()).isBetween(Duration.ofMillis(700).toNanos(),
+            assertThat(first.get().waitTicks()).isBetween(Duration.ofMillis(700).toNanos(),
                     Duration.ofSeconds(1).toNanos());
             // Redis said about 2 s from its now; the reply was handled about 0.2 s after that now
-            assertThat(late.waitNanos()).isBetween(Duration.ofMillis(1500).toNanos(),
+            assertThat(late.waitTicks()).isBetween(Duration.ofMillis(1500).toNanos(),
                     Duration.ofMillis(1900).toNanos());
             return;
         }
