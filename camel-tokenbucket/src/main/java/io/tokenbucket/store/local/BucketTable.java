@@ -10,8 +10,8 @@ import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.AdaptiveMath;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limits;
-import io.tokenbucket.math.RateState;
 import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.RateState;
 import io.tokenbucket.math.Step;
 
 /**
@@ -62,7 +62,8 @@ final class BucketTable {
 
     /**
      * {@link BucketMath#decide} of a reservation on one key of one fixed limit, committed by one compare-and-set:
-     * lock-free, and exact under any number of threads.
+     * lock-free, and exact under any number of threads. Answers null, deciding nothing, for a key that holds the
+     * states of several limits (its limits were changed): {@link #update} drops those, as it must.
      */
     Outcome reserveOne(String key, Step step, long nowNanos) {
         while (true) {
@@ -78,6 +79,9 @@ final class BucketTable {
                     }
                 }
                 continue;
+            }
+            if (bucket.moreTatNanos != null) {
+                return null;
             }
             long[] given = {tatNanos};
             long[][] tats = {given};
@@ -103,10 +107,13 @@ final class BucketTable {
         if (order.length > 1) {
             Arrays.sort(order, (a, b) -> keys.get(a).compareTo(keys.get(b)));
         }
+        // a peek or a question about the rate writes nothing, so it adds no bucket for a key that has none
+        boolean reads = step.op() == Step.Op.PEEK || step.op() == Step.Op.RATE;
         while (true) {
             Bucket[] held = new Bucket[order.length];
             for (int i = 0; i < held.length; i++) {
-                held[i] = bucketOf(keys.get(i), nowNanos);
+                Bucket existing = reads ? buckets.get(keys.get(i)) : null;
+                held[i] = existing != null ? existing : reads ? fresh(nowNanos) : bucketOf(keys.get(i), nowNanos);
             }
             Outcome[] decided = new Outcome[1];
             if (lockedUpdate(keys, step, nowNanos, held, order, 0, decided)) {
@@ -278,9 +285,13 @@ final class BucketTable {
         if (bucket != null) {
             return bucket;
         }
-        // a full bucket: any state at or before now; Long.MAX_VALUE (just before) when now is a marker itself
-        Bucket fresh = new Bucket(nowNanos <= HELD ? Long.MAX_VALUE : nowNanos);
+        Bucket fresh = fresh(nowNanos);
         Bucket raced = buckets.putIfAbsent(key, fresh);
         return raced != null ? raced : fresh;
+    }
+
+    /** A full bucket: any state at or before now; Long.MAX_VALUE (just before) when now is a marker itself. */
+    private static Bucket fresh(long nowNanos) {
+        return new Bucket(nowNanos <= HELD ? Long.MAX_VALUE : nowNanos);
     }
 }

@@ -30,6 +30,7 @@ public final class LocalBucketStore implements BucketStore {
 
     private final BucketTable table = new BucketTable();
     private final LongSupplier clock;
+    private final boolean lockFree;
 
     /** A store on {@link System#nanoTime()}. */
     public LocalBucketStore() {
@@ -42,7 +43,20 @@ public final class LocalBucketStore implements BucketStore {
      * @param nanoClock a monotonic clock in nanoseconds (tests inject one they move by hand)
      */
     public LocalBucketStore(LongSupplier nanoClock) {
+        this(nanoClock, true);
+    }
+
+    /**
+     * A store on the given clock, with or without the lock-free path.
+     *
+     * @param nanoClock a monotonic clock in nanoseconds
+     * @param lockFree  whether a reservation on one key of one fixed limit is committed by a compare-and-set (true,
+     *                  what the other constructors do) or takes the locked path of every other command (false: for
+     *                  the differential test and the benchmark that keep the special path honest)
+     */
+    public LocalBucketStore(LongSupplier nanoClock, boolean lockFree) {
         this.clock = nanoClock;
+        this.lockFree = lockFree;
     }
 
     @Override
@@ -54,9 +68,12 @@ public final class LocalBucketStore implements BucketStore {
     public Outcome executeNow(StoreCommand command) {
         Step step = command.step();
         long nowNanos = clock.getAsLong();
-        if (step.op() == Step.Op.RESERVE && step.keys() == 1 && step.limits().get(0).size() == 1
+        if (lockFree && step.op() == Step.Op.RESERVE && step.keys() == 1 && step.limits().get(0).size() == 1
                 && step.limits().get(0).adaptive() == null) {
-            return table.reserveOne(command.keys().get(0), step, nowNanos);
+            Outcome lockFree = table.reserveOne(command.keys().get(0), step, nowNanos);
+            if (lockFree != null) {
+                return lockFree;
+            }
         }
         return table.update(command.keys(), step, nowNanos);
     }

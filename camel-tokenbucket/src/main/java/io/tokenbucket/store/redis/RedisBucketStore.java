@@ -44,8 +44,8 @@ import io.tokenbucket.store.StoreCommand;
  * the calls go pipelined as unbatched ones do). Nothing
  * waits for a batch to fill: at low load every reservation is sent at once, as its own {@code reserve} call. A
  * batch that fails (a timeout, a lost connection, a reply the checks refuse) fails each of its reservations alone,
- * as its own call would have failed; the other operations are one call each, an all-of reservation
- * ({@link StoreCommand.ReserveAll}, several keys in one script) included.
+ * as its own call would have failed; the other operations are one call each, a reservation on several keys (the
+ * script's {@code all}) included.
  *
  * <p>Keys are {@code <keyPrefix><limiter name>:<key>} ({@link #namespace}). Every call fails its stage with
  * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout (a queued

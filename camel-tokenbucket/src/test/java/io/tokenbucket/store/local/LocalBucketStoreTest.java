@@ -16,9 +16,8 @@ import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
-import io.tokenbucket.store.Rate;
 import io.tokenbucket.store.BucketStore;
-import io.tokenbucket.math.Outcome;
+import io.tokenbucket.store.Rate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -38,6 +37,57 @@ class LocalBucketStoreTest {
     @AfterEach
     void stopPool() {
         pool.shutdownNow();
+    }
+
+    /**
+     * The lock-free path is the locked one: the same reservations, refunds, penalties and removes on a store with it
+     * and on one without, at the same instants, answer the same and leave the same states (read back by peeks).
+     * Random limits, costs, waits and steps of time; the limits of a key change now and then, so the lock-free path
+     * also reads states the locked path wrote for other limits.
+     */
+    @Test
+    void theLockFreeReservationAnswersAsTheLockedPath() {
+        java.util.Random random = new java.util.Random(22);
+        LocalBucketStore locked = new LocalBucketStore(clock::get, false);
+        int lockFreeGrants = 0;
+        for (int i = 0; i < 20_000; i++) {
+            String key = "k" + random.nextInt(4);
+            Limit limit = Limit.of(1 + random.nextInt(20), 1 + random.nextInt(10), (1 + random.nextInt(1000)) * MS);
+            Limits limits = random.nextInt(10) == 0 ? Limits.of(limit, Limit.of(5, 1, 50 * MS)) : Limits.of(limit);
+            long tokens = 1 + random.nextInt((int) limits.capacity());
+            long maxWait = switch (random.nextInt(3)) {
+                case 0 -> 0;
+                case 1 -> random.nextInt(2000) * MS;
+                default -> BucketMath.NO_LIMIT;
+            };
+            Outcome expected;
+            Outcome actual;
+            switch (random.nextInt(20)) {
+                case 0 -> {
+                    expected = locked.refund(key, limits, tokens).toCompletableFuture().join();
+                    actual = store.refund(key, limits, tokens).toCompletableFuture().join();
+                }
+                case 1 -> {
+                    long penalty = random.nextInt(3000) * MS;
+                    expected = locked.penalize(key, limits, penalty).toCompletableFuture().join();
+                    actual = store.penalize(key, limits, penalty).toCompletableFuture().join();
+                }
+                case 2 -> {
+                    expected = locked.remove(key, limits).toCompletableFuture().join();
+                    actual = store.remove(key, limits).toCompletableFuture().join();
+                }
+                default -> {
+                    expected = locked.reserveNow(key, limits, tokens, maxWait);
+                    actual = store.reserveNow(key, limits, tokens, maxWait);
+                    lockFreeGrants += limits.size() == 1 && actual.granted() ? 1 : 0;
+                }
+            }
+            assertThat(actual).as("step %d on %s", i, key).isEqualTo(expected);
+            assertThat(store.peek(key, limits, 1).toCompletableFuture().join()).as("state after step %d", i)
+                    .isEqualTo(locked.peek(key, limits, 1).toCompletableFuture().join());
+            clock.addAndGet(random.nextInt(4) == 0 ? 0 : random.nextInt(300) * MS);
+        }
+        assertThat(lockFreeGrants).as("grants on the lock-free path, of 20,000 steps").isGreaterThan(5_000);
     }
 
     @Test
