@@ -101,7 +101,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             TokenBucketRequest.Candidates allOf = request.allOf();
             List<String> shared = allOf == null ? List.of() : allOf.stored();
             List<Limits> sharedLimits = allOf == null ? List.of() : allOf.limits();
-            if (candidates == null) {
+            if (candidates == null && allOf == null) { // the common case, without the lists of the general one
+                answer = store.reserve(request.stored(), request.limits(), request.tokens(), accept)
+                        .toCompletableFuture();
+            } else if (candidates == null) {
                 answer = store.reserveAll(List.of(request.stored()), List.of(request.limits()), shared,
                         sharedLimits, request.tokens(), accept).toCompletableFuture();
             } else if (candidates.with() == null) {

@@ -64,7 +64,11 @@ public record Step(Op op, int[] groups, List<Limits> limits, long amount, long m
                     + " name " + grouped + " keys, with " + limits.size() + " limits");
         }
         switch (op) {
-            case RESERVE, PEEK -> limits.forEach(l -> l.checkCost(amount));
+            case RESERVE, PEEK -> {
+                for (Limits l : limits) {
+                    l.checkCost(amount);
+                }
+            }
             case REFUND -> {
                 if (amount < 1) {
                     throw new IllegalArgumentException("tokens must be at least 1, was " + amount);
@@ -85,14 +89,17 @@ public record Step(Op op, int[] groups, List<Limits> limits, long amount, long m
         }
     }
 
+    /** The groups of a step on one key: one group of one key. Shared by every such step, and never changed. */
+    private static final int[] ONE_KEY = {1};
+
     /** A step of one key: {@code op} with {@code amount} and no wait accepted. */
     public static Step of(Op op, Limits limits, long amount) {
-        return new Step(op, new int[] {1}, List.of(limits), amount, 0);
+        return new Step(op, ONE_KEY, List.of(limits), amount, 0);
     }
 
     /** A reservation of {@code tokens} on one key, waiting up to {@code maxWaitTicks}. */
     public static Step reserve(Limits limits, long tokens, long maxWaitTicks) {
-        return new Step(Op.RESERVE, new int[] {1}, List.of(limits), tokens, maxWaitTicks);
+        return new Step(Op.RESERVE, ONE_KEY, List.of(limits), tokens, maxWaitTicks);
     }
 
     /** The number of keys: every group's and the shared ones. */

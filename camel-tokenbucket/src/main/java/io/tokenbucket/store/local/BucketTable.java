@@ -58,6 +58,12 @@ final class BucketTable {
         }
     }
 
+    /**
+     * The rate state of a key of fixed limits as {@link #reserveOne} gives it: none. Shared, since a reservation on
+     * fixed limits reads it and never writes it ({@link BucketMath#decide} writes rates of adaptive keys only).
+     */
+    private static final RateState[] NO_RATE = new RateState[1];
+
     private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
 
     /**
@@ -85,7 +91,7 @@ final class BucketTable {
             }
             long[] given = {tatNanos};
             long[][] tats = {given};
-            Outcome o = BucketMath.decide(step, nowNanos, tats, new RateState[1]);
+            Outcome o = BucketMath.decide(step, nowNanos, tats, NO_RATE);
             if (tats[0] == given || bucket.compareAndSet(tatNanos, storable(tats[0][0]))) {
                 return o;
             }

@@ -196,8 +196,8 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * Runs a command as today's script operations do it: a reservation of one key of one limit as {@code reserve}
-     * (batched when batching), every other reservation as one {@code all} call; peek, penalize, throttle and rate of
+     * Runs a command as today's script operations do it: a reservation of one key as {@code reserve} (batched when
+     * batching), every other reservation as one {@code all} call; peek, penalize, throttle and rate of
      * one key as their own operations; a refund as one {@code refund} per key; a remove as a DEL.
      *
      * @throws IllegalArgumentException on a Redis Cluster when the keys of one reservation are not in one hash slot,
@@ -210,7 +210,7 @@ public final class RedisBucketStore implements BucketStore {
         List<Limits> limits = step.limits();
         switch (step.op()) {
             case RESERVE:
-                if (keys.size() == 1 && limits.get(0).size() == 1) {
+                if (keys.size() == 1) {
                     return reserveOne(keys.get(0), limits.get(0), step.amount(), maxWaitMicros(step.maxWaitTicks()));
                 }
                 return reserveAll(c);
@@ -244,7 +244,7 @@ public final class RedisBucketStore implements BucketStore {
         };
     }
 
-    /** A reservation of one key of one limit: the script's {@code reserve}, through a lane when batching. */
+    /** A reservation of one key: the script's {@code reserve}, through a lane when batching. */
     private CompletionStage<Outcome> reserveOne(String key, Limits limits, long tokens, long maxWaitMicros) {
         if (!batching) {
             return call("reserve", List.of(key), List.of(limits), tokens, maxWaitMicros);
