@@ -101,7 +101,7 @@ public final class BucketMath {
 
     /**
      * The one step: every operation on every shape of keys ({@link Step}) decided the same way, at each key's current
-     * rate. {@code bucket.lua} mirrors it step by step; its comments number the steps below.
+     * rate. This Javadoc is the specification {@code bucket.lua} mirrors, step by step.
      *
      * <p>Key {@code i} has configured limits {@code L[i]} ({@code step.limits()}), states {@code tats[i]} (one
      * {@code tat} per limit, {@link #align aligned}) and a stored rate state {@code rates[i]} (null: none).
