@@ -19,7 +19,7 @@ class BenchSmokeTest {
 
     @Test
     void localLimitsNeverBind() {
-        for (String impl : new String[] {"ours", "bucket4j", "guava", "resilience4j", "atomicCas"}) {
+        for (String impl : new String[] {"ours", "oursLocked", "bucket4j", "guava", "resilience4j", "atomicCas"}) {
             LocalAcquire bench = new LocalAcquire();
             bench.keys = 1;
             bench.setup(impl);
@@ -28,6 +28,7 @@ class BenchSmokeTest {
             for (int i = 0; i < 300_000; i++) {
                 boolean granted = switch (impl) {
                     case "ours" -> bench.ours(cursor).granted();
+                    case "oursLocked" -> bench.oursLocked(cursor).granted();
                     case "bucket4j" -> bench.bucket4j(cursor);
                     case "guava" -> bench.guava(cursor);
                     case "resilience4j" -> bench.resilience4j(cursor);
@@ -40,7 +41,7 @@ class BenchSmokeTest {
 
     @Test
     void localHarnessRuns() throws Exception {
-        assertThat(oneIteration(LocalAcquire.class, "1")).hasSize(5);
+        assertThat(oneIteration(LocalAcquire.class, "1")).hasSize(6); // ours, oursLocked and four peers
     }
 
     @Test
