@@ -254,4 +254,44 @@ class BucketMathAllOfTest {
         assertThat(alone.waitTicks()).as("the proxy is owed until the host's release plus one proxy token")
                 .isEqualTo(10_100);
     }
+
+    /** {@code op} on a proxy (state {@code proxy}) and a host (state {@code host}) as one group of two keys. */
+    private static Outcome both(Step.Op op, long amount, long[][] tats, RateState[] rates, long now) {
+        return BucketMath.decide(new Step(op, new int[] {2}, List.of(ONE_PER_SECOND, TEN_PER_SECOND), amount, 0),
+                now, tats, rates);
+    }
+
+    /**
+     * The other operations of the one step on several keys: a refund gives back to every key and answers the fewest
+     * tokens left; a penalty makes every key wait, answered as a peek of one token; a peek decides as a reservation
+     * would and stores nothing; a remove leaves every key full. The proxy (1 a second, burst 1) used up until 1000,
+     * the host (burst 5, 100 ms a token) with 2 of its 5 tokens left.
+     */
+    @Test
+    void refundPenalizePeekAndRemoveActOnEveryKeyOfTheStep() {
+        long[] proxy = {1000};
+        long[] host = {300};
+        long[][] tats = {proxy, host};
+        RateState[] rates = new RateState[2];
+        Outcome peek = both(Step.Op.PEEK, 1, tats, rates, 0);
+        assertThat(peek).isEqualTo(new Outcome(false, 0, 1000, 0, Adaptive.PPM, false, false));
+        assertThat(tats[0]).isSameAs(proxy);
+        assertThat(tats[1]).isSameAs(host);
+
+        Outcome refund = both(Step.Op.REFUND, 1, tats, rates, 0);
+        assertThat(tats[0]).containsExactly(0); // the proxy full again
+        assertThat(tats[1]).containsExactly(200); // the host: one token of 100 ms back
+        assertThat(refund).isEqualTo(new Outcome(true, 0, 0, 1, Adaptive.PPM, false, false)); // the proxy's 1
+
+        Outcome penalized = both(Step.Op.PENALIZE, 2000, tats, rates, 0);
+        assertThat(tats[0]).containsExactly(2000); // no token before 2000: debt penalty + C*T - T
+        assertThat(tats[1]).containsExactly(2400);
+        assertThat(penalized).isEqualTo(new Outcome(false, 0, 2000, 0, Adaptive.PPM, false, false));
+
+        Outcome removed = both(Step.Op.REMOVE, 0, tats, rates, 5000);
+        assertThat(tats[0]).containsExactly(5000);
+        assertThat(tats[1]).containsExactly(5000);
+        assertThat(removed.remaining()).isEqualTo(1);
+        assertThat(both(Step.Op.PEEK, 1, tats, rates, 5000).remaining()).isEqualTo(1);
+    }
 }
