@@ -172,15 +172,15 @@ public class TokenBucketConfiguration implements Cloneable {
             + " Redis call may take before it counts as a store error.")
     private long storeTimeout = 1000;
 
-    @UriParam(label = "redis,advanced", defaultValue = "false", description = "Whether reservations on a key that"
-            + " arrive while one of that key's is on its way to Redis go together in one script call when it returns"
-            + " (each still its own reservation, in arrival order, and failing on its own; keys are told apart by a"
-            + " hash into 1,024 lanes per connection, or by hash slot on a cluster). On a hot key it doubles the"
-            + " throughput and cuts the p99 at 400 in flight; on many keys it sends pipelined single calls as false"
-            + " does (0.98 to 1.10 times their throughput, measured). Off by default: a batch's reply carries one"
-            + " Redis time read before its members' work, so waits reserved in a busy spell end about 1 ms later"
-            + " (accuracy benchmark, p50 1.3 to 2.0 ms against 0.4 to 0.6 ms unbatched).")
-    private boolean redisBatching;
+    @UriParam(label = "redis,advanced", defaultValue = "true", description = "Whether reservations that arrive"
+            + " while a reservation call is on its way to Redis go together in the next call, whatever their keys:"
+            + " each store has 4 lanes (a key always in the same one, so its reservations keep their arrival order),"
+            + " each with one script call in flight carrying everything queued for it (at most 256); on a cluster a"
+            + " lane's call is split by hash slot. Each reservation is still decided on its own, in arrival order,"
+            + " with its own answer, error and onStoreError fallback; nothing waits for a batch to fill. Many"
+            + " reservations then share one script call, whose fixed cost is most of Redis's work for one."
+            + " false: every reservation is a script call of its own, pipelined.")
+    private boolean redisBatching = true;
 
     @UriParam(label = "adaptive", defaultValue = "false", description = "Whether each key's rate adapts to feedback"
             + " (AIMD): operation throttled (send it when the target answers 429 or 503) cuts the key's rate by"
@@ -546,12 +546,12 @@ public class TokenBucketConfiguration implements Cloneable {
         this.storeTimeout = storeTimeout;
     }
 
-    /** Whether Redis reservations are batched while calls are in flight. Default false. */
+    /** Whether Redis reservations are batched while calls are in flight. Default true. */
     public boolean isRedisBatching() {
         return redisBatching;
     }
 
-    /** Sets whether Redis reservations are batched while calls are in flight. Default false. */
+    /** Sets whether Redis reservations are batched while calls are in flight. Default true. */
     public void setRedisBatching(boolean redisBatching) {
         this.redisBatching = redisBatching;
     }

@@ -10,9 +10,9 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code redisBatching} option as a route sees it, on a real redis-server: on, reservations
+ * The {@code redisBatching} option as a route sees it, on a real redis-server: on (the default), reservations
  * sent while one is in flight go to Redis together, and the statistics, JMX and Micrometer say how many per call;
- * off (the default), every reservation is a call of its own and no batch is counted. Either way each exchange gets its own answer.
+ * off, every reservation is a call of its own and no batch is counted. Either way each exchange gets its own answer.
  */
 class TokenBucketRedisBatchingTest extends TokenBucketRedisTestSupport {
 
@@ -38,8 +38,8 @@ class TokenBucketRedisBatchingTest extends TokenBucketRedisTestSupport {
     }
 
     @Test
-    void onReservationsInFlightGoTogetherAndTheSizesAreCounted() throws Exception {
-        String uri = uri("batched", "&redisBatching=true");
+    void onByDefaultReservationsInFlightGoTogetherAndTheSizesAreCounted() throws Exception {
+        String uri = uri("batched", "");
         assertThat(admitted(uri)).isEqualTo(500);
         TokenBucketEndpoint endpoint = context.getEndpoint(uri, TokenBucketEndpoint.class);
         assertThat(endpoint.getConfiguration().isRedisBatching()).isTrue();
@@ -53,8 +53,8 @@ class TokenBucketRedisBatchingTest extends TokenBucketRedisTestSupport {
     }
 
     @Test
-    void offByDefaultEveryReservationIsACallOfItsOwn() throws Exception {
-        String uri = uri("unbatched", "");
+    void offEveryReservationIsACallOfItsOwn() throws Exception {
+        String uri = uri("unbatched", "&redisBatching=false");
         assertThat(admitted(uri)).isEqualTo(500);
         TokenBucketEndpoint endpoint = context.getEndpoint(uri, TokenBucketEndpoint.class);
         assertThat(endpoint.getConfiguration().isRedisBatching()).isFalse();

@@ -3,11 +3,13 @@ package io.tokenbucket.store.redis;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
@@ -35,17 +37,18 @@ import io.tokenbucket.store.StoreCommand;
  * disagree share one timeline. Works on a standalone Redis and on a Redis Cluster (every script call's keys in one
  * hash slot).
  *
- * <p><b>Reservations may be batched</b> ({@code redisBatching=true}, off by default: see its option): while a reservation's
- * script call is in flight ({@link #IN_FLIGHT} at most per lane: {@link #LANES} lanes per connection by key hash,
- * or one per hash slot on a cluster), the reservations of that lane that arrive meanwhile queue up, and when a call
- * returns everything queued (at most {@link #MAX_BATCH}) goes as one call of the script's {@code batch} operation,
- * which reserves for each in arrival order on one Redis clock reading: each its own slot, so FIFO and the bound
- * hold exactly as with one call each (twice the throughput on a hot key; on many keys the lanes rarely meet, and
- * the calls go pipelined as unbatched ones do). Nothing
- * waits for a batch to fill: at low load every reservation is sent at once, as its own {@code reserve} call. A
- * batch that fails (a timeout, a lost connection, a reply the checks refuse) fails each of its reservations alone,
- * as its own call would have failed; the other operations are one call each, a reservation on several keys (the
- * script's {@code all}) included.
+ * <p><b>Reservations are batched across keys</b> ({@code redisBatching}, on by default): a store has {@link #LANES}
+ * lanes, a key always in the same one, each with one script call in flight ({@link #IN_FLIGHT}); the reservations
+ * that arrive while it is out queue, whatever their keys, and when it returns everything queued (at most
+ * {@link #MAX_BATCH}) goes as one call of the script's {@code batch} operation, which decides each in arrival order,
+ * each on the state the one before left: each its own slot, so FIFO on a key and the bound hold exactly as with one
+ * call each. The other lanes' calls keep Redis busy while a lane's reply and its next call are on the wire. On a
+ * cluster a lane's batch goes as one call per hash slot among its members (a script's keys must share a slot),
+ * sent together, and the lane's next batch waits for all of them. Nothing waits for a batch to fill: a reservation
+ * that finds its lane idle goes at once, as its own {@code reserve} call. A batch that fails (a timeout, a lost
+ * connection, a reply the checks refuse) fails each of its reservations alone, as its own call would have failed;
+ * the other operations are one call each, a reservation on several keys or several limits (the script's {@code all})
+ * included.
  *
  * <p>Keys are {@code <keyPrefix><limiter name>:<key>} ({@link #namespace}). Every call fails its stage with
  * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout (a queued
@@ -83,15 +86,14 @@ public final class RedisBucketStore implements BucketStore {
     public static final int IN_FLIGHT = 1;
 
     /**
-     * How many lanes a standalone Redis connection has: 1,024, a key's lane chosen by its hash (on a cluster each
-     * hash slot is a lane). One call in flight per lane keeps a key's reservations in arrival order, and only
-     * reservations that share a lane (in effect, a key) go together: on one hot key they form batches, on many keys
-     * they go pipelined as single calls (with 64 in flight on random keys, about 3 % share a lane). One lane per
-     * connection left Redis idle for every round trip (0.6 times the unbatched throughput at 16 in flight), and 16
-     * lanes still did (0.7 at 16 and 64 in flight). A lane costs a few dozen bytes until it first queues.
+     * How many lanes a store has: 4, a key's lane chosen by a hash of its Redis key (on a cluster, of its hash slot).
+     * Each lane has one call in flight ({@link #IN_FLIGHT}) carrying everything that queued for it, whatever the
+     * keys, so a key's reservations reach Redis in arrival order and reservations on different keys share calls.
+     * More than one lane keeps Redis busy while a lane's reply and its next call are on the wire: with one, Redis
+     * sat idle for every round trip; with many (1,024), random keys rarely met in a lane and every reservation
+     * paid a script call of its own.
      */
-    public static final int LANES = 1024;
-
+    public static final int LANES = 4;
 
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
     private final boolean cluster;
@@ -101,9 +103,8 @@ public final class RedisBucketStore implements BucketStore {
     private final long timeoutNanos;
     private final boolean batching;
     private final LongConsumer batchSizes;
-    /** The lanes of a standalone (or Sentinel) Redis, a key's by its hash; null on a cluster: one per hash slot. */
-    private final Lane[] lanes;
-    private final ConcurrentHashMap<Integer, Lane> slotLanes = new ConcurrentHashMap<>();
+    /** The lanes, a key's by a hash of its Redis key (standalone) or of its hash slot (cluster). */
+    private final Lane[] lanes = new Lane[LANES];
 
     /**
      * @param commands  Lettuce's asynchronous commands of a standalone or cluster connection
@@ -131,10 +132,9 @@ public final class RedisBucketStore implements BucketStore {
     /**
      * A store as {@link #RedisBucketStore(Supplier, boolean, String, Duration)}, batching reservations or not.
      *
-     * @param batching   whether reservations that arrive while one is in flight go together in one script call;
-     *                   false (what the other constructors do) sends each reservation as its own call, pipelined.
-     *                   Batching keeps one call in flight per lane: it wins on a hot key (twice the throughput
-     *                   at 400 in flight) and ties on many keys, where the lanes rarely meet
+     * @param batching   whether reservations that arrive while a call is in flight go together in the next call,
+     *                   whatever their keys ({@link #LANES} lanes, one call in flight each); false (what the other
+     *                   constructors do) sends each reservation as its own call, pipelined
      * @param batchSizes hears the number of reservations of every reservation call sent while batching (1 when
      *                   one went alone), on the thread that sends it; must not block
      */
@@ -147,8 +147,7 @@ public final class RedisBucketStore implements BucketStore {
         this.timeoutNanos = timeout.toNanos();
         this.batching = batching;
         this.batchSizes = batchSizes;
-        this.lanes = cluster ? null : new Lane[LANES];
-        for (int i = 0; !cluster && i < LANES; i++) {
+        for (int i = 0; i < LANES; i++) {
             lanes[i] = new Lane();
         }
     }
@@ -255,9 +254,7 @@ public final class RedisBucketStore implements BucketStore {
         appendLimits(args, limits); // fails at once for a limit too large, as a call of its own does
         String redisKey = redisKey(key);
         Member member = new Member(redisKey, limits, args, new CompletableFuture<>());
-        Lane to = lanes != null ? lanes[Math.floorMod(redisKey.hashCode(), LANES)]
-                : slotLanes.computeIfAbsent(SlotHash.getSlot(redisKey), s -> new Lane());
-        to.submit(member);
+        lanes[lane(redisKey)].submit(member);
         return member.result();
     }
 
@@ -410,20 +407,27 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * The reservations of one connection (or one hash slot): at most {@link #IN_FLIGHT} calls in flight; what
-     * arrives meanwhile queues, and each returning call sends what queued as the next batch.
+     * The lane of a Redis key: by a hash of the key, or on a cluster of its hash slot, so that the keys of one slot
+     * share a lane and a lane's call can be split by slot (a script's keys must all be in one slot there).
+     */
+    private int lane(String redisKey) {
+        int h = cluster ? SlotHash.getSlot(redisKey) : redisKey.hashCode();
+        return Math.floorMod(h ^ (h >>> 16), LANES);
+    }
+
+    /**
+     * The reservations of one lane: one call in flight (on a cluster one per hash slot, sent together and all
+     * returned before the next); what arrives meanwhile queues, whatever its key, and when the call returns
+     * everything queued goes as the next call.
      */
     private final class Lane {
-        /** What queued behind the call in flight; made when first needed, since most lanes of a store never queue. */
-        private ArrayDeque<Member> queue;
+        /** What queued behind the call in flight. */
+        private final ArrayDeque<Member> queue = new ArrayDeque<>();
         private int inFlight;
 
         void submit(Member member) {
             synchronized (this) {
                 if (inFlight >= IN_FLIGHT) {
-                    if (queue == null) {
-                        queue = new ArrayDeque<>();
-                    }
                     queue.add(member);
                     // a call of its own would time out this long after it was made; so does a queued one
                     member.result().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
@@ -437,10 +441,6 @@ public final class RedisBucketStore implements BucketStore {
         /** The next batch from the queue, or null (and one call fewer in flight) when nothing queued. */
         private List<Member> next() {
             synchronized (this) {
-                if (queue == null || queue.isEmpty()) {
-                    inFlight--;
-                    return null;
-                }
                 List<Member> batch = new ArrayList<>(Math.min(queue.size(), MAX_BATCH));
                 while (!queue.isEmpty() && batch.size() < MAX_BATCH) {
                     Member m = queue.poll();
@@ -456,26 +456,46 @@ public final class RedisBucketStore implements BucketStore {
             }
         }
 
+        /** Sends a batch: one call, or on a cluster one per hash slot among its members, in arrival order each. */
         private void dispatch(List<Member> batch) {
-            batchSizes.accept(batch.size());
-            String redisKey = batch.get(0).redisKey(); // every member's key is in this lane's hash slot
+            List<List<Member>> calls = cluster ? bySlot(batch) : List.of(batch);
+            AtomicInteger outstanding = new AtomicInteger(calls.size());
+            for (List<Member> call : calls) {
+                send(call, outstanding);
+            }
+        }
+
+        private void send(List<Member> call, AtomicInteger outstanding) {
+            batchSizes.accept(call.size());
+            String redisKey = call.get(0).redisKey(); // every member's key is in this call's hash slot
             RedisClockOffset clock = clocks.of(redisKey);
             long sentNanos = System.nanoTime();
-            CompletableFuture<List<Long>> call;
+            CompletableFuture<List<Long>> reply;
             try {
-                call = batch.size() == 1 ? single(batch.get(0), clock) : batch(batch, clock);
+                reply = call.size() == 1 ? single(call.get(0), clock) : batch(call, clock);
             } catch (RuntimeException e) {
-                call = CompletableFuture.failedFuture(e);
+                reply = CompletableFuture.failedFuture(e);
             }
-            call.whenComplete((raw, failure) -> {
+            reply.whenComplete((raw, failure) -> {
                 // the next batch goes first: Redis works on it while this one's answers are handed out
-                List<Member> following = next();
-                if (following != null) {
-                    dispatch(following);
+                if (outstanding.decrementAndGet() == 0) {
+                    List<Member> following = next();
+                    if (following != null) {
+                        dispatch(following);
+                    }
                 }
-                answer(batch, raw, failure, sentNanos, clocks.still(clock, redisKey));
+                answer(call, raw, failure, sentNanos, clocks.still(clock, redisKey));
             });
         }
+    }
+
+    /** A cluster batch split by hash slot, each part in arrival order (a key is in one slot, so its order holds). */
+    private static List<List<Member>> bySlot(List<Member> batch) {
+        Map<Integer, List<Member>> slots = new LinkedHashMap<>();
+        for (Member m : batch) {
+            slots.computeIfAbsent(SlotHash.getSlot(m.redisKey()), s -> new ArrayList<>()).add(m);
+        }
+        return new ArrayList<>(slots.values());
     }
 
     /** One reservation alone: the script's ordinary {@code reserve}, exactly the call an unbatched store makes. */
@@ -498,11 +518,20 @@ public final class RedisBucketStore implements BucketStore {
      * Completes each member of a call: its own slice of the reply, checked as a reply of its own; a failed call,
      * or a reply of the wrong length, fails every member with that cause, each on its own stage. {@code clock}: the
      * estimate of the server that ran it, null when not known.
+     *
+     * <p>A batch's reply ends with a second Redis {@code now}, read after its members' work: the clock estimate
+     * learns from that one, since the first (each member's wait counts from it) is older than the reply by the whole
+     * batch's work, and an estimate learnt from it would map every slot late by that work. Each member's wait is
+     * mapped onto the local clock when that member is completed, not once for the batch: completing a member runs
+     * its caller's continuation on this thread, so the last of a few hundred is completed a good while after the
+     * first, and a wait counted from the reply's arrival would end late by that while.
      */
     private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos,
                         RedisClockOffset clock) {
+        boolean alone = batch.size() == 1;
+        int expected = alone ? ScriptReply.FIELDS : batch.size() * ScriptReply.FIELDS + 1;
         Throwable cause = failure;
-        if (cause == null && (raw == null || raw.size() != batch.size() * ScriptReply.FIELDS)) {
+        if (cause == null && (raw == null || raw.size() != expected || raw.get(expected - 1) == null)) {
             String shown = String.valueOf(raw);
             cause = new IllegalStateException("Redis answered a batch of " + batch.size() + " reservations with "
                     + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer"
@@ -519,17 +548,21 @@ public final class RedisBucketStore implements BucketStore {
             Member m = batch.get(i);
             ScriptReply reply;
             try {
-                reply = ScriptReply.parse(raw.subList(i * ScriptReply.FIELDS, (i + 1) * ScriptReply.FIELDS), List.of(m.limits()));
+                reply = ScriptReply.parse(raw.subList(i * ScriptReply.FIELDS, (i + 1) * ScriptReply.FIELDS),
+                        List.of(m.limits()));
             } catch (IllegalStateException e) {
                 m.result().completeExceptionally(e);
                 continue;
             }
             if (clock != null && !sampled) {
-                // one Redis now for the whole call; a batch's round trip is not the way there and back
-                clock.sample(sentNanos, receivedNanos, reply.redisNowMicros(), batch.size() == 1);
+                long endMicros = alone ? reply.redisNowMicros() : raw.get(expected - 1);
+                if (endMicros >= reply.redisNowMicros()) { // else a reply the script does not give: not learnt from
+                    // a batch's round trip includes its members' work: not the way there and back
+                    clock.sample(sentNanos, receivedNanos, endMicros, alone);
+                }
                 sampled = true;
             }
-            m.result().complete(mapped(reply, receivedNanos, clock));
+            m.result().complete(mapped(reply, System.nanoTime(), clock));
         }
     }
 

@@ -37,7 +37,7 @@
 --           one now: KEYS[i] is reservation i's key (keys may repeat: each reservation on a key sees the state the
 --           one before it left), ARGV[2..] holds for each reservation in turn its tokens, its longest acceptable
 --           wait in microseconds, its number of limits m and their m pairs of C and T. Returns the five numbers
---           above for each reservation in turn. Each key is read once and written once, however many
+--           above for each reservation in turn, then the Redis clock's now again, read after their work. Each key is read once and written once, however many
 --           reservations it has: what makes a reservation in a batch cheaper than one call of its own.
 --
 -- Every number stays below 2^53, so Lua's doubles hold them exactly: the caller keeps bursts (C*T) under 2^51 and
@@ -373,6 +373,10 @@ if op == 'batch' then
   for i = 1, #written do
     store(written[i], states[written[i]], #states[written[i]], rates[written[i]], adapts[written[i]])
   end
+  -- the Redis clock again, after the members' work: the caller learns where this clock stands from it (the first
+  -- now is older than the reply by all that work)
+  local done = redis.call('TIME')
+  out[#out + 1] = tonumber(done[1]) * 1000000 + tonumber(done[2])
   return out
 end
 

@@ -132,6 +132,63 @@ class RedisBatchingTest {
     }
 
     @Test
+    void reservationsOnManyKeysShareCallsAndEachGetsItsOwnAnswer() throws Exception {
+        AtomicLong calls = new AtomicLong();
+        RedisBucketStore store = new RedisBucketStore(lease::commands, false, "many:", TIMEOUT, true, size -> {
+            largestBatch.accumulate(size);
+            batched.addAndGet(size);
+            calls.incrementAndGet();
+        });
+        int keys = 1_000;
+        // key i holds i % 3 + 1 tokens an hour: its first i % 3 + 1 reservations pass, the next one is refused,
+        // whichever call each went in and whoever shared it
+        List<String> sent = new ArrayList<>();
+        List<CompletableFuture<Reservation>> answers = new ArrayList<>();
+        java.util.Random random = new java.util.Random(22);
+        int[] perKey = new int[keys];
+        for (int i = 0; i < 4 * keys; i++) {
+            int k = random.nextInt(keys);
+            long capacity = k % 3 + 1;
+            perKey[k]++;
+            sent.add("key " + k + " #" + perKey[k]);
+            answers.add(store.reserve("k" + k, Limits.of(Limit.of(capacity, capacity, 3_600_000 * MS)), 1, 0)
+                    .toCompletableFuture());
+        }
+        for (int i = 0; i < answers.size(); i++) {
+            int k = Integer.parseInt(sent.get(i).split(" ")[1]);
+            int nth = Integer.parseInt(sent.get(i).split("#")[1]);
+            long capacity = k % 3 + 1;
+            Reservation r = answers.get(i).get(10, TimeUnit.SECONDS);
+            assertThat(r.granted()).as(sent.get(i)).isEqualTo(nth <= capacity);
+            assertThat(r.remaining()).as(sent.get(i)).isEqualTo(Math.max(0, capacity - nth));
+            if (r.granted()) {
+                assertThat(r.waitNanos()).as(sent.get(i)).isZero();
+            } else { // the next token is about an hour / capacity away (0 .. a minute less after the mapping)
+                assertThat(r.waitNanos()).as(sent.get(i)).isBetween(3_540_000 * MS / capacity, 3_600_000 * MS / capacity);
+            }
+        }
+        assertThat(largestBatch.get()).as("reservations on different keys went together").isGreaterThan(1);
+        assertThat(batched.get()).isEqualTo(4L * keys);
+        // a key's reservations alone would share few calls (4 each at most): many keys must have shared calls
+        assertThat(calls.get()).as("calls for %d reservations", 4 * keys).isLessThanOrEqualTo(keys);
+        // what Redis holds: each key used charged for what it granted (its tat an hour per token ahead of now)
+        long now = RedisServers.micros(lease.commands().time().toCompletableFuture().get(5, TimeUnit.SECONDS));
+        for (int k = 0; k < keys; k++) {
+            String stored = lease.commands().get("many:k" + k).toCompletableFuture().get(5, TimeUnit.SECONDS);
+            if (perKey[k] == 0) {
+                assertThat(stored).as("key %d, never reserved", k).isNull();
+                continue;
+            }
+            long capacity = k % 3 + 1;
+            long granted = Math.min(perKey[k], capacity);
+            long ahead = Long.parseLong(stored) - now; // tat - now: granted tokens at an hour / capacity each
+            long hourMicros = 3_600_000_000L;
+            assertThat(ahead).as("key %d, %d granted", k, granted)
+                    .isBetween(granted * hourMicros / capacity - 60_000_000, granted * hourMicros / capacity);
+        }
+    }
+
+    @Test
     void aBatchWhoseServerDiesFailsEachOfItsReservationsOnItsOwn() throws Exception {
         Limits limits = Limits.of(Limit.of(10_000, 10_000, 1000 * MS));
         FallbackBucketStore failing = new FallbackBucketStore(store(), null, System::nanoTime);
