@@ -28,7 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>Each case SETs random states on 1 to 4 keys (no key; one number or several; before now, in debt within the
  * burst, beyond it, beyond the script's clamp of 2^52 µs), then sends one batch of 2 to 40 reservations, each on a
  * random one of those keys with its own random limits (1 to 3; often a key's limits of before), tokens and
- * maxWait, and reads every key back (GET, PTTL). The expected outcome is {@code BucketMath.reserve} applied to the
+ * maxWait (the number of limits written '1' or '01', so a single limit goes through the script's short branch or its
+ * general steps), and reads every key back (GET, PTTL). The expected outcome is {@code BucketMath.reserve} applied to the
  * reservations in their order, each on the state the one before it left (aligned to its limits, as
  * {@code BucketMath.align} does), in microsecond ticks, at the one {@code now} the script returned; compared field by
  * field: each reservation's five numbers, each key's final state (every number; untouched when nothing was
@@ -117,7 +118,8 @@ class BucketScriptBatchDifferentialTest {
             for (Member m : members) {
                 argv.add(Long.toString(m.tokens()));
                 argv.add(Long.toString(m.maxWaitMicros()));
-                argv.add(Integer.toString(m.limits().size()));
+                // '1' takes the script's short branch for one limit; '01', the same number, the general steps
+                argv.add((random.nextBoolean() ? "0" : "") + m.limits().size());
                 for (int i = 0; i < m.limits().size(); i++) {
                     argv.add(Long.toString(m.limits().get(i).capacity()));
                     argv.add(Long.toString(m.limits().get(i).interval()));
