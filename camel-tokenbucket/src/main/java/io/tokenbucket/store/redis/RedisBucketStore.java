@@ -40,7 +40,7 @@ import io.tokenbucket.store.StoreCommand;
  * <p><b>Reservations are batched across keys</b> ({@code redisBatching}, on by default): a store has {@link #LANES}
  * lanes, a key always in the same one, each with one script call in flight ({@link #IN_FLIGHT}); the reservations
  * that arrive while it is out queue, whatever their keys, and when it returns everything queued (at most
- * {@link #MAX_BATCH}) goes as one call of the script's {@code batch} operation, which decides each in arrival order,
+ * {@link #MAX_BATCH}) goes as one call of the script's {@code reserve} operation, which decides each in arrival order,
  * each on the state the one before left: each its own slot, so FIFO on a key and the bound hold exactly as with one
  * call each. The other lanes' calls keep Redis busy while a lane's reply and its next call are on the wire. On a
  * cluster a lane's batch goes as one call per hash slot among its members (a script's keys must share a slot),
@@ -245,16 +245,17 @@ public final class RedisBucketStore implements BucketStore {
 
     /** A reservation of one key: the script's {@code reserve}, through a lane when batching. */
     private CompletionStage<Outcome> reserveOne(String key, Limits limits, long tokens, long maxWaitMicros) {
-        if (!batching) {
-            return call("reserve", List.of(key), List.of(limits), tokens, maxWaitMicros);
-        }
         List<String> args = new ArrayList<>();
         args.add(Long.toString(tokens));
         args.add(Long.toString(maxWaitMicros));
-        appendLimits(args, limits); // fails at once for a limit too large, as a call of its own does
+        appendLimits(args, limits); // fails at once for a limit too large, without a round trip
         String redisKey = redisKey(key);
         Member member = new Member(redisKey, limits, args, new CompletableFuture<>());
-        lanes[lane(redisKey)].submit(member);
+        if (batching) {
+            lanes[lane(redisKey)].submit(member);
+        } else {
+            send(List.of(member), null);
+        }
         return member.result();
     }
 
@@ -461,32 +462,43 @@ public final class RedisBucketStore implements BucketStore {
             List<List<Member>> calls = cluster ? bySlot(batch) : List.of(batch);
             AtomicInteger outstanding = new AtomicInteger(calls.size());
             for (List<Member> call : calls) {
-                send(call, outstanding);
+                send(call, () -> {
+                    // the next batch goes first: Redis works on it while this one's answers are handed out
+                    if (outstanding.decrementAndGet() == 0) {
+                        List<Member> following = next();
+                        if (following != null) {
+                            dispatch(following);
+                        }
+                    }
+                });
             }
         }
 
-        private void send(List<Member> call, AtomicInteger outstanding) {
+    }
+
+    /**
+     * Sends reservations as one call of the script's {@code reserve} (their keys in one hash slot on a cluster);
+     * when it returns, runs {@code returned} (null: nothing), then completes each member from its slice of the reply.
+     */
+    private void send(List<Member> call, Runnable returned) {
+        if (batching) {
             batchSizes.accept(call.size());
-            String redisKey = call.get(0).redisKey(); // every member's key is in this call's hash slot
-            RedisClockOffset clock = clocks.of(redisKey);
-            long sentNanos = System.nanoTime();
-            CompletableFuture<List<Long>> reply;
-            try {
-                reply = call.size() == 1 ? single(call.get(0), clock) : batch(call, clock);
-            } catch (RuntimeException e) {
-                reply = CompletableFuture.failedFuture(e);
-            }
-            reply.whenComplete((raw, failure) -> {
-                // the next batch goes first: Redis works on it while this one's answers are handed out
-                if (outstanding.decrementAndGet() == 0) {
-                    List<Member> following = next();
-                    if (following != null) {
-                        dispatch(following);
-                    }
-                }
-                answer(call, raw, failure, sentNanos, clocks.still(clock, redisKey));
-            });
         }
+        String redisKey = call.get(0).redisKey();
+        RedisClockOffset clock = clocks.of(redisKey);
+        long sentNanos = System.nanoTime();
+        CompletableFuture<List<Long>> reply;
+        try {
+            reply = reserve(call, clock);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        reply.whenComplete((raw, failure) -> {
+            if (returned != null) {
+                returned.run();
+            }
+            answer(call, raw, failure, sentNanos, clocks.still(clock, redisKey));
+        });
     }
 
     /** A cluster batch split by hash slot, each part in arrival order (a key is in one slot, so its order holds). */
@@ -498,20 +510,15 @@ public final class RedisBucketStore implements BucketStore {
         return new ArrayList<>(slots.values());
     }
 
-    /** One reservation alone: the script's ordinary {@code reserve}, exactly the call an unbatched store makes. */
-    private CompletableFuture<List<Long>> single(Member member, RedisClockOffset clock) {
-        return run("reserve", new String[] {member.redisKey()}, member.args(), clock);
-    }
-
-    /** Several reservations in one call of the script's {@code batch} operation, in the order given. */
-    private CompletableFuture<List<Long>> batch(List<Member> batch, RedisClockOffset clock) {
-        String[] keys = new String[batch.size()];
-        List<String> operands = new ArrayList<>(batch.size() * 5);
+    /** Reservations in one call of the script's {@code reserve}, in the order given (one alone is the trivial case). */
+    private CompletableFuture<List<Long>> reserve(List<Member> members, RedisClockOffset clock) {
+        String[] keys = new String[members.size()];
+        List<String> operands = new ArrayList<>(members.size() * 5);
         for (int i = 0; i < keys.length; i++) {
-            keys[i] = batch.get(i).redisKey();
-            operands.addAll(batch.get(i).args());
+            keys[i] = members.get(i).redisKey();
+            operands.addAll(members.get(i).args());
         }
-        return run("batch", keys, operands, clock);
+        return run("reserve", keys, operands, clock);
     }
 
     /**
@@ -519,9 +526,9 @@ public final class RedisBucketStore implements BucketStore {
      * or a reply of the wrong length, fails every member with that cause, each on its own stage. {@code clock}: the
      * estimate of the server that ran it, null when not known.
      *
-     * <p>A batch's reply ends with a second Redis {@code now}, read after its members' work: the clock estimate
-     * learns from that one, since the first (each member's wait counts from it) is older than the reply by the whole
-     * batch's work, and an estimate learnt from it would map every slot late by that work. Each member's wait is
+     * <p>The reply ends with a second Redis {@code now}, read after the members' work: the clock estimate learns from
+     * that one, since the first (each member's wait counts from it) is older than the reply by the whole call's
+     * work, and an estimate learnt from it would map every slot of a batch late by that work. Each member's wait is
      * mapped onto the local clock when that member is completed, not once for the batch: completing a member runs
      * its caller's continuation on this thread, so the last of a few hundred is completed a good while after the
      * first, and a wait counted from the reply's arrival would end late by that while.
@@ -529,11 +536,11 @@ public final class RedisBucketStore implements BucketStore {
     private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos,
                         RedisClockOffset clock) {
         boolean alone = batch.size() == 1;
-        int expected = alone ? ScriptReply.FIELDS : batch.size() * ScriptReply.FIELDS + 1;
+        int expected = batch.size() * ScriptReply.FIELDS + 1;
         Throwable cause = failure;
         if (cause == null && (raw == null || raw.size() != expected || raw.get(expected - 1) == null)) {
             String shown = String.valueOf(raw);
-            cause = new IllegalStateException("Redis answered a batch of " + batch.size() + " reservations with "
+            cause = new IllegalStateException("Redis answered a call of " + batch.size() + " reservations with "
                     + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer"
                     + " the script gives; nothing was decided on it");
         }
@@ -555,7 +562,7 @@ public final class RedisBucketStore implements BucketStore {
                 continue;
             }
             if (clock != null && !sampled) {
-                long endMicros = alone ? reply.redisNowMicros() : raw.get(expected - 1);
+                long endMicros = raw.get(expected - 1);
                 if (endMicros >= reply.redisNowMicros()) { // else a reply the script does not give: not learnt from
                     // a batch's round trip includes its members' work: not the way there and back
                     clock.sample(sentNanos, receivedNanos, endMicros, alone);

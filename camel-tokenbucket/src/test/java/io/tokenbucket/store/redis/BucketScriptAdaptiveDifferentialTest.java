@@ -122,6 +122,9 @@ class BucketScriptAdaptiveDifferentialTest {
             }
             List<Long> reply = commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI, new String[] {key},
                     argv.toArray(String[]::new));
+            if (op.equals("reserve") && reply.size() == 6 && reply.get(5) >= reply.get(4)) {
+                reply = reply.subList(0, 5); // a reserve ends with the Redis clock read after its reservations
+            }
             String after = commands.get(key);
             long scriptNow = reply.get(4);
 
@@ -371,7 +374,7 @@ class BucketScriptAdaptiveDifferentialTest {
             int members = 2 + random.nextInt(11);
             long[] tokens = new long[members];
             long[] maxWaits = new long[members];
-            List<String> argv = new ArrayList<>(List.of("batch"));
+            List<String> argv = new ArrayList<>(List.of("reserve"));
             for (int i = 0; i < members; i++) {
                 tokens[i] = random.nextBoolean() ? 1 : generators.cost(limits.capacity());
                 maxWaits[i] = random.nextInt(3) == 0 ? 0 : generators.logUniform(1, YEAR_MICROS);

@@ -114,7 +114,7 @@ class BucketScriptBatchDifferentialTest {
                     commands.set(e.getKey(), e.getValue());
                 }
             }
-            List<String> argv = new ArrayList<>(List.of("batch"));
+            List<String> argv = new ArrayList<>(List.of("reserve"));
             for (Member m : members) {
                 argv.add(Long.toString(m.tokens()));
                 argv.add(Long.toString(m.maxWaitMicros()));

@@ -143,7 +143,7 @@ class RedisBatchingTest {
         // key i holds i % 3 + 1 tokens an hour: its first i % 3 + 1 reservations pass, the next one is refused,
         // whichever call each went in and whoever shared it
         List<String> sent = new ArrayList<>();
-        List<CompletableFuture<Reservation>> answers = new ArrayList<>();
+        List<CompletableFuture<Outcome>> answers = new ArrayList<>();
         java.util.Random random = new java.util.Random(22);
         int[] perKey = new int[keys];
         for (int i = 0; i < 4 * keys; i++) {
@@ -158,13 +158,13 @@ class RedisBatchingTest {
             int k = Integer.parseInt(sent.get(i).split(" ")[1]);
             int nth = Integer.parseInt(sent.get(i).split("#")[1]);
             long capacity = k % 3 + 1;
-            Reservation r = answers.get(i).get(10, TimeUnit.SECONDS);
+            Outcome r = answers.get(i).get(10, TimeUnit.SECONDS);
             assertThat(r.granted()).as(sent.get(i)).isEqualTo(nth <= capacity);
             assertThat(r.remaining()).as(sent.get(i)).isEqualTo(Math.max(0, capacity - nth));
             if (r.granted()) {
-                assertThat(r.waitNanos()).as(sent.get(i)).isZero();
+                assertThat(r.waitTicks()).as(sent.get(i)).isZero();
             } else { // the next token is about an hour / capacity away (0 .. a minute less after the mapping)
-                assertThat(r.waitNanos()).as(sent.get(i)).isBetween(3_540_000 * MS / capacity, 3_600_000 * MS / capacity);
+                assertThat(r.waitTicks()).as(sent.get(i)).isBetween(3_540_000 * MS / capacity, 3_600_000 * MS / capacity);
             }
         }
         assertThat(largestBatch.get()).as("reservations on different keys went together").isGreaterThan(1);
