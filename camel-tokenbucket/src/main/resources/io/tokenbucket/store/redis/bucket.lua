@@ -7,7 +7,8 @@
 --           one before it left); ARGV[2..] holds for each reservation in turn its tokens n (1 to the smallest
 --           capacity, checked by the caller), its longest acceptable wait in microseconds (the caller caps it at
 --           365 days) and its limits (below). One call of one reservation is the trivial case. Returns the five
---           numbers below for each reservation in turn, then the Redis clock's now again, read after their work.
+--           numbers below for each reservation in turn, then the Redis clock's now again, read after their work
+--           (the first now again when there is one reservation).
 --           Each key is read once and written once, however many reservations it has.
 -- 'all'     one reservation on the freest candidate (or candidate group) and every shared key together: ARGV[2]
 --           tokens, ARGV[3] the longest acceptable wait, ARGV[4] the number of candidates c, optionally 'G' and
@@ -396,9 +397,14 @@ if op == 'reserve' then
     end
   end
   -- the Redis clock again, after the members' work: the caller learns where this clock stands from it (the first
-  -- now is older than the reply by all that work)
-  local done = redis.call('TIME')
-  out[#out + 1] = tonumber(done[1]) * 1000000 + tonumber(done[2])
+  -- now is older than the reply by all that work); one reservation's work is a few microseconds, so its now
+  -- stands for it and saves a call
+  local done_us = now_us
+  if #KEYS > 1 then
+    local done = redis.call('TIME')
+    done_us = tonumber(done[1]) * 1000000 + tonumber(done[2])
+  end
+  out[#out + 1] = done_us
   return out
 end
 
