@@ -29,7 +29,8 @@ import org.apache.camel.util.json.Jsoner;
  * rewritten only when its text changes, so an unchanged build compiles nothing again.
  *
  * <p>Types: numbers and booleans as their wrapper (null: not given here), durations as text (the starter reads
- * them with the component's reader, which takes ISO-8601 too), enums as the component's enum, objects as their class when it
+ * them with the component's reader, which takes ISO-8601 too), secret text ({@code redisUri}) as
+ * {@code TokenBucketSecret} (its {@code toString} masks it), enums as the component's enum, objects as their class when it
  * is the JDK's or the component's own, else as {@code Object} with the class named in the metadata: such a class
  * comes from an optional dependency (Micrometer, Lettuce) and may be absent, so Camel resolves the reference text
  * when it sets the option. An option type other than these fails the build, naming it.
@@ -37,6 +38,8 @@ import org.apache.camel.util.json.Jsoner;
 public final class TokenBucketStarterGenerator {
 
     private static final String JSON = "META-INF/io/tokenbucket/camel/tokenbucket.json";
+    /** The starter's type for the text of a secret option ({@code "secret": true} in the JSON). */
+    private static final String SECRET = "TokenBucketSecret";
     private static final String BEAN_REFERENCE = "given as a bean reference (#bean:name)";
     private static final String DURATION_TEXT = "A duration: Camel duration text (1s, 500ms, 2m, 1h, 1m30s) or"
             + " a number of milliseconds, or ISO-8601 (PT2S).";
@@ -114,6 +117,15 @@ public final class TokenBucketStarterGenerator {
                 return new Option(name, json, typed ? javaType : "java.lang.Object",
                         typed ? simpleName(javaType) : "Object", javaType, sentence(description) + reference, false);
             default:
+                if (Boolean.TRUE.equals(json.get("secret"))) {
+                    if (!javaType.equals("java.lang.String")) {
+                        throw new IllegalArgumentException("secret option " + name + " of type " + javaType
+                                + ": no rule for it in " + TokenBucketStarterGenerator.class.getName());
+                    }
+                    // held as a type whose toString masks it, never as a String a bean console would print
+                    return new Option(name, json, packageName + "." + SECRET, SECRET, "java.lang.String",
+                            description, false);
+                }
                 String wrapper = switch (javaType) {
                     case "long", "java.lang.Long" -> "java.lang.Long";
                     case "int", "java.lang.Integer" -> "java.lang.Integer";
@@ -153,7 +165,7 @@ public final class TokenBucketStarterGenerator {
         imports.add("java.util.Set");
         imports.add("org.springframework.boot.context.properties.ConfigurationProperties");
         for (Option o : options) {
-            if (!o.javaType.startsWith("java.lang.")) {
+            if (!o.javaType.startsWith("java.lang.") && !o.javaType.startsWith(packageName + ".")) {
                 imports.add(o.javaType);
             }
         }

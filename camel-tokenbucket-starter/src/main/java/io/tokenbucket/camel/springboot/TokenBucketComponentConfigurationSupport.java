@@ -39,12 +39,15 @@ public abstract class TokenBucketComponentConfigurationSupport extends Component
 
     /**
      * The component options to set, by Camel option name: every option given in the application's configuration
-     * (the others are {@code null} here), durations in milliseconds. The configuration bean is not in the map.
+     * (the others are {@code null} here), durations in milliseconds, secrets ({@link TokenBucketSecret}) as their
+     * text. The configuration bean is not in the map.
      */
     Map<String, Object> componentOptions(CamelContext camelContext) {
         Map<String, Object> options = new LinkedHashMap<>(
                 CamelPropertiesHelper.getNonNullProperties(camelContext, this));
         options.keySet().removeAll(NOT_OPTIONS);
+        // the component takes a secret's text; only the configuration bean holds it masked
+        options.replaceAll((name, value) -> value instanceof TokenBucketSecret secret ? secret.reveal() : value);
         for (String duration : durations) {
             options.computeIfPresent(duration, (name, text) -> durationMillis(name, (String) text));
         }

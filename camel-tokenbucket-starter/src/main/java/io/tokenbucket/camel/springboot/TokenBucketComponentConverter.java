@@ -16,7 +16,8 @@ import org.springframework.core.convert.converter.GenericConverter;
  * Binds the object options of {@code camel.component.tokenbucket.*} given as bean references ({@code #bean:name}
  * or {@code #name}) to the Spring beans of that name. The options typed {@code Object} in
  * {@link TokenBucketComponentConfiguration} (their classes are optional dependencies) keep the reference text,
- * which Camel resolves when it sets them on the component.
+ * which Camel resolves when it sets them on the component. The text of a secret option ({@code redis-uri}) is
+ * bound as a {@link TokenBucketSecret}, which shows it masked.
  */
 @AutoConfiguration
 @ConfigurationPropertiesBinding
@@ -34,6 +35,7 @@ public class TokenBucketComponentConverter implements GenericConverter {
         answer.add(new ConvertiblePair(String.class, TokenBucketConfiguration.class));
         answer.add(new ConvertiblePair(String.class, TokenBucketLimitResolver.class));
         answer.add(new ConvertiblePair(String.class, ExecutorService.class));
+        answer.add(new ConvertiblePair(String.class, TokenBucketSecret.class));
         return answer;
     }
 
@@ -43,6 +45,9 @@ public class TokenBucketComponentConverter implements GenericConverter {
             return null;
         }
         String ref = source.toString();
+        if (targetType.getType() == TokenBucketSecret.class) {
+            return TokenBucketSecret.of(ref);
+        }
         if (!ref.startsWith("#")) {
             return null;
         }
