@@ -52,7 +52,7 @@ public class TokenBucketComponentAutoConfiguration {
         this.applicationContext = applicationContext;
         this.camelContext = camelContext;
         this.configuration = configuration;
-        TokenBucketPropertiesValidator.validate(configuration, camelContext);
+        TokenBucketPropertiesValidator.validate(configuration, camelContext, applicationContext.getEnvironment());
     }
 
     @Lazy

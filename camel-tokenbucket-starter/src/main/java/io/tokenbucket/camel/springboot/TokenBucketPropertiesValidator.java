@@ -1,14 +1,31 @@
 package io.tokenbucket.camel.springboot;
 
+import java.beans.PropertyDescriptor;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 import io.tokenbucket.camel.TokenBucketConfiguration;
 import org.apache.camel.CamelContext;
 import org.apache.camel.spring.boot.util.CamelPropertiesHelper;
 import org.apache.camel.util.StringHelper;
 import org.springframework.beans.BeanWrapperImpl;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.origin.Origin;
+import org.springframework.boot.origin.PropertySourceOrigin;
+import org.springframework.boot.origin.SystemEnvironmentOrigin;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * Checks {@code camel.component.tokenbucket.*} when the application starts, with the component's own checks
@@ -19,6 +36,12 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
  * <p>The options are applied to a copy of the endpoints' defaults exactly as the component's customizer applies
  * them, then validated. Bean references ({@code #bean:name}) are left to Camel, which resolves them when it
  * configures the component.
+ *
+ * <p>An unknown property fails the binding itself ({@code ignoreUnknownFields = false}), except in the environment
+ * variables: Spring Boot never reports those as unbound (an environment variable's name maps to several property
+ * names). They are checked here by the same rule: a variable whose relaxed name falls under the prefix
+ * ({@code CAMEL_COMPONENT_TOKENBUCKET_CAPCITY} is {@code camel.component.tokenbucket.capcity}) and that no property
+ * reads fails the start, naming the variable, never quoting its value (it may be a secret).
  */
 final class TokenBucketPropertiesValidator {
 
@@ -33,7 +56,9 @@ final class TokenBucketPropertiesValidator {
      * @throws InvalidConfigurationPropertyValueException naming the property, its value and the component's reason,
      *                                                    which Spring Boot reports as a failed start
      */
-    static void validate(TokenBucketComponentConfiguration properties, CamelContext camelContext) {
+    static void validate(TokenBucketComponentConfiguration properties, CamelContext camelContext,
+            Environment environment) {
+        checkEnvironmentVariables(environment);
         Map<String, Object> options;
         try {
             options = new LinkedHashMap<>(properties.componentOptions(camelContext));
@@ -59,6 +84,68 @@ final class TokenBucketPropertiesValidator {
             throw new InvalidConfigurationPropertyValueException(PREFIX + StringHelper.camelCaseToDash(option),
                     given.getPropertyValue(option), e.getMessage());
         }
+    }
+
+    /**
+     * @throws InvalidConfigurationPropertyValueException naming the first environment variable under the prefix that
+     *                                                    no property reads
+     */
+    static void checkEnvironmentVariables(Environment environment) {
+        if (!(environment instanceof ConfigurableEnvironment configurable)) {
+            return;
+        }
+        ConfigurationPropertyName prefix = ConfigurationPropertyName.of(ALL);
+        for (PropertySource<?> source : configurable.getPropertySources()) {
+            if (!(source instanceof SystemEnvironmentPropertySource)
+                    || !(ConfigurationPropertySource.from(source) instanceof IterableConfigurationPropertySource names)) {
+                continue;
+            }
+            // the variables that some property reads, found as Spring Boot finds them (REFILLPERIOD and REFILL_PERIOD
+            // are both refill-period)
+            Set<String> read = new HashSet<>();
+            for (String property : PROPERTIES) {
+                ConfigurationProperty found = names.getConfigurationProperty(ConfigurationPropertyName.of(property));
+                if (found != null) {
+                    read.add(variable(found));
+                }
+            }
+            names.stream().filter(prefix::isAncestorOf).map(names::getConfigurationProperty)
+                    .filter(p -> !read.contains(variable(p))).findFirst().ifPresent(unread -> {
+                        throw new InvalidConfigurationPropertyValueException(variable(unread), "(not shown)",
+                                "this environment variable is read as " + unread.getName() + ", which is no property"
+                                + " of the tokenbucket component: as in application.yaml, an unknown property fails"
+                                + " the start. The properties, as environment variables, are " + String.join(", ",
+                                        PROPERTIES.stream().map(TokenBucketPropertiesValidator::asVariable).toList()));
+                    });
+        }
+    }
+
+    /** The environment variable a property came from. */
+    private static String variable(ConfigurationProperty property) {
+        Origin origin = property.getOrigin();
+        return origin instanceof SystemEnvironmentOrigin env ? env.getProperty()
+                : origin instanceof PropertySourceOrigin named ? named.getPropertyName()
+                : property.getName().toString();
+    }
+
+    /** {@code camel.component.tokenbucket.refill-period} as an environment variable: dashes dropped. */
+    private static String asVariable(String property) {
+        return property.replace("-", "").replace('.', '_').toUpperCase(Locale.ROOT);
+    }
+
+    /** Every property under the prefix, dashed: the configuration class's, and Camel Spring Boot's switches. */
+    private static final List<String> PROPERTIES = properties();
+
+    private static List<String> properties() {
+        Set<String> names = new TreeSet<>();
+        for (PropertyDescriptor property : new BeanWrapperImpl(TokenBucketComponentConfiguration.class)
+                .getPropertyDescriptors()) {
+            if (property.getWriteMethod() != null) {
+                names.add(PREFIX + StringHelper.camelCaseToDash(property.getName()));
+            }
+        }
+        names.add(PREFIX + "customizer.enabled");
+        return List.copyOf(names);
     }
 
     /** The option a message of the component's checks starts with ({@code capacity must be at least 1...}). */

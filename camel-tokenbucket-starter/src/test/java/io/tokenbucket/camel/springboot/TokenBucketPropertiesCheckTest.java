@@ -2,6 +2,8 @@ package io.tokenbucket.camel.springboot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Map;
+
 import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.camel.TokenBucketMode;
 import io.tokenbucket.camel.TokenBucketStoreErrorPolicy;
@@ -14,6 +16,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * camel.component.tokenbucket.* is checked when the application starts: an unknown property, a value outside an
@@ -35,6 +40,58 @@ class TokenBucketPropertiesCheckTest {
             assertThat(context.getStartupFailure()).hasStackTraceContaining(PREFIX + "capcity")
                     .hasStackTraceContaining("were left unbound");
         });
+    }
+
+    /**
+     * The same typo as an environment variable fails the same way (Spring Boot never reports environment variables
+     * as unbound), naming the variable and not quoting its value; the right names bind.
+     */
+    @ParameterizedTest
+    @CsvSource({"CAMEL_COMPONENT_TOKENBUCKET_CAPCITY, camel.component.tokenbucket.capcity",
+            "CAMEL_COMPONENT_TOKENBUCKET_REFILL_PERIODS, camel.component.tokenbucket.refill.periods",
+            "CAMEL_COMPONENT_TOKENBUCKET_CAPACITY_MAX, camel.component.tokenbucket.capacity.max",
+            "CAMEL_COMPONENT_TOKENBUCKET_REDISURL, camel.component.tokenbucket.redisurl"})
+    void aMisspelledEnvironmentVariableFailsTheStartNamingIt(String variable, String read) {
+        runner.withInitializer(context -> environment(context, Map.of(variable, "s3cret-value")))
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                            .hasMessageContaining("Property " + variable + " ")
+                            .hasMessageContaining("read as " + read + ", which is no property")
+                            .hasMessageContaining("CAMEL_COMPONENT_TOKENBUCKET_REFILLPERIOD,");
+                    assertThat(context.getStartupFailure()).hasStackTraceContaining(variable)
+                            .satisfies(e -> assertThat(stackTrace(e)).doesNotContain("s3cret"));
+                });
+    }
+
+    @Test
+    void environmentVariablesThatNamePropertiesBind() {
+        runner.withInitializer(context -> environment(context, Map.of("CAMEL_COMPONENT_TOKENBUCKET_CAPACITY", "4",
+                "CAMEL_COMPONENT_TOKENBUCKET_REFILL_PERIOD", "3s", "CAMEL_COMPONENT_TOKENBUCKET_KEYHEADER", "Who",
+                "CAMEL_COMPONENT_TOKENBUCKET_ENABLED", "true",
+                "CAMEL_COMPONENT_TOKENBUCKET_CUSTOMIZER_ENABLED", "true", "CAMEL_COMPONENT_ENABLED", "true",
+                "CAMEL_COMPONENT_OTHER_CAPCITY", "1", "PATH", "/usr/bin")))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    TokenBucketComponent component = component(context.getBean(CamelContext.class));
+                    assertThat(component.getConfiguration().getCapacity()).isEqualTo(4);
+                    assertThat(component.getConfiguration().getRefillPeriod()).isEqualTo(3000);
+                    assertThat(component.getConfiguration().getKeyHeader()).isEqualTo("Who");
+                });
+    }
+
+    /** The context's environment variables are {@code variables}, as Spring Boot reads the real ones. */
+    private static void environment(ConfigurableApplicationContext context, Map<String, Object> variables) {
+        context.getEnvironment().getPropertySources().replace(
+                StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, new SystemEnvironmentPropertySource(
+                        StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, variables));
+    }
+
+    private static String stackTrace(Throwable e) {
+        java.io.StringWriter text = new java.io.StringWriter();
+        e.printStackTrace(new java.io.PrintWriter(text));
+        return text.toString();
     }
 
     @Test
