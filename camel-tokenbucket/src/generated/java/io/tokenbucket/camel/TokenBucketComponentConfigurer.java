@@ -92,6 +92,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "refillPeriod": getOrCreateConfiguration(target).setRefillPeriod(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "requirekey":
         case "requireKey": getOrCreateConfiguration(target).setRequireKey(property(camelContext, boolean.class, value)); return true;
+        case "stoptimeout":
+        case "stopTimeout": getOrCreateConfiguration(target).setStopTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "store": getOrCreateConfiguration(target).setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": getOrCreateConfiguration(target).setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
@@ -168,6 +170,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "refillPeriod": return long.class;
         case "requirekey":
         case "requireKey": return boolean.class;
+        case "stoptimeout":
+        case "stopTimeout": return long.class;
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
@@ -245,6 +249,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "refillPeriod": return getOrCreateConfiguration(target).getRefillPeriod();
         case "requirekey":
         case "requireKey": return getOrCreateConfiguration(target).isRequireKey();
+        case "stoptimeout":
+        case "stopTimeout": return getOrCreateConfiguration(target).getStopTimeout();
         case "store": return getOrCreateConfiguration(target).getStore();
         case "storetimeout":
         case "storeTimeout": return getOrCreateConfiguration(target).getStoreTimeout();

@@ -80,6 +80,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "refillPeriod": target.getConfiguration().setRefillPeriod(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "requirekey":
         case "requireKey": target.getConfiguration().setRequireKey(property(camelContext, boolean.class, value)); return true;
+        case "stoptimeout":
+        case "stopTimeout": target.getConfiguration().setStopTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "store": target.getConfiguration().setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": target.getConfiguration().setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
@@ -147,6 +149,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "refillPeriod": return long.class;
         case "requirekey":
         case "requireKey": return boolean.class;
+        case "stoptimeout":
+        case "stopTimeout": return long.class;
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
@@ -215,6 +219,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "refillPeriod": return target.getConfiguration().getRefillPeriod();
         case "requirekey":
         case "requireKey": return target.getConfiguration().isRequireKey();
+        case "stoptimeout":
+        case "stopTimeout": return target.getConfiguration().getStopTimeout();
         case "store": return target.getConfiguration().getStore();
         case "storetimeout":
         case "storeTimeout": return target.getConfiguration().getStoreTimeout();

@@ -23,7 +23,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(34);
+        Set<String> props = new HashSet<>(35);
         props.add("adaptive");
         props.add("adaptiveDecrease");
         props.add("adaptiveFloor");
@@ -56,6 +56,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("refillAmount");
         props.add("refillPeriod");
         props.add("requireKey");
+        props.add("stopTimeout");
         props.add("store");
         props.add("storeTimeout");
         PROPERTY_NAMES = Collections.unmodifiableSet(props);

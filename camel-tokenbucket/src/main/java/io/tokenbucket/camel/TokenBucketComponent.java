@@ -2,6 +2,7 @@ package io.tokenbucket.camel;
 
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -9,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.store.local.LocalBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
+import org.apache.camel.CamelContext;
 import org.apache.camel.Endpoint;
 import org.apache.camel.ExtendedCamelContext;
 import org.apache.camel.spi.ExecutorServiceManager;
@@ -16,6 +18,7 @@ import org.apache.camel.spi.Metadata;
 import org.apache.camel.spi.ThreadPoolProfile;
 import org.apache.camel.spi.annotations.Component;
 import org.apache.camel.support.DefaultComponent;
+import org.apache.camel.support.LifecycleStrategySupport;
 import org.apache.camel.util.ObjectHelper;
 import org.apache.camel.util.URISupport;
 
@@ -34,6 +37,15 @@ public class TokenBucketComponent extends DefaultComponent {
         // Camel masks option values whose names hold a known keyword (password, token...) when it shows a URI;
         // a redisUri may carry a password in its user info, so its value is masked too.
         URISupport.addSanitizeKeywords("redisUri");
+    }
+
+    /** Tells {@code w} when the Camel context starts stopping, until {@link #unregister}. */
+    void register(TokenBucketWaiters w) {
+        waiters.add(w);
+    }
+
+    void unregister(TokenBucketWaiters w) {
+        waiters.remove(w);
     }
 
     /** How often idle (full) local buckets are dropped. */
@@ -59,6 +71,8 @@ public class TokenBucketComponent extends DefaultComponent {
     private long timerSpinMicros = TokenBucketTimer.DEFAULT_SPIN_NANOS / 1000;
 
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
+    /** The waiting exchanges of every started producer, told when the Camel context starts stopping. */
+    private final Set<TokenBucketWaiters> waiters = ConcurrentHashMap.newKeySet();
     private RedisConnections redisConnections;
     private TokenBucketTimer timer;
     private ExecutorService timerThread;
@@ -92,6 +106,18 @@ public class TokenBucketComponent extends DefaultComponent {
         } else if (!words.toLowerCase(Locale.ROOT).contains(SENSITIVE_KEYWORD)) {
             context.setAdditionalSensitiveKeywords(words + "," + SENSITIVE_KEYWORD);
         }
+        // Told before the graceful shutdown begins (Camel Main, Spring Boot and a plain stop() all pass here): the
+        // producers stop only after it has waited for every in-flight exchange, so the bound on waiting
+        // (stopTimeout) must start here.
+        getCamelContext().addLifecycleStrategy(new LifecycleStrategySupport() {
+            @Override
+            public void onContextStopping(CamelContext context) {
+                long now = System.nanoTime();
+                for (TokenBucketWaiters w : waiters) {
+                    w.stopping(now);
+                }
+            }
+        });
     }
 
     @Override

@@ -168,6 +168,15 @@ public class TokenBucketConfiguration implements Cloneable {
             + " bucket of the same limits until Redis answers again.")
     private TokenBucketStoreErrorPolicy onStoreError = TokenBucketStoreErrorPolicy.fail;
 
+    @UriParam(label = "advanced", defaultValue = "10s", javaType = "java.time.Duration", description = "How long"
+            + " exchanges still waiting for their tokens may hold up the stop of the Camel context: from the moment"
+            + " the context starts stopping, an exchange whose tokens would come later than this fails at once, and"
+            + " any still waiting when it has passed fails then, each with TokenBucketException (its tokens"
+            + " refunded), so the route's error handler sees it and the graceful shutdown does not wait out its"
+            + " timeout (45s by default, past Kubernetes' 30s grace). Exchanges whose tokens come sooner go on as"
+            + " usual. Stopping one route instead fails its waiting exchanges when the route's producer stops.")
+    private long stopTimeout = 10_000;
+
     @UriParam(label = "redis", defaultValue = "1s", javaType = "java.time.Duration", description = "How long one"
             + " Redis call may take before it counts as a store error.")
     private long storeTimeout = 1000;
@@ -282,6 +291,9 @@ public class TokenBucketConfiguration implements Cloneable {
         }
         if (metricsMaxKeys < 0) {
             throw new IllegalArgumentException("metricsMaxKeys must not be negative, was " + metricsMaxKeys);
+        }
+        if (stopTimeout < 0) {
+            throw new IllegalArgumentException("stopTimeout must not be negative, was " + stopTimeout);
         }
         if (storeTimeout < 1) {
             throw new IllegalArgumentException("storeTimeout must be at least 1 millisecond, was " + storeTimeout);
@@ -534,6 +546,22 @@ public class TokenBucketConfiguration implements Cloneable {
     /** Sets what happens when Redis fails. Default {@link TokenBucketStoreErrorPolicy#fail}. */
     public void setOnStoreError(TokenBucketStoreErrorPolicy onStoreError) {
         this.onStoreError = onStoreError;
+    }
+
+    /**
+     * How long exchanges still waiting for their tokens may hold up the Camel context's stop, in milliseconds.
+     * Default 10000 (10s).
+     */
+    public long getStopTimeout() {
+        return stopTimeout;
+    }
+
+    /**
+     * Sets how long waiting exchanges may hold up the Camel context's stop, in milliseconds (Camel duration text
+     * when configured); 0 fails them as soon as the stop begins. Default 10s.
+     */
+    public void setStopTimeout(long stopTimeout) {
+        this.stopTimeout = stopTimeout;
     }
 
     /** How long one Redis call may take, in milliseconds. Default 1000 (1s). */

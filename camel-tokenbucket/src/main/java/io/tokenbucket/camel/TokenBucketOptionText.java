@@ -21,7 +21,7 @@ final class TokenBucketOptionText {
     private static final Set<String> INT_NUMBERS = Set.of("metricsMaxKeys", "maxWaiting", "maxCandidates",
             "maxAllOf");
     private static final Set<String> DURATIONS = Set.of("refillPeriod", "maxWait", "storeTimeout", "adaptiveHold",
-            "adaptiveMemory");
+            "adaptiveMemory", "stopTimeout");
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
     /**
      * Camel's duration syntax: days, hours, minutes, seconds, milliseconds, each optional, in that order; besides

@@ -266,7 +266,15 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     @Override
+    protected void doStart() throws Exception {
+        super.doStart();
+        waiters.started();
+        endpoint.getComponent().register(waiters);
+    }
+
+    @Override
     protected void doStop() throws Exception {
+        endpoint.getComponent().unregister(waiters);
         waiters.abandonAll("the producer stopped");
         super.doStop();
     }

@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.math.Outcome;
 import org.apache.camel.AsyncCallback;
@@ -19,11 +20,21 @@ import org.apache.camel.Exchange;
  * once, by its release or by {@link Waiter#abandon}; an abandoned exchange (its producer stopped, or its wake-up
  * could not be scheduled) fails with {@link TokenBucketException} and its tokens are refunded. Either way its
  * callback is called once, and its place among the endpoint's {@code maxWaiting} is given back.
+ *
+ * <p>When the Camel context starts stopping ({@link #stopping}), waiting may hold up the stop for the endpoint's
+ * {@code stopTimeout} at most: a waiter whose slot comes later is abandoned at once, as is any that arrives later
+ * with such a slot, and whatever still waits when the bound has passed is abandoned then. Camel's graceful shutdown
+ * waits for in-flight exchanges up to its own timeout (45 s by default) before it stops the producers, which is
+ * what abandoned waiters before this bound existed.
  */
 final class TokenBucketWaiters {
 
     private final TokenBucketEndpoint endpoint;
     private final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
+    /** When the context's stop must be let go ({@link System#nanoTime()}); meaningful once {@link #stopping}. */
+    private volatile long stopDeadline;
+    private volatile boolean stopping;
+    private volatile boolean deadlinePassed;
 
     /** The waiters of a producer of {@code endpoint}. */
     TokenBucketWaiters(TokenBucketEndpoint endpoint) {
@@ -39,16 +50,68 @@ final class TokenBucketWaiters {
      */
     Waiter schedule(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Outcome reservation,
                     long start) {
-        Waiter waiter = new Waiter(exchange, callback, request, reservation.remaining(), start);
+        // the deadline is the slot itself: the timer never runs a task before it, so no release is early
+        long slot = System.nanoTime() + reservation.waitTicks();
+        Waiter waiter = new Waiter(exchange, callback, request, reservation.remaining(), start, slot);
         waiting.add(waiter);
         try {
-            // the deadline is the slot itself: the timer never runs a task before it, so no release is early
-            long slot = System.nanoTime() + reservation.waitTicks();
             waiter.timer = endpoint.getComponent().timer().schedule(waiter, slot);
         } catch (RejectedExecutionException e) {
             waiter.abandon("its wake-up could not be scheduled (" + e.getMessage() + ")");
         }
+        // read after the add: a stop that began meanwhile either sees this waiter or is seen here
+        if (deadlinePassed) {
+            waiter.abandon(deadlineWhy());
+        } else if (stopping && slot - stopDeadline > 0) {
+            waiter.abandon(tooLateWhy());
+        }
         return waiter;
+    }
+
+    /** The producer (re)started: no stop is under way. */
+    void started() {
+        stopping = false;
+        deadlinePassed = false;
+    }
+
+    /**
+     * The Camel context began to stop at {@code now} ({@link System#nanoTime()}): abandons the waiters whose slot
+     * comes after {@code now + stopTimeout}, and schedules the abandonment of every waiter still there then.
+     */
+    void stopping(long now) {
+        stopDeadline = now + TimeUnit.MILLISECONDS.toNanos(endpoint.getConfiguration().getStopTimeout());
+        stopping = true;
+        for (Waiter waiter : waiting) {
+            if (waiter.slot - stopDeadline > 0) {
+                waiter.abandon(tooLateWhy());
+            }
+        }
+        Runnable atDeadline = () -> {
+            deadlinePassed = true;
+            abandonAll(deadlineWhy());
+        };
+        try {
+            // on the timer thread only the hand-off: abandoning refunds tokens, which may be many store calls
+            endpoint.getComponent().timer().schedule(() -> {
+                try {
+                    endpoint.getComponent().worker().execute(atDeadline);
+                } catch (RejectedExecutionException stopped) {
+                    atDeadline.run();
+                }
+            }, stopDeadline);
+        } catch (RejectedExecutionException timerStopped) {
+            atDeadline.run();
+        }
+    }
+
+    private String tooLateWhy() {
+        return "the Camel context began to stop and its tokens would only come after stopTimeout ("
+                + endpoint.getConfiguration().getStopTimeout() + " ms)";
+    }
+
+    private String deadlineWhy() {
+        return "stopTimeout (" + endpoint.getConfiguration().getStopTimeout()
+                + " ms) passed after the Camel context began to stop";
     }
 
     /** Abandons every exchange still waiting, saying {@code why} in its exception. */
@@ -91,13 +154,16 @@ final class TokenBucketWaiters {
         private final TokenBucketRequest request;
         private final long remaining;
         private final long start;
+        private final long slot;
         @SuppressWarnings("unused") // through CLAIMED
         private volatile boolean claimed;
         private boolean released; // set on the timer thread before the hand-off, which publishes it to the worker
         private volatile TokenBucketTimer.Entry timer;
 
-        Waiter(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, long remaining, long start) {
+        Waiter(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, long remaining, long start,
+               long slot) {
             this.exchange = exchange;
+            this.slot = slot;
             this.callback = callback;
             this.request = request;
             this.remaining = remaining;

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 import org.apache.camel.AsyncProducer;
+import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.FailedToCreateRouteException;
 import org.apache.camel.builder.RouteBuilder;
@@ -26,6 +27,11 @@ abstract class TokenBucketTestSupport extends CamelTestSupport {
      * blocks on a waiting exchange; body {@code i}, headers from {@code headers}.
      */
     Sent sendAsync(String uri, int count, Map<String, Object> headers) throws Exception {
+        return sendAsync(context, uri, count, headers);
+    }
+
+    /** {@link #sendAsync(String, int, Map)} in the Camel context {@code context}. */
+    static Sent sendAsync(CamelContext context, String uri, int count, Map<String, Object> headers) throws Exception {
         AsyncProducer producer = context.getEndpoint(uri).createAsyncProducer();
         producer.start();
         List<Exchange> exchanges = new ArrayList<>(count);
