@@ -16,6 +16,10 @@ public class TokenBucketTestApplication {
                 from("direct:a").routeId("a").to("tokenbucket:x");
                 // a URI option wins over the component's default from application.yaml
                 from("direct:b").routeId("b").to("tokenbucket:y?capacity=3");
+                // exchanges that wait (one token an hour), failures counted: TokenBucketStarterStopTest
+                from("direct:slow").routeId("slow").errorHandler(deadLetterChannel("mock:failed"))
+                        .to("tokenbucket:slow?mode=delay&capacity=1&refillPeriod=1h&maxWaiting=10000")
+                        .to("mock:passed");
             }
         };
     }
