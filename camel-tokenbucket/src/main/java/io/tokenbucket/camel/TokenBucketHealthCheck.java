@@ -1,10 +1,13 @@
 package io.tokenbucket.camel;
 
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckResultBuilder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Readiness of a Redis-backed endpoint: DOWN while Redis does not answer a PING within {@code storeTimeout},
@@ -13,12 +16,22 @@ import org.apache.camel.health.HealthCheckResultBuilder;
  * ({@code onStoreError}), and restarting the application would not mend it. The PING is one per shared
  * connection and its answer is reused for a second, so a health request over many endpoints of a frozen Redis
  * waits one {@code storeTimeout}, not one per endpoint.
+ *
+ * <p>A DOWN result says why in one line, its message and its detail {@code reason}
+ * ({@code redis at redis://host:6379: Connection refused}),
+ * and carries no exception: health pages ({@code show-details: always}) and the probes' own logging would print
+ * its stack trace on every probe. The check logs one line when the endpoint's state changes (WARN when it goes
+ * DOWN, INFO when it is UP again), not one per probe.
  */
 final class TokenBucketHealthCheck implements HealthCheck {
 
     private final TokenBucketEndpoint endpoint;
     private final Supplier<Throwable> probe;
+    private static final Logger LOG = LoggerFactory.getLogger(TokenBucketHealthCheck.class);
+
     private volatile boolean enabled = true;
+    /** The last state reported (null before the first call), so that only a change is logged. */
+    private final AtomicReference<Boolean> up = new AtomicReference<>();
 
     /**
      * @param probe asks the store once; answers null when it answered, the failure otherwise
@@ -60,10 +73,19 @@ final class TokenBucketHealthCheck implements HealthCheck {
                 .detail("onStoreError", endpoint.getConfiguration().getOnStoreError().name());
         Throwable failure = probe.get();
         if (failure == null) {
+            if (Boolean.FALSE.equals(up.getAndSet(true))) {
+                LOG.info("tokenbucket:{} is UP again: {} answers", endpoint.getName(), endpoint.getStoreDescription());
+            }
             return result.up().build();
         }
         String why = failure.getMessage() != null ? failure.getMessage() : failure.getClass().getSimpleName();
-        return result.down().message(endpoint.getStoreDescription() + ": " + endpoint.storeBinding().redact(why)).error(failure)
-                .build();
+        // one line: a message may span several (a Redis error reply, a nested cause)
+        String reason = endpoint.getStoreDescription() + ": " + endpoint.storeBinding().redact(why)
+                .replaceAll("\\s*\\R\\s*", " ").strip();
+        if (!Boolean.FALSE.equals(up.getAndSet(false))) {
+            LOG.warn("tokenbucket:{} is DOWN: {}", endpoint.getName(), reason);
+        }
+        // the message, and the same as a detail: Camel Spring Boot's health page shows the details only
+        return result.down().message(reason).detail("reason", reason).build();
     }
 }
