@@ -14,10 +14,14 @@ import org.apache.camel.util.json.JsonObject;
 /**
  * The {@code tokenbucket} dev console: each {@code tokenbucket:} endpoint with its limits, store, mode,
  * counters and its busiest keys (local buckets: the keys furthest from full). Shown by Camel's HTTP dev
- * console and by {@code camel get}-style tooling when camel-console is present.
+ * console and by {@code camel get}-style tooling when camel-console is present. {@code admitted} counts the
+ * exchanges that got their tokens, at once or after waiting ({@code delayed} of them waited), as JMX's
+ * {@code AdmittedCount} does; Micrometer splits the same count into the outcomes {@code immediate} and
+ * {@code delayed}.
  */
 @DevConsole(name = "tokenbucket", group = "camel", displayName = "Token Bucket",
-            description = "Token bucket endpoints: limits, store, counters and busiest keys")
+            description = "Token bucket endpoints: limits, store, counters (admitted: at once or after waiting)"
+                          + " and busiest keys")
 public class TokenBucketDevConsole extends AbstractDevConsole {
 
     /** How many of the busiest keys are listed per endpoint. */
@@ -25,7 +29,8 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
 
     /** The console, as Camel's console registry creates it. */
     public TokenBucketDevConsole() {
-        super("camel", "tokenbucket", "Token Bucket", "Token bucket endpoints: limits, store, counters and busiest keys");
+        super("camel", "tokenbucket", "Token Bucket", "Token bucket endpoints: limits, store, counters (admitted: at"
+                + " once or after waiting) and busiest keys");
     }
 
     private List<TokenBucketEndpoint> endpoints() {

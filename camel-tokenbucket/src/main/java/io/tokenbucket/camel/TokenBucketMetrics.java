@@ -18,16 +18,19 @@ import org.apache.camel.CamelContext;
  * (they read the counters; nothing is counted twice). Kept apart from the endpoint so that Micrometer, an
  * optional dependency, is only loaded by applications that have it.
  *
- * <p>Meters, tagged {@code endpoint=<name>}: {@code tokenbucket.exchanges} ({@code outcome} admitted at once,
- * delayed, rejected, store_error, abandoned: each acquire that reached its store in exactly one),
+ * <p>"Admitted" means one thing everywhere (JMX {@code AdmittedCount}, the dev console, the per-key meter): the
+ * exchange got its tokens, at once or after waiting. Meters, tagged {@code endpoint=<name>}:
+ * {@code tokenbucket.exchanges} ({@code outcome} immediate (admitted at once), delayed (admitted after waiting),
+ * rejected, store_error, abandoned: each acquire that reached its store in exactly one, so immediate plus delayed
+ * is the admitted count),
  * {@code tokenbucket.store.fallbacks} (calls the allow or local policy answered), {@code tokenbucket.wait} (a
  * timer of the delayed exchanges' waits), {@code tokenbucket.local.keys} (buckets in memory),
  * {@code tokenbucket.waiting} (exchanges waiting now), {@code tokenbucket.store.batch.size} (a distribution of
  * the reservations per Redis reservation call, while {@code redisBatching} is on), {@code tokenbucket.rate.signals}
  * ({@code outcome} cut or ignored: throttled signals), {@code tokenbucket.rate.lowest} (a gauge: the lowest rate a
  * signal left on any key within the last minute, one number per endpoint whatever the number of keys) and, when
- * {@code metricsPerKey=true}, for at most {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted or
- * rejected).
+ * {@code metricsPerKey=true}, for at most {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted (at once
+ * or after waiting) or rejected).
  */
 final class TokenBucketMetrics implements AutoCloseable {
 
@@ -67,7 +70,7 @@ final class TokenBucketMetrics implements AutoCloseable {
         TokenBucketStatistics stats = endpoint.getStatistics();
         Tags tags = Tags.of("endpoint", endpoint.getName());
         // outcomes that add up: each acquire that reached its store is in exactly one
-        exchanges(tags, "admitted", stats, TokenBucketStatistics::getImmediate);
+        exchanges(tags, "immediate", stats, TokenBucketStatistics::getImmediate);
         exchanges(tags, "delayed", stats, TokenBucketStatistics::getDelayed);
         exchanges(tags, "rejected", stats, TokenBucketStatistics::getRejected);
         exchanges(tags, "store_error", stats, TokenBucketStatistics::getStoreErrors);

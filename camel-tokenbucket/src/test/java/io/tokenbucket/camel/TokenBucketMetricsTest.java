@@ -51,7 +51,7 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
         String scrape = prometheus.scrape();
         // the outcomes add up: 6 exchanges, 4 at once, 1 after a wait, 1 rejected
         assertThat(scrape)
-                .contains("tokenbucket_exchanges_total{endpoint=\"metered\",outcome=\"admitted\"} 4.0")
+                .contains("tokenbucket_exchanges_total{endpoint=\"metered\",outcome=\"immediate\"} 4.0")
                 .contains("tokenbucket_exchanges_total{endpoint=\"metered\",outcome=\"delayed\"} 1.0")
                 .contains("tokenbucket_exchanges_total{endpoint=\"metered\",outcome=\"rejected\"} 1.0")
                 .contains("tokenbucket_exchanges_total{endpoint=\"metered\",outcome=\"store_error\"} 0.0")
@@ -63,6 +63,12 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
                 .contains("tokenbucket_key_exchanges_total{endpoint=\"metered\",key=\"a\",outcome=\"rejected\"} 1.0")
                 .contains("key=\"b\"")
                 .doesNotContain("key=\"c\"");
+        // one meaning of admitted: JMX and the dev console count immediate plus delayed
+        TokenBucketEndpoint metered = context.getEndpoints().stream()
+                .filter(e -> e instanceof TokenBucketEndpoint t && t.getName().equals("metered"))
+                .map(TokenBucketEndpoint.class::cast).findFirst().orElseThrow();
+        assertThat(metered.getAdmittedCount()).isEqualTo(5);
+        assertThat(metered.getDelayedCount()).isEqualTo(1);
     }
 
     @Test
