@@ -39,6 +39,25 @@ public class TokenBucketComponent extends DefaultComponent {
         URISupport.addSanitizeKeywords("redisUri");
     }
 
+    /**
+     * Refuses {@code tokens}, the former name of {@code cost}, naming its successor (Camel Main's
+     * {@code camel.component.tokenbucket.tokens} reaches the component through this setter).
+     *
+     * @throws IllegalArgumentException always
+     */
+    public void setTokens(String value) {
+        throw TokenBucketExceptions.renamed("tokens", TokenBucketOptionText.RENAMED.get("tokens"));
+    }
+
+    /**
+     * Refuses {@code refillTokens}, the former name of {@code refillAmount}, naming its successor.
+     *
+     * @throws IllegalArgumentException always
+     */
+    public void setRefillTokens(String value) {
+        throw TokenBucketExceptions.renamed("refillTokens", TokenBucketOptionText.RENAMED.get("refillTokens"));
+    }
+
     /** Tells {@code w} when the Camel context starts stopping, until {@link #unregister}. */
     void register(TokenBucketWaiters w) {
         waiters.add(w);

@@ -215,4 +215,13 @@ final class TokenBucketExceptions {
         return new TokenBucketException(endpointName, null, "tokenbucket:" + endpointName
                 + " could not continue the exchange on its worker pool: " + e.getMessage(), e);
     }
+
+    /**
+     * A removed option, named as the user gave it ({@code tokens}, {@code camel.component.tokenbucket.tokens}),
+     * with the one that replaced it.
+     */
+    static IllegalArgumentException renamed(String given, String successor) {
+        return new IllegalArgumentException(given + " is no longer an option: it was renamed " + successor
+                + " (same meaning and values)");
+    }
 }

@@ -57,6 +57,8 @@ final class TokenBucketRedisStores {
             }
         } catch (IllegalArgumentException e) {
             throw e;
+        } catch (LinkageError e) {
+            throw lettuceLinkage(endpoint.getName(), e);
         } catch (RuntimeException e) {
             throw TokenBucketExceptions.cannotConnect(endpoint.getName(), where, redact, e);
         }
@@ -72,5 +74,27 @@ final class TokenBucketRedisStores {
         Supplier<Throwable> probe = () -> leased.probe(timeout);
         return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease, "redis at " + where,
                 probe, redact);
+    }
+
+    /**
+     * Lettuce's client could not be created because a class it needs is missing: Lettuce 7 on Netty 4.1, as when
+     * Spring Boot 3.5's BOM manages Netty and the application pins lettuce-core 7. Here, not in
+     * TokenBucketExceptions, because it names Lettuce's and Netty's classes and only Redis users load this class.
+     */
+    private static TokenBucketStoreException lettuceLinkage(String endpointName, LinkageError e) {
+        String lettuce = io.lettuce.core.RedisClient.class.getPackage().getImplementationVersion();
+        String netty;
+        try {
+            io.netty.util.Version transport = io.netty.util.Version.identify().get("netty-transport");
+            netty = transport == null ? "version unknown" : "netty-transport " + transport.artifactVersion();
+        } catch (LinkageError | RuntimeException unknown) {
+            netty = "version unknown";
+        }
+        return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName
+                + ": the Redis client cannot be created"
+                + " (" + e + "): Lettuce " + (lettuce == null ? "(version unknown)" : lettuce) + " does not run on"
+                + " the Netty on the class path (" + netty + "). Lettuce 7 needs Netty 4.2, Lettuce 6 runs on Netty"
+                + " 4.1: align them, either by leaving Lettuce to the BOM that manages Netty (Spring Boot 3.5's"
+                + " manages Lettuce 6.6 with Netty 4.1), or by importing io.netty:netty-bom 4.2.x with Lettuce 7", e);
     }
 }

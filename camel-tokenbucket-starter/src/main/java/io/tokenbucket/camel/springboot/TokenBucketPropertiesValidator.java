@@ -59,6 +59,7 @@ final class TokenBucketPropertiesValidator {
     static void validate(TokenBucketComponentConfiguration properties, CamelContext camelContext,
             Environment environment) {
         checkEnvironmentVariables(environment);
+        checkRedisUri(properties.getRedisUri());
         Map<String, Object> options;
         try {
             options = new LinkedHashMap<>(properties.componentOptions(camelContext));
@@ -83,6 +84,27 @@ final class TokenBucketPropertiesValidator {
             }
             throw new InvalidConfigurationPropertyValueException(PREFIX + StringHelper.camelCaseToDash(option),
                     given.getPropertyValue(option), e.getMessage());
+        }
+    }
+
+    /**
+     * A {@code redis-uri} that Lettuce cannot read fails the start here, naming the property, rather than when a
+     * route opens its endpoint. The value shown is what the component shows of a Redis URI, from Lettuce's parse:
+     * of a text that does not parse, only its length, and of one that does, no credentials (the component's
+     * description of a URI that parsed always holds its scheme's {@code ://}).
+     *
+     * @throws InvalidConfigurationPropertyValueException naming {@code camel.component.tokenbucket.redis-uri}
+     */
+    private static void checkRedisUri(TokenBucketSecret redisUri) {
+        if (redisUri == null) {
+            return;
+        }
+        String shown = redisUri.toString();
+        if (!shown.contains("://")) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + "redis-uri", shown, "it is no Redis URI"
+                    + " Lettuce can read: redis[s]://[[user]:password@]host[:port][/database], or redis-sentinel://,"
+                    + " redis-cluster://host:port,host:port; a user or password holding / ? # must be"
+                    + " percent-encoded (/ as %2F, ? as %3F, # as %23)");
         }
     }
 

@@ -94,6 +94,35 @@ class TokenBucketPropertiesCheckTest {
         return text.toString();
     }
 
+    @ParameterizedTest
+    @CsvSource({"tokens, cost", "refill-tokens, refill-amount"})
+    void aRenamedPropertyNamesItsSuccessor(String old, String successor) {
+        runner.withPropertyValues(PREFIX + old + "=3").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining(PREFIX + old
+                    + " is no longer a property: it was renamed " + PREFIX + successor);
+        });
+        runner.withInitializer(context -> environment(context, Map.of("CAMEL_COMPONENT_TOKENBUCKET_"
+                + old.replace("-", "").toUpperCase(java.util.Locale.ROOT), "3"))).run(context ->
+                assertThat(context.getStartupFailure()).hasStackTraceContaining("it was renamed " + PREFIX + successor));
+    }
+
+    /** A redis-uri Lettuce cannot read fails the start naming the property, its password never shown. */
+    @Test
+    void aRedisUriThatDoesNotParseFailsTheStartNamingIt() {
+        // an unencoded / ends the authority: the @ then follows the host part
+        runner.withPropertyValues(PREFIX + "redis-uri=redis://:s3cr/et@127.0.0.1:6379").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .hasMessageContaining("Property " + PREFIX + "redis-uri with value 'a Redis URI that does not parse")
+                    .hasMessageContaining("percent-encoded");
+            assertThat(stackTrace(context.getStartupFailure())).doesNotContain("s3cr");
+        });
+        runner.withPropertyValues(PREFIX + "redis-uri=redis://:s3cr%2Fet@127.0.0.1:6379").run(context ->
+                assertThat(context).hasNotFailed());
+    }
+
     @Test
     void camelSpringBootsOwnKeysAreAccepted() {
         runner.withPropertyValues(PREFIX + "enabled=true", PREFIX + "customizer.enabled=true",
