@@ -61,7 +61,6 @@ class TokenBucketStarterSecretTest {
             settings.put("server.port", "0");
             settings.put("server.address", "127.0.0.1");
             settings.put("camel.component.tokenbucket.store", "redis");
-            settings.put("camel.component.tokenbucket.redis-uri", redisUri);
             settings.put("camel.main.name", "secret-test");
             settings.put("camel.main.dev-console-enabled", "true");
             settings.put("camel.main.jmx-enabled", "true");
@@ -74,11 +73,11 @@ class TokenBucketStarterSecretTest {
             settings.put("management.endpoints.web.exposure.exclude", "heapdump");
             settings.put("logging.level.io.tokenbucket", "DEBUG");
             settings.put("logging.level.org.apache.camel", "DEBUG");
-            // a file of the application, as a user writes it: not the command line, whose arguments Spring keeps
-            // as a bean of their own (ApplicationArguments) that the bean console prints like any other
+            // the secret on the command line, which Spring also keeps as a bean (springApplicationArguments)
             try (ConfigurableApplicationContext context = new SpringApplicationBuilder(
                     TokenBucketTestApplication.class).properties(settings)
-                    .run("--spring.main.web-application-type=servlet")) {
+                    .run("--spring.main.web-application-type=servlet",
+                            "--camel.component.tokenbucket.redis-uri=" + redisUri)) {
                 int port = ((WebServerApplicationContext) context).getWebServer().getPort();
                 ProducerTemplate producer = context.getBean(ProducerTemplate.class);
                 producer.sendBody("direct:a", "through Redis");
