@@ -30,9 +30,11 @@ import org.apache.camel.util.json.JsonArray;
 import org.apache.camel.util.json.JsonObject;
 import org.apache.camel.util.json.Jsoner;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.web.context.WebServerApplicationContext;
@@ -110,6 +112,14 @@ class TokenBucketStarterSecretTest {
         }
         assertThat(output.getAll()).contains("tokenbucket");
         assertNoSecret("the log", output.getAll());
+    }
+
+    /** The log levels this test raised outlive its application: back to the configuration's for the next tests. */
+    @AfterEach
+    void resetLogLevels() {
+        LoggingSystem logging = LoggingSystem.get(getClass().getClassLoader());
+        logging.setLogLevel("io.tokenbucket", null);
+        logging.setLogLevel("org.apache.camel", null);
     }
 
     /**
