@@ -16,11 +16,13 @@ import org.apache.camel.main.Main;
  *
  * <p>By default ({@code example.demo=true}) it first starts the offline demo on loopback (a target site of two
  * hosts with a limit it does not tell: {@value #DEMO_HIDDEN_LIMIT} pages per second per client address per host,
- * and three Jetty forward proxies with credentials, each connecting from an address of its own and limited to
- * {@value #DEMO_PROXY_LIMIT} in the proxy file, {@code example.demoProxyLimit}), scrapes its {@value #DEMO_URLS}
- * pages with {@code example.hostLimit=}{@value #DEMO_HOST_LIMIT} and the adaptive rate per (proxy, host) below
- * {@code example.pairLimit=}{@value #DEMO_PAIR_LIMIT}, prints the summary and the convergence line, writes the
- * plot {@code convergence.png} next to the results, and ends by itself.
+ * {@code example.demoHiddenLimit}, as nginx's {@code limit_req} with a burst of {@code example.demoHiddenBurst}, by
+ * default half of it; and three Jetty forward proxies with credentials, each connecting from an address of its own
+ * and limited to {@value #DEMO_PROXY_LIMIT} in the proxy file, {@code example.demoProxyLimit}), scrapes its
+ * {@value #DEMO_URLS} pages with {@code example.hostLimit=}{@value #DEMO_HOST_LIMIT} and the adaptive rate per
+ * (proxy, host) below {@code example.pairLimit=}{@value #DEMO_PAIR_LIMIT} (the other adaptive settings are those
+ * {@code example.adaptive=true} brings anywhere: {@link ExampleConfiguration}), prints the summary and the
+ * convergence line, writes the plot {@code convergence.png} next to the results, and ends by itself.
  * {@code -Dexample.throttle=false} runs the same without {@code tokenbucket:}, to see the 429s it prevents;
  * {@code -Dexample.demoProxyMode=close} (or {@code http10}) gives the demo proxies the manners of real ones.
  * {@code -Dexample.demo=false} scrapes {@code example.urlFile} through {@code example.proxyFile} instead.
@@ -58,8 +60,6 @@ public final class ExampleApp {
      * starts at {@code example.adaptiveStart} of it and finds the limit from there.
      */
     static final String DEMO_PAIR_LIMIT = "40/1s:2";
-    /** How far ahead the demo books a URL's turn ({@code example.pairMaxWait}). */
-    static final String DEMO_PAIR_MAX_WAIT = "100ms";
     /** The file the demo's convergence plot goes to, in {@code example.outputDir}. */
     static final String DEMO_PLOT = "convergence.png";
 
@@ -82,17 +82,17 @@ public final class ExampleApp {
             Files.deleteIfExists(dir.resolve("results.jsonl"));
             Files.deleteIfExists(dir.resolve("dead-letter.jsonl"));
             int hidden = demoNumber("example.demoHiddenLimit", DEMO_HIDDEN_LIMIT);
-            // nginx's limit_req per address per host, with half a second's burst and no Retry-After on its 429s:
-            // the scraper is told nothing but "no"
+            // nginx's limit_req per address per host, by default with half a second's burst, and no Retry-After on
+            // its 429s: the scraper is told nothing but "no"
+            int burst = demoNumber("example.demoHiddenBurst", String.valueOf(Math.max(1, hidden / 2)));
             demo = new DemoSite(dir, 3, setting("example.demoProxyLimit", DEMO_PROXY_LIMIT),
-                    demoNumber("example.demoPages", DEMO_URLS), DemoTarget.hiddenPerIpLikeNginx(hidden, hidden / 2,
+                    demoNumber("example.demoPages", DEMO_URLS), DemoTarget.hiddenPerIpLikeNginx(hidden, burst,
                             DEMO_HOSTS),
                     DemoProxy.Mode.of(setting("example.demoProxyMode", "keepalive")));
             main = createMain(run, demo, dir);
             main.addOverrideProperty("example.hostLimit", setting("example.hostLimit", DEMO_HOST_LIMIT));
             main.addOverrideProperty("example.pairLimit", setting("example.pairLimit", DEMO_PAIR_LIMIT));
             main.addOverrideProperty("example.adaptive", setting("example.adaptive", "true"));
-            main.addOverrideProperty("example.pairMaxWait", setting("example.pairMaxWait", DEMO_PAIR_MAX_WAIT));
             DemoSite site = demo;
             run.footer(() -> demoFooter(site, dir));
         } else {

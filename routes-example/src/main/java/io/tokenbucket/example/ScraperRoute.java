@@ -49,10 +49,11 @@ public class ScraperRoute extends RouteBuilder {
      * {@link TokenBucketProxyBuckets} sends its {@code penalize} and {@code throttled} operations for a pair to
      * this same endpoint.
      *
-     * <p>{@code maxWait} is {@code example.pairMaxWait}, or, unset, the component's ({@code
+     * <p>{@code maxWait} is {@code example.pairMaxWait} (with {@code example.adaptive}, unset:
+     * {@link ExampleConfiguration#ADAPTIVE_PAIR_MAX_WAIT}), or, unset, the component's ({@code
      * camel.component.tokenbucket.max-wait}, unset: none): how far ahead a URL may book its proxy's, pair's and
-     * host's turn. A URL that would wait longer consumes nothing and is tried again {@code example.storeRetryDelay}
-     * later (the route's error handler), so a cut of a pair's rate reaches the next bookings and a stall of this
+     * host's turn. A URL that would wait longer consumes nothing and is tried again about
+     * {@code example.storeRetryDelay} later (the route's error handler), so a cut of a pair's rate reaches the next bookings and a stall of this
      * JVM releases no long backlog at once. A store failure follows the component's {@code onStoreError} (fail, by
      * default: the same error handler tries the step again): one step takes every token or none, so there is no
      * token already spent that an {@code allow} of the pairs would have to let through.
@@ -93,6 +94,9 @@ public class ScraperRoute extends RouteBuilder {
         onException(TokenBucketStoreException.class, TokenBucketRejectedException.class)
             .maximumRedeliveries("{{example.storeRetries}}")
             .redeliveryDelay("{{example.storeRetryDelay}}")
+            // Camel's jitter (15 %): URLs booked out together would otherwise try again together, each time in the
+            // same short horizon, and a pair whose turns fall between those tries would go unused
+            .useCollisionAvoidance()
             .asyncDelayedRedelivery()
             .handled(true)
             .process(StoreUnavailable.BEAN)

@@ -35,7 +35,7 @@ class AdaptivePairTest {
              ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
                      "example.pairLimit", "16/1s:1", "example.adaptiveDecrease", "0.5", "example.adaptiveHold",
                      "100ms", "example.adaptiveIncrease", "0.05", "example.adaptiveFloor", "0.1",
-                     "example.maxAttempts", "10"))) {
+                     "example.adaptiveStart", "0.25", "example.maxAttempts", "10"))) {
             site.warmUp();
             scraper.scrape(scraper.pages(12));
 
