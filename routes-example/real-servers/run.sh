@@ -6,7 +6,7 @@
 # project built (mvn -B -DskipTests install from the repository root).
 #
 #   routes-example/real-servers/run.sh PROXY_LIMIT PAIR_LIMIT [-Dexample.setting=value ...]
-#   routes-example/real-servers/run.sh 100/1s 40/1s:2 -Dexample.hostLimit=120/1s:6 -Dexample.pairMaxWait=100ms
+#   routes-example/real-servers/run.sh 100/1s 40/1s:2 -Dexample.hostLimit=120/1s:6
 #
 # VIA=off makes the proxies strip Via (tinyproxy's DisableViaHeader), as anonymising proxies do.
 # Prints the scraper's summary and what nginx saw: requests, 429s, the share of the hidden limit used after 10 s.

@@ -61,8 +61,9 @@ public class ExampleConfiguration implements CamelConfiguration {
     /**
      * {@value #PAIR_MAX_WAIT} with {@code example.adaptive=true} when it is not set: a URL books its proxy's, pair's
      * and host's turn at most this far ahead, so that a cut of the pair's rate reaches the next requests, and a stall
-     * of this JVM releases no backlog to the host at once. Turns booked far ahead keep the rate they were booked at,
-     * and come back refused after a cut (a quarter of all answers 429 from a ceiling twice the limit, measured).
+     * of this JVM releases no backlog to the host at once: turns booked far ahead keep the rate they were booked at,
+     * and come back refused after a cut. An operator's {@value #PAIR_MAX_WAIT} (a system property, an environment
+     * variable or {@code application.properties}) is kept.
      */
     public static final String ADAPTIVE_PAIR_MAX_WAIT = "100ms";
 
