@@ -53,10 +53,10 @@ public class ScraperRoute extends RouteBuilder {
      * {@link ExampleConfiguration#ADAPTIVE_PAIR_MAX_WAIT}), or, unset, the component's ({@code
      * camel.component.tokenbucket.max-wait}, unset: none): how far ahead a URL may book its proxy's, pair's and
      * host's turn. A URL that would wait longer consumes nothing and is tried again about
-     * {@code example.storeRetryDelay} later (the route's error handler), so a cut of a pair's rate reaches the next bookings and a stall of this
-     * JVM releases no long backlog at once. A store failure follows the component's {@code onStoreError} (fail, by
-     * default: the same error handler tries the step again): one step takes every token or none, so there is no
-     * token already spent that an {@code allow} of the pairs would have to let through.
+     * {@code example.storeRetryDelay} later (the route's error handler), so a cut of a pair's rate reaches the next
+     * bookings and a stall of this JVM releases no long backlog at once. A store failure follows the component's
+     * {@code onStoreError} (fail, by default: the same error handler tries the step again): one step takes every
+     * token or none, so there is no token already spent that an {@code allow} of the pairs would have to let through.
      */
     public static final String THROTTLE = "tokenbucket:proxies?keyHeader=" + ProxyStats.PROXY_HEADER
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN

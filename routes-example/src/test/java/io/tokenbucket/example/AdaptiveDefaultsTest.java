@@ -88,7 +88,8 @@ class AdaptiveDefaultsTest {
     /** The throttle's configuration: the {@code tokenbucket:proxies} endpoint the route made. */
     private static TokenBucketConfiguration throttle(ScraperHarness scraper) {
         return scraper.context.getEndpoints().stream().filter(TokenBucketEndpoint.class::isInstance)
-                .map(TokenBucketEndpoint.class::cast).filter(e -> e.getEndpointUri().startsWith("tokenbucket://proxies"))
-                .findFirst().orElseThrow().getConfiguration();
+                .map(TokenBucketEndpoint.class::cast)
+                .filter(e -> e.getEndpointUri().startsWith("tokenbucket://proxies")).findFirst().orElseThrow()
+                .getConfiguration();
     }
 }
