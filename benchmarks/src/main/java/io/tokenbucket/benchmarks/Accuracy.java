@@ -316,20 +316,22 @@ public final class Accuracy {
             plot(png, storeName, keys, perKey, capacity, T, seconds, t0, released, perWindow, bound);
             System.out.println("plot: " + png);
         }
-        return new Summary(all, failed.sum(), maxSliding, bound, errors.get(0), errors.get(errors.size() - 1), T);
+        return new Summary(all, failed.sum(), maxSliding, bound, errors.get(0), errors.get(errors.size() - 1), T,
+                errors.stream().filter(x -> x < 0).count(), pct(errors, 99),
+                afterQueueing.isEmpty() ? -1 : pct(afterQueueing, 99), afterQueueing.size());
     }
 
     /**
-     * What a run found: whether every exchange was released, how many failed, the most released in any sliding
-     * 100 ms window against its bound, and the earliest release relative to its slot (negative: early).
-     */
-    /**
-     * What a run measured. A release may be late (a stall of the machine), never early; a late release can fall into
-     * the window of the next ones, so a window's count is bounded by {@link #lateBound()}, the bound of a window
-     * longer by the worst lateness.
+     * What a run measured: whether every exchange was released, how many failed, the most released in any sliding
+     * 100 ms window against its bound, the earliest and latest release relative to its slot (negative: early), how
+     * many were early, the p99 lateness of all and of the slots over 1 s after the queueing ended ({@code -1}: none).
+     * A release may be late (a stall of the machine), never early; a late release can fall into the window of the
+     * next ones, so a window's count is bounded by {@link #lateBound()}, the bound of a window longer by the worst
+     * lateness.
      */
     record Summary(boolean allReleased, long failed, int maxSliding, long bound, long minErrorNanos,
-                   long maxErrorNanos, long intervalNanos) {
+                   long maxErrorNanos, long intervalNanos, long early, long p99Nanos, long p99AfterFirstSecondNanos,
+                   int afterFirstSecond) {
 
         /** The window bound when the releases may be as late as they were: one more token per interval of it. */
         long lateBound() {

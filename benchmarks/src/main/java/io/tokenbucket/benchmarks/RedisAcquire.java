@@ -35,6 +35,7 @@ import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.event.command.CommandStartedEvent;
+import io.lettuce.core.resource.ClientResources;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.redis.RedisBucketStore;
@@ -256,7 +257,16 @@ public final class RedisAcquire {
     }
 
     static Peer bucket4j(RedisHandle redis, String[] keyNames) {
-        RedisClient client = RedisClient.create(redis.uri());
+        return bucket4j(redis, keyNames, null);
+    }
+
+    /**
+     * Bucket4j-Lettuce as {@link #bucket4j(RedisHandle, String[])}, its client on the given resources (null: its
+     * own), which the caller shuts down.
+     */
+    static Peer bucket4j(RedisHandle redis, String[] keyNames, ClientResources resources) {
+        RedisClient client = resources == null ? RedisClient.create(redis.uri())
+                : RedisClient.create(resources, redis.uri());
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(TimeoutOptions.enabled(TIMEOUT))
@@ -304,6 +314,16 @@ public final class RedisAcquire {
      */
     static Run drive(Peer peer, Case c, String[] keys, double warmup, double seconds, Runnable atMeasureStart)
             throws InterruptedException {
+        return drive(peer, c, keys, warmup, seconds, atMeasureStart, () -> { });
+    }
+
+    /**
+     * As {@link #drive(Peer, Case, String[], double, double, Runnable)}, running {@code atMeasureEnd} when the
+     * measured seconds end (before the outstanding acquires drain), so that counters read there (CPU, Redis's
+     * {@code INFO}) cover the measured seconds only.
+     */
+    static Run drive(Peer peer, Case c, String[] keys, double warmup, double seconds, Runnable atMeasureStart,
+                     Runnable atMeasureEnd) throws InterruptedException {
         Recorder recorder = new Recorder(3);
         LongAdder granted = new LongAdder();
         LongAdder rejected = new LongAdder();
@@ -384,6 +404,7 @@ public final class RedisAcquire {
         synchronized (lock) {
             phase[0] = 2;
             elapsed = System.nanoTime() - start;
+            atMeasureEnd.run();
             h = recorder.getIntervalHistogram();
             g = granted.sum();
             r = rejected.sum();

@@ -96,6 +96,25 @@ class BenchSmokeTest {
         }
     }
 
+    /**
+     * Issue 22's Redis targets, a fraction of a second per run (the release lateness and the route step are the
+     * harnesses checked above): every peer completes acquires without errors, and the never-binding limit grants all.
+     */
+    @Test
+    void targetsDriverRuns() throws Exception {
+        var results = Targets.run(new Targets.Settings(0.3, 0.1, 1, 100, 0, false, false, 1));
+        assertThat(results).containsKeys("ours random keys, 64 in flight", "bucket4j random keys, 64 in flight",
+                "gcra-P16 random keys, 64 in flight", "ours hot key, 400 in flight", "bucket4j 1 in flight, quiet");
+        results.forEach((name, runs) -> {
+            RedisAcquire.Run r = runs.get(0).run();
+            assertThat(r.granted()).as(name).isPositive();
+            assertThat(r.timeouts() + r.otherErrors()).as(name).isZero();
+            if (!name.contains("hot")) {
+                assertThat(r.rejected()).as(name).isZero();
+            }
+        });
+    }
+
     private static Collection<RunResult> oneIteration(Class<?> type, String keys) throws Exception {
         var options = new OptionsBuilder()
                 .include(type.getName() + "\\.")

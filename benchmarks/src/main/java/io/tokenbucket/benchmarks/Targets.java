@@ -1,0 +1,874 @@
+package io.tokenbucket.benchmarks;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.NettyCustomizer;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.tokenbucket.benchmarks.RedisAcquire.Peer;
+import io.tokenbucket.benchmarks.RedisAcquire.Run;
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
+import org.HdrHistogram.Histogram;
+import org.apache.camel.AsyncProducer;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.support.DefaultExchange;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Issue 22's targets, each against its peer in the same run, in one command:
+ * <pre>java -jar benchmarks.jar targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3] [--no-route] [--no-accuracy]</pre>
+ * <ol>
+ * <li><b>Redis</b>, a closed loop ({@link RedisAcquire#drive}) against one {@code redis-server} started here, peers
+ * alternating case by case for {@code rounds} rounds, {@code FLUSHALL} before each run:
+ * <ul>
+ * <li><b>ours</b>: {@code direct:} -> {@code tokenbucket:} (store=redis, every other option at its default, so
+ * batching is what the component does by default), one exchange per acquire through the route's asynchronous
+ * producer; random keys in the default delay mode with a limit that never binds, the hot key in check mode
+ * (capacity 100, 10,000/s, which binds: a decision per exchange, as Bucket4j's {@code tryConsume});</li>
+ * <li><b>bucket4j</b>: Bucket4j-Lettuce 8.19 ({@link RedisAcquire#bucket4j}), the same limits;</li>
+ * <li><b>gcra-P16</b>: a minimal one-key GCRA script ({@link #GCRA}: {@code TIME}, {@code GET}, {@code SET PX}),
+ * one {@code EVALSHA} per decision, sent as {@code redis-benchmark -P 16} sends: on each of
+ * {@code inFlight / 16} Lettuce connections, 16 commands written in one flush, the next 16 once all 16 are
+ * answered. With {@code redis-benchmark} on the {@code PATH} the same script is also run by it, once per round,
+ * as a cross-check of this Java driver.</li>
+ * </ul>
+ * Cases: 1,000 random keys with 64 in flight; one hot key with 64 and 400 in flight; one in flight on the random
+ * keys, quiet and with a busy-loop thread started here taking a core. Per run: acquires per second, latency, the
+ * client's CPU per acquire (this JVM's CPU time less the busy thread's), Redis's CPU per acquire (its process's
+ * user + system time from {@code /proc}), Redis's {@code INFO commandstats} microseconds per acquire (top-level
+ * commands only: a script's time includes the commands it calls) and the bytes this JVM allocated per acquire.
+ * </li>
+ * <li><b>Where the time goes at one in flight</b>: one acquire at a time, each stamped where it passes (sent, the
+ * route step entered, each Redis request's bytes written to the socket and each reply's read from it, the step left,
+ * the callback), for ours and Bucket4j, quiet and busy: the median and p99 of each stretch and the
+ * thread it ran on.</li>
+ * <li><b>Release lateness</b> ({@link Accuracy}, default settings): p99 lateness after the first second and
+ * early releases, local store and Redis (3 instances).</li>
+ * <li><b>The route step</b> (JMH, {@link RouteOverhead}, {@code forks} forks): {@code tokenbucket} against
+ * {@code bare}, local store, 1 and 1,000 keys.</li>
+ * </ol>
+ * Then one table: each target, ours, the peer, the ratio, met or missed. Every ratio is taken within a round and
+ * the median of the rounds is shown with its range.
+ */
+public final class Targets {
+
+    /** The never-binding limit of the random keys, and the hot key's binding one (as {@link RedisAcquire}). */
+    static final String FREE_LIMIT = "capacity=1000000&refillAmount=1&refillPeriod=1s";
+    static final String HOT_LIMIT = "capacity=100&refillAmount=10000&refillPeriod=1s";
+    /** The GCRA peer's arguments for the same limits: the interval T and the burst C * T, in microseconds. */
+    static final String[] FREE_GCRA = {"1000000", "1000000000000"};
+    static final String[] HOT_GCRA = {"100", "10000"};
+
+    /**
+     * The minimal one-key GCRA: read the tat, decide on Redis's clock, write the new tat with a TTL at
+     * time-to-full. What one script call per decision costs when the script itself does almost nothing.
+     */
+    static final String GCRA = """
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+            local tat = tonumber(redis.call('GET', KEYS[1])) or now
+            if tat < now then tat = now end
+            local new = tat + tonumber(ARGV[1])
+            if new - now > tonumber(ARGV[2]) then return 0 end
+            redis.call('SET', KEYS[1], string.format('%.0f', new), 'PX', string.format('%.0f', math.floor((new - now) / 1000) + 1))
+            return 1
+            """;
+
+    static final String OURS = "ours";
+    static final String BUCKET4J = "bucket4j";
+    static final String GCRA_P16 = "gcra-P16";
+    static final int PIPELINE = 16;
+
+    private Targets() {
+    }
+
+    /** One Redis case: acquires in flight, on random keys or the hot key, quiet or with a core busy. */
+    record Case(String name, int inFlight, boolean hot, boolean busy, List<String> peers) {
+        RedisAcquire.Case driverCase() {
+            return new RedisAcquire.Case(name, inFlight, hot);
+        }
+    }
+
+    /** One measured run of one peer on one case, with what it cost on each side. */
+    record Measured(Run run, double clientCpuMicros, double redisCpuMicros, double commandstatsMicros,
+                    double allocatedBytes, String commandstats) {
+    }
+
+    /** Settings of one run of the whole set. */
+    record Settings(double seconds, double warmup, int rounds, int keys, int forks, boolean route, boolean accuracy,
+                    int accuracySeconds) {
+        static Settings parse(String[] args) {
+            double seconds = 5;
+            double warmup = 2;
+            int rounds = 3;
+            int keys = 1000;
+            int forks = 3;
+            boolean route = true;
+            boolean accuracy = true;
+            for (int a = 0; a < args.length; a++) {
+                switch (args[a]) {
+                    case "--seconds" -> seconds = Double.parseDouble(args[++a]);
+                    case "--warmup" -> warmup = Double.parseDouble(args[++a]);
+                    case "--rounds" -> rounds = Integer.parseInt(args[++a]);
+                    case "--keys" -> keys = Integer.parseInt(args[++a]);
+                    case "--forks" -> forks = Integer.parseInt(args[++a]);
+                    case "--no-route" -> route = false;
+                    case "--no-accuracy" -> accuracy = false;
+                    default -> throw new IllegalArgumentException("unknown argument " + args[a]
+                            + "; usage: targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3]"
+                            + " [--no-route] [--no-accuracy]");
+                }
+            }
+            return new Settings(seconds, warmup, rounds, keys, forks, route, accuracy, 10);
+        }
+    }
+
+    /** One line of the final table. */
+    record Target(String what, String ours, String peer, String ratio, String target, boolean met) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        run(Settings.parse(args));
+    }
+
+    /** Runs every measurement and answers the Redis runs by {@code "<peer> <case>"} (the smoke test reads them). */
+    static Map<String, List<Measured>> run(Settings s) throws Exception {
+        System.out.printf("issue 22 targets, %s; JVM %s %s; %d cores; load average %s; %d keys; %s s measured after"
+                + " %s s warm-up, %d rounds%n", Instant.now(), System.getProperty("java.vm.name"),
+                System.getProperty("java.vm.version"), Runtime.getRuntime().availableProcessors(), loadAverage(),
+                s.keys(), s.seconds(), s.warmup(), s.rounds());
+        List<Target> targets = new ArrayList<>();
+        Map<String, List<Measured>> redis = redis(s, targets);
+        if (s.accuracy()) {
+            accuracy(s, targets);
+        }
+        if (s.route()) {
+            route(s, targets);
+        }
+        System.out.println();
+        System.out.println("## issue 22: the targets (load average at the end " + loadAverage() + ")");
+        System.out.println("| target | ours | peer | ours ÷ peer (rounds) | wanted | result |");
+        System.out.println("|---|---:|---:|---:|---|---|");
+        for (Target t : targets) {
+            System.out.printf("| %s | %s | %s | %s | %s | %s |%n", t.what(), t.ours(), t.peer(), t.ratio(), t.target(),
+                    t.met() ? "met" : "**missed**");
+        }
+        return redis;
+    }
+
+    // ---------------------------------------------------------------- Redis
+
+    static Map<String, List<Measured>> redis(Settings s, List<Target> targets) throws Exception {
+        String[] keyNames = new String[s.keys()];
+        for (int i = 0; i < keyNames.length; i++) {
+            keyNames[i] = RedisAcquire.randKey(i);
+        }
+        List<Case> cases = List.of(
+                new Case("random keys, 64 in flight", 64, false, false, List.of(OURS, BUCKET4J, GCRA_P16)),
+                new Case("hot key, 64 in flight", 64, true, false, List.of(OURS, BUCKET4J, GCRA_P16)),
+                new Case("hot key, 400 in flight", 400, true, false, List.of(OURS, GCRA_P16)),
+                new Case("1 in flight, quiet", 1, false, false, List.of(OURS, BUCKET4J)),
+                new Case("1 in flight, other core busy", 1, false, true, List.of(OURS, BUCKET4J)));
+        Map<String, List<Measured>> results = new LinkedHashMap<>();
+        Map<String, List<Double>> redisBenchmark = new LinkedHashMap<>();
+        try (RedisHandle redis = RedisServers.standalone();
+             RedisClient admin = RedisClient.create(redis.uri());
+             StatefulRedisConnection<String, String> adminConnection = admin.connect()) {
+            RedisCommands<String, String> adminCommands = adminConnection.sync();
+            String sha = adminCommands.scriptLoad(GCRA);
+            System.out.printf("%s on %s, pid %d%n", RedisServers.describe(), redis.uri(), redis.pid());
+            Path rb = RedisServers.findOnPath("redis-benchmark");
+            System.out.println(rb == null ? "redis-benchmark: not on PATH, its cross-check is skipped"
+                    + " (Debian: apt-get install -y redis-tools)" : "redis-benchmark: " + rb);
+            try (Peer ours = route(redis.uri());
+                 Peer bucket4j = RedisAcquire.bucket4j(redis, keyNames)) {
+                for (int round = 1; round <= s.rounds(); round++) {
+                    for (Case c : cases) {
+                        List<String> order = new ArrayList<>(c.peers());
+                        if (round % 2 == 0) {
+                            java.util.Collections.reverse(order);
+                        }
+                        for (String p : order) {
+                            adminCommands.flushall();
+                            adminCommands.scriptLoad(GCRA);
+                            Measured m;
+                            try (Busy busy = c.busy() ? new Busy() : null) {
+                                m = measure(redis, adminCommands, busy, () -> p.equals(GCRA_P16)
+                                        ? pipelined(redis, sha, c, keyNames, s)
+                                        : RedisAcquire.drive(p.equals(OURS) ? ours : bucket4j, c.driverCase(),
+                                        keyNames, s.warmup(), s.seconds(), COUNTERS::start, COUNTERS::end));
+                            }
+                            results.computeIfAbsent(p + " " + c.name(), k -> new ArrayList<>()).add(m);
+                            print(round, p, c, m);
+                        }
+                    }
+                    if (rb != null) {
+                        for (boolean hot : new boolean[] {false, true}) {
+                            adminCommands.flushall();
+                            adminCommands.scriptLoad(GCRA);
+                            String[] a = hot ? HOT_GCRA : FREE_GCRA;
+                            RedisAcquire.Ceiling r = RedisAcquire.redisBenchmark(rb, redis, 4, PIPELINE,
+                                    List.of("EVALSHA", sha, "1", hot ? "gcra:hot" : "gcra:key-__rand_int__", a[0], a[1]),
+                                    s.keys(), s.seconds());
+                            String name = "redis-benchmark -c 4 -P 16, " + (hot ? "hot key" : "random keys");
+                            redisBenchmark.computeIfAbsent(name, k -> new ArrayList<>()).add(r.opsPerSecond());
+                            System.out.printf("round %d  %-45s %,10.0f ops/s  p50 %.3f ms  p99 %.3f ms%n", round,
+                                    name, r.opsPerSecond(), r.p50Ms(), r.p99Ms());
+                        }
+                    }
+                }
+            }
+            summary(cases, results, redisBenchmark);
+            for (boolean busy : new boolean[] {false, true}) {
+                breakdown(redis, adminCommands, keyNames, s, busy);
+            }
+        }
+        redisTargets(results, redisBenchmark.get("redis-benchmark -c 4 -P 16, random keys"), targets);
+        return results;
+    }
+
+    /** {@code direct:free} and {@code direct:hot} -> {@code tokenbucket:} on Redis, every other option its default. */
+    static Peer route(String redisUri) throws Exception {
+        String common = "?store=redis&redisUri=" + redisUri + "&keyHeader=k&";
+        CamelContext camel = new DefaultCamelContext();
+        camel.addRoutes(new RouteBuilder() {
+            @Override
+            public void configure() {
+                from("direct:free").to("tokenbucket:free" + common + FREE_LIMIT);
+                from("direct:hot").to("tokenbucket:hot" + common + "mode=check&" + HOT_LIMIT);
+            }
+        });
+        camel.start();
+        AsyncProducer free = camel.getEndpoint("direct:free").createAsyncProducer();
+        AsyncProducer hot = camel.getEndpoint("direct:hot").createAsyncProducer();
+        free.start();
+        hot.start();
+        return new Peer() {
+            @Override
+            public String name() {
+                return OURS;
+            }
+
+            @Override
+            public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
+                Exchange e = new DefaultExchange(camel);
+                e.getMessage().setHeader("k", key);
+                CompletableFuture<Boolean> f = new CompletableFuture<>();
+                (isHot ? hot : free).process(e, sync -> {
+                    if (e.getException() != null) {
+                        f.completeExceptionally(e.getException());
+                    } else {
+                        f.complete(!isHot || Boolean.TRUE.equals(e.getMessage().getHeader("CamelTokenBucketAllowed",
+                                Boolean.class)));
+                    }
+                });
+                return f;
+            }
+
+            @Override
+            public void close() {
+                camel.stop();
+            }
+        };
+    }
+
+    /**
+     * The GCRA peer: {@code inFlight / 16} connections (at least one), each writing 16 {@code EVALSHA}s in one flush
+     * and the next 16 once all are answered, as {@code redis-benchmark -P 16} does; each acquire's latency is from
+     * its batch's flush to its reply.
+     */
+    static Run pipelined(RedisHandle redis, String sha, Case c, String[] keys, Settings s) throws Exception {
+        int depth = Math.min(PIPELINE, c.inFlight());
+        int connections = Math.max(1, c.inFlight() / depth);
+        RedisClient client = RedisClient.create(redis.uri());
+        List<StatefulRedisConnection<String, String>> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < connections; i++) {
+                StatefulRedisConnection<String, String> connection = client.connect();
+                connection.setAutoFlushCommands(false);
+                open.add(connection);
+            }
+            String[] args = c.hot() ? HOT_GCRA : FREE_GCRA;
+            String[] hotKey = {"gcra:hot"};
+            String[] redisKeys = Arrays.stream(keys).map(k -> "gcra:" + k).toArray(String[]::new);
+            // the same closed loop as RedisAcquire.drive, one lane per connection, a lane's "acquire" being 16
+            // commands: a lane takes a connection nobody is writing to (there are as many as lanes, and a lane hands
+            // its connection back before it sends again), so each connection has one batch outstanding at a time
+            java.util.concurrent.ConcurrentLinkedQueue<StatefulRedisConnection<String, String>> idle =
+                    new java.util.concurrent.ConcurrentLinkedQueue<>(open);
+            Peer batches = new Peer() {
+                @Override
+                public String name() {
+                    return GCRA_P16;
+                }
+
+                @Override
+                public CompletableFuture<Boolean> acquire(String key, boolean hot) {
+                    StatefulRedisConnection<String, String> connection = idle.poll();
+                    var commands = connection.async();
+                    CompletableFuture<?>[] replies = new CompletableFuture<?>[depth];
+                    for (int i = 0; i < depth; i++) {
+                        String[] k = hot ? hotKey
+                                : new String[] {redisKeys[ThreadLocalRandom.current().nextInt(redisKeys.length)]};
+                        replies[i] = commands.<Long> evalsha(sha, ScriptOutputType.INTEGER, k, args)
+                                .toCompletableFuture();
+                    }
+                    connection.flushCommands();
+                    return CompletableFuture.allOf(replies).handle((v, failure) -> {
+                        idle.add(connection);
+                        if (failure != null) {
+                            throw new java.util.concurrent.CompletionException(failure);
+                        }
+                        return true;
+                    });
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+            Run lanes = RedisAcquire.drive(batches, new RedisAcquire.Case(c.name(), connections, c.hot()), keys,
+                    s.warmup(), s.seconds(), COUNTERS::start, COUNTERS::end);
+            // drive counts a batch as one acquire: scale to decisions (each batch's members share its latency)
+            Histogram perDecision = new Histogram(3);
+            for (var v : lanes.latency().recordedValues()) {
+                perDecision.recordValueWithCount(v.getValueIteratedTo(), v.getCountAtValueIteratedTo() * depth);
+            }
+            return new Run(lanes.opsPerSecond() * depth, lanes.granted() * depth, lanes.rejected() * depth,
+                    lanes.timeouts() * depth, lanes.otherErrors() * depth, perDecision, lanes.firstError(),
+                    lanes.stuck(), lanes.oldestOutstandingNanos());
+        } finally {
+            open.forEach(StatefulRedisConnection::close);
+            client.shutdown();
+        }
+    }
+
+    /** The counters read at the start and the end of the measured seconds of the run under way. */
+    static final Counters COUNTERS = new Counters();
+
+    /** CPU, allocation and Redis counters around the measured seconds of one run. */
+    static final class Counters {
+        volatile RedisHandle redis;
+        volatile RedisCommands<String, String> admin;
+        volatile Busy busy;
+        long cpu0;
+        long cpu1;
+        long redis0;
+        long redis1;
+        long alloc0;
+        long alloc1;
+        String commandstats;
+
+        synchronized void start() {
+            admin.configResetstat();
+            cpu0 = clientCpuNanos();
+            redis0 = redisCpuNanos(redis);
+            alloc0 = allocatedBytes();
+        }
+
+        synchronized void end() {
+            cpu1 = clientCpuNanos();
+            redis1 = redisCpuNanos(redis);
+            alloc1 = allocatedBytes();
+            commandstats = admin.info("commandstats");
+        }
+
+        private long clientCpuNanos() {
+            long process = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                    .getProcessCpuTime();
+            return process - (busy == null ? 0 : busy.cpuNanos());
+        }
+    }
+
+    interface Driver {
+        Run drive() throws Exception;
+    }
+
+    static Measured measure(RedisHandle redis, RedisCommands<String, String> admin, Busy busy, Driver driver)
+            throws Exception {
+        COUNTERS.redis = redis;
+        COUNTERS.admin = admin;
+        COUNTERS.busy = busy;
+        Run r = driver.drive();
+        long acquires = Math.max(1, r.granted() + r.rejected() + r.timeouts() + r.otherErrors());
+        return new Measured(r, (COUNTERS.cpu1 - COUNTERS.cpu0) / 1e3 / acquires,
+                (COUNTERS.redis1 - COUNTERS.redis0) / 1e3 / acquires, topLevelMicros(COUNTERS.commandstats) / acquires,
+                (double) (COUNTERS.alloc1 - COUNTERS.alloc0) / acquires,
+                RedisAcquire.perAcquire(COUNTERS.commandstats, r));
+    }
+
+    private static final Pattern COMMANDSTAT = Pattern.compile("cmdstat_(\\w+):calls=(\\d+),usec=(\\d+)");
+
+    /**
+     * Redis's microseconds in the commands the clients sent: the scripts' (which include the commands they call)
+     * and the plain commands' calls beyond those the scripts made. Bucket4j's script reads its key with one
+     * {@code GET} per call, so its own {@code GET}s are {@code get} calls less {@code eval} calls; ours and the GCRA
+     * script send only scripts.
+     */
+    static double topLevelMicros(String commandstats) {
+        Map<String, long[]> stats = new LinkedHashMap<>();
+        Matcher m = COMMANDSTAT.matcher(commandstats);
+        while (m.find()) {
+            stats.put(m.group(1), new long[] {Long.parseLong(m.group(2)), Long.parseLong(m.group(3))});
+        }
+        long[] none = {0, 0};
+        long[] eval = stats.getOrDefault("eval", none);
+        long[] evalsha = stats.getOrDefault("evalsha", none);
+        long[] get = stats.getOrDefault("get", none);
+        double scripts = eval[1] + evalsha[1];
+        long scriptCalls = eval[0] + evalsha[0];
+        // GETs beyond one per script call were sent by the client (Bucket4j); their share of the GET time
+        long clientGets = Math.max(0, get[0] - scriptCalls);
+        double gets = get[0] == 0 ? 0 : get[1] * (double) clientGets / get[0];
+        return scripts + gets;
+    }
+
+    /** Redis's user + system CPU time, from {@code /proc/<pid>/stat} (Linux; 0 elsewhere). */
+    static long redisCpuNanos(RedisHandle redis) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + redis.pid() + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            // fields 14 and 15 of stat (utime, stime), in clock ticks of 10 ms (USER_HZ 100 on Linux)
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    /** Bytes allocated so far by the live threads of this JVM. */
+    static long allocatedBytes() {
+        var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        return Arrays.stream(threads.getThreadAllocatedBytes(threads.getAllThreadIds())).filter(b -> b > 0).sum();
+    }
+
+    static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).strip();
+        } catch (IOException e) {
+            return "n/a";
+        }
+    }
+
+    /** A thread that spins for as long as it is open: a core taken from everyone else. */
+    static final class Busy implements AutoCloseable {
+        private volatile boolean stop;
+        private final Thread thread;
+        static volatile long sink;
+
+        Busy() {
+            thread = new Thread(() -> {
+                long x = 0;
+                while (!stop) {
+                    x += System.nanoTime() & 1;
+                }
+                sink = x;
+            }, "busy-core");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        long cpuNanos() {
+            return ManagementFactory.getThreadMXBean().getThreadCpuTime(thread.getId());
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop = true;
+            thread.join();
+        }
+    }
+
+    private static void print(int round, String peer, Case c, Measured m) {
+        Run r = m.run();
+        System.out.printf("round %d  %-8s %-28s %,10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  granted %,d"
+                + "  rejected %,d  timeouts %,d  errors %,d%s%s%n", round, peer, c.name(), r.opsPerSecond(),
+                ms(r.latency().getValueAtPercentile(50)), ms(r.latency().getValueAtPercentile(99)),
+                ms(r.latency().getMaxValue()), r.granted(), r.rejected(), r.timeouts(), r.otherErrors(),
+                r.firstError() == null ? "" : "  first error: " + r.firstError(),
+                r.stuck() == 0 ? "" : "  still in flight after 10 s: " + r.stuck());
+        System.out.printf("         per acquire: client CPU %.1f µs, Redis CPU %.1f µs, Redis commandstats %.2f µs"
+                + " (%s), allocated %,.0f B%n", m.clientCpuMicros(), m.redisCpuMicros(), m.commandstatsMicros(),
+                m.commandstats().strip(), m.allocatedBytes());
+    }
+
+    private static void summary(List<Case> cases, Map<String, List<Measured>> results,
+                                Map<String, List<Double>> redisBenchmark) {
+        System.out.println();
+        System.out.println("## Redis: median of the rounds (ratios: ours ÷ peer within each round, median and range);"
+                + " latency over all rounds; costs per acquire, median of the rounds");
+        System.out.println("| case | peer | ops/s | p50 / p99 ms | ours ÷ peer | client CPU µs | Redis CPU µs"
+                + " | Redis commandstats µs | allocated B |");
+        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+        for (Case c : cases) {
+            for (String p : c.peers()) {
+                List<Measured> m = results.get(p + " " + c.name());
+                Histogram h = merged(m);
+                System.out.printf("| %s | %s | %,.0f | %.3f / %.3f | %s | %.1f | %.1f | %.2f | %,.0f |%n", c.name(), p,
+                        median(m, x -> x.run().opsPerSecond()), ms(h.getValueAtPercentile(50)),
+                        ms(h.getValueAtPercentile(99)), p.equals(OURS) ? "" : ratio(results, c, p).text(),
+                        median(m, Measured::clientCpuMicros), median(m, Measured::redisCpuMicros),
+                        median(m, Measured::commandstatsMicros), median(m, Measured::allocatedBytes));
+            }
+        }
+        for (var e : redisBenchmark.entrySet()) {
+            System.out.printf("%s (the C client, the same GCRA script): median %,.0f ops/s, rounds %s%n", e.getKey(),
+                    RedisAcquire.median(e.getValue().stream().mapToDouble(Double::doubleValue).toArray()),
+                    e.getValue().stream().map(v -> String.format("%,.0f", v)).toList());
+        }
+    }
+
+    /** Ours ÷ a peer's throughput, round by round. */
+    record Ratio(double median, double min, double max) {
+        String text() {
+            return String.format("%.2f (%.2f–%.2f)", median, min, max);
+        }
+    }
+
+    static Ratio ratio(Map<String, List<Measured>> results, Case c, String peer) {
+        List<Measured> o = results.get(OURS + " " + c.name());
+        List<Measured> p = results.get(peer + " " + c.name());
+        double[] r = new double[o.size()];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = o.get(i).run().opsPerSecond() / p.get(i).run().opsPerSecond();
+        }
+        return new Ratio(RedisAcquire.median(r), Arrays.stream(r).min().orElse(Double.NaN),
+                Arrays.stream(r).max().orElse(Double.NaN));
+    }
+
+    private static void redisTargets(Map<String, List<Measured>> results, List<Double> redisBenchmark,
+                                     List<Target> targets) {
+        Case random = new Case("random keys, 64 in flight", 64, false, false, List.of());
+        Case hot = new Case("hot key, 64 in flight", 64, true, false, List.of());
+        Function<String, List<Measured>> of = results::get;
+        Ratio vsBucket4j = ratio(results, random, BUCKET4J);
+        Ratio vsGcra = ratio(results, random, GCRA_P16);
+        targets.add(new Target("Redis, " + random.name() + ", through a route",
+                kops(of.apply(OURS + " " + random.name())), kops(of.apply(BUCKET4J + " " + random.name()))
+                + " Bucket4j", vsBucket4j.text(), "≥ 3×", vsBucket4j.median() >= 3));
+        targets.add(new Target("the same against one GCRA script call per decision, pipelined 16",
+                kops(of.apply(OURS + " " + random.name())), kops(of.apply(GCRA_P16 + " " + random.name()))
+                + " gcra-P16", vsGcra.text(), "≥ 1×", vsGcra.median() >= 1));
+        if (redisBenchmark != null) {
+            List<Measured> o = of.apply(OURS + " " + random.name());
+            double[] r = new double[o.size()];
+            for (int i = 0; i < r.length; i++) {
+                r[i] = o.get(i).run().opsPerSecond() / redisBenchmark.get(i);
+            }
+            Ratio vsC = new Ratio(RedisAcquire.median(r), Arrays.stream(r).min().orElse(Double.NaN),
+                    Arrays.stream(r).max().orElse(Double.NaN));
+            targets.add(new Target("the same against redis-benchmark -c 4 -P 16 running that GCRA script",
+                    kops(o), String.format("%,.1f k/s redis-benchmark", RedisAcquire.median(
+                    redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()) / 1e3), vsC.text(), "≥ 1×",
+                    vsC.median() >= 1));
+        }
+        double usec = median(of.apply(OURS + " " + random.name()), Measured::commandstatsMicros);
+        targets.add(new Target("Redis commandstats µs per reservation, random keys", String.format("%.2f µs", usec),
+                String.format("%.2f µs Bucket4j, %.2f µs gcra-P16",
+                        median(of.apply(BUCKET4J + " " + random.name()), Measured::commandstatsMicros),
+                        median(of.apply(GCRA_P16 + " " + random.name()), Measured::commandstatsMicros)),
+                "", "≤ 2.5 µs", usec <= 2.5));
+        Ratio hotVs = ratio(results, hot, BUCKET4J);
+        targets.add(new Target("Redis, " + hot.name(), kops(of.apply(OURS + " " + hot.name())),
+                kops(of.apply(BUCKET4J + " " + hot.name())) + " Bucket4j", hotVs.text(), "≥ 50×",
+                hotVs.median() >= 50));
+        Histogram hot400 = merged(of.apply(OURS + " hot key, 400 in flight"));
+        targets.add(new Target("Redis, hot key, 400 in flight: p99", String.format("%.2f ms",
+                ms(hot400.getValueAtPercentile(99))), "", "", "≤ 5 ms", ms(hot400.getValueAtPercentile(99)) <= 5));
+        for (String one : new String[] {"1 in flight, quiet", "1 in flight, other core busy"}) {
+            Histogram o = merged(of.apply(OURS + " " + one));
+            Histogram b = merged(of.apply(BUCKET4J + " " + one));
+            for (int pct : new int[] {50, 99}) {
+                double ov = ms(o.getValueAtPercentile(pct));
+                double bv = ms(b.getValueAtPercentile(pct));
+                targets.add(new Target("Redis, " + one + ": p" + pct + " latency", String.format("%.3f ms", ov),
+                        String.format("%.3f ms Bucket4j", bv), String.format("%.2f", ov / bv), "≤ Bucket4j's",
+                        ov <= bv));
+            }
+        }
+    }
+
+    private static String kops(List<Measured> m) {
+        return String.format("%,.1f k/s", median(m, x -> x.run().opsPerSecond()) / 1e3);
+    }
+
+    // ---------------------------------------------------------------- where the time goes at one in flight
+
+    /** What one acquire passed, in order: a label, when, on which thread. */
+    record Stamp(String label, long nanos, String thread) {
+    }
+
+    /**
+     * Collects the stamps of the one acquire under way (one in flight, so no request needs telling apart), among them
+     * when a Redis client's bytes go to the socket and when a reply's bytes come from it: a handler at the socket
+     * end of each Lettuce channel's pipeline, installed through {@link #resources()}.
+     */
+    static final class Stamps {
+        private final List<Stamp> stamps = new ArrayList<>();
+
+        synchronized void add(String label) {
+            stamps.add(new Stamp(label, System.nanoTime(), threadKind(Thread.currentThread().getName())));
+        }
+
+        synchronized List<Stamp> take() {
+            List<Stamp> taken = new ArrayList<>(stamps);
+            stamps.clear();
+            return taken;
+        }
+
+        /** Lettuce client resources whose channels stamp every write to and every read from Redis. */
+        ClientResources resources() {
+            return DefaultClientResources.builder().nettyCustomizer(new NettyCustomizer() {
+                @Override
+                public void afterChannelInitialized(Channel channel) {
+                    channel.pipeline().addFirst(new ChannelDuplexHandler() {
+                        @Override
+                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                            add("Redis reply read");
+                            ctx.fireChannelRead(msg);
+                        }
+
+                        @Override
+                        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+                            add("Redis request written");
+                            ctx.write(msg, promise);
+                        }
+                    });
+                }
+            }).build();
+        }
+    }
+
+    /** A thread's name without its number: which pool it belongs to. */
+    static String threadKind(String name) {
+        return name.replaceAll("[-#]?\\d+$", "").replaceAll("\\d+", "N");
+    }
+
+    /**
+     * One acquire at a time for {@code seconds}, ours then Bucket4j, each stamped where it passes; prints, for the
+     * sequence of stamps most acquires went through, each stretch's median and p99 and the threads at its ends.
+     */
+    static void breakdown(RedisHandle redis, RedisCommands<String, String> admin, String[] keys, Settings s,
+                          boolean busy) throws Exception {
+        System.out.println();
+        System.out.println("## where the time goes, 1 in flight, " + (busy ? "other core busy" : "quiet")
+                + " (load average " + loadAverage() + ")");
+        Stamps stamps = new Stamps();
+        ClientResources resources = stamps.resources();
+        RedisClient client = RedisClient.create(resources, redis.uri());
+        CamelContext camel = new DefaultCamelContext();
+        camel.getRegistry().bind("stampedClient", client);
+        camel.addRoutes(new RouteBuilder() {
+            @Override
+            public void configure() {
+                from("direct:b")
+                        .process(e -> stamps.add("route step entered"))
+                        .to("tokenbucket:brk?store=redis&redisClient=#stampedClient&keyHeader=k&" + FREE_LIMIT)
+                        .process(e -> stamps.add("route step left"));
+            }
+        });
+        camel.start();
+        AsyncProducer producer = camel.getEndpoint("direct:b").createAsyncProducer();
+        producer.start();
+        Peer ours = new Peer() {
+            @Override
+            public String name() {
+                return OURS;
+            }
+
+            @Override
+            public CompletableFuture<Boolean> acquire(String key, boolean hot) {
+                Exchange e = new DefaultExchange(camel);
+                e.getMessage().setHeader("k", key);
+                CompletableFuture<Boolean> f = new CompletableFuture<>();
+                producer.process(e, sync -> {
+                    stamps.add("callback");
+                    f.complete(e.getException() == null);
+                });
+                return f;
+            }
+
+            @Override
+            public void close() {
+                camel.stop();
+                client.shutdown();
+            }
+        };
+        try (Busy b = busy ? new Busy() : null; ours;
+             Peer bucket4j = RedisAcquire.bucket4j(redis, keys, resources)) {
+            for (Peer p : List.of(ours, bucket4j)) {
+                admin.flushall();
+                stamped(p, stamps, keys, s);
+            }
+        } finally {
+            resources.shutdown();
+        }
+    }
+
+    private static void stamped(Peer peer, Stamps stamps, String[] keys, Settings s) throws Exception {
+        long warmEnd = System.nanoTime() + (long) (s.warmup() * 1e9);
+        long end = warmEnd + (long) (s.seconds() * 1e9);
+        Map<List<String>, List<List<Stamp>>> bySequence = new LinkedHashMap<>();
+        long alloc0 = 0;
+        int measured = 0;
+        boolean measuring = false;
+        for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
+            if (!measuring && now >= warmEnd) {
+                measuring = true;
+                alloc0 = allocatedBytes();
+            }
+            stamps.take();
+            stamps.add("sent");
+            CompletableFuture<Boolean> done = peer.acquire(keys[ThreadLocalRandom.current().nextInt(keys.length)], false)
+                    .whenComplete((ok, failure) -> stamps.add("completed"));
+            done.get(10, TimeUnit.SECONDS);
+            List<Stamp> taken = stamps.take();
+            if (measuring) {
+                measured++;
+                bySequence.computeIfAbsent(taken.stream().map(Stamp::label).toList(), k -> new ArrayList<>())
+                        .add(taken);
+            }
+        }
+        long allocated = allocatedBytes() - alloc0;
+        var modal = bySequence.entrySet().stream().max((a, b) -> Integer.compare(a.getValue().size(),
+                b.getValue().size())).orElseThrow();
+        List<List<Stamp>> runs = modal.getValue();
+        System.out.printf("%s: %,d acquires, %,.0f B allocated per acquire (this JVM); %,d (%.1f %%) went %s%n",
+                peer.name(), measured, (double) allocated / Math.max(1, measured), runs.size(),
+                100.0 * runs.size() / Math.max(1, measured), String.join(" -> ", modal.getKey()));
+        System.out.println("| stretch | p50 µs | p99 µs | thread at its end (most acquires) |");
+        System.out.println("|---|---:|---:|---|");
+        int n = modal.getKey().size();
+        for (int i = 1; i < n; i++) {
+            Histogram h = new Histogram(3);
+            Map<String, Integer> threads = new LinkedHashMap<>();
+            for (List<Stamp> r : runs) {
+                h.recordValue(Math.max(0, r.get(i).nanos() - r.get(i - 1).nanos()));
+                threads.merge(r.get(i).thread(), 1, Integer::sum);
+            }
+            String thread = threads.entrySet().stream().max(Map.Entry.comparingByValue())
+                    .map(e -> String.format("%s (%.0f %%)", e.getKey(), 100.0 * e.getValue() / runs.size()))
+                    .orElse("");
+            System.out.printf("| %s -> %s | %.1f | %.1f | %s |%n", modal.getKey().get(i - 1), modal.getKey().get(i),
+                    h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3, thread);
+        }
+        Histogram total = new Histogram(3);
+        runs.forEach(r -> total.recordValue(r.get(n - 1).nanos() - r.get(0).nanos()));
+        System.out.printf("| sent -> completed, whole | %.1f | %.1f | |%n", total.getValueAtPercentile(50) / 1e3,
+                total.getValueAtPercentile(99) / 1e3);
+        if (bySequence.size() > 1) {
+            bySequence.forEach((seq, list) -> {
+                if (list != runs) {
+                    System.out.printf("  also: %,d went %s%n", list.size(), String.join(" -> ", seq));
+                }
+            });
+        }
+    }
+
+    // ---------------------------------------------------------------- release lateness
+
+    static void accuracy(Settings s, List<Target> targets) throws Exception {
+        System.out.println();
+        System.out.println("## release lateness, default settings (load average " + loadAverage() + ")");
+        Accuracy.Summary local = Accuracy.run(false, 1, 10, s.accuracySeconds(), 5, 10, null);
+        System.out.println();
+        Accuracy.Summary redis = Accuracy.run(true, 3, 10, s.accuracySeconds(), 5, 10, null);
+        lateness(targets, "local store", local, 2);
+        lateness(targets, "Redis, 3 instances", redis, 3);
+    }
+
+    private static void lateness(List<Target> targets, String store, Accuracy.Summary a, double boundMillis) {
+        double p99 = ms(a.p99AfterFirstSecondNanos());
+        targets.add(new Target("release lateness p99 after the first second, " + store,
+                String.format("%.2f ms (all: %.2f ms); early %d", p99, ms(a.p99Nanos()), a.early()), "", "",
+                String.format("≤ %.0f ms, none early", boundMillis),
+                a.p99AfterFirstSecondNanos() >= 0 && p99 <= boundMillis && a.early() == 0 && a.allReleased()
+                        && a.failed() == 0));
+    }
+
+    // ---------------------------------------------------------------- the route step
+
+    static void route(Settings s, List<Target> targets) throws Exception {
+        System.out.println();
+        System.out.println("## the route step, JMH, " + s.forks() + " forks (load average " + loadAverage() + ")");
+        Collection<RunResult> results = new Runner(new OptionsBuilder()
+                .include(RouteOverhead.class.getName() + "\\.(bare|tokenbucket)$")
+                .param("keys", "1", "1000")
+                .param("perMs", "1000")
+                .threads(1)
+                .forks(s.forks())
+                .warmupIterations(2).warmupTime(TimeValue.seconds(2))
+                .measurementIterations(3).measurementTime(TimeValue.seconds(2))
+                .build()).run();
+        Bench.report("the route step, local store, 1 thread, exchanges/s", List.of("tokenbucket"), results);
+        for (String keys : new String[] {"1", "1000"}) {
+            RunResult bare = null;
+            RunResult ours = null;
+            for (RunResult r : results) {
+                if (r.getParams().getParam("keys").equals(keys)) {
+                    if (r.getParams().getBenchmark().endsWith(".bare")) {
+                        bare = r;
+                    } else {
+                        ours = r;
+                    }
+                }
+            }
+            if (bare == null || ours == null) {
+                continue;
+            }
+            double ratio = ours.getPrimaryResult().getScore() / bare.getPrimaryResult().getScore();
+            targets.add(new Target("route step, direct -> tokenbucket -> noop, " + keys + " key(s), local",
+                    String.format("%,.0f ± %,.0f /s", ours.getPrimaryResult().getScore(),
+                            ours.getPrimaryResult().getScoreError()),
+                    String.format("%,.0f ± %,.0f /s bare", bare.getPrimaryResult().getScore(),
+                            bare.getPrimaryResult().getScoreError()),
+                    String.format("%.2f", ratio), "≥ 0.8×", ratio >= 0.8));
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static double median(List<Measured> m, java.util.function.ToDoubleFunction<Measured> f) {
+        return RedisAcquire.median(m.stream().mapToDouble(f).toArray());
+    }
+
+    private static Histogram merged(List<Measured> runs) {
+        Histogram h = new Histogram(3);
+        runs.forEach(r -> h.add(r.run().latency()));
+        return h;
+    }
+
+    private static double ms(long nanos) {
+        return nanos / 1e6;
+    }
+}
