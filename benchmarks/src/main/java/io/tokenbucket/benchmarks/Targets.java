@@ -47,7 +47,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * Issue 22's targets, each against its peer in the same run, in one command:
- * <pre>java -jar benchmarks.jar targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3] [--no-route] [--no-accuracy]</pre>
+ * <pre>java -jar benchmarks.jar targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3] [--no-route] [--no-accuracy] [--options '&amp;name=value']</pre>
+ * {@code --options} appends endpoint options to ours in the Redis runs (say {@code &redisBatching=true}).
  * <ol>
  * <li><b>Redis</b>, a closed loop ({@link RedisAcquire#drive}) against one {@code redis-server} started here, peers
  * alternating case by case for {@code rounds} rounds, {@code FLUSHALL} before each run:
@@ -127,7 +128,7 @@ public final class Targets {
 
     /** Settings of one run of the whole set. */
     record Settings(double seconds, double warmup, int rounds, int keys, int forks, boolean route, boolean accuracy,
-                    int accuracySeconds) {
+                    int accuracySeconds, String options) {
         static Settings parse(String[] args) {
             double seconds = 5;
             double warmup = 2;
@@ -136,6 +137,7 @@ public final class Targets {
             int forks = 3;
             boolean route = true;
             boolean accuracy = true;
+            String options = "";
             for (int a = 0; a < args.length; a++) {
                 switch (args[a]) {
                     case "--seconds" -> seconds = Double.parseDouble(args[++a]);
@@ -145,12 +147,13 @@ public final class Targets {
                     case "--forks" -> forks = Integer.parseInt(args[++a]);
                     case "--no-route" -> route = false;
                     case "--no-accuracy" -> accuracy = false;
+                    case "--options" -> options = args[++a];
                     default -> throw new IllegalArgumentException("unknown argument " + args[a]
                             + "; usage: targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3]"
-                            + " [--no-route] [--no-accuracy]");
+                            + " [--no-route] [--no-accuracy] [--options '&name=value...']");
                 }
             }
-            return new Settings(seconds, warmup, rounds, keys, forks, route, accuracy, 10);
+            return new Settings(seconds, warmup, rounds, keys, forks, route, accuracy, 10, options);
         }
     }
 
@@ -211,8 +214,13 @@ public final class Targets {
             Path rb = RedisServers.findOnPath("redis-benchmark");
             System.out.println(rb == null ? "redis-benchmark: not on PATH, its cross-check is skipped"
                     + " (Debian: apt-get install -y redis-tools)" : "redis-benchmark: " + rb);
-            try (Peer ours = route(redis.uri());
+            System.out.println("ours: tokenbucket: with store=redis" + (s.options().isEmpty() ? ", every other option"
+                    + " at its default" : " and " + s.options()));
+            try (Peer ours = route(redis.uri(), s.options());
                  Peer bucket4j = RedisAcquire.bucket4j(redis, keyNames)) {
+                for (Peer p : List.of(ours, bucket4j)) {
+                    warm(p, keyNames);
+                }
                 for (int round = 1; round <= s.rounds(); round++) {
                     for (Case c : cases) {
                         List<String> order = new ArrayList<>(c.peers());
@@ -258,15 +266,30 @@ public final class Targets {
         return results;
     }
 
+    /**
+     * Loads and compiles a peer's code before its first measured run (which would otherwise pay for it in its
+     * warm-up seconds, or, in a short run, in its measured ones): 20 waves of 64 acquires, random keys and the hot
+     * key; any failure is thrown.
+     */
+    static void warm(Peer p, String[] keys) throws Exception {
+        for (int wave = 0; wave < 20; wave++) {
+            CompletableFuture<?>[] f = new CompletableFuture<?>[64];
+            for (int i = 0; i < f.length; i++) {
+                f[i] = p.acquire(keys[ThreadLocalRandom.current().nextInt(keys.length)], i % 2 == 0);
+            }
+            CompletableFuture.allOf(f).get(30, TimeUnit.SECONDS);
+        }
+    }
+
     /** {@code direct:free} and {@code direct:hot} -> {@code tokenbucket:} on Redis, every other option its default. */
-    static Peer route(String redisUri) throws Exception {
+    static Peer route(String redisUri, String options) throws Exception {
         String common = "?store=redis&redisUri=" + redisUri + "&keyHeader=k&";
         CamelContext camel = new DefaultCamelContext();
         camel.addRoutes(new RouteBuilder() {
             @Override
             public void configure() {
-                from("direct:free").to("tokenbucket:free" + common + FREE_LIMIT);
-                from("direct:hot").to("tokenbucket:hot" + common + "mode=check&" + HOT_LIMIT);
+                from("direct:free").to("tokenbucket:free" + common + FREE_LIMIT + options);
+                from("direct:hot").to("tokenbucket:hot" + common + "mode=check&" + HOT_LIMIT + options);
             }
         });
         camel.start();
