@@ -123,7 +123,7 @@ public final class Targets {
 
     /** One measured run of one peer on one case, with what it cost on each side. */
     record Measured(Run run, double clientCpuMicros, double redisCpuMicros, double commandstatsMicros,
-                    double allocatedBytes, String commandstats) {
+                    double allocatedBytes, String commandstats, double perScriptCall) {
     }
 
     /** Settings of one run of the whole set. */
@@ -448,7 +448,9 @@ public final class Targets {
         return new Measured(r, (COUNTERS.cpu1 - COUNTERS.cpu0) / 1e3 / acquires,
                 (COUNTERS.redis1 - COUNTERS.redis0) / 1e3 / acquires, topLevelMicros(COUNTERS.commandstats) / acquires,
                 (double) (COUNTERS.alloc1 - COUNTERS.alloc0) / acquires,
-                RedisAcquire.perAcquire(COUNTERS.commandstats, r));
+                RedisAcquire.perAcquire(COUNTERS.commandstats, r),
+                (double) acquires / Math.max(1, stat(COUNTERS.commandstats, "eval")[0]
+                        + stat(COUNTERS.commandstats, "evalsha")[0]));
     }
 
     private static final Pattern COMMANDSTAT = Pattern.compile("cmdstat_(\\w+):calls=(\\d+),usec=(\\d+)");
@@ -460,21 +462,26 @@ public final class Targets {
      * script send only scripts.
      */
     static double topLevelMicros(String commandstats) {
-        Map<String, long[]> stats = new LinkedHashMap<>();
-        Matcher m = COMMANDSTAT.matcher(commandstats);
-        while (m.find()) {
-            stats.put(m.group(1), new long[] {Long.parseLong(m.group(2)), Long.parseLong(m.group(3))});
-        }
-        long[] none = {0, 0};
-        long[] eval = stats.getOrDefault("eval", none);
-        long[] evalsha = stats.getOrDefault("evalsha", none);
-        long[] get = stats.getOrDefault("get", none);
+        long[] eval = stat(commandstats, "eval");
+        long[] evalsha = stat(commandstats, "evalsha");
+        long[] get = stat(commandstats, "get");
         double scripts = eval[1] + evalsha[1];
         long scriptCalls = eval[0] + evalsha[0];
         // GETs beyond one per script call were sent by the client (Bucket4j); their share of the GET time
         long clientGets = Math.max(0, get[0] - scriptCalls);
         double gets = get[0] == 0 ? 0 : get[1] * (double) clientGets / get[0];
         return scripts + gets;
+    }
+
+    /** One command's {calls, microseconds} in {@code INFO commandstats}; {0, 0} when it did not run. */
+    static long[] stat(String commandstats, String command) {
+        Matcher m = COMMANDSTAT.matcher(commandstats);
+        while (m.find()) {
+            if (m.group(1).equals(command)) {
+                return new long[] {Long.parseLong(m.group(2)), Long.parseLong(m.group(3))};
+            }
+        }
+        return new long[] {0, 0};
     }
 
     /** Redis's user + system CPU time, from {@code /proc/<pid>/stat} (Linux; 0 elsewhere). */
@@ -541,8 +548,9 @@ public final class Targets {
                 r.firstError() == null ? "" : "  first error: " + r.firstError(),
                 r.stuck() == 0 ? "" : "  still in flight after 10 s: " + r.stuck());
         System.out.printf("         per acquire: client CPU %.1f µs, Redis CPU %.1f µs, Redis commandstats %.2f µs"
-                + " (%s), allocated %,.0f B%n", m.clientCpuMicros(), m.redisCpuMicros(), m.commandstatsMicros(),
-                m.commandstats().strip(), m.allocatedBytes());
+                + " (%s), allocated %,.0f B; acquires per script call %.1f%n", m.clientCpuMicros(),
+                m.redisCpuMicros(), m.commandstatsMicros(), m.commandstats().strip(), m.allocatedBytes(),
+                m.perScriptCall());
     }
 
     private static void summary(List<Case> cases, Map<String, List<Measured>> results,
@@ -551,17 +559,19 @@ public final class Targets {
         System.out.println("## Redis: median of the rounds (ratios: ours ÷ peer within each round, median and range);"
                 + " latency over all rounds; costs per acquire, median of the rounds");
         System.out.println("| case | peer | ops/s | p50 / p99 ms | ours ÷ peer | client CPU µs | Redis CPU µs"
-                + " | Redis commandstats µs | allocated B |");
-        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+                + " | Redis commandstats µs | allocated B | acquires per script call |");
+        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Case c : cases) {
             for (String p : c.peers()) {
                 List<Measured> m = results.get(p + " " + c.name());
                 Histogram h = merged(m);
-                System.out.printf("| %s | %s | %,.0f | %.3f / %.3f | %s | %.1f | %.1f | %.2f | %,.0f |%n", c.name(), p,
+                System.out.printf("| %s | %s | %,.0f | %.3f / %.3f | %s | %.1f | %.1f | %.2f | %,.0f | %.1f |%n",
+                        c.name(), p,
                         median(m, x -> x.run().opsPerSecond()), ms(h.getValueAtPercentile(50)),
                         ms(h.getValueAtPercentile(99)), p.equals(OURS) ? "" : ratio(results, c, p).text(),
                         median(m, Measured::clientCpuMicros), median(m, Measured::redisCpuMicros),
-                        median(m, Measured::commandstatsMicros), median(m, Measured::allocatedBytes));
+                        median(m, Measured::commandstatsMicros), median(m, Measured::allocatedBytes),
+                        median(m, Measured::perScriptCall));
             }
         }
         for (var e : redisBenchmark.entrySet()) {
