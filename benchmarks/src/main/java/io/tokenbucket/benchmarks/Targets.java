@@ -47,8 +47,13 @@ import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * Issue 22's targets, each against its peer in the same run, in one command:
- * <pre>java -jar benchmarks.jar targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3] [--no-route] [--no-accuracy] [--options '&amp;name=value']</pre>
- * {@code --options} appends endpoint options to ours in the Redis runs (say {@code &redisBatching=true}).
+ * <pre>
+ * java -jar benchmarks.jar targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3]
+ *                                  [--no-route] [--no-accuracy] [--options '&amp;name=value'] [--only text]
+ * </pre>
+ * {@code --options} appends endpoint options to ours in the Redis runs (say {@code &redisBatching=true});
+ * {@code --only} keeps the Redis cases whose name contains the text (say {@code random}: with
+ * {@code -XX:StartFlightRecording}, a profile of that case alone).
  * <ol>
  * <li><b>Redis</b>, a closed loop ({@link RedisAcquire#drive}) against one {@code redis-server} started here, peers
  * alternating case by case for {@code rounds} rounds, {@code FLUSHALL} before each run:
@@ -102,7 +107,8 @@ public final class Targets {
             if tat < now then tat = now end
             local new = tat + tonumber(ARGV[1])
             if new - now > tonumber(ARGV[2]) then return 0 end
-            redis.call('SET', KEYS[1], string.format('%.0f', new), 'PX', string.format('%.0f', math.floor((new - now) / 1000) + 1))
+            local ttl = math.floor((new - now) / 1000) + 1
+            redis.call('SET', KEYS[1], string.format('%.0f', new), 'PX', string.format('%.0f', ttl))
             return 1
             """;
 
@@ -128,7 +134,7 @@ public final class Targets {
 
     /** Settings of one run of the whole set. */
     record Settings(double seconds, double warmup, int rounds, int keys, int forks, boolean route, boolean accuracy,
-                    int accuracySeconds, String options) {
+                    int accuracySeconds, String options, String only) {
         static Settings parse(String[] args) {
             double seconds = 5;
             double warmup = 2;
@@ -138,6 +144,7 @@ public final class Targets {
             boolean route = true;
             boolean accuracy = true;
             String options = "";
+            String only = "";
             for (int a = 0; a < args.length; a++) {
                 switch (args[a]) {
                     case "--seconds" -> seconds = Double.parseDouble(args[++a]);
@@ -148,12 +155,14 @@ public final class Targets {
                     case "--no-route" -> route = false;
                     case "--no-accuracy" -> accuracy = false;
                     case "--options" -> options = args[++a];
+                    case "--only" -> only = args[++a];
                     default -> throw new IllegalArgumentException("unknown argument " + args[a]
                             + "; usage: targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3]"
-                            + " [--no-route] [--no-accuracy] [--options '&name=value...']");
+                            + " [--no-route] [--no-accuracy] [--options '&name=value...']"
+                            + " [--only 'part of a case name']");
                 }
             }
-            return new Settings(seconds, warmup, rounds, keys, forks, route, accuracy, 10, options);
+            return new Settings(seconds, warmup, rounds, keys, forks, route, accuracy, 10, options, only);
         }
     }
 
@@ -202,7 +211,8 @@ public final class Targets {
                 new Case("hot key, 64 in flight", 64, true, false, List.of(OURS, BUCKET4J, GCRA_P16)),
                 new Case("hot key, 400 in flight", 400, true, false, List.of(OURS, GCRA_P16)),
                 new Case("1 in flight, quiet", 1, false, false, List.of(OURS, BUCKET4J)),
-                new Case("1 in flight, other core busy", 1, false, true, List.of(OURS, BUCKET4J)));
+                new Case("1 in flight, other core busy", 1, false, true, List.of(OURS, BUCKET4J)))
+                .stream().filter(c -> c.name().contains(s.only())).toList();
         Map<String, List<Measured>> results = new LinkedHashMap<>();
         Map<String, List<Double>> redisBenchmark = new LinkedHashMap<>();
         try (RedisHandle redis = RedisServers.standalone();
@@ -241,13 +251,14 @@ public final class Targets {
                             print(round, p, c, m);
                         }
                     }
-                    if (rb != null) {
+                    if (rb != null && s.only().isEmpty()) {
                         for (boolean hot : new boolean[] {false, true}) {
                             adminCommands.flushall();
                             adminCommands.scriptLoad(GCRA);
                             String[] a = hot ? HOT_GCRA : FREE_GCRA;
                             RedisAcquire.Ceiling r = RedisAcquire.redisBenchmark(rb, redis, 4, PIPELINE,
-                                    List.of("EVALSHA", sha, "1", hot ? "gcra:hot" : "gcra:key-__rand_int__", a[0], a[1]),
+                                    List.of("EVALSHA", sha, "1", hot ? "gcra:hot" : "gcra:key-__rand_int__", a[0],
+                                            a[1]),
                                     s.keys(), s.seconds());
                             String name = "redis-benchmark -c 4 -P 16, " + (hot ? "hot key" : "random keys");
                             redisBenchmark.computeIfAbsent(name, k -> new ArrayList<>()).add(r.opsPerSecond());
@@ -259,7 +270,9 @@ public final class Targets {
             }
             summary(cases, results, redisBenchmark);
             for (boolean busy : new boolean[] {false, true}) {
-                breakdown(redis, adminCommands, keyNames, s, busy);
+                if ((busy ? "1 in flight, other core busy" : "1 in flight, quiet").contains(s.only())) {
+                    breakdown(redis, adminCommands, keyNames, s, busy);
+                }
             }
         }
         redisTargets(results, redisBenchmark.get("redis-benchmark -c 4 -P 16, random keys"), targets);
@@ -604,41 +617,52 @@ public final class Targets {
         Case random = new Case("random keys, 64 in flight", 64, false, false, List.of());
         Case hot = new Case("hot key, 64 in flight", 64, true, false, List.of());
         Function<String, List<Measured>> of = results::get;
-        Ratio vsBucket4j = ratio(results, random, BUCKET4J);
-        Ratio vsGcra = ratio(results, random, GCRA_P16);
-        targets.add(new Target("Redis, " + random.name() + ", through a route",
-                kops(of.apply(OURS + " " + random.name())), kops(of.apply(BUCKET4J + " " + random.name()))
-                + " Bucket4j", vsBucket4j.text(), "≥ 3×", vsBucket4j.median() >= 3));
-        targets.add(new Target("the same against one GCRA script call per decision, pipelined 16",
-                kops(of.apply(OURS + " " + random.name())), kops(of.apply(GCRA_P16 + " " + random.name()))
-                + " gcra-P16", vsGcra.text(), "≥ 1×", vsGcra.median() >= 1));
-        if (redisBenchmark != null) {
-            List<Measured> o = of.apply(OURS + " " + random.name());
-            double[] r = new double[o.size()];
-            for (int i = 0; i < r.length; i++) {
-                r[i] = o.get(i).run().opsPerSecond() / redisBenchmark.get(i);
+        if (results.containsKey(OURS + " " + random.name())) {
+            Ratio vsBucket4j = ratio(results, random, BUCKET4J);
+            Ratio vsGcra = ratio(results, random, GCRA_P16);
+            targets.add(new Target("Redis, " + random.name() + ", through a route",
+                    kops(of.apply(OURS + " " + random.name())), kops(of.apply(BUCKET4J + " " + random.name()))
+                    + " Bucket4j", vsBucket4j.text(), "≥ 3×", vsBucket4j.median() >= 3));
+            targets.add(new Target("the same against one GCRA script call per decision, pipelined 16",
+                    kops(of.apply(OURS + " " + random.name())), kops(of.apply(GCRA_P16 + " " + random.name()))
+                    + " gcra-P16", vsGcra.text(), "≥ 1×", vsGcra.median() >= 1));
+            if (redisBenchmark != null) {
+                List<Measured> o = of.apply(OURS + " " + random.name());
+                double[] r = new double[o.size()];
+                for (int i = 0; i < r.length; i++) {
+                    r[i] = o.get(i).run().opsPerSecond() / redisBenchmark.get(i);
+                }
+                Ratio vsC = new Ratio(RedisAcquire.median(r), Arrays.stream(r).min().orElse(Double.NaN),
+                        Arrays.stream(r).max().orElse(Double.NaN));
+                targets.add(new Target("the same against redis-benchmark -c 4 -P 16 running that GCRA script",
+                        kops(o), String.format("%,.1f k/s redis-benchmark", RedisAcquire.median(
+                        redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()) / 1e3), vsC.text(),
+                        "≥ 1×", vsC.median() >= 1));
             }
-            Ratio vsC = new Ratio(RedisAcquire.median(r), Arrays.stream(r).min().orElse(Double.NaN),
-                    Arrays.stream(r).max().orElse(Double.NaN));
-            targets.add(new Target("the same against redis-benchmark -c 4 -P 16 running that GCRA script",
-                    kops(o), String.format("%,.1f k/s redis-benchmark", RedisAcquire.median(
-                    redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()) / 1e3), vsC.text(), "≥ 1×",
-                    vsC.median() >= 1));
+            double usec = median(of.apply(OURS + " " + random.name()), Measured::commandstatsMicros);
+            targets.add(new Target("Redis commandstats µs per reservation, random keys",
+                    String.format("%.2f µs", usec),
+                    String.format("%.2f µs Bucket4j, %.2f µs gcra-P16",
+                            median(of.apply(BUCKET4J + " " + random.name()), Measured::commandstatsMicros),
+                            median(of.apply(GCRA_P16 + " " + random.name()), Measured::commandstatsMicros)),
+                    "", "≤ 2.5 µs", usec <= 2.5));
         }
-        double usec = median(of.apply(OURS + " " + random.name()), Measured::commandstatsMicros);
-        targets.add(new Target("Redis commandstats µs per reservation, random keys", String.format("%.2f µs", usec),
-                String.format("%.2f µs Bucket4j, %.2f µs gcra-P16",
-                        median(of.apply(BUCKET4J + " " + random.name()), Measured::commandstatsMicros),
-                        median(of.apply(GCRA_P16 + " " + random.name()), Measured::commandstatsMicros)),
-                "", "≤ 2.5 µs", usec <= 2.5));
-        Ratio hotVs = ratio(results, hot, BUCKET4J);
-        targets.add(new Target("Redis, " + hot.name(), kops(of.apply(OURS + " " + hot.name())),
-                kops(of.apply(BUCKET4J + " " + hot.name())) + " Bucket4j", hotVs.text(), "≥ 50×",
-                hotVs.median() >= 50));
-        Histogram hot400 = merged(of.apply(OURS + " hot key, 400 in flight"));
-        targets.add(new Target("Redis, hot key, 400 in flight: p99", String.format("%.2f ms",
-                ms(hot400.getValueAtPercentile(99))), "", "", "≤ 5 ms", ms(hot400.getValueAtPercentile(99)) <= 5));
+        if (results.containsKey(OURS + " " + hot.name())) {
+            Ratio hotVs = ratio(results, hot, BUCKET4J);
+            targets.add(new Target("Redis, " + hot.name(), kops(of.apply(OURS + " " + hot.name())),
+                    kops(of.apply(BUCKET4J + " " + hot.name())) + " Bucket4j", hotVs.text(), "≥ 50×",
+                    hotVs.median() >= 50));
+        }
+        if (results.containsKey(OURS + " hot key, 400 in flight")) {
+            Histogram hot400 = merged(of.apply(OURS + " hot key, 400 in flight"));
+            targets.add(new Target("Redis, hot key, 400 in flight: p99", String.format("%.2f ms",
+                    ms(hot400.getValueAtPercentile(99))), "", "", "≤ 5 ms",
+                    ms(hot400.getValueAtPercentile(99)) <= 5));
+        }
         for (String one : new String[] {"1 in flight, quiet", "1 in flight, other core busy"}) {
+            if (!results.containsKey(OURS + " " + one)) {
+                continue;
+            }
             Histogram o = merged(of.apply(OURS + " " + one));
             Histogram b = merged(of.apply(BUCKET4J + " " + one));
             for (int pct : new int[] {50, 99}) {
@@ -783,7 +807,8 @@ public final class Targets {
             }
             stamps.take();
             stamps.add("sent");
-            CompletableFuture<Boolean> done = peer.acquire(keys[ThreadLocalRandom.current().nextInt(keys.length)], false)
+            String key = keys[ThreadLocalRandom.current().nextInt(keys.length)];
+            CompletableFuture<Boolean> done = peer.acquire(key, false)
                     .whenComplete((ok, failure) -> stamps.add("completed"));
             done.get(10, TimeUnit.SECONDS);
             List<Stamp> taken = stamps.take();
