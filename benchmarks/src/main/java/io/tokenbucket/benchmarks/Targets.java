@@ -555,11 +555,11 @@ public final class Targets {
     private static void print(int round, String peer, Case c, Measured m) {
         Run r = m.run();
         System.out.printf("round %d  %-8s %-28s %,10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  granted %,d"
-                + "  rejected %,d  timeouts %,d  errors %,d%s%s%n", round, peer, c.name(), r.opsPerSecond(),
+                + "  rejected %,d  timeouts %,d  errors %,d%s%s  (ended %s)%n", round, peer, c.name(), r.opsPerSecond(),
                 ms(r.latency().getValueAtPercentile(50)), ms(r.latency().getValueAtPercentile(99)),
                 ms(r.latency().getMaxValue()), r.granted(), r.rejected(), r.timeouts(), r.otherErrors(),
                 r.firstError() == null ? "" : "  first error: " + r.firstError(),
-                r.stuck() == 0 ? "" : "  still in flight after 10 s: " + r.stuck());
+                r.stuck() == 0 ? "" : "  still in flight after 10 s: " + r.stuck(), Instant.now());
         System.out.printf("         per acquire: client CPU %.1f µs, Redis CPU %.1f µs, Redis commandstats %.2f µs"
                 + " (%s), allocated %,.0f B; acquires per script call %.1f%n", m.clientCpuMicros(),
                 m.redisCpuMicros(), m.commandstatsMicros(), m.commandstats().strip(), m.allocatedBytes(),
