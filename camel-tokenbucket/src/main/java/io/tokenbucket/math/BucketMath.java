@@ -245,6 +245,36 @@ public final class BucketMath {
     }
 
     /**
+     * {@link #decide} of a reservation on one key of one fixed limit, in scalars: the state after it. The hot path
+     * of a store that commits one number by a compare-and-set needs no arrays, {@link Step} or rate for it. With one
+     * key the wait {@code W = max(0, debt + n*T - C*T)} never exceeds the debt ({@code n*T <= C*T}), so the charge
+     * {@code now + max(debt, W) + n*T} is {@code now + debt + n*T}.
+     *
+     * @param maxWaitTicks the longest wait accepted, as {@link Step#maxWaitTicks()}
+     * @return the new state when granted; {@code tatTicks} itself when refused. A grant always moves the state
+     *         ({@code n*T} of at least 1 tick past {@code max(tat, now)}, which no wrap brings back to {@code tat}),
+     *         so the two are told apart by {@code !=}; {@link #answerOne} gives the answer
+     * @throws IllegalArgumentException when {@code tokens} is below 1 or above the capacity
+     */
+    public static long reserveOne(long tatTicks, long nowTicks, long tokens, Limit limit, long maxWaitTicks) {
+        long debtTicks = debt(tatTicks, nowTicks);
+        long costTicks = limit.cost(tokens);
+        long waitTicks = Math.max(0, debtTicks + costTicks - limit.burst());
+        return waitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS) ? tatTicks
+                : nowTicks + debtTicks + costTicks;
+    }
+
+    /**
+     * {@link #decide}'s answer to the reservation {@link #reserveOne} made from {@code tatTicks} to
+     * {@code nextTatTicks} at {@code nowTicks}: granted when the state moved, the wait, the tokens left after it.
+     */
+    public static Outcome answerOne(long tatTicks, long nextTatTicks, long nowTicks, long tokens, Limit limit) {
+        long waitTicks = Math.max(0, debt(tatTicks, nowTicks) + limit.cost(tokens) - limit.burst());
+        return new Outcome(nextTatTicks != tatTicks, 0, waitTicks, available(nextTatTicks, nowTicks, limit),
+                Adaptive.PPM, false, false);
+    }
+
+    /**
      * The wait of one key for {@code tokens}: the longest over its limits of {@code max(0, debt + n*T - C*T)}. With
      * a wait of at most {@link #MAX_WAIT_TICKS} the charge {@code max(debt, W) + n*T} stays below
      * {@code Long.MAX_VALUE}; a longer one is refused before anything is charged.

@@ -10,6 +10,7 @@ import static io.tokenbucket.math.BucketMath.MAX_DEBT_TICKS;
 import static io.tokenbucket.math.BucketMath.MAX_WAIT_TICKS;
 import static io.tokenbucket.math.BucketMath.NO_LIMIT;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * The math over the whole range of its inputs: capacities, refills and periods from 1 to {@code Long.MAX_VALUE},
@@ -134,6 +135,54 @@ class BucketMathPropertyTest {
             } else {
                 assertThat(d.tatTicks(0)).as(at).isEqualTo(tat);
             }
+        }
+    }
+
+    /**
+     * The scalar reservation of the lock-free path is the step: on every drawn case, with waits accepted at, just
+     * under and just over the case's own wait, at and around the ceiling, none, negative and any, it stores what
+     * {@link BucketMath#decide} stores and answers what it answers.
+     */
+    @Test
+    void theScalarReservationOfOneLimitIsTheStep() {
+        int granted = 0;
+        int refusedAtItsOwnWait = 0;
+        for (int i = 0; i < CASES; i++) {
+            Case c = draw(i);
+            long wait = Steps.peek(c.tat(), c.now(), c.tokens(), c.limit()).waitTicks();
+            long maxWait = switch (random.nextInt(9)) {
+                case 0 -> wait;
+                case 1 -> wait - 1;
+                case 2 -> wait + 1;
+                case 3 -> MAX_WAIT_TICKS;
+                case 4 -> MAX_WAIT_TICKS + 1;
+                case 5 -> 0;
+                case 6 -> random.nextBoolean() ? -1 : Long.MIN_VALUE;
+                case 7 -> NO_LIMIT;
+                default -> any();
+            };
+            Steps.One step = Steps.reserve(c.tat(), c.now(), c.tokens(), c.limit(), maxWait);
+            long next = BucketMath.reserveOne(c.tat(), c.now(), c.tokens(), c.limit(), maxWait);
+            Supplier<String> at = () -> c + ", maxWait " + maxWait;
+            assertThat(next).as(at).isEqualTo(step.tatTicks(0));
+            assertThat(BucketMath.answerOne(c.tat(), next, c.now(), c.tokens(), c.limit())).as(at)
+                    .isEqualTo(step.outcome());
+            granted += step.granted() ? 1 : 0;
+            refusedAtItsOwnWait += !step.granted() && maxWait == wait - 1 && wait <= MAX_WAIT_TICKS ? 1 : 0;
+        }
+        // both answers, and refusals one tick short of the wait, must be common, or this compares little
+        assertThat(granted).as("grants, of %d", CASES).isBetween(CASES / 5, CASES * 4 / 5);
+        assertThat(refusedAtItsOwnWait).as("refused one tick short, of %d", CASES).isGreaterThan(CASES / 20);
+    }
+
+    @Test
+    void theScalarReservationRefusesImpossibleCostsAsTheStepDoes() {
+        Limit limit = Limit.of(5, 1, 10);
+        for (long tokens : new long[] {0, -1, 6, Long.MAX_VALUE, Long.MIN_VALUE}) {
+            String stepMessage = catchThrowableOfType(IllegalArgumentException.class,
+                    () -> Steps.reserve(0, 0, tokens, limit, NO_LIMIT)).getMessage();
+            assertThat(catchThrowableOfType(IllegalArgumentException.class,
+                    () -> BucketMath.reserveOne(0, 0, tokens, limit, NO_LIMIT))).as("tokens %d", tokens).hasMessage(stepMessage);
         }
     }
 

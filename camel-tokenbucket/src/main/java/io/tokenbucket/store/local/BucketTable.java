@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.AdaptiveMath;
 import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.RateState;
@@ -20,9 +21,9 @@ import io.tokenbucket.math.Step;
  *
  * <p>Every command goes through {@link #update}: under the locks of its keys' buckets, {@link BucketMath#decide}
  * on their states, each stored by a compare-and-set of its first limit's state. A reservation on one key of one
- * fixed limit, the hot path, may take {@link #reserveOne} instead: the same decision, stored by that
- * compare-and-set alone, lock-free. Both end in the same compare-and-set, so the two ways never lose each other's
- * updates.
+ * fixed limit, the hot path, may take {@link #reserveOne} instead: the same decision in scalars
+ * ({@link BucketMath#reserveOne}), stored by that compare-and-set alone, lock-free. Both end in the same
+ * compare-and-set, so the two ways never lose each other's updates.
  *
  * <p>The sweep cannot lose a reservation (the race behind CAMEL-24926): it retires a bucket by a
  * compare-and-set of the full state it read to {@link #RETIRED}, so either a concurrent reservation's
@@ -58,20 +59,17 @@ final class BucketTable {
         }
     }
 
-    /**
-     * The rate state of a key of fixed limits as {@link #reserveOne} gives it: none. Shared, since a reservation on
-     * fixed limits reads it and never writes it ({@link BucketMath#decide} writes rates of adaptive keys only).
-     */
-    private static final RateState[] NO_RATE = new RateState[1];
-
     private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
 
     /**
-     * {@link BucketMath#decide} of a reservation on one key of one fixed limit, committed by one compare-and-set:
-     * lock-free, and exact under any number of threads. Answers null, deciding nothing, for a key that holds the
-     * states of several limits (its limits were changed): {@link #update} drops those, as it must.
+     * A reservation on one key of one fixed limit ({@link BucketMath#reserveOne}, which answers as
+     * {@link BucketMath#decide}), committed by one compare-and-set: lock-free, exact under any number of threads,
+     * and allocating nothing but the answer for a key that has a bucket. Answers null, deciding nothing, for a key
+     * that holds the states of several limits (its limits were changed): {@link #update} drops those, as it must.
+     *
+     * @param maxWaitNanos the longest wait accepted, capped as {@link io.tokenbucket.store.StoreCommand} caps it
      */
-    Outcome reserveOne(String key, Step step, long nowNanos) {
+    Outcome reserveOne(String key, Limit limit, long tokens, long maxWaitNanos, long nowNanos) {
         while (true) {
             Bucket bucket = bucketOf(key, nowNanos);
             long tatNanos = bucket.get();
@@ -89,11 +87,9 @@ final class BucketTable {
             if (bucket.moreTatNanos != null) {
                 return null;
             }
-            long[] given = {tatNanos};
-            long[][] tats = {given};
-            Outcome o = BucketMath.decide(step, nowNanos, tats, NO_RATE);
-            if (tats[0] == given || bucket.compareAndSet(tatNanos, storable(tats[0][0]))) {
-                return o;
+            long nextNanos = BucketMath.reserveOne(tatNanos, nowNanos, tokens, limit, maxWaitNanos);
+            if (nextNanos == tatNanos || bucket.compareAndSet(tatNanos, storable(nextNanos))) {
+                return BucketMath.answerOne(tatNanos, nextNanos, nowNanos, tokens, limit);
             }
         }
     }

@@ -19,8 +19,9 @@ import io.tokenbucket.store.StoreCommand;
  * {@link BucketMath#decide} on its keys' states and rate states, applied atomically by a {@link BucketTable}
  * under the locks of every key it names, taken in key order.
  *
- * <p>A reservation on one key of one fixed limit is the same decision committed by a lock-free compare-and-set
- * ({@link BucketTable#reserveOne}), the one special path. Memory is bounded by the <em>active</em> keys:
+ * <p>A reservation on one key of one fixed limit is the same decision in scalars ({@link BucketMath#reserveOne})
+ * committed by a lock-free compare-and-set ({@link BucketTable#reserveOne}), the one special path; it allocates
+ * nothing but the answer. Memory is bounded by the <em>active</em> keys:
  * {@link #sweep()} drops buckets that have refilled to full, which changes no outcome because a full bucket equals no
  * bucket, and it cannot lose a reservation racing with it. A bucket with a rate state is kept until it has been full
  * for the adaptation's memory ({@link AdaptiveMath#current}), as long as the Redis store keeps its key. Answers are
@@ -68,19 +69,35 @@ public final class LocalBucketStore implements BucketStore {
     public Outcome executeNow(StoreCommand command) {
         Step step = command.step();
         long nowNanos = clock.getAsLong();
-        if (lockFree && step.op() == Step.Op.RESERVE && step.keys() == 1 && step.limits().get(0).size() == 1
-                && step.limits().get(0).adaptive() == null) {
-            Outcome lockFree = table.reserveOne(command.keys().get(0), step, nowNanos);
-            if (lockFree != null) {
-                return lockFree;
-            }
-        }
-        return table.update(command.keys(), step, nowNanos);
+        Outcome lockFree = step.op() == Step.Op.RESERVE && step.keys() == 1
+                ? reserveLockFree(command.keys().get(0), step.limits().get(0), step.amount(), step.maxWaitTicks(),
+                nowNanos) : null;
+        return lockFree != null ? lockFree : table.update(command.keys(), step, nowNanos);
     }
 
-    /** The synchronous form of {@link #reserve}. */
+    /**
+     * The synchronous form of {@link #reserve}. On the lock-free path it builds no command: it caps the wait as
+     * {@link StoreCommand} does and checks the tokens as {@link Step} does, so it answers what {@link #executeNow}
+     * answers for the same reservation.
+     */
     public Outcome reserveNow(String key, Limits limits, long tokens, long maxWaitNanos) {
-        return executeNow(new StoreCommand(List.of(key), Step.reserve(limits, tokens, maxWaitNanos)));
+        long nowNanos = clock.getAsLong();
+        Outcome lockFree = reserveLockFree(key, limits, tokens,
+                Math.min(Math.max(0, maxWaitNanos), BucketStore.MAX_WAIT_NANOS), nowNanos);
+        if (lockFree != null) {
+            return lockFree;
+        }
+        StoreCommand command = new StoreCommand(List.of(key), Step.reserve(limits, tokens, maxWaitNanos));
+        return table.update(command.keys(), command.step(), nowNanos);
+    }
+
+    /** The lock-free reservation when it applies (one fixed limit, a key without other limits' states), else null. */
+    private Outcome reserveLockFree(String key, Limits limits, long tokens, long maxWaitNanos, long nowNanos) {
+        if (!lockFree || limits.size() != 1 || limits.adaptive() != null) {
+            return null;
+        }
+        limits.checkCost(tokens); // before a bucket is added for the key
+        return table.reserveOne(key, limits.get(0), tokens, maxWaitNanos, nowNanos);
     }
 
     /**

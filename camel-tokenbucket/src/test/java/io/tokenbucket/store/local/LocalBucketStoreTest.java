@@ -21,6 +21,8 @@ import io.tokenbucket.store.Rate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -43,10 +45,15 @@ class LocalBucketStoreTest {
      * The lock-free path is the locked one: the same reservations, refunds, penalties and removes on a store with it
      * and on one without, at the same instants, answer the same and leave the same states (read back by peeks).
      * Random limits, costs, waits and steps of time; the limits of a key change now and then, so the lock-free path
-     * also reads states the locked path wrote for other limits.
+     * also reads states the locked path wrote for other limits. Waits accepted include negative ones and ones past
+     * the store's ceiling (capped as a command caps them); reservations come through {@code reserveNow} (no command
+     * built) and through {@code execute} (a command); the clock starts anywhere, so it may pass the end of the range
+     * of a {@code long}, and the markers of the table, during the run.
      */
-    @Test
-    void theLockFreeReservationAnswersAsTheLockedPath() {
+    @ParameterizedTest(name = "clock from {0}")
+    @ValueSource(longs = {1_000 * MS, Long.MAX_VALUE - 1_000_000 * MS, Long.MIN_VALUE, -1_000_000 * MS})
+    void theLockFreeReservationAnswersAsTheLockedPath(long start) {
+        clock.set(start);
         java.util.Random random = new java.util.Random(22);
         LocalBucketStore locked = new LocalBucketStore(clock::get, false);
         int lockFreeGrants = 0;
@@ -55,9 +62,11 @@ class LocalBucketStoreTest {
             Limit limit = Limit.of(1 + random.nextInt(20), 1 + random.nextInt(10), (1 + random.nextInt(1000)) * MS);
             Limits limits = random.nextInt(10) == 0 ? Limits.of(limit, Limit.of(5, 1, 50 * MS)) : Limits.of(limit);
             long tokens = 1 + random.nextInt((int) limits.capacity());
-            long maxWait = switch (random.nextInt(3)) {
+            long maxWait = switch (random.nextInt(5)) {
                 case 0 -> 0;
                 case 1 -> random.nextInt(2000) * MS;
+                case 2 -> random.nextBoolean() ? -1 - random.nextInt(2000) * MS : Long.MIN_VALUE;
+                case 3 -> BucketStore.MAX_WAIT_NANOS + random.nextInt(2);
                 default -> BucketMath.NO_LIMIT;
             };
             Outcome expected;
@@ -78,7 +87,8 @@ class LocalBucketStoreTest {
                 }
                 default -> {
                     expected = locked.reserveNow(key, limits, tokens, maxWait);
-                    actual = store.reserveNow(key, limits, tokens, maxWait);
+                    actual = random.nextBoolean() ? store.reserveNow(key, limits, tokens, maxWait)
+                            : store.reserve(key, limits, tokens, maxWait).toCompletableFuture().join();
                     lockFreeGrants += limits.size() == 1 && actual.granted() ? 1 : 0;
                 }
             }
