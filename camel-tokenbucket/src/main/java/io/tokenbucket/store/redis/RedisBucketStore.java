@@ -538,7 +538,10 @@ public final class RedisBucketStore implements BucketStore {
         boolean alone = batch.size() == 1;
         int expected = batch.size() * ScriptReply.FIELDS + 1;
         Throwable cause = failure;
-        if (cause == null && (raw == null || raw.size() != expected || raw.get(expected - 1) == null)) {
+        // every entry is checked for its type (here the last, each member's by ScriptReply.parse): an entry of another
+        // type would throw out of this completion and leave every member of the call pending for ever
+        if (cause == null && (raw == null || raw.size() != expected
+                || !(((List<?>) raw).get(expected - 1) instanceof Long))) {
             String shown = String.valueOf(raw);
             cause = new IllegalStateException("Redis answered a call of " + batch.size() + " reservations with "
                     + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer"

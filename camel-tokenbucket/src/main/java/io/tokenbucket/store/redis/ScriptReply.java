@@ -34,7 +34,8 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
     static ScriptReply parse(List<Long> reply, List<Limits> candidates) {
         boolean valid = reply != null && reply.size() == FIELDS;
         for (int i = 0; valid && i < FIELDS; i++) {
-            valid = reply.get(i) != null;
+            // a server that is not Redis (or a proxy) may put strings or lists where the script puts integers
+            valid = ((List<?>) reply).get(i) instanceof Long;
         }
         if (valid) {
             long granted = reply.get(0);
