@@ -1,15 +1,11 @@
 package io.tokenbucket.store.redis;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
@@ -37,26 +33,14 @@ import io.tokenbucket.store.StoreCommand;
  * disagree share one timeline. Works on a standalone Redis and on a Redis Cluster (every script call's keys in one
  * hash slot).
  *
- * <p><b>Reservations are batched across keys</b> ({@code redisBatching}, on by default): a store has {@link #LANES}
- * lanes, a key always in the same one, each with one script call in flight ({@link #IN_FLIGHT}); the reservations
- * that arrive while it is out queue, whatever their keys, and when it returns everything queued (at most
- * {@link #MAX_BATCH}) goes as one call of the script's {@code reserve} operation, which decides each in arrival order,
- * each on the state the one before left: each its own slot, so FIFO on a key and the bound hold exactly as with one
- * call each. The other lanes' calls keep Redis busy while a lane's reply and its next call are on the wire. On a
- * cluster a lane's batch goes as one call per hash slot among its members (a script's keys must share a slot),
- * sent together, and the lane's next batch waits for all of them. Nothing waits for a batch to fill: a reservation
- * that finds its lane idle goes at once, as its own {@code reserve} call. A batch that fails (a timeout, a lost
- * connection, a reply the checks refuse) fails each of its reservations alone, as its own call would have failed;
- * the other operations are one call each, a reservation on several keys or several limits (the script's {@code all})
- * included.
+ * <p><b>Reservations of one key are batched across keys</b> ({@code redisBatching}, on by default): what queues
+ * while a call is out goes in the next call, whatever its keys, decided in arrival order ({@link ReservationLanes}).
+ * The other operations are one call each, a reservation on several keys or several limits (the script's
+ * {@code all}) included.
  *
  * <p>Keys are {@code <keyPrefix><limiter name>:<key>} ({@link #namespace}). Every call fails its stage with
  * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout (a queued
  * reservation: within the store timeout of its arrival).
- *
- * <p>Why over 300 lines: the single calls and the batching lane share the script call, the reply checks, the
- * mapping of a slot onto the local clock and the timeout; the lane is the one part that could move to a class of
- * its own, behind an interface for those four.
  */
 public final class RedisBucketStore implements BucketStore {
 
@@ -69,42 +53,14 @@ public final class RedisBucketStore implements BucketStore {
      */
     static final long MAX_BURST_MICROS = 1L << 51;
 
-    /**
-     * The most reservations in one script call: 256. Redis runs a script alone, and a batch costs it 3 to 9
-     * microseconds per reservation (INFO commandstats in measurement2-redis-acquire-batching-2026-12-02.txt: hot
-     * key, random keys), so one call holds other clients up for at most about 2.3 ms.
-     */
-    public static final int MAX_BATCH = 256;
-
-    /**
-     * How many reservation calls may be in flight at once per lane ({@link #LANES}): 1. FIFO
-     * needs it: with one, every call after the first of a busy spell is written by the thread that handled the
-     * reply before it, so calls reach Redis in arrival order; with two, a call written from a caller's thread
-     * can be overtaken on the connection by a batch written from the I/O thread (Netty queues a write from
-     * another thread as a task), and RedisBatchingTest saw a later reservation get the earlier slot.
-     */
-    public static final int IN_FLIGHT = 1;
-
-    /**
-     * How many lanes a store has: 4, a key's lane chosen by a hash of its Redis key (on a cluster, of its hash slot).
-     * Each lane has one call in flight ({@link #IN_FLIGHT}) carrying everything that queued for it, whatever the
-     * keys, so a key's reservations reach Redis in arrival order and reservations on different keys share calls.
-     * More than one lane keeps Redis busy while a lane's reply and its next call are on the wire: with one, Redis
-     * sat idle for every round trip; with many (1,024), random keys rarely met in a lane and every reservation
-     * paid a script call of its own.
-     */
-    public static final int LANES = 4;
-
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
     private final boolean cluster;
     /** The Redis clock against ours: the server's, or each cluster node's. */
     private final RedisClocks clocks;
     private final String namespace;
     private final long timeoutNanos;
-    private final boolean batching;
-    private final LongConsumer batchSizes;
-    /** The lanes, a key's by a hash of its Redis key (standalone) or of its hash slot (cluster). */
-    private final Lane[] lanes = new Lane[LANES];
+    /** Reservations of one key, batched or one call each. */
+    private final ReservationLanes reservations;
 
     /**
      * @param commands  Lettuce's asynchronous commands of a standalone or cluster connection
@@ -133,7 +89,7 @@ public final class RedisBucketStore implements BucketStore {
      * A store as {@link #RedisBucketStore(Supplier, boolean, String, Duration)}, batching reservations or not.
      *
      * @param batching   whether reservations that arrive while a call is in flight go together in the next call,
-     *                   whatever their keys ({@link #LANES} lanes, one call in flight each); false (what the other
+     *                   whatever their keys (a few lanes, one call in flight each); false (what the other
      *                   constructors do) sends each reservation as its own call, pipelined
      * @param batchSizes hears the number of reservations of every reservation call sent while batching (1 when
      *                   one went alone), on the thread that sends it; must not block
@@ -145,11 +101,8 @@ public final class RedisBucketStore implements BucketStore {
         this.clocks = new RedisClocks(commands, cluster);
         this.namespace = namespace;
         this.timeoutNanos = timeout.toNanos();
-        this.batching = batching;
-        this.batchSizes = batchSizes;
-        for (int i = 0; i < LANES; i++) {
-            lanes[i] = new Lane();
-        }
+        this.reservations = new ReservationLanes(cluster, batching, batchSizes, timeoutNanos, clocks,
+                (redisKeys, operands, clock) -> run("reserve", redisKeys, operands, clock));
     }
 
     /**
@@ -249,14 +202,7 @@ public final class RedisBucketStore implements BucketStore {
         args.add(Long.toString(tokens));
         args.add(Long.toString(maxWaitMicros));
         appendLimits(args, limits); // fails at once for a limit too large, without a round trip
-        String redisKey = redisKey(key);
-        Member member = new Member(redisKey, limits, args, new CompletableFuture<>());
-        if (batching) {
-            lanes[lane(redisKey)].submit(member);
-        } else {
-            send(List.of(member), null);
-        }
-        return member.result();
+        return reservations.reserve(redisKey(key), limits, args);
     }
 
     /** Every other reservation: one call of the script's {@code all} over the groups and the shared keys. */
@@ -400,182 +346,6 @@ public final class RedisBucketStore implements BucketStore {
         }
     }
 
-    /**
-     * One reservation waiting for its batch: its Redis key, limits, its part of the script's ARGV (tokens, the
-     * longest wait in microseconds, the limits) and the stage its caller holds.
-     */
-    private record Member(String redisKey, Limits limits, List<String> args, CompletableFuture<Outcome> result) {
-    }
-
-    /**
-     * The lane of a Redis key: by a hash of the key, or on a cluster of its hash slot, so that the keys of one slot
-     * share a lane and a lane's call can be split by slot (a script's keys must all be in one slot there).
-     */
-    private int lane(String redisKey) {
-        int h = cluster ? SlotHash.getSlot(redisKey) : redisKey.hashCode();
-        return Math.floorMod(h ^ (h >>> 16), LANES);
-    }
-
-    /**
-     * The reservations of one lane: one call in flight (on a cluster one per hash slot, sent together and all
-     * returned before the next); what arrives meanwhile queues, whatever its key, and when the call returns
-     * everything queued goes as the next call.
-     */
-    private final class Lane {
-        /** What queued behind the call in flight. */
-        private final ArrayDeque<Member> queue = new ArrayDeque<>();
-        private int inFlight;
-
-        void submit(Member member) {
-            synchronized (this) {
-                if (inFlight >= IN_FLIGHT) {
-                    queue.add(member);
-                    // a call of its own would time out this long after it was made; so does a queued one
-                    member.result().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
-                    return;
-                }
-                inFlight++;
-            }
-            dispatch(List.of(member));
-        }
-
-        /** The next batch from the queue, or null (and one call fewer in flight) when nothing queued. */
-        private List<Member> next() {
-            synchronized (this) {
-                List<Member> batch = new ArrayList<>(Math.min(queue.size(), MAX_BATCH));
-                while (!queue.isEmpty() && batch.size() < MAX_BATCH) {
-                    Member m = queue.poll();
-                    if (!m.result().isDone()) { // one that timed out while queued reserves nothing
-                        batch.add(m);
-                    }
-                }
-                if (batch.isEmpty()) {
-                    inFlight--;
-                    return null;
-                }
-                return batch;
-            }
-        }
-
-        /** Sends a batch: one call, or on a cluster one per hash slot among its members, in arrival order each. */
-        private void dispatch(List<Member> batch) {
-            List<List<Member>> calls = cluster ? bySlot(batch) : List.of(batch);
-            AtomicInteger outstanding = new AtomicInteger(calls.size());
-            for (List<Member> call : calls) {
-                send(call, () -> {
-                    // the next batch goes first: Redis works on it while this one's answers are handed out
-                    if (outstanding.decrementAndGet() == 0) {
-                        List<Member> following = next();
-                        if (following != null) {
-                            dispatch(following);
-                        }
-                    }
-                });
-            }
-        }
-
-    }
-
-    /**
-     * Sends reservations as one call of the script's {@code reserve} (their keys in one hash slot on a cluster);
-     * when it returns, runs {@code returned} (null: nothing), then completes each member from its slice of the reply.
-     */
-    private void send(List<Member> call, Runnable returned) {
-        if (batching) {
-            batchSizes.accept(call.size());
-        }
-        String redisKey = call.get(0).redisKey();
-        RedisClockOffset clock = clocks.of(redisKey);
-        long sentNanos = System.nanoTime();
-        CompletableFuture<List<Long>> reply;
-        try {
-            reply = reserve(call, clock);
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        reply.whenComplete((raw, failure) -> {
-            if (returned != null) {
-                returned.run();
-            }
-            answer(call, raw, failure, sentNanos, clocks.still(clock, redisKey));
-        });
-    }
-
-    /** A cluster batch split by hash slot, each part in arrival order (a key is in one slot, so its order holds). */
-    private static List<List<Member>> bySlot(List<Member> batch) {
-        Map<Integer, List<Member>> slots = new LinkedHashMap<>();
-        for (Member m : batch) {
-            slots.computeIfAbsent(SlotHash.getSlot(m.redisKey()), s -> new ArrayList<>()).add(m);
-        }
-        return new ArrayList<>(slots.values());
-    }
-
-    /** Reservations in one call of the script's {@code reserve}, in the order given (one alone is the trivial case). */
-    private CompletableFuture<List<Long>> reserve(List<Member> members, RedisClockOffset clock) {
-        String[] keys = new String[members.size()];
-        List<String> operands = new ArrayList<>(members.size() * 5);
-        for (int i = 0; i < keys.length; i++) {
-            keys[i] = members.get(i).redisKey();
-            operands.addAll(members.get(i).args());
-        }
-        return run("reserve", keys, operands, clock);
-    }
-
-    /**
-     * Completes each member of a call: its own slice of the reply, checked as a reply of its own; a failed call,
-     * or a reply of the wrong length, fails every member with that cause, each on its own stage. {@code clock}: the
-     * estimate of the server that ran it, null when not known.
-     *
-     * <p>The reply ends with a second Redis {@code now}, read after the members' work: the clock estimate learns from
-     * that one, since the first (each member's wait counts from it) is older than the reply by the whole call's
-     * work, and an estimate learnt from it would map every slot of a batch late by that work. Each member's wait is
-     * mapped onto the local clock when that member is completed, not once for the batch: completing a member runs
-     * its caller's continuation on this thread, so the last of a few hundred is completed a good while after the
-     * first, and a wait counted from the reply's arrival would end late by that while.
-     */
-    private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos,
-                        RedisClockOffset clock) {
-        boolean alone = batch.size() == 1;
-        int expected = batch.size() * ScriptReply.FIELDS + 1;
-        Throwable cause = failure;
-        // every entry is checked for its type (here the last, each member's by ScriptReply.parse): an entry of another
-        // type would throw out of this completion and leave every member of the call pending for ever
-        if (cause == null && (raw == null || raw.size() != expected
-                || !(((List<?>) raw).get(expected - 1) instanceof Long))) {
-            String shown = String.valueOf(raw);
-            cause = new IllegalStateException("Redis answered a call of " + batch.size() + " reservations with "
-                    + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer"
-                    + " the script gives; nothing was decided on it");
-        }
-        if (cause != null) {
-            Throwable unwrapped = BucketScript.unwrap(cause);
-            batch.forEach(m -> m.result().completeExceptionally(unwrapped));
-            return;
-        }
-        long receivedNanos = System.nanoTime();
-        boolean sampled = false;
-        for (int i = 0; i < batch.size(); i++) {
-            Member m = batch.get(i);
-            ScriptReply reply;
-            try {
-                reply = ScriptReply.parse(raw.subList(i * ScriptReply.FIELDS, (i + 1) * ScriptReply.FIELDS),
-                        List.of(m.limits()));
-            } catch (IllegalStateException e) {
-                m.result().completeExceptionally(e);
-                continue;
-            }
-            if (clock != null && !sampled) {
-                long endMicros = raw.get(expected - 1);
-                if (endMicros >= reply.redisNowMicros()) { // else a reply the script does not give: not learnt from
-                    // a batch's round trip includes its members' work: not the way there and back
-                    clock.sample(sentNanos, receivedNanos, endMicros, alone);
-                }
-                sampled = true;
-            }
-            m.result().complete(mapped(reply, System.nanoTime(), clock));
-        }
-    }
-
     /** The script's {@code maxWait} argument: never more than {@link #MAX_WAIT_NANOS}, rounded up to microseconds. */
     private static long maxWaitMicros(long maxWaitNanos) {
         return ceilMicros(Math.max(0, Math.min(maxWaitNanos, MAX_WAIT_NANOS)));
@@ -594,29 +364,7 @@ public final class RedisBucketStore implements BucketStore {
         if (clock != null) {
             clock.sample(sentNanos, receivedNanos, reply.redisNowMicros());
         }
-        return mapped(reply, receivedNanos, clock);
-    }
-
-    /** The reservation of a reply handled at {@code receivedNanos}, its wait mapped as {@link #reservation} says. */
-    private Outcome mapped(ScriptReply reply, long receivedNanos, RedisClockOffset clock) {
-        long waitNanos = reply.waitMicros() * NANOS_PER_MICRO;
-        if (clock != null && waitNanos > 0) {
-            waitNanos = localWait(waitNanos, clock.localNanos(reply.redisNowMicros() + reply.waitMicros()),
-                    receivedNanos);
-        }
-        return new Outcome(reply.granted(), reply.chosenIndex(), waitNanos, reply.remaining(), Adaptive.PPM, false,
-                false);
-    }
-
-    /**
-     * The wait from {@code nowNanos} until {@code slotNanos} (the slot on the local clock), but never longer than
-     * the wait Redis gave (counted from Redis's now, that one ends late by the reply's delay, never early).
-     */
-    static long localWait(long redisWaitNanos, long slotNanos, long nowNanos) {
-        if (slotNanos == Long.MAX_VALUE) {
-            return redisWaitNanos;
-        }
-        return Math.min(redisWaitNanos, Math.max(0, slotNanos - nowNanos));
+        return reply.outcome(receivedNanos, clock);
     }
 
     private static long ceilMicros(long nanos) {

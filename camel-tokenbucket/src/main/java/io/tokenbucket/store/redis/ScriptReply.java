@@ -2,7 +2,9 @@ package io.tokenbucket.store.redis;
 
 import java.util.List;
 
+import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.Outcome;
 
 /**
  * The reply of {@code bucket.lua}, parsed once and checked field by field: a reply is data from the network, so a
@@ -22,8 +24,10 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
     /** The largest wait a reply may carry, in microseconds: what the script can compute exactly, 2^53. */
     static final long MAX_WAIT_MICROS = 1L << 53;
 
-    /** The number of fields of a reply: {@code {granted 0|1, wait µs, remaining, position from 1, now µs}}. */
-    /** The numbers of one answer, also of each reservation's slice of a batch answer. */
+    /**
+     * The number of fields of a reply, also of each reservation's slice of a batch's reply:
+     * {@code {granted 0|1, wait µs, remaining, position from 1, now µs}}.
+     */
     static final int FIELDS = 5;
 
     /**
@@ -59,5 +63,30 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
         return new IllegalStateException("Redis answered the bucket script with " + (shown.length() > 200
                 ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer the script gives; nothing"
                 + " was decided on it");
+    }
+
+    /**
+     * This reservation for a caller that handled the reply at {@code receivedNanos} ({@link System#nanoTime()}): its
+     * wait counts from the Redis clock's {@code now} and is shortened by the time the reply took to be handled, as far
+     * as {@code clock} (the estimate of the server that ran the call; null: not known, the wait is then Redis's) can
+     * tell without ever ending before the slot; never lengthened.
+     */
+    Outcome outcome(long receivedNanos, RedisClockOffset clock) {
+        long waitNanos = waitMicros * 1000;
+        if (clock != null && waitNanos > 0) {
+            waitNanos = localWait(waitNanos, clock.localNanos(redisNowMicros + waitMicros), receivedNanos);
+        }
+        return new Outcome(granted, chosenIndex, waitNanos, remaining, Adaptive.PPM, false, false);
+    }
+
+    /**
+     * The wait from {@code nowNanos} until {@code slotNanos} (the slot on the local clock), but never longer than
+     * the wait Redis gave (counted from Redis's now, that one ends late by the reply's delay, never early).
+     */
+    static long localWait(long redisWaitNanos, long slotNanos, long nowNanos) {
+        if (slotNanos == Long.MAX_VALUE) {
+            return redisWaitNanos;
+        }
+        return Math.min(redisWaitNanos, Math.max(0, slotNanos - nowNanos));
     }
 }

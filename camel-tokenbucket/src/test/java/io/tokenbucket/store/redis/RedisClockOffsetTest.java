@@ -22,7 +22,7 @@ class RedisClockOffsetTest {
     @Test
     void beforeAnyReplyNothingIsMapped() {
         assertThat(new RedisClockOffset().localNanos(123)).isEqualTo(Long.MAX_VALUE);
-        assertThat(RedisBucketStore.localWait(5 * MS, Long.MAX_VALUE, 0)).isEqualTo(5 * MS);
+        assertThat(ScriptReply.localWait(5 * MS, Long.MAX_VALUE, 0)).isEqualTo(5 * MS);
     }
 
     @Test
@@ -46,7 +46,7 @@ class RedisClockOffsetTest {
         long redisNow = (200 * MS - TRUE_OFFSET) / 1000;
         long handled = 230 * MS;
         reply(clock, 200 * MS, 30 * MS);
-        long wait = RedisBucketStore.localWait(50 * MS, clock.localNanos(redisNow + 50_000), handled);
+        long wait = ScriptReply.localWait(50 * MS, clock.localNanos(redisNow + 50_000), handled);
         // the slot is local 250 ms: 20 ms from when it was handled (+ the 0.1 ms way back and the margin)
         assertThat(wait).isEqualTo(20 * MS + MS / 10 + RedisClockOffset.MARGIN_NANOS);
         // counted from the reply as before it would have ended at 280 ms: 30 ms late
@@ -72,8 +72,8 @@ class RedisClockOffsetTest {
 
     @Test
     void neverLongerThanRedisSaidAndNeverNegative() {
-        assertThat(RedisBucketStore.localWait(5 * MS, 100 * MS, 0)).isEqualTo(5 * MS);
-        assertThat(RedisBucketStore.localWait(5 * MS, 100 * MS, 200 * MS)).isZero();
+        assertThat(ScriptReply.localWait(5 * MS, 100 * MS, 0)).isEqualTo(5 * MS);
+        assertThat(ScriptReply.localWait(5 * MS, 100 * MS, 200 * MS)).isZero();
     }
 
     @Test
@@ -104,7 +104,7 @@ class RedisClockOffsetTest {
         // would be 150 ms early (100 ms), and the wait would be cut to 0
         long slot = clock.localNanos(redisNow + 50_000);
         assertThat(slot).as("never before the slot").isGreaterThanOrEqualTo(250 * MS);
-        assertThat(RedisBucketStore.localWait(50 * MS, slot, 200 * MS + MS / 10)).isEqualTo(50 * MS);
+        assertThat(ScriptReply.localWait(50 * MS, slot, 200 * MS + MS / 10)).isEqualTo(50 * MS);
     }
 
     @Test
@@ -147,7 +147,7 @@ class RedisClockOffsetTest {
         assertThat(clock.steps()).isZero();
         // the margin of half the fastest round trip keeps the slot (local t + 100 ms) from being mapped early
         long received = t + rtt / 2;
-        long released = received + RedisBucketStore.localWait(100 * MS, clock.localNanos(redisNow + 100_000), received);
+        long released = received + ScriptReply.localWait(100 * MS, clock.localNanos(redisNow + 100_000), received);
         assertThat(released).isGreaterThanOrEqualTo(t + 100 * MS);
     }
 
@@ -183,7 +183,7 @@ class RedisClockOffsetTest {
             clock.sample(t - forward, t + back, redisNow);
             long wait = random.nextInt(100) * MS / 10;
             long trueSlot = (redisNow * 1000 + offset) + wait;
-            long mapped = RedisBucketStore.localWait(wait, clock.localNanos(redisNow + wait / 1000), t + back)
+            long mapped = ScriptReply.localWait(wait, clock.localNanos(redisNow + wait / 1000), t + back)
                     + t + back;
             assertThat(mapped).as("reply %d", i).isGreaterThanOrEqualTo(trueSlot);
         }
