@@ -35,8 +35,8 @@ import io.tokenbucket.store.StoreCommand;
  *
  * <p><b>Reservations of one key are batched across keys</b> ({@code redisBatching}, on by default): what queues
  * while a call is out goes in the next call, whatever its keys, decided in arrival order ({@link ReservationLanes}).
- * The other operations are one call each, a reservation on several keys or several limits (the script's
- * {@code all}) included.
+ * A reservation on several keys goes through the same {@code reserve}, as a call of its own; the other operations
+ * are one call each.
  *
  * <p>Keys are {@code <keyPrefix><limiter name>:<key>} ({@link #namespace}). Every call fails its stage with
  * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout (a queued
@@ -148,8 +148,8 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * Runs a command as today's script operations do it: a reservation of one key as {@code reserve} (batched when
-     * batching), every other reservation as one {@code all} call; peek, penalize, throttle and rate of
+     * Runs a command as the script's operations: every reservation as {@code reserve} (of one key batched when
+     * batching); peek, penalize, throttle and rate of
      * one key as their own operations; a refund as one {@code refund} per key; a remove as a DEL.
      *
      * @throws IllegalArgumentException on a Redis Cluster when the keys of one reservation are not in one hash slot,
@@ -202,29 +202,34 @@ public final class RedisBucketStore implements BucketStore {
         args.add(Long.toString(tokens));
         args.add(Long.toString(maxWaitMicros));
         appendLimits(args, limits); // fails at once for a limit too large, without a round trip
-        return reservations.reserve(redisKey(key), limits, args);
+        return reservations.reserve(new String[] {redisKey(key)}, List.of(limits), args);
     }
 
-    /** Every other reservation: one call of the script's {@code all} over the groups and the shared keys. */
+    /**
+     * Every other reservation: the script's {@code reserve} on several keys, the freest candidate group and the
+     * shared keys, all charged or none.
+     */
     private CompletionStage<Outcome> reserveAll(StoreCommand c) {
         Step step = c.step();
-        List<String> redisKeys = c.keys().stream().map(this::redisKey).toList();
+        String[] redisKeys = c.keys().stream().map(this::redisKey).toArray(String[]::new);
         if (cluster) {
-            int slot = SlotHash.getSlot(redisKeys.get(0));
+            int slot = SlotHash.getSlot(redisKeys[0]);
             for (String key : redisKeys) {
                 if (SlotHash.getSlot(key) != slot) {
-                    throw new IllegalArgumentException("the keys " + redisKeys + " of one reservation are in"
-                            + " different Redis Cluster hash slots, so one script cannot decide on them together:"
+                    throw new IllegalArgumentException("the keys " + List.of(redisKeys) + " of one reservation are"
+                            + " in different Redis Cluster hash slots, so one script cannot decide on them together:"
                             + " put a hash tag in keyPrefix (for example keyPrefix={tb}:) so that every key of"
                             + " the limiter shares a slot");
                 }
             }
         }
         int[] groups = step.groups();
-        List<String> operands = new ArrayList<>();
-        operands.add(Long.toString(step.amount()));
-        operands.add(Long.toString(maxWaitMicros(step.maxWaitTicks())));
-        operands.add(Integer.toString(groups.length));
+        List<String> args = new ArrayList<>();
+        args.add(Long.toString(step.amount()));
+        args.add(Long.toString(maxWaitMicros(step.maxWaitTicks())));
+        args.add("C");
+        args.add(Integer.toString(redisKeys.length));
+        args.add(Integer.toString(groups.length));
         List<Limits> candidateLimits = new ArrayList<>();
         boolean grouped = false;
         for (int g = 0, first = 0; g < groups.length; first += groups[g], g++) {
@@ -232,20 +237,13 @@ public final class RedisBucketStore implements BucketStore {
             grouped |= groups[g] > 1;
         }
         if (grouped) {
-            operands.add("G");
+            args.add("G");
             for (int g : groups) {
-                operands.add(Integer.toString(g));
+                args.add(Integer.toString(g));
             }
         }
-        step.limits().forEach(l -> appendLimits(operands, l));
-        String first = redisKeys.get(0);
-        RedisClockOffset clock = clocks.of(first);
-        long sentNanos = System.nanoTime();
-        return run("all", redisKeys.toArray(String[]::new), operands, clock).thenApply(raw -> {
-            // the reply's remaining is the fewest of every charged key, so at most the chosen candidate's capacity
-            ScriptReply reply = ScriptReply.parse(raw, candidateLimits);
-            return reservation(reply, sentNanos, clocks.still(clock, first));
-        });
+        step.limits().forEach(l -> appendLimits(args, l));
+        return reservations.reserve(redisKeys, candidateLimits, args);
     }
 
     /** Answers with the script's 'throttle' (a signal) or 'rate' (a question): see bucket.lua. */

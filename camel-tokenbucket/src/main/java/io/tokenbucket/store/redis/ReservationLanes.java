@@ -95,16 +95,19 @@ final class ReservationLanes {
     }
 
     /**
-     * Reserves on one key.
+     * Reserves: on one key through its lane when batching, on several keys as a call of its own (a lane holds the
+     * reservations of its keys in arrival order, and one on keys of several lanes has no one lane to keep its place
+     * in; sent at once, it is decided when it reaches Redis, as without batching).
      *
-     * @param redisKey the bucket's Redis key
-     * @param limits   its limits, to check the reply against
-     * @param args     its part of the script's ARGV: tokens, the longest wait in microseconds, the limits
+     * @param redisKeys  its Redis keys, as the script reads them for this reservation
+     * @param candidates the limits of each candidate key (the one key's, for a reservation on one key), to check the
+     *                   reply against
+     * @param args       its part of the script's ARGV (bucket.lua's header)
      */
-    CompletionStage<Outcome> reserve(String redisKey, Limits limits, List<String> args) {
-        Member member = new Member(redisKey, limits, args, new CompletableFuture<>());
-        if (batching) {
-            lanes[lane(redisKey)].submit(member);
+    CompletionStage<Outcome> reserve(String[] redisKeys, List<Limits> candidates, List<String> args) {
+        Member member = new Member(redisKeys, candidates, args, new CompletableFuture<>());
+        if (batching && redisKeys.length == 1) {
+            lanes[lane(redisKeys[0])].submit(member);
         } else {
             send(List.of(member), null);
         }
@@ -112,10 +115,14 @@ final class ReservationLanes {
     }
 
     /**
-     * One reservation waiting for its batch: its Redis key, limits, its part of the script's ARGV (tokens, the
-     * longest wait in microseconds, the limits) and the stage its caller holds.
+     * One reservation waiting for its call: its Redis keys, the limits of its candidates, its part of the script's
+     * ARGV and the stage its caller holds.
      */
-    private record Member(String redisKey, Limits limits, List<String> args, CompletableFuture<Outcome> result) {
+    private record Member(String[] redisKeys, List<Limits> candidates, List<String> args,
+                          CompletableFuture<Outcome> result) {
+        String firstKey() {
+            return redisKeys[0];
+        }
     }
 
     /**
@@ -195,7 +202,7 @@ final class ReservationLanes {
         if (batching) {
             batchSizes.accept(call.size());
         }
-        String redisKey = call.get(0).redisKey();
+        String redisKey = call.get(0).firstKey();
         RedisClockOffset clock = clocks.of(redisKey);
         long sentNanos = System.nanoTime();
         CompletableFuture<List<Long>> reply;
@@ -216,20 +223,20 @@ final class ReservationLanes {
     private static List<List<Member>> bySlot(List<Member> batch) {
         Map<Integer, List<Member>> slots = new LinkedHashMap<>();
         for (Member m : batch) {
-            slots.computeIfAbsent(SlotHash.getSlot(m.redisKey()), s -> new ArrayList<>()).add(m);
+            slots.computeIfAbsent(SlotHash.getSlot(m.firstKey()), s -> new ArrayList<>()).add(m);
         }
         return new ArrayList<>(slots.values());
     }
 
     /** Reservations in one call of the script's {@code reserve}, in the order given (one alone is the trivial case). */
     private CompletableFuture<List<Long>> reserve(List<Member> members, RedisClockOffset clock) {
-        String[] keys = new String[members.size()];
+        List<String> keys = new ArrayList<>(members.size());
         List<String> operands = new ArrayList<>(members.size() * 5);
-        for (int i = 0; i < keys.length; i++) {
-            keys[i] = members.get(i).redisKey();
-            operands.addAll(members.get(i).args());
+        for (Member m : members) {
+            keys.addAll(List.of(m.redisKeys()));
+            operands.addAll(m.args());
         }
-        return script.reserve(keys, operands, clock);
+        return script.reserve(keys.toArray(String[]::new), operands, clock);
     }
 
     /**
@@ -270,7 +277,7 @@ final class ReservationLanes {
             ScriptReply reply;
             try {
                 reply = ScriptReply.parse(raw.subList(i * ScriptReply.FIELDS, (i + 1) * ScriptReply.FIELDS),
-                        List.of(m.limits()));
+                        m.candidates());
             } catch (IllegalStateException e) {
                 m.result().completeExceptionally(e);
                 continue;

@@ -14,7 +14,7 @@ import io.tokenbucket.math.Outcome;
  * @param granted        true when the tokens are reserved, false when refused (nothing consumed)
  * @param waitMicros     microseconds from {@code redisNowMicros} until the tokens are there, 0 to
  *                       {@link #MAX_WAIT_MICROS}
- * @param remaining      whole tokens left on the chosen key (for {@code all}: the fewest of the keys charged), 0 to
+ * @param remaining      whole tokens left on the chosen key (on several keys: the fewest of the keys charged), 0 to
  *                       the chosen key's smallest capacity
  * @param chosenIndex    the position of the chosen key among the candidates, from 0
  * @param redisNowMicros the Redis clock when the script ran, microseconds since the epoch, above 0

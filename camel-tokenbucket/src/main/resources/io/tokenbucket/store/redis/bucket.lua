@@ -2,18 +2,16 @@
 -- in microseconds: read the state, decide, write the new state with a TTL at time-to-full, answer. Redis runs a
 -- script alone, so the read, the decision and the write need no lock and no retry, whatever the contention.
 --
--- 'reserve' the one reservation path for reservations on one key: a list of them, decided in the order given, all
---           at one now. KEYS[i] is reservation i's key (keys may repeat: each reservation on a key sees the state the
---           one before it left); ARGV[2..] holds for each reservation in turn its tokens n (1 to the smallest
---           capacity, checked by the caller), its longest acceptable wait in microseconds (the caller caps it at
---           365 days) and its limits (below). One call of one reservation is the trivial case. Returns the five
---           numbers below for each reservation in turn, then the Redis clock's now again, read after their work
---           (the first now again when there is one reservation).
+-- 'reserve' the one reservation path: a list of reservations, decided in the order given, all at one now, each on
+--           the state the ones before it left (keys may repeat). ARGV[2..] holds each reservation in turn. On one
+--           key: its tokens n (1 to the smallest capacity, checked by the caller), its longest acceptable wait in
+--           microseconds (the caller caps it at 365 days) and its limits (below); its key is the next of KEYS. On
+--           several keys (the freest candidate or candidate group, with every shared key): n, the longest wait,
+--           'C', its number of keys k, the number of candidates c, optionally 'G' and each group's size, then the
+--           limits of each of its keys; its keys are the next k of KEYS, the groups in turn (each its candidate
+--           first), then the shared keys. Returns the five numbers below for each reservation in turn, then the
+--           Redis clock's now again, read after their work (the first now again when there is one reservation).
 --           Each key is read once and written once, however many reservations it has.
--- 'all'     one reservation on the freest candidate (or candidate group) and every shared key together: ARGV[2]
---           tokens, ARGV[3] the longest acceptable wait, ARGV[4] the number of candidates c, optionally 'G' and
---           each group's size, then the limits of every key; KEYS the groups in turn (each its candidate first),
---           the rest shared
 -- 'peek', 'refund', 'penalize', 'throttle', 'rate'
 --           on KEYS[1]: ARGV[2] tokens n (for 'refund' any number from 1; 1 for the others but 'peek'), ARGV[3]
 --           penalize: the penalty in microseconds (capped at 365 days), otherwise -1, ARGV[4..] the key's limits
@@ -302,8 +300,99 @@ local function general()
     return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false }
   end
 
+  -- A reservation on several keys (AdaptiveMath.reserveAll, BucketMath.reserveAll): the freest candidate group and
+  -- every shared key, all charged or none. Its ARGV from pos: tokens n, the longest wait, 'C', its number of keys,
+  -- the number of candidates c, optionally 'G' and the number of keys of each candidate's group (its candidate key
+  -- and the keys charged with it; without 'G' one each), then the limits of each key in turn; its keys are
+  -- keys[ki..]: each group in turn, its candidate key first, then the shared keys. Every key is decided at its
+  -- current rate (AdaptiveMath.current, scaled), a group's wait is the longest of its keys' and the shared keys',
+  -- its tokens the fewest of its keys'. Each key is charged at the common release instant now + wait
+  -- (max(tat, now + wait) + n*T), not from its own base, so a key whose own wait is shorter is not handed out early;
+  -- a key whose limits adapt earns credit for the tokens as a reservation of its own would (AdaptiveMath.earn).
+  -- Appends the reply: the chosen candidate's position (1..c), the fewest tokens of the charged keys. Answers the
+  -- positions in ARGV and KEYS after it.
+  local function reserve_all(keys, ki, pos, n, max_wait_us, load, charge, out)
+    local count, candidates = tonumber(ARGV[pos + 3]), tonumber(ARGV[pos + 4])
+    local sizes, p = {}, pos + 5
+    if ARGV[p] == 'G' then
+      for c = 1, candidates do
+        sizes[c] = tonumber(ARGV[p + c])
+      end
+      p = p + 1 + candidates
+    else
+      for c = 1, candidates do
+        sizes[c] = 1
+      end
+    end
+    local key, l, sl, tats_us, rate = {}, {}, {}, {}, {}
+    for k = 1, count do
+      key[k] = keys[ki + k - 1]
+      l[k], p = read_limits(p)
+      local stored_us, stored_rate = load(key[k])
+      tats_us[k] = align(stored_us, #l[k])
+      rate[k] = current(stored_rate, tats_us[k], l[k])
+      sl[k] = scaled(l[k], rate[k])
+    end
+    local first, grouped = {}, 0
+    for c = 1, candidates do
+      first[c] = grouped + 1
+      grouped = grouped + sizes[c]
+    end
+    -- the longest own wait and the fewest tokens of keys from..to (0 and nil when there are none)
+    local function span(from, to)
+      local wait_us, fewest_of = 0, nil
+      for k = from, to do
+        local _, w = reserve(tats_us[k], sl[k], n)
+        wait_us = math.max(wait_us, w)
+        local a = available(tats_us[k], sl[k])
+        if fewest_of == nil or a < fewest_of then
+          fewest_of = a
+        end
+      end
+      return wait_us, fewest_of
+    end
+    local shared_wait_us, shared_available = span(grouped + 1, count)
+    -- the group whose wait with the shared keys' is shortest; of equals, the one with most tokens, then the first
+    local best, best_wait_us, best_available
+    for c = 1, candidates do
+      local w, a = span(first[c], first[c] + sizes[c] - 1)
+      w = math.max(w, shared_wait_us)
+      if best == nil or w < best_wait_us or (w == best_wait_us and a > best_available) then
+        best, best_wait_us, best_available = c, w, a
+      end
+    end
+    local fewest = best_available
+    if shared_available ~= nil and shared_available < fewest then
+      fewest = shared_available
+    end
+    local o = #out
+    if best_wait_us > max_wait_us then
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = 0, best_wait_us, fewest, best, now_us
+      return p, ki + count
+    end
+    -- BucketMath.reserveAt on the chosen group's keys and every shared key, each at its rate, earning credit
+    local release_us = now_us + best_wait_us
+    local from, to = first[best], first[best] + sizes[best] - 1
+    fewest = nil
+    for k = 1, count do
+      if (k >= from and k <= to) or k > grouped then
+        local next_us = {}
+        for i = 1, #sl[k] do
+          next_us[i] = math.max(tats_us[k][i], release_us) + n * sl[k][i].interval_us
+        end
+        charge(key[k], next_us, earn(rate[k], n, l[k].adapt), l[k].adapt)
+        local a = available(next_us, sl[k])
+        if fewest == nil or a < fewest then
+          fewest = a
+        end
+      end
+    end
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = 1, best_wait_us, fewest, best, now_us
+    return p, ki + count
+  end
+
   return { read_limits = read_limits, parse = parse, align = align, available = available, reserve = reserve,
-           store = store, current = current, scaled = scaled, earn = earn, cut = cut }
+           store = store, current = current, scaled = scaled, earn = earn, cut = cut, reserve_all = reserve_all }
 end
 
 -- 'reserve': BucketMath.decide for each reservation in turn; each key's state as the reservations before left it
@@ -311,10 +400,9 @@ end
 if op == 'reserve' then
   local states, rates, adapts, written, out = {}, {}, {}, {}, {}
   local g = nil
-  local pos = 2
-  for r = 1, #KEYS do
-    local key = KEYS[r]
-    local n, max_wait_us = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
+  local pos, ki, members = 2, 1, 0
+  -- a key's state and rate state as the reservations before left them, read from Redis at its first reservation
+  local function load(key)
     local stored_us = states[key]
     if stored_us == nil then
       local stored = redis.call('GET', key)
@@ -329,11 +417,30 @@ if op == 'reserve' then
       end
       states[key] = stored_us
     end
+    return stored_us, rates[key]
+  end
+  -- a key's next state, kept for the reservations after it and written at the end
+  local function charge(key, tats_us, rate, adapt)
+    states[key], rates[key], adapts[key] = tats_us, rate, adapt
+    if not written[key] then
+      written[key] = true
+      written[#written + 1] = key
+    end
+  end
+  while ki <= #KEYS do
+    members = members + 1
+    local n, max_wait_us = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
     local o = #out
+    local key = KEYS[ki]
+    local stored_us, stored_rate = load(key)
+    if ARGV[pos + 2] == 'C' then
+      g = g or general()
+      pos, ki = g.reserve_all(KEYS, ki, pos, n, max_wait_us, load, charge, out)
     -- the short branch: one fixed limit on a state of at most one number without a rate state, BucketMath.decide
     -- for one key of one limit without the general steps' tables (BucketScriptBatchDifferentialTest and
     -- BucketScriptDifferentialTest run both against BucketMath: a limit count '01' takes the general steps)
-    if ARGV[pos + 2] == '1' and #stored_us <= 1 and rates[key] == nil then
+    elseif ARGV[pos + 2] == '1' and #stored_us <= 1 and stored_rate == nil then
+      ki = ki + 1
       local capacity, interval_us = tonumber(ARGV[pos + 3]), tonumber(ARGV[pos + 4])
       pos = pos + 5
       local tat_us = stored_us[1] or now_us
@@ -350,36 +457,26 @@ if op == 'reserve' then
         next_us = tat_us
         out[o + 1] = 0
       else
-        states[key] = { next_us }
-        adapts[key] = nil
-        if not written[key] then
-          written[key] = true
-          written[#written + 1] = key
-        end
+        charge(key, { next_us }, nil, nil)
         out[o + 1] = 1
       end
       local a = math.floor((burst_us - (next_us - now_us)) / interval_us)
       out[o + 2], out[o + 3], out[o + 4], out[o + 5] = wait_us, a > 0 and a or 0, 1, now_us
     else
+      ki = ki + 1
       g = g or general()
       local read_limits, align, current, reserve, scaled, available, earn =
           g.read_limits, g.align, g.current, g.reserve, g.scaled, g.available, g.earn
       local l
       l, pos = read_limits(pos + 2)
       local tats_us = align(stored_us, #l)
-      local rate = current(rates[key], tats_us, l)
+      local rate = current(stored_rate, tats_us, l)
       local next_us, wait_us = reserve(tats_us, scaled(l, rate), n)
       if wait_us > max_wait_us then
         out[o + 1], out[o + 2], out[o + 3] = 0, wait_us, available(tats_us, scaled(l, rate))
       else
         -- what store() would write: the first m numbers (a reserve always owes time, so never a DEL)
-        states[key] = next_us
-        rates[key] = earn(rate, n, l.adapt)
-        adapts[key] = l.adapt
-        if not written[key] then
-          written[key] = true
-          written[#written + 1] = key
-        end
+        charge(key, next_us, earn(rate, n, l.adapt), l.adapt)
         out[o + 1], out[o + 2], out[o + 3] = 1, wait_us, available(next_us, scaled(l, rate))
       end
       out[o + 4], out[o + 5] = 1, now_us
@@ -400,7 +497,7 @@ if op == 'reserve' then
   -- now is older than the reply by all that work); one reservation's work is a few microseconds, so its now
   -- stands for it and saves a call
   local done_us = now_us
-  if #KEYS > 1 then
+  if members > 1 then
     local done = redis.call('TIME')
     done_us = tonumber(done[1]) * 1000000 + tonumber(done[2])
   end
@@ -413,92 +510,6 @@ local read_limits, parse, align, available, reserve, store, current, scaled, ear
     g.read_limits, g.parse, g.align, g.available, g.reserve, g.store, g.current, g.scaled, g.earn, g.cut
 local tokens = tonumber(ARGV[2])
 local arg_us = tonumber(ARGV[3])
-
--- 'all' (AdaptiveMath.reserveAll, BucketMath.reserveAll): one reservation on the freest candidate group and on
--- every shared key, all charged or none. ARGV[4] is the number of candidates c; then, optionally, 'G' and the number
--- of keys of each candidate's group (its candidate key and the keys charged with it; without 'G' one each); then the
--- limits of every key in KEYS order. KEYS holds each group in turn, its candidate key first, then the shared keys.
--- Every key is decided at its current rate (AdaptiveMath.current, scaled), a group's wait is the longest of its keys'
--- and the shared keys', its tokens the fewest of its keys'. Each key is charged at the common release instant
--- now + wait (max(tat, now + wait) + n*T), not from its own base, so a key whose own wait is shorter is not handed
--- out early; a key whose limits adapt earns credit for the tokens as a reservation of its own would
--- (AdaptiveMath.earn). The reply's position is the chosen candidate's (1..c), its remaining the fewest of the
--- charged keys.
-if op == 'all' then
-  local candidates = tonumber(ARGV[4])
-  local sizes, p = {}, 5
-  if ARGV[5] == 'G' then
-    for c = 1, candidates do
-      sizes[c] = tonumber(ARGV[5 + c])
-    end
-    p = 6 + candidates
-  else
-    for c = 1, candidates do
-      sizes[c] = 1
-    end
-  end
-  local l, sl, tats_us, rates = {}, {}, {}, {}
-  for k = 1, #KEYS do
-    l[k], p = read_limits(p)
-    local stored_us, rate = parse(redis.call('GET', KEYS[k]))
-    tats_us[k] = align(stored_us, #l[k])
-    rates[k] = current(rate, tats_us[k], l[k])
-    sl[k] = scaled(l[k], rates[k])
-  end
-  local first, grouped = {}, 0
-  for c = 1, candidates do
-    first[c] = grouped + 1
-    grouped = grouped + sizes[c]
-  end
-  -- the longest own wait and the fewest tokens of keys from..to (0 and nil when there are none)
-  local function span(from, to)
-    local wait_us, fewest_of = 0, nil
-    for k = from, to do
-      local _, w = reserve(tats_us[k], sl[k], tokens)
-      wait_us = math.max(wait_us, w)
-      local a = available(tats_us[k], sl[k])
-      if fewest_of == nil or a < fewest_of then
-        fewest_of = a
-      end
-    end
-    return wait_us, fewest_of
-  end
-  local shared_wait_us, shared_available = span(grouped + 1, #KEYS)
-  -- the group whose wait with the shared keys' is shortest; of equals, the one with most tokens, then the first
-  local best, best_wait_us, best_available
-  for c = 1, candidates do
-    local w, a = span(first[c], first[c] + sizes[c] - 1)
-    w = math.max(w, shared_wait_us)
-    if best == nil or w < best_wait_us or (w == best_wait_us and a > best_available) then
-      best, best_wait_us, best_available = c, w, a
-    end
-  end
-  local fewest = best_available
-  if shared_available ~= nil and shared_available < fewest then
-    fewest = shared_available
-  end
-  if best_wait_us > arg_us then
-    return { 0, best_wait_us, fewest, best, now_us }
-  end
-  -- BucketMath.reserveAt on the chosen group's keys and every shared key, each at its rate, earning credit
-  local release_us = now_us + best_wait_us
-  local from, to = first[best], first[best] + sizes[best] - 1
-  fewest = nil
-  for k = 1, #KEYS do
-    if (k >= from and k <= to) or k > grouped then
-      local next_us = {}
-      for i = 1, #sl[k] do
-        next_us[i] = math.max(tats_us[k][i], release_us) + tokens * sl[k][i].interval_us
-      end
-      store(KEYS[k], next_us, #l[k], earn(rates[k], tokens, l[k].adapt), l[k].adapt)
-      local a = available(next_us, sl[k])
-      if fewest == nil or a < fewest then
-        fewest = a
-      end
-    end
-  end
-  return { 1, best_wait_us, fewest, best, now_us }
-end
 
 local limits = {}
 local pos = 4

@@ -23,11 +23,12 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code bucket.lua}'s {@code batch} operation against {@link BucketMath} applied in sequence, on a real Redis.
+ * {@code bucket.lua}'s {@code reserve} of several reservations against {@link BucketMath} applied in sequence, on a real Redis.
  *
  * <p>Each case SETs random states on 1 to 4 keys (no key; one number or several; before now, in debt within the
  * burst, beyond it, beyond the script's clamp of 2^52 µs), then sends one batch of 2 to 40 reservations, each on a
- * random one of those keys with its own random limits (1 to 3; often a key's limits of before), tokens and
+ * random one of those keys (or, one in five, on several of them: the freest of some candidates with the rest shared,
+ * expected as {@code Steps.reserveAll}) with its own random limits (1 to 3; often a key's limits of before), tokens and
  * maxWait (the number of limits written '1' or '01', so a single limit goes through the script's short branch or its
  * general steps), and reads every key back (GET, PTTL). The expected outcome is {@code BucketMath.reserve} applied to the
  * reservations in their order, each on the state the one before it left (aligned to its limits, as
@@ -67,8 +68,11 @@ class BucketScriptBatchDifferentialTest {
         }
     }
 
-    /** One reservation of a batch. */
-    private record Member(String key, Limits limits, long tokens, long maxWaitMicros) {
+    /**
+     * One reservation of a batch: on one key ({@code candidates} 0), or on several, the first {@code candidates} of
+     * them candidates (each a group of one) and the rest shared.
+     */
+    private record Member(List<String> keys, List<Limits> limits, int candidates, long tokens, long maxWaitMicros) {
     }
 
     @Test
@@ -77,6 +81,7 @@ class BucketScriptBatchDifferentialTest {
         int granted = 0;
         int refused = 0;
         int sameKeyTwice = 0;
+        int severalKeys = 0;
         int expired = 0;
         for (int id = 0; id < CASES; id++) {
             long nowEstimate = RedisServers.micros(commands.time());
@@ -93,10 +98,19 @@ class BucketScriptBatchDifferentialTest {
             List<Member> members = new ArrayList<>();
             int size = 2 + random.nextInt(39);
             for (int i = 0; i < size; i++) {
-                String key = keys.get(random.nextInt(keys.size()));
-                Limits limits = random.nextInt(4) == 0 ? limits(1 + random.nextInt(3)) : lastLimits.get(key);
-                lastLimits.put(key, limits);
-                long smallest = limits.capacity();
+                // a reservation on several keys now and then, among those on one key
+                int count = keys.size() > 1 && random.nextInt(5) == 0 ? 2 + random.nextInt(keys.size() - 1) : 1;
+                List<String> shuffled = new ArrayList<>(keys);
+                java.util.Collections.shuffle(shuffled, random);
+                List<String> memberKeys = shuffled.subList(0, count);
+                List<Limits> memberLimits = new ArrayList<>();
+                for (String key : memberKeys) {
+                    Limits limits = random.nextInt(4) == 0 ? limits(1 + random.nextInt(3)) : lastLimits.get(key);
+                    lastLimits.put(key, limits);
+                    memberLimits.add(limits);
+                }
+                Limits limits = memberLimits.get(0);
+                long smallest = memberLimits.stream().mapToLong(Limits::capacity).min().orElseThrow();
                 long tokens = random.nextInt(3) == 0 ? 1 : 1 + (long) (random.nextDouble() * smallest);
                 long maxWait = switch (random.nextInt(4)) {
                     case 0 -> 0;
@@ -104,9 +118,12 @@ class BucketScriptBatchDifferentialTest {
                     // RedisBucketStore never sends more than 365 days
                     default -> Math.min(YEAR_MICROS, (long) (random.nextDouble() * limits.get(0).interval() * 4));
                 };
-                members.add(new Member(key, limits, Math.min(tokens, smallest), maxWait));
+                members.add(new Member(List.copyOf(memberKeys), memberLimits, count == 1 ? 0 : 1 + random.nextInt(count),
+                        Math.min(tokens, smallest), maxWait));
             }
-            sameKeyTwice += members.stream().map(Member::key).distinct().count() < members.size() ? 1 : 0;
+            List<String> memberKeys = members.stream().flatMap(m -> m.keys().stream()).toList();
+            sameKeyTwice += memberKeys.stream().distinct().count() < memberKeys.size() ? 1 : 0;
+            severalKeys += members.stream().filter(m -> m.candidates() > 0).count();
             for (var e : initial.entrySet()) {
                 if (e.getValue() == null) {
                     commands.del(e.getKey());
@@ -118,15 +135,20 @@ class BucketScriptBatchDifferentialTest {
             for (Member m : members) {
                 argv.add(Long.toString(m.tokens()));
                 argv.add(Long.toString(m.maxWaitMicros()));
-                // '1' takes the script's short branch for one limit; '01', the same number, the general steps
-                argv.add((random.nextBoolean() ? "0" : "") + m.limits().size());
-                for (int i = 0; i < m.limits().size(); i++) {
-                    argv.add(Long.toString(m.limits().get(i).capacity()));
-                    argv.add(Long.toString(m.limits().get(i).interval()));
+                if (m.candidates() > 0) {
+                    argv.addAll(List.of("C", Integer.toString(m.keys().size()), Integer.toString(m.candidates())));
+                }
+                for (Limits limits : m.limits()) {
+                    // '1' takes the script's short branch for one limit; '01', the same number, the general steps
+                    argv.add((random.nextBoolean() ? "0" : "") + limits.size());
+                    for (int i = 0; i < limits.size(); i++) {
+                        argv.add(Long.toString(limits.get(i).capacity()));
+                        argv.add(Long.toString(limits.get(i).interval()));
+                    }
                 }
             }
             List<Long> reply = commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI,
-                    members.stream().map(Member::key).toArray(String[]::new), argv.toArray(new String[0]));
+                    memberKeys.toArray(String[]::new), argv.toArray(new String[0]));
             Map<String, String> stored = new HashMap<>();
             Map<String, Long> pttl = new HashMap<>();
             for (String key : keys) {
@@ -144,16 +166,37 @@ class BucketScriptBatchDifferentialTest {
             List<Long> expected = new ArrayList<>();
             Map<String, Boolean> written = new HashMap<>();
             for (Member m : members) {
-                long[] aligned = BucketMath.align(states.get(m.key()), now, m.limits());
-                Steps.One d = Steps.reserve(aligned, now, m.tokens(), m.limits(), m.maxWaitMicros());
-                if (d.granted()) {
-                    states.put(m.key(), d.tatTicks());
-                    written.put(m.key(), true);
-                    granted++;
-                } else {
-                    refused++;
+                long[][] aligned = new long[m.keys().size()][];
+                for (int k = 0; k < aligned.length; k++) {
+                    aligned[k] = BucketMath.align(states.get(m.keys().get(k)), now, m.limits().get(k));
                 }
-                expected.addAll(List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, now));
+                if (m.candidates() == 0) {
+                    Steps.One d = Steps.reserve(aligned[0], now, m.tokens(), m.limits().get(0), m.maxWaitMicros());
+                    if (d.granted()) {
+                        states.put(m.keys().get(0), d.tatTicks());
+                        written.put(m.keys().get(0), true);
+                    }
+                    granted += d.granted() ? 1 : 0;
+                    refused += d.granted() ? 0 : 1;
+                    expected.addAll(List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, now));
+                    continue;
+                }
+                int c = m.candidates();
+                Steps.All d = Steps.reserveAll(Arrays.copyOfRange(aligned, 0, c), m.limits().subList(0, c),
+                        Arrays.copyOfRange(aligned, c, aligned.length), m.limits().subList(c, aligned.length), now,
+                        m.tokens(), m.maxWaitMicros());
+                if (d.granted()) {
+                    // the chosen candidate's state first, then the shared keys'
+                    List<String> charged = new ArrayList<>(List.of(m.keys().get(d.chosen())));
+                    charged.addAll(m.keys().subList(c, aligned.length));
+                    for (int k = 0; k < charged.size(); k++) {
+                        states.put(charged.get(k), d.tatTicks()[k]);
+                        written.put(charged.get(k), true);
+                    }
+                }
+                granted += d.granted() ? 1 : 0;
+                refused += d.granted() ? 0 : 1;
+                expected.addAll(List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), d.chosen() + 1L, now));
             }
             StringJoiner problems = new StringJoiner("; ");
             // then the Redis clock read after the members' work: from the script's now to the TIME read after it
@@ -195,6 +238,7 @@ class BucketScriptBatchDifferentialTest {
         assertThat(refused).as("refused").isGreaterThan(CASES);
         assertThat(expired).as("written keys that expired before they were read").isLessThan(CASES / 20);
         assertThat(sameKeyTwice).as("batches with a key more than once").isGreaterThan(CASES / 2);
+        assertThat(severalKeys).as("reservations on several keys").isGreaterThan(CASES);
     }
 
     /** A stored state as the script reads it: the clamp at {@code now + 2^52}; null is no key. */

@@ -213,9 +213,11 @@ class BucketScriptDifferentialTest {
         }
 
         String[] argv() {
-            List<String> argv = new ArrayList<>(List.of(op, Long.toString(tokens), Long.toString(arg)));
+            // a reservation on several keys is the script's 'reserve' with 'C', its number of keys and of candidates
+            List<String> argv = new ArrayList<>(List.of(op.equals("all") ? "reserve" : op, Long.toString(tokens),
+                    Long.toString(arg)));
             if (op.equals("all")) {
-                argv.add(Integer.toString(candidates));
+                argv.addAll(List.of("C", Integer.toString(buckets.size()), Integer.toString(candidates)));
             }
             for (int k = 0; k < buckets.size(); k++) {
                 Limits limits = buckets.get(k).limits();
@@ -260,7 +262,7 @@ class BucketScriptDifferentialTest {
                 }
             }
         } else if (op.equals("candidates")) {
-            // the freest of candidates: 'all' with a candidate per key and no shared key
+            // the freest of candidates: a reservation on several keys with a candidate per key and no shared key
             op = "all";
             int candidates = 2 + random.nextInt(3);
             allOfCandidates = candidates;
@@ -466,7 +468,7 @@ class BucketScriptDifferentialTest {
         }
         CompletableFuture<List<Long>> reply = commands.<List<Long>> evalsha(BucketScript.DIGEST,
                 ScriptOutputType.MULTI, run.keys(), run.argv()).toCompletableFuture();
-        if (run.op().equals("reserve")) {
+        if (run.op().equals("reserve") || run.op().equals("all")) {
             // a reserve answers a list of reservations and then the Redis clock read after them: one reservation's
             // five numbers are compared below, the clock only checked to come at or after its now
             reply = reply.thenApply(r -> r.size() == 6 && r.get(5) != null && r.get(4) != null && r.get(5) >= r.get(4)
@@ -828,7 +830,7 @@ class BucketScriptDifferentialTest {
                     allRefused++;
                 }
             }
-            if (run.op().equals("reserve")) {
+            if (run.op().equals("reserve") || run.op().equals("all")) {
                 if (expected.reply().get(0) == 1) {
                     granted++;
                 } else {
