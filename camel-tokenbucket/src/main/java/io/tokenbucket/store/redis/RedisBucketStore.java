@@ -35,8 +35,8 @@ import io.tokenbucket.store.StoreCommand;
  *
  * <p><b>Reservations of one key are batched across keys</b> ({@code redisBatching}, on by default): what queues
  * while a call is out goes in the next call, whatever its keys, decided in arrival order ({@link ReservationLanes}).
- * A reservation on several keys goes through the same {@code reserve}, as a call of its own; the other operations
- * are one call each.
+ * A reservation on several keys goes through the same {@code reserve} and the same lanes, keeping its place on each
+ * of its keys; the other operations are one call each.
  *
  * <p>Keys are {@code <keyPrefix><limiter name>:<key>} ({@link #namespace}). Every call fails its stage with
  * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout (a queued

@@ -16,18 +16,26 @@ import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 
 /**
- * The reservations of one key each, sent as calls of {@code bucket.lua}'s {@code reserve}: batched across keys
- * ({@code redisBatching}, on by default) or one call each, pipelined.
+ * Reservations, sent as calls of {@code bucket.lua}'s {@code reserve}: batched across keys ({@code redisBatching},
+ * on by default) or one call each, pipelined.
  *
- * <p>Batched, there are {@link #LANES} lanes, a key always in the same one, each with one call in flight
- * ({@link #IN_FLIGHT}); the reservations that arrive while it is out queue, whatever their keys, and when it
+ * <p>Batched, there are {@link #LANES} lanes, a key always in the same one, each with one call in flight; the
+ * reservations that arrive while it is out queue, whatever their keys, and when it
  * returns everything queued (at most {@link #MAX_BATCH}) goes as the next call, which the script decides in arrival
  * order, each on the state the one before left: FIFO on a key and the bound hold exactly as with one call each.
- * Nothing waits for a batch to fill: a reservation that finds its lane idle goes at once, alone. On a cluster a
- * lane's batch goes as one call per hash slot among its members, sent together, and the lane's next batch waits for
- * all of them. A call that fails (a timeout, a lost connection, a reply the checks refuse) fails each of its
- * reservations alone, as its own call would have failed; a queued reservation times out within the store timeout of
- * its arrival.
+ * Nothing waits for a batch to fill: a reservation that finds its lane idle goes at once, alone. A reservation on
+ * keys of several lanes queues in each of them and goes when it is first in all of them and none has a call out: it
+ * keeps its place on each of its keys, ahead of what came after it and behind what came before (queued under one
+ * lock, so two such reservations are in the same order in every lane they share, and the first always goes). On a
+ * cluster a reservation's keys share a hash slot, so its lane; a lane's batch goes as one call per hash slot among
+ * its members, sent together, and the lane's next batch waits for all of them. A call that fails (a timeout, a
+ * lost connection, a reply the checks refuse) fails each of its reservations alone, as its own call would have
+ * failed; a queued reservation times out within the store timeout of its arrival.
+ *
+ * <p>One call in flight per lane is what keeps FIFO: every call after the first of a busy spell is written by the
+ * thread that handled the reply before it, so calls reach Redis in arrival order; with two, a call written from a
+ * caller's thread can be overtaken on the connection by a batch written from the I/O thread (Netty queues a write
+ * from another thread as a task), and RedisBatchingTest saw a later reservation get the earlier slot.
  */
 final class ReservationLanes {
 
@@ -45,17 +53,8 @@ final class ReservationLanes {
     static final int MAX_BATCH = 256;
 
     /**
-     * How many reservation calls may be in flight at once per lane ({@link #LANES}): 1. FIFO
-     * needs it: with one, every call after the first of a busy spell is written by the thread that handled the
-     * reply before it, so calls reach Redis in arrival order; with two, a call written from a caller's thread
-     * can be overtaken on the connection by a batch written from the I/O thread (Netty queues a write from
-     * another thread as a task), and RedisBatchingTest saw a later reservation get the earlier slot.
-     */
-    static final int IN_FLIGHT = 1;
-
-    /**
      * How many lanes a store has: 4, a key's lane chosen by a hash of its Redis key (on a cluster, of its hash slot).
-     * Each lane has one call in flight ({@link #IN_FLIGHT}) carrying everything that queued for it, whatever the
+     * Each lane has one call in flight carrying everything that queued for it, whatever the
      * keys, so a key's reservations reach Redis in arrival order and reservations on different keys share calls.
      * More than one lane keeps Redis busy while a lane's reply and its next call are on the wire: with one, Redis
      * sat idle for every round trip; with many (1,024), random keys rarely met in a lane and every reservation
@@ -69,8 +68,10 @@ final class ReservationLanes {
     private final long timeoutNanos;
     private final RedisClocks clocks;
     private final Script script;
-    /** The lanes, a key's by a hash of its Redis key (standalone) or of its hash slot (cluster). */
-    private final Lane[] lanes = new Lane[LANES];
+    /** What queued in each lane, a key's by a hash of its Redis key (standalone) or of its hash slot (cluster). */
+    private final ArrayDeque<Member>[] queues;
+    /** Whether each lane has a call out. Guarded by this, as the queues. */
+    private final boolean[] busy = new boolean[LANES];
 
     /**
      * @param cluster      whether the connection is a Redis Cluster's (a call's keys must then share a hash slot)
@@ -89,15 +90,16 @@ final class ReservationLanes {
         this.timeoutNanos = timeoutNanos;
         this.clocks = clocks;
         this.script = script;
+        @SuppressWarnings("unchecked")
+        ArrayDeque<Member>[] q = new ArrayDeque[LANES];
         for (int i = 0; i < LANES; i++) {
-            lanes[i] = new Lane();
+            q[i] = new ArrayDeque<>();
         }
+        this.queues = q;
     }
 
     /**
-     * Reserves: on one key through its lane when batching, on several keys as a call of its own (a lane holds the
-     * reservations of its keys in arrival order, and one on keys of several lanes has no one lane to keep its place
-     * in; sent at once, it is decided when it reaches Redis, as without batching).
+     * Reserves: through the lanes of its keys when batching, else as a call of its own.
      *
      * @param redisKeys  its Redis keys, as the script reads them for this reservation
      * @param candidates the limits of each candidate key (the one key's, for a reservation on one key), to check the
@@ -105,9 +107,10 @@ final class ReservationLanes {
      * @param args       its part of the script's ARGV (bucket.lua's header)
      */
     CompletionStage<Outcome> reserve(String[] redisKeys, List<Limits> candidates, List<String> args) {
-        Member member = new Member(redisKeys, candidates, args, new CompletableFuture<>());
-        if (batching && redisKeys.length == 1) {
-            lanes[lane(redisKeys[0])].submit(member);
+        Member member = new Member(redisKeys, candidates, args, batching ? lanes(redisKeys) : null,
+                new CompletableFuture<>());
+        if (batching) {
+            submit(member);
         } else {
             send(List.of(member), null);
         }
@@ -116,82 +119,185 @@ final class ReservationLanes {
 
     /**
      * One reservation waiting for its call: its Redis keys, the limits of its candidates, its part of the script's
-     * ARGV and the stage its caller holds.
+     * ARGV, the lanes of its keys (each once) and the stage its caller holds.
      */
-    private record Member(String[] redisKeys, List<Limits> candidates, List<String> args,
+    private record Member(String[] redisKeys, List<Limits> candidates, List<String> args, int[] lanes,
                           CompletableFuture<Outcome> result) {
         String firstKey() {
             return redisKeys[0];
         }
+
+        /** Whether every lane of this member is in {@code held}. */
+        boolean within(boolean[] held) {
+            for (int lane : lanes) {
+                if (!held[lane]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /** A batch and the lanes its call holds until it returns. */
+    private record Batch(List<Member> members, boolean[] held) {
     }
 
     /**
      * The lane of a Redis key: by a hash of the key, or on a cluster of its hash slot, so that the keys of one slot
      * share a lane and a lane's call can be split by slot (a script's keys must all be in one slot there).
      */
-    private int lane(String redisKey) {
+    static int lane(String redisKey, boolean cluster) {
         int h = cluster ? SlotHash.getSlot(redisKey) : redisKey.hashCode();
         return Math.floorMod(h ^ (h >>> 16), LANES);
     }
 
-    /**
-     * The reservations of one lane: one call in flight (on a cluster one per hash slot, sent together and all
-     * returned before the next); what arrives meanwhile queues, whatever its key, and when the call returns
-     * everything queued goes as the next call.
-     */
-    private final class Lane {
-        /** What queued behind the call in flight. */
-        private final ArrayDeque<Member> queue = new ArrayDeque<>();
-        private int inFlight;
-
-        void submit(Member member) {
-            synchronized (this) {
-                if (inFlight >= IN_FLIGHT) {
-                    queue.add(member);
-                    // a call of its own would time out this long after it was made; so does a queued one
-                    member.result().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
-                    return;
-                }
-                inFlight++;
-            }
-            dispatch(List.of(member));
+    /** The lanes of these keys, each once. */
+    private int[] lanes(String[] redisKeys) {
+        int first = lane(redisKeys[0], cluster);
+        int mask = 1 << first;
+        for (int i = 1; i < redisKeys.length; i++) {
+            mask |= 1 << lane(redisKeys[i], cluster);
         }
-
-        /** The next batch from the queue, or null (and one call fewer in flight) when nothing queued. */
-        private List<Member> next() {
-            synchronized (this) {
-                List<Member> batch = new ArrayList<>(Math.min(queue.size(), MAX_BATCH));
-                while (!queue.isEmpty() && batch.size() < MAX_BATCH) {
-                    Member m = queue.poll();
-                    if (!m.result().isDone()) { // one that timed out while queued reserves nothing
-                        batch.add(m);
-                    }
-                }
-                if (batch.isEmpty()) {
-                    inFlight--;
-                    return null;
-                }
-                return batch;
+        if (mask == 1 << first) {
+            return new int[] {first};
+        }
+        int[] lanes = new int[Integer.bitCount(mask)];
+        for (int lane = 0, i = 0; lane < LANES; lane++) {
+            if ((mask & 1 << lane) != 0) {
+                lanes[i++] = lane;
             }
         }
+        return lanes;
+    }
 
-        /** Sends a batch: one call, or on a cluster one per hash slot among its members, in arrival order each. */
-        private void dispatch(List<Member> batch) {
-            List<List<Member>> calls = cluster ? bySlot(batch) : List.of(batch);
-            AtomicInteger outstanding = new AtomicInteger(calls.size());
-            for (List<Member> call : calls) {
-                send(call, () -> {
-                    // the next batch goes first: Redis works on it while this one's answers are handed out
-                    if (outstanding.decrementAndGet() == 0) {
-                        List<Member> following = next();
-                        if (following != null) {
-                            dispatch(following);
-                        }
+    /** Queues a member in each of its lanes, and sends what can go. */
+    private void submit(Member member) {
+        List<Batch> ready = new ArrayList<>(1);
+        synchronized (this) {
+            for (int lane : member.lanes()) {
+                queues[lane].add(member);
+            }
+            for (int lane : member.lanes()) {
+                start(lane, ready);
+            }
+        }
+        if (ready.stream().noneMatch(b -> b.members().contains(member))) {
+            // a call of its own would time out this long after it was made; so does a queued one
+            member.result().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+            if (member.lanes().length > 1) {
+                // one that times out while queued may be all that holds the others of its lanes back
+                member.result().whenComplete((o, failure) -> {
+                    if (failure != null) {
+                        free(new boolean[LANES], member.lanes());
                     }
                 });
             }
         }
+        ready.forEach(this::dispatch);
+    }
 
+    /**
+     * Marks the {@code lanes} idle in {@code held} (a call's, when it returned; none when a queued member timed
+     * out) and sends what can go in them.
+     */
+    private void free(boolean[] held, int[] lanes) {
+        List<Batch> ready = new ArrayList<>(1);
+        synchronized (this) {
+            for (int lane : lanes) {
+                if (held[lane]) {
+                    busy[lane] = false;
+                }
+            }
+            for (int lane : lanes) {
+                start(lane, ready);
+            }
+        }
+        ready.forEach(this::dispatch);
+    }
+
+    /** The first member of a lane that is not done (one that timed out while queued reserves nothing), or null. */
+    private Member head(int lane) {
+        ArrayDeque<Member> queue = queues[lane];
+        while (!queue.isEmpty() && queue.peek().result().isDone()) {
+            queue.poll();
+        }
+        return queue.peek();
+    }
+
+    /**
+     * Starts a batch in {@code lane} when it is idle and its first member is first in all its lanes, all idle: that
+     * member, then every member first in its lanes whose lanes the batch already holds, in turn, up to
+     * {@link #MAX_BATCH}. Guarded by this.
+     */
+    private void start(int lane, List<Batch> ready) {
+        Member first = busy[lane] ? null : head(lane);
+        if (first == null) {
+            return;
+        }
+        for (int l : first.lanes()) {
+            if (busy[l] || head(l) != first) {
+                return;
+            }
+        }
+        boolean[] held = new boolean[LANES];
+        List<Member> batch = new ArrayList<>();
+        Member next = first;
+        while (next != null) {
+            for (int l : next.lanes()) {
+                queues[l].poll();
+                busy[l] = true;
+                held[l] = true;
+            }
+            batch.add(next);
+            next = null;
+            for (int l = 0; l < LANES && next == null && batch.size() < MAX_BATCH; l++) {
+                Member m = held[l] ? head(l) : null;
+                if (m != null && m.within(held) && firstInAll(m)) {
+                    next = m;
+                }
+            }
+        }
+        ready.add(new Batch(batch, held));
+    }
+
+    /** Whether {@code m} is first in every one of its lanes. */
+    private boolean firstInAll(Member m) {
+        for (int l : m.lanes()) {
+            if (head(l) != m) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Sends a batch: one call, or on a cluster one per hash slot among its members, in arrival order each. */
+    private void dispatch(Batch batch) {
+        List<List<Member>> calls = cluster ? bySlot(batch.members()) : List.of(batch.members());
+        AtomicInteger outstanding = new AtomicInteger(calls.size());
+        int[] lanes = heldLanes(batch.held());
+        for (List<Member> call : calls) {
+            send(call, () -> {
+                // the next batch goes first: Redis works on it while this one's answers are handed out
+                if (outstanding.decrementAndGet() == 0) {
+                    free(batch.held(), lanes);
+                }
+            });
+        }
+    }
+
+    /** The lanes marked in {@code held}. */
+    private static int[] heldLanes(boolean[] held) {
+        int n = 0;
+        for (boolean h : held) {
+            n += h ? 1 : 0;
+        }
+        int[] lanes = new int[n];
+        for (int l = 0, i = 0; l < held.length; l++) {
+            if (held[l]) {
+                lanes[i++] = l;
+            }
+        }
+        return lanes;
     }
 
     /**

@@ -132,6 +132,65 @@ class RedisBatchingTest {
     }
 
     @Test
+    void aReservationOnSeveralKeysKeepsItsPlaceOnEachOfThemAmongTheOnesOnOneKey() throws Exception {
+        RedisBucketStore store = store();
+        // slots a second apart on every key, as in the test above: out of order would be 1 s early, not 1 s late
+        Limits oneASecond = Limits.of(Limit.of(1, 1, 1000 * MS));
+        List<String> keys = List.of("a", "b", "c", "d", "e", "f", "g", "h");
+        store.reserve("warm-up", oneASecond, 1, 0).toCompletableFuture().get(5, TimeUnit.SECONDS); // loads the script
+        java.util.Random random = new java.util.Random(23);
+        List<List<String>> charged = new ArrayList<>();
+        List<CompletableFuture<Long>> releases = new ArrayList<>();
+        int several = 0;
+        for (int i = 0; i < 400; i++) {
+            List<String> shuffled = new ArrayList<>(keys);
+            java.util.Collections.shuffle(shuffled, random);
+            CompletableFuture<Outcome> answer;
+            int kind = random.nextInt(4);
+            if (kind < 2) {
+                charged.add(List.of(shuffled.get(0)));
+                answer = store.reserve(shuffled.get(0), oneASecond, 1, BucketMath.NO_LIMIT).toCompletableFuture();
+            } else {
+                // all-of on 2 or 3 keys, or the freest of 2 candidates with a shared key (which candidate is
+                // charged is in the answer)
+                several++;
+                List<String> shared = shuffled.subList(1, kind == 2 ? 2 : 3);
+                List<String> candidates = kind == 2 ? List.of(shuffled.get(0)) : shuffled.subList(3, 5);
+                answer = store.reserveAll(candidates, candidates.stream().map(k -> oneASecond).toList(), shared,
+                        shared.stream().map(k -> oneASecond).toList(), 1, BucketMath.NO_LIMIT).toCompletableFuture();
+                List<String> keysOfIt = new ArrayList<>(shared);
+                charged.add(keysOfIt);
+                answer = answer.thenApply(r -> {
+                    keysOfIt.add(candidates.get(r.chosen()));
+                    return r;
+                });
+            }
+            releases.add(answer.thenApply(r -> {
+                assertThat(r.granted()).isTrue();
+                return System.nanoTime() + r.waitTicks(); // when its slot comes, on our clock
+            }));
+        }
+        java.util.Map<String, Long> previous = new java.util.HashMap<>();
+        java.util.Map<String, Integer> previousIndex = new java.util.HashMap<>();
+        for (int i = 0; i < releases.size(); i++) {
+            long release = releases.get(i).get(10, TimeUnit.SECONDS);
+            for (String key : charged.get(i)) {
+                Long before = previous.put(key, release);
+                Integer beforeIndex = previousIndex.put(key, i);
+                if (before != null) {
+                    // each reservation's slot at least an interval after the one before it on each of its keys
+                    // (several keys: the latest of theirs), less half an interval for the clock mapping
+                    assertThat(release - before).as("reservation %d %s on %s after reservation %d %s", i,
+                            charged.get(i), key, beforeIndex, charged.get(beforeIndex)).isGreaterThan(500 * MS);
+                }
+            }
+        }
+        assertThat(several).as("reservations on several keys").isGreaterThan(100);
+        assertThat(largestBatch.get()).as("reservations went together").isGreaterThan(1);
+        assertThat(batched.get()).as("reservations sent, each once").isEqualTo(releases.size() + 1);
+    }
+
+    @Test
     void reservationsOnManyKeysShareCallsAndEachGetsItsOwnAnswer() throws Exception {
         AtomicLong calls = new AtomicLong();
         RedisBucketStore store = new RedisBucketStore(lease::commands, false, "many:", TIMEOUT, true, size -> {
