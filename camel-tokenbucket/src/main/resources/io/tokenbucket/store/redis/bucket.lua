@@ -401,49 +401,63 @@ if op == 'reserve' then
   local states, rates, adapts, written, out = {}, {}, {}, {}, {}
   local g = nil
   local pos, ki, members = 2, 1, 0
-  -- a key's state and rate state as the reservations before left them, read from Redis at its first reservation
+  -- a key's state as the reservations before left it, read from Redis at its first reservation: false (no key, a
+  -- full bucket), one number (one tat without a rate state, the common state, kept without a table: a table per
+  -- reservation costs Redis measurably) or the table of its tats, with its rate state in rates
   local function load(key)
-    local stored_us = states[key]
-    if stored_us == nil then
+    local state = states[key]
+    if state == nil then
       local stored = redis.call('GET', key)
-      local one = stored and tonumber(stored)
-      if not stored then
-        stored_us = {}
-      elseif one then -- one number, the common state: parse() without its words
-        stored_us = { bounded(one) }
+      state = stored and tonumber(stored)
+      if state then
+        state = bounded(state)
+      elseif not stored then
+        state = false
       else
         g = g or general()
-        stored_us, rates[key] = g.parse(stored)
+        state, rates[key] = g.parse(stored)
       end
-      states[key] = stored_us
+      states[key] = state
     end
-    return stored_us, rates[key]
+    return state
   end
-  -- a key's next state, kept for the reservations after it and written at the end
-  local function charge(key, tats_us, rate, adapt)
-    states[key], rates[key], adapts[key] = tats_us, rate, adapt
-    if not written[key] then
-      written[key] = true
-      written[#written + 1] = key
+  -- the same as a table of tats, and the rate state
+  local function load_tats(key)
+    local state = load(key)
+    if not state then
+      return {}, nil
+    elseif type(state) == 'number' then
+      return { state }, nil
     end
+    return state, rates[key]
+  end
+  -- a key's next state, kept for the reservations after it and written at the end (one tat without a rate state as
+  -- a number)
+  local function charge(key, tats_us, rate, adapt)
+    if rate == nil and #tats_us == 1 then
+      states[key] = tats_us[1]
+    else
+      states[key] = tats_us
+    end
+    rates[key], adapts[key], written[key] = rate, adapt, true
   end
   while ki <= #KEYS do
     members = members + 1
     local n, max_wait_us = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
     local o = #out
     local key = KEYS[ki]
-    local stored_us, stored_rate = load(key)
+    local state = load(key)
     if ARGV[pos + 2] == 'C' then
       g = g or general()
-      pos, ki = g.reserve_all(KEYS, ki, pos, n, max_wait_us, load, charge, out)
+      pos, ki = g.reserve_all(KEYS, ki, pos, n, max_wait_us, load_tats, charge, out)
     -- the short branch: one fixed limit on a state of at most one number without a rate state, BucketMath.decide
     -- for one key of one limit without the general steps' tables (BucketScriptBatchDifferentialTest and
     -- BucketScriptDifferentialTest run both against BucketMath: a limit count '01' takes the general steps)
-    elseif ARGV[pos + 2] == '1' and #stored_us <= 1 and stored_rate == nil then
+    elseif ARGV[pos + 2] == '1' and type(state) ~= 'table' then
       ki = ki + 1
       local capacity, interval_us = tonumber(ARGV[pos + 3]), tonumber(ARGV[pos + 4])
       pos = pos + 5
-      local tat_us = stored_us[1] or now_us
+      local tat_us = state or now_us
       if tat_us < now_us then
         tat_us = now_us
       end
@@ -457,7 +471,7 @@ if op == 'reserve' then
         next_us = tat_us
         out[o + 1] = 0
       else
-        charge(key, { next_us }, nil, nil)
+        states[key], adapts[key], written[key] = next_us, nil, true
         out[o + 1] = 1
       end
       local a = math.floor((burst_us - (next_us - now_us)) / interval_us)
@@ -469,6 +483,7 @@ if op == 'reserve' then
           g.read_limits, g.align, g.current, g.reserve, g.scaled, g.available, g.earn
       local l
       l, pos = read_limits(pos + 2)
+      local stored_us, stored_rate = load_tats(key)
       local tats_us = align(stored_us, #l)
       local rate = current(stored_rate, tats_us, l)
       local next_us, wait_us = reserve(tats_us, scaled(l, rate), n)
@@ -482,15 +497,14 @@ if op == 'reserve' then
       out[o + 4], out[o + 5] = 1, now_us
     end
   end
-  for i = 1, #written do
-    local key = written[i]
-    local tats_us = states[key]
-    if #tats_us == 1 and rates[key] == nil then
+  for key in pairs(written) do
+    local state = states[key]
+    if type(state) == 'number' then
       -- store() of one tat without a rate state, which a reservation always leaves ahead of now: a SET
-      redis.call('SET', key, string.format('%.0f', tats_us[1]), 'PX', math.ceil((tats_us[1] - now_us) / 1000))
+      redis.call('SET', key, string.format('%.0f', state), 'PX', math.ceil((state - now_us) / 1000))
     else
       g = g or general()
-      g.store(key, tats_us, #tats_us, rates[key], adapts[key])
+      g.store(key, state, #state, rates[key], adapts[key])
     end
   end
   -- the Redis clock again, after the members' work: the caller learns where this clock stands from it (the first
