@@ -191,6 +191,63 @@ class RedisBatchingTest {
     }
 
     @Test
+    void manyThreadsMixingReservationsOnOneAndOnSeveralKeysAllGetAnAnswerAndNoKeyPassesItsBound() throws Exception {
+        RedisBucketStore store = store();
+        Limit limit = Limit.of(20, 1000, 1000 * MS); // 1,000 a second after a burst of 20, on each key
+        Limits limits = Limits.of(limit);
+        List<String> keys = List.of("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l");
+        int threads = 8;
+        int perThread = 2_000;
+        java.util.concurrent.ConcurrentHashMap<String, AtomicLong> grantedPerKey = new java.util.concurrent.ConcurrentHashMap<>();
+        List<CompletableFuture<Outcome>> all = java.util.Collections.synchronizedList(new ArrayList<>());
+        long began = System.nanoTime();
+        List<Thread> senders = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            long seed = t;
+            Thread sender = new Thread(() -> {
+                java.util.Random random = new java.util.Random(seed);
+                for (int i = 0; i < perThread; i++) {
+                    List<String> shuffled = new ArrayList<>(keys);
+                    java.util.Collections.shuffle(shuffled, random);
+                    CompletableFuture<Outcome> answer;
+                    List<String> charged;
+                    if (random.nextBoolean()) {
+                        charged = List.of(shuffled.get(0));
+                        answer = store.reserve(shuffled.get(0), limits, 1, 0).toCompletableFuture();
+                    } else {
+                        charged = shuffled.subList(0, 2 + random.nextInt(3));
+                        answer = store.reserveAll(charged.subList(0, 1), List.of(limits), charged.subList(1,
+                                charged.size()), charged.subList(1, charged.size()).stream().map(k -> limits)
+                                .toList(), 1, 0).toCompletableFuture();
+                    }
+                    all.add(answer.whenComplete((r, failure) -> {
+                        if (r != null && r.granted()) {
+                            charged.forEach(k -> grantedPerKey.computeIfAbsent(k, x -> new AtomicLong())
+                                    .incrementAndGet());
+                        }
+                    }));
+                }
+            });
+            senders.add(sender);
+            sender.start();
+        }
+        for (Thread sender : senders) {
+            sender.join();
+        }
+        for (CompletableFuture<Outcome> f : new ArrayList<>(all)) {
+            f.get(10, TimeUnit.SECONDS); // every one answered: none lost in a lane, none failed
+        }
+        long elapsedNanos = System.nanoTime() - began;
+        long bound = limit.capacity() + elapsedNanos * 1000 / TimeUnit.SECONDS.toNanos(1) + 1;
+        assertThat(all).hasSize(threads * perThread);
+        assertThat(largestBatch.get()).as("reservations went together").isGreaterThan(1);
+        for (String key : keys) {
+            assertThat(grantedPerKey.get(key).get()).as("granted on %s in %d ms", key, elapsedNanos / MS)
+                    .isPositive().isLessThanOrEqualTo(bound);
+        }
+    }
+
+    @Test
     void reservationsOnManyKeysShareCallsAndEachGetsItsOwnAnswer() throws Exception {
         AtomicLong calls = new AtomicLong();
         RedisBucketStore store = new RedisBucketStore(lease::commands, false, "many:", TIMEOUT, true, size -> {
