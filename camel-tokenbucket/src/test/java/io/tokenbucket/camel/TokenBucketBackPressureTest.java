@@ -1,0 +1,143 @@
+package io.tokenbucket.camel;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.ProducerTemplate;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.component.mock.MockEndpoint;
+import org.apache.camel.component.seda.SedaEndpoint;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link TokenBucketBackPressure} on a real seda queue: with it, the backlog stays in the queue and the waiting
+ * exchanges stay near the mark; without it, the whole backlog waits in the JVM. Waiting counts are sampled from the
+ * endpoint by a thread of the test, not taken from the policy.
+ */
+class TokenBucketBackPressureTest {
+
+    private static final int MESSAGES = 2_000;
+
+    /** What one run saw: the most exchanges waiting at the endpoint, the largest seda backlog, the suspensions. */
+    private record Run(int mostWaiting, int largestBacklog, long suspensions) {
+    }
+
+    /** The route in YAML, the policy a bean of its own with the marks of the Java test. */
+    private static final String YAML = """
+            - beans:
+                - name: backPressure
+                  type: io.tokenbucket.camel.TokenBucketBackPressure
+                  properties:
+                    maxWaiting: 100
+                    resumeWaiting: 20
+            - route:
+                id: urls
+                routePolicy: backPressure
+                from:
+                  uri: seda:urls?size=10000&pollTimeout=10
+                  steps:
+                    - to: tokenbucket:fetch?capacity=10&refillAmount=2000&refillPeriod=1s
+                    - to: mock:fetched
+            """;
+
+    private static Run run(TokenBucketBackPressure policy) throws Exception {
+        return run(policy, null, MESSAGES);
+    }
+
+    private static Run run(TokenBucketBackPressure policy, String yaml, int messages) throws Exception {
+        try (CamelContext context = new DefaultCamelContext()) {
+            if (yaml != null) {
+                org.apache.camel.support.PluginHelper.getRoutesLoader(context)
+                        .loadRoutes(org.apache.camel.support.ResourceHelper.fromString("routes.yaml", yaml));
+            } else {
+                context.addRoutes(new RouteBuilder() {
+                    @Override
+                    public void configure() {
+                        // 2,000 a second after a burst of 10: the 2,000 messages take about a second to pass; a
+                        // suspended seda consumer looks again every pollTimeout (1 s by default), hence 10 ms
+                        var route = from("seda:urls?size=10000&pollTimeout=10").routeId("urls");
+                        if (policy != null) {
+                            route.routePolicy(policy);
+                        }
+                        route.to("tokenbucket:fetch?capacity=10&refillAmount=2000&refillPeriod=1s")
+                                .to("mock:fetched");
+                    }
+                });
+            }
+            context.start();
+            MockEndpoint fetched = context.getEndpoint("mock:fetched", MockEndpoint.class);
+            fetched.expectedMessageCount(messages);
+            TokenBucketEndpoint throttle = context.getEndpoint(
+                    "tokenbucket:fetch?capacity=10&refillAmount=2000&refillPeriod=1s", TokenBucketEndpoint.class);
+            SedaEndpoint queue = context.getEndpoint("seda:urls?size=10000&pollTimeout=10", SedaEndpoint.class);
+            AtomicInteger mostWaiting = new AtomicInteger();
+            AtomicInteger largestBacklog = new AtomicInteger();
+            Thread sampler = new Thread(() -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                    mostWaiting.accumulateAndGet(throttle.getWaitingCount(), Math::max);
+                    largestBacklog.accumulateAndGet(queue.getCurrentQueueSize(), Math::max);
+                    Thread.onSpinWait();
+                }
+            });
+            sampler.start();
+            try (ProducerTemplate template = context.createProducerTemplate()) {
+                for (int i = 0; i < messages; i++) {
+                    template.sendBody("seda:urls?size=10000&pollTimeout=10", "url " + i);
+                }
+                fetched.assertIsSatisfied(TimeUnit.SECONDS.toMillis(30));
+            } finally {
+                sampler.interrupt();
+                sampler.join();
+            }
+            TokenBucketBackPressure used = yaml != null
+                    ? context.getRegistry().lookupByNameAndType("backPressure", TokenBucketBackPressure.class) : policy;
+            Run run = new Run(mostWaiting.get(), largestBacklog.get(), used == null ? 0 : used.getSuspensions());
+            System.out.printf("back-pressure %s: %s%n", used == null ? "off" : used.getMaxWaiting() + "/"
+                    + used.getResumeWaiting() + (yaml != null ? " (YAML)" : ""), run);
+            return run;
+        }
+    }
+
+    @Test
+    void theConsumerIsSuspendedAtTheMarkAndTheBacklogStaysInTheQueue() throws Exception {
+        Run without = run(null);
+        TokenBucketBackPressure policy = new TokenBucketBackPressure(100, 20);
+        Run with = run(policy);
+
+        // without it, the seda consumer hands the whole backlog to the throttle, where it waits in the heap
+        assertThat(without.mostWaiting()).as("most waiting without the policy").isGreaterThan(MESSAGES / 2);
+        // with it, one exchange at most (seda's one consumer) passes the mark before the consumer is suspended
+        assertThat(with.mostWaiting()).as("most waiting with maxWaiting 100").isBetween(50, 101);
+        assertThat(with.largestBacklog()).as("largest backlog left in the queue").isGreaterThan(MESSAGES / 2);
+        assertThat(with.suspensions()).as("suspensions").isPositive();
+        assertThat(policy.isSuspended()).as("suspended after the run").isFalse();
+    }
+
+    @Test
+    void theYamlRouteTakesThePolicyAsABean() throws Exception {
+        Run yaml = run(null, YAML, MESSAGES);
+        assertThat(yaml.mostWaiting()).as("most waiting, the YAML route's policy at 100").isBetween(50, 101);
+        assertThat(yaml.suspensions()).as("suspensions").isPositive();
+    }
+
+    @Test
+    void theDefaultsWorkAloneAndBadMarksFailTheRouteStartNamingTheOption() throws Exception {
+        TokenBucketBackPressure defaults = new TokenBucketBackPressure();
+        assertThat(defaults.getMaxWaiting()).isEqualTo(1000);
+        assertThat(defaults.getResumeWaiting()).isEqualTo(500);
+        // 6,000 messages: the backlog passes 1,000 even while the throttle takes 2,000 a second
+        Run run = run(defaults, null, 3 * MESSAGES);
+        assertThat(run.mostWaiting()).as("most waiting with the defaults").isBetween(500, 1001);
+        assertThat(run.suspensions()).as("suspensions with the defaults").isPositive();
+
+        assertThatThrownBy(() -> run(new TokenBucketBackPressure(0, 0))).hasStackTraceContaining(
+                "TokenBucketBackPressure maxWaiting must be at least 1, was 0");
+        assertThatThrownBy(() -> run(new TokenBucketBackPressure(10, 10))).hasStackTraceContaining(
+                "TokenBucketBackPressure resumeWaiting must be below maxWaiting (10), was 10");
+    }
+}
