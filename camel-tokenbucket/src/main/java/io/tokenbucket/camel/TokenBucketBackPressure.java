@@ -23,16 +23,18 @@ import org.slf4j.LoggerFactory;
  * the backlog in its broker or queue instead of parking it in this JVM as waiting exchanges, and other instances on
  * the same queue take what this one does not.
  *
- * <p>One line in a route: {@code from("jms:queue:urls").routePolicy(new TokenBucketBackPressure())}; in YAML, a bean
- * of this type and {@code routePolicy: "#name"} on the route. Alone it works: it watches every {@code tokenbucket:}
- * endpoint of the Camel context, suspends at 1,000 waiting exchanges and resumes at half that.
+ * <p>One line in a route:
+ * {@code from("jms:queue:urls?asyncConsumer=true&receiveTimeout=50").routePolicy(new TokenBucketBackPressure())};
+ * in YAML, a bean of this type and {@code routePolicy: <its name>} on the route. Alone it works: it watches every
+ * {@code tokenbucket:} endpoint of the Camel context, suspends at 1,000 waiting exchanges and resumes at half that.
  *
  * <p>Checked when each exchange of the route begins (so at most the consumer's concurrent exchanges pass the mark
  * before the consumer is suspended) and, while suspended, every {@link #setCheckInterval checkInterval} and when an
  * exchange of the route is done. A consumer that cannot be suspended is stopped and started again (Camel's
  * {@link RoutePolicySupport#suspendOrStopConsumer}). How soon a resumed consumer takes messages again is its own:
- * a JMS listener at once; a suspended seda consumer looks again only every {@code pollTimeout} (1 s by default), so
- * give it a short one ({@code seda:urls?pollTimeout=10}) or the route idles between marks.
+ * a stopped JMS listener (camel-jms suspends by stopping it) within its {@code receiveTimeout}, a suspended seda
+ * consumer within its {@code pollTimeout} (1 s each by default): give them short ones
+ * ({@code jms:queue:urls?receiveTimeout=50}, {@code seda:urls?pollTimeout=10}), or the route idles between marks.
  */
 public class TokenBucketBackPressure extends RoutePolicySupport {
 

@@ -81,7 +81,7 @@ class TokenBucketBackPressureTest {
                 while (!Thread.currentThread().isInterrupted()) {
                     mostWaiting.accumulateAndGet(throttle.getWaitingCount(), Math::max);
                     largestBacklog.accumulateAndGet(queue.getCurrentQueueSize(), Math::max);
-                    Thread.onSpinWait();
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000);
                 }
             });
             sampler.start();
