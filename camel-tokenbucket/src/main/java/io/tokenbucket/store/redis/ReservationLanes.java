@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongConsumer;
 
@@ -30,7 +31,8 @@ import io.tokenbucket.math.Outcome;
  * cluster a reservation's keys share a hash slot, so its lane; a lane's batch goes as one call per hash slot among
  * its members, sent together, and the lane's next batch waits for all of them. A call that fails (a timeout, a
  * lost connection, a reply the checks refuse) fails each of its reservations alone, as its own call would have
- * failed; a queued reservation times out within the store timeout of its arrival.
+ * failed; no reservation waits longer than the store timeout of its arrival for its answer (a call is timed to its
+ * first member's).
  *
  * <p>One call in flight per lane is what keeps FIFO: every call after the first of a busy spell is written by the
  * thread that handled the reply before it, so calls reach Redis in arrival order; with two, a call written from a
@@ -39,10 +41,14 @@ import io.tokenbucket.math.Outcome;
  */
 final class ReservationLanes {
 
-    /** Sends one call of the script's {@code reserve} with these keys and operands, timed, to {@code clock}'s server. */
+    /**
+     * Sends one call of the script's {@code reserve} with these keys and operands to {@code clock}'s server, failing
+     * with a {@link TimeoutException} when it has not answered within {@code timeoutNanos}.
+     */
     @FunctionalInterface
     interface Script {
-        CompletableFuture<List<Long>> reserve(String[] redisKeys, List<String> operands, RedisClockOffset clock);
+        CompletableFuture<List<Long>> reserve(String[] redisKeys, List<String> operands, RedisClockOffset clock,
+                                              long timeoutNanos);
     }
 
     /**
@@ -78,7 +84,7 @@ final class ReservationLanes {
      * @param batching     whether reservations that queue while a lane's call is out go together in its next call;
      *                     false: one call each
      * @param batchSizes   hears the number of reservations of every call sent while batching; must not block
-     * @param timeoutNanos the store timeout, for a reservation still queued
+     * @param timeoutNanos the store timeout: no reservation waits longer for its answer, queued or sent
      * @param clocks       the Redis clock estimates, by server
      * @param script       sends a call
      */
@@ -108,7 +114,7 @@ final class ReservationLanes {
      */
     CompletionStage<Outcome> reserve(String[] redisKeys, List<Limits> candidates, List<String> args) {
         Member member = new Member(redisKeys, candidates, args, batching ? lanes(redisKeys) : null,
-                new CompletableFuture<>());
+                System.nanoTime(), new CompletableFuture<>());
         if (batching) {
             submit(member);
         } else {
@@ -119,10 +125,11 @@ final class ReservationLanes {
 
     /**
      * One reservation waiting for its call: its Redis keys, the limits of its candidates, its part of the script's
-     * ARGV, the lanes of its keys (each once) and the stage its caller holds.
+     * ARGV, the lanes of its keys (each once), when it arrived ({@link System#nanoTime()}) and the stage its caller
+     * holds.
      */
     private record Member(String[] redisKeys, List<Limits> candidates, List<String> args, int[] lanes,
-                          CompletableFuture<Outcome> result) {
+                          long arrivedNanos, CompletableFuture<Outcome> result) {
         String firstKey() {
             return redisKeys[0];
         }
@@ -181,17 +188,13 @@ final class ReservationLanes {
                 start(lane, ready);
             }
         }
-        if (ready.stream().noneMatch(b -> b.members().contains(member))) {
-            // a call of its own would time out this long after it was made; so does a queued one
-            member.result().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
-            if (member.lanes().length > 1) {
-                // one that times out while queued may be all that holds the others of its lanes back
-                member.result().whenComplete((o, failure) -> {
-                    if (failure != null) {
-                        free(new boolean[LANES], member.lanes());
-                    }
-                });
-            }
+        if (member.lanes().length > 1 && ready.stream().noneMatch(b -> b.members().contains(member))) {
+            // one that its caller ends while it is queued may be all that holds the others of its lanes back
+            member.result().whenComplete((o, failure) -> {
+                if (failure != null) {
+                    free(new boolean[LANES], member.lanes());
+                }
+            });
         }
         ready.forEach(this::dispatch);
     }
@@ -334,15 +337,29 @@ final class ReservationLanes {
         return new ArrayList<>(slots.values());
     }
 
-    /** Reservations in one call of the script's {@code reserve}, in the order given (one alone is the trivial case). */
+    /**
+     * Reservations in one call of the script's {@code reserve}, in the order given (one alone is the trivial case),
+     * timed to the store timeout of the one that arrived first: a queued reservation has no timer of its own (one
+     * per reservation cost more client CPU than the rest of its way through the store), and none waits longer than
+     * the store timeout for its answer, though one that arrived after the first may fail up to the time they queued
+     * apart before its own timeout.
+     */
     private CompletableFuture<List<Long>> reserve(List<Member> members, RedisClockOffset clock) {
         List<String> keys = new ArrayList<>(members.size());
         List<String> operands = new ArrayList<>(members.size() * 5);
+        long first = Long.MAX_VALUE;
         for (Member m : members) {
             keys.addAll(List.of(m.redisKeys()));
             operands.addAll(m.args());
+            first = Math.min(first, m.arrivedNanos());
         }
-        return script.reserve(keys.toArray(String[]::new), operands, clock);
+        long left = timeoutNanos - (System.nanoTime() - first);
+        if (left <= 0) {
+            return CompletableFuture.failedFuture(new TimeoutException("Redis did not answer within the store timeout"
+                    + " (" + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms) of the reservation's arrival: it"
+                    + " queued behind calls that took that long"));
+        }
+        return script.reserve(keys.toArray(String[]::new), operands, clock, left);
     }
 
     /**

@@ -28,7 +28,7 @@ class ReservationLanesTest {
 
     private final List<Call> calls = new CopyOnWriteArrayList<>();
     private final ReservationLanes lanes = new ReservationLanes(false, true, size -> { }, TimeUnit.SECONDS.toNanos(30),
-            new RedisClocks(() -> null, false), (keys, operands, clock) -> {
+            new RedisClocks(() -> null, false), (keys, operands, clock, timeout) -> {
                 CompletableFuture<List<Long>> reply = new CompletableFuture<>();
                 calls.add(new Call(List.of(keys), reply));
                 return reply;
