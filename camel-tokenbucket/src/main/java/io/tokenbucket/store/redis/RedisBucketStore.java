@@ -39,8 +39,8 @@ import io.tokenbucket.store.StoreCommand;
  * of its keys; the other operations are one call each.
  *
  * <p>Keys are {@code <keyPrefix><limiter name>:<key>} ({@link #namespace}). Every call fails its stage with
- * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout (a queued
- * reservation: within the store timeout of its arrival).
+ * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout; a reservation
+ * that queued that long behind other calls fails unsent.
  */
 public final class RedisBucketStore implements BucketStore {
 
@@ -102,7 +102,7 @@ public final class RedisBucketStore implements BucketStore {
         this.namespace = namespace;
         this.timeoutNanos = timeout.toNanos();
         this.reservations = new ReservationLanes(cluster, batching, batchSizes, timeoutNanos, clocks,
-                (redisKeys, operands, clock, timeoutNanos) -> run("reserve", redisKeys, operands, clock, timeoutNanos));
+                (redisKeys, operands, clock) -> run("reserve", redisKeys, operands, clock));
     }
 
     /**
@@ -111,13 +111,6 @@ public final class RedisBucketStore implements BucketStore {
      */
     private <T> CompletableFuture<T> send(RedisClockOffset clock,
                                           Function<RedisClusterAsyncCommands<String, String>, CompletableFuture<T>> op) {
-        return send(clock, op, timeoutNanos);
-    }
-
-    /** {@link #send(RedisClockOffset, Function)} timed out after {@code timeoutNanos}. */
-    private <T> CompletableFuture<T> send(RedisClockOffset clock,
-                                          Function<RedisClusterAsyncCommands<String, String>, CompletableFuture<T>> op,
-                                          long timeoutNanos) {
         RedisClusterAsyncCommands<String, String> c = commands.get();
         if (c == null) {
             clocks.resetAll();
@@ -309,18 +302,12 @@ public final class RedisBucketStore implements BucketStore {
      */
     private CompletableFuture<List<Long>> run(String op, String[] redisKeys, List<String> operands,
                                               RedisClockOffset clock) {
-        return run(op, redisKeys, operands, clock, timeoutNanos);
-    }
-
-    /** {@link #run(String, String[], List, RedisClockOffset)} timed out after {@code timeoutNanos}. */
-    private CompletableFuture<List<Long>> run(String op, String[] redisKeys, List<String> operands,
-                                              RedisClockOffset clock, long timeoutNanos) {
         String[] args = new String[operands.size() + 1];
         args[0] = op;
         for (int i = 0; i < operands.size(); i++) {
             args[i + 1] = operands.get(i);
         }
-        return send(clock, c -> BucketScript.run(c, redisKeys, args), timeoutNanos);
+        return send(clock, c -> BucketScript.run(c, redisKeys, args));
     }
 
     /**

@@ -31,8 +31,8 @@ import io.tokenbucket.math.Outcome;
  * cluster a reservation's keys share a hash slot, so its lane; a lane's batch goes as one call per hash slot among
  * its members, sent together, and the lane's next batch waits for all of them. A call that fails (a timeout, a
  * lost connection, a reply the checks refuse) fails each of its reservations alone, as its own call would have
- * failed; no reservation waits longer than the store timeout of its arrival for its answer (a call is timed to its
- * first member's).
+ * failed; a reservation that has queued for the store timeout fails unsent, so none waits for its answer longer than
+ * twice the store timeout.
  *
  * <p>One call in flight per lane is what keeps FIFO: every call after the first of a busy spell is written by the
  * thread that handled the reply before it, so calls reach Redis in arrival order; with two, a call written from a
@@ -43,12 +43,11 @@ final class ReservationLanes {
 
     /**
      * Sends one call of the script's {@code reserve} with these keys and operands to {@code clock}'s server, failing
-     * with a {@link TimeoutException} when it has not answered within {@code timeoutNanos}.
+     * with a {@link TimeoutException} when it has not answered within the store timeout.
      */
     @FunctionalInterface
     interface Script {
-        CompletableFuture<List<Long>> reserve(String[] redisKeys, List<String> operands, RedisClockOffset clock,
-                                              long timeoutNanos);
+        CompletableFuture<List<Long>> reserve(String[] redisKeys, List<String> operands, RedisClockOffset clock);
     }
 
     /**
@@ -78,13 +77,15 @@ final class ReservationLanes {
     private final ArrayDeque<Member>[] queues;
     /** Whether each lane has a call out. Guarded by this, as the queues. */
     private final boolean[] busy = new boolean[LANES];
+    /** The batches this thread has yet to send, while it is sending ({@link #dispatchAll}). */
+    private final ThreadLocal<ArrayDeque<Batch>> dispatching = new ThreadLocal<>();
 
     /**
      * @param cluster      whether the connection is a Redis Cluster's (a call's keys must then share a hash slot)
      * @param batching     whether reservations that queue while a lane's call is out go together in its next call;
      *                     false: one call each
      * @param batchSizes   hears the number of reservations of every call sent while batching; must not block
-     * @param timeoutNanos the store timeout: no reservation waits longer for its answer, queued or sent
+     * @param timeoutNanos the store timeout: a reservation queued that long is not sent, and fails
      * @param clocks       the Redis clock estimates, by server
      * @param script       sends a call
      */
@@ -190,13 +191,9 @@ final class ReservationLanes {
         }
         if (member.lanes().length > 1 && ready.stream().noneMatch(b -> b.members().contains(member))) {
             // one that its caller ends while it is queued may be all that holds the others of its lanes back
-            member.result().whenComplete((o, failure) -> {
-                if (failure != null) {
-                    free(new boolean[LANES], member.lanes());
-                }
-            });
+            member.result().whenComplete((o, failure) -> free(new boolean[LANES], member.lanes()));
         }
-        ready.forEach(this::dispatch);
+        dispatchAll(ready);
     }
 
     /**
@@ -215,7 +212,7 @@ final class ReservationLanes {
                 start(lane, ready);
             }
         }
-        ready.forEach(this::dispatch);
+        dispatchAll(ready);
     }
 
     /** The first member of a lane that is not done (one that timed out while queued reserves nothing), or null. */
@@ -273,6 +270,31 @@ final class ReservationLanes {
         return true;
     }
 
+    /**
+     * Sends the batches, in turn. A call that fails at once (not connected, nothing left to send) completes on this
+     * thread and frees its lanes, which may start another batch: that one goes after these, from this loop, rather
+     * than from a call deeper in the stack, so a long queue failing at once does not recurse once per batch.
+     */
+    private void dispatchAll(List<Batch> ready) {
+        if (ready.isEmpty()) {
+            return;
+        }
+        ArrayDeque<Batch> pending = dispatching.get();
+        if (pending != null) {
+            pending.addAll(ready);
+            return;
+        }
+        pending = new ArrayDeque<>(ready);
+        dispatching.set(pending);
+        try {
+            for (Batch batch = pending.poll(); batch != null; batch = pending.poll()) {
+                dispatch(batch);
+            }
+        } finally {
+            dispatching.remove();
+        }
+    }
+
     /** Sends a batch: one call, or on a cluster one per hash slot among its members, in arrival order each. */
     private void dispatch(Batch batch) {
         List<List<Member>> calls = cluster ? bySlot(batch.members()) : List.of(batch.members());
@@ -307,25 +329,62 @@ final class ReservationLanes {
      * Sends reservations as one call of the script's {@code reserve} (their keys in one hash slot on a cluster);
      * when it returns, runs {@code returned} (null: nothing), then completes each member from its slice of the reply.
      */
-    private void send(List<Member> call, Runnable returned) {
-        if (batching) {
-            batchSizes.accept(call.size());
-        }
-        String redisKey = call.get(0).firstKey();
-        RedisClockOffset clock = clocks.of(redisKey);
-        long sentNanos = System.nanoTime();
-        CompletableFuture<List<Long>> reply;
-        try {
-            reply = reserve(call, clock);
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        reply.whenComplete((raw, failure) -> {
+    private void send(List<Member> batch, Runnable returned) {
+        List<Member> call = unexpired(batch);
+        if (call.isEmpty()) {
             if (returned != null) {
                 returned.run();
             }
-            answer(call, raw, failure, sentNanos, clocks.still(clock, redisKey));
+            return;
+        }
+        String redisKey = call.get(0).firstKey();
+        long sentNanos = System.nanoTime();
+        RedisClockOffset clock = null;
+        CompletableFuture<List<Long>> reply;
+        try {
+            if (batching) {
+                batchSizes.accept(call.size());
+            }
+            clock = clocks.of(redisKey);
+            reply = reserve(call, clock);
+        } catch (Throwable e) { // a call that cannot be sent fails its members, and its lanes go on: never a hang
+            reply = CompletableFuture.failedFuture(e);
+        }
+        RedisClockOffset sentTo = clock;
+        reply.whenComplete((raw, failure) -> {
+            try {
+                if (returned != null) {
+                    returned.run();
+                }
+            } finally {
+                answer(call, raw, failure, sentNanos, clocks.still(sentTo, redisKey));
+            }
         });
+    }
+
+    /**
+     * The members of a batch that have not queued for the store timeout; those that have fail with a
+     * {@link TimeoutException}, unsent, as a call of their own would have by then. One queued behind a call that
+     * takes the whole timeout still goes (it arrived after that call was sent), so no reservation waits for its
+     * answer longer than twice the store timeout.
+     */
+    private List<Member> unexpired(List<Member> batch) {
+        long now = System.nanoTime();
+        List<Member> call = batch;
+        for (int i = 0; i < batch.size(); i++) {
+            Member m = batch.get(i);
+            if (now - m.arrivedNanos() > timeoutNanos) {
+                if (call == batch) {
+                    call = new ArrayList<>(batch.subList(0, i));
+                }
+                m.result().completeExceptionally(new TimeoutException("Redis did not answer within the store"
+                        + " timeout (" + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms): the reservation"
+                        + " queued behind calls that took that long, and was not sent"));
+            } else if (call != batch) {
+                call.add(m);
+            }
+        }
+        return call;
     }
 
     /** A cluster batch split by hash slot, each part in arrival order (a key is in one slot, so its order holds). */
@@ -338,28 +397,18 @@ final class ReservationLanes {
     }
 
     /**
-     * Reservations in one call of the script's {@code reserve}, in the order given (one alone is the trivial case),
-     * timed to the store timeout of the one that arrived first: a queued reservation has no timer of its own (one
-     * per reservation cost more client CPU than the rest of its way through the store), and none waits longer than
-     * the store timeout for its answer, though one that arrived after the first may fail up to the time they queued
-     * apart before its own timeout.
+     * Reservations in one call of the script's {@code reserve}, in the order given (one alone is the trivial case).
+     * A queued reservation has no timer of its own (one per reservation cost more client CPU than the rest of its way
+     * through the store): the call is timed, and one that queued too long is not sent ({@link #unexpired}).
      */
     private CompletableFuture<List<Long>> reserve(List<Member> members, RedisClockOffset clock) {
         List<String> keys = new ArrayList<>(members.size());
         List<String> operands = new ArrayList<>(members.size() * 5);
-        long first = Long.MAX_VALUE;
         for (Member m : members) {
             keys.addAll(List.of(m.redisKeys()));
             operands.addAll(m.args());
-            first = Math.min(first, m.arrivedNanos());
         }
-        long left = timeoutNanos - (System.nanoTime() - first);
-        if (left <= 0) {
-            return CompletableFuture.failedFuture(new TimeoutException("Redis did not answer within the store timeout"
-                    + " (" + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms) of the reservation's arrival: it"
-                    + " queued behind calls that took that long"));
-        }
-        return script.reserve(keys.toArray(String[]::new), operands, clock, left);
+        return script.reserve(keys.toArray(String[]::new), operands, clock);
     }
 
     /**

@@ -27,12 +27,23 @@ class ReservationLanesTest {
     }
 
     private final List<Call> calls = new CopyOnWriteArrayList<>();
-    private final ReservationLanes lanes = new ReservationLanes(false, true, size -> { }, TimeUnit.SECONDS.toNanos(30),
-            new RedisClocks(() -> null, false), (keys, operands, clock, timeout) -> {
-                CompletableFuture<List<Long>> reply = new CompletableFuture<>();
-                calls.add(new Call(List.of(keys), reply));
-                return reply;
-            });
+    /** Thrown by the next call the lanes make, instead of sending it. */
+    private volatile RuntimeException throwNext;
+    private ReservationLanes lanes = lanes(TimeUnit.SECONDS.toNanos(30));
+
+    private ReservationLanes lanes(long timeoutNanos) {
+        return new ReservationLanes(false, true, size -> { }, timeoutNanos, new RedisClocks(() -> null, false),
+                (keys, operands, clock) -> {
+                    RuntimeException thrown = throwNext;
+                    if (thrown != null) {
+                        throwNext = null;
+                        throw thrown;
+                    }
+                    CompletableFuture<List<Long>> reply = new CompletableFuture<>();
+                    calls.add(new Call(List.of(keys), reply));
+                    return reply;
+                });
+    }
 
     /** A key of {@code lane}. */
     private static String keyIn(int lane) {
@@ -91,5 +102,35 @@ class ReservationLanesTest {
 
         answer(0, 1);
         assertThat(calls).as("the timed-out reservation is never sent").hasSize(2);
+    }
+
+    @Test
+    void aCallThatThrowsFailsItsReservationsAndItsLaneGoesOn() throws Exception {
+        String a = keyIn(0);
+        throwNext = new IllegalStateException("the connection broke while writing");
+        CompletableFuture<Outcome> failed = reserve(a);
+        assertThat(failed).failsWithin(5, TimeUnit.SECONDS).withThrowableThat()
+                .withMessageContaining("the connection broke while writing");
+        CompletableFuture<Outcome> next = reserve(a);
+        assertThat(calls).as("the lane sends the next one").hasSize(1);
+        answer(0, 1);
+        assertThat(next.get(5, TimeUnit.SECONDS).granted()).isTrue();
+    }
+
+    @Test
+    void aReservationQueuedForTheStoreTimeoutFailsUnsent() throws Exception {
+        lanes = lanes(TimeUnit.MILLISECONDS.toNanos(20));
+        String a = keyIn(0);
+        reserve(a);
+        CompletableFuture<Outcome> queued = reserve(a);
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(40)); // its 20 ms pass
+        answer(0, 1);
+        assertThat(queued).failsWithin(5, TimeUnit.SECONDS).withThrowableThat()
+                .withCauseInstanceOf(TimeoutException.class).withMessageContaining("was not sent");
+        assertThat(calls).as("nothing sent for it").hasSize(1);
+        CompletableFuture<Outcome> after = reserve(a);
+        assertThat(calls).as("the lane goes on").hasSize(2);
+        answer(1, 1);
+        assertThat(after.get(5, TimeUnit.SECONDS).granted()).isTrue();
     }
 }
