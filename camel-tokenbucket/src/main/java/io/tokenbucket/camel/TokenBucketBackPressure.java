@@ -7,6 +7,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.apache.camel.CamelContext;
 import org.apache.camel.Endpoint;
@@ -45,12 +47,17 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
     private String endpoints;
     private Duration checkInterval = Duration.ofMillis(20);
 
-    private Route route;
+    private volatile Route route;
     /** The watched endpoints, once found; read on every exchange, so replaced whole, never changed. */
     private volatile List<TokenBucketEndpoint> watched = List.of();
-    private boolean suspended;
+    /** Whether this policy holds its consumer suspended; changed with the consumer, under {@link #transition}. */
+    private volatile boolean suspended;
+    /** Held while the consumer is suspended or resumed, so that the flag and the consumer never disagree. */
+    private final ReentrantLock transition = new ReentrantLock();
+    /** The number of the context's endpoints when the watched ones were looked for. */
+    private volatile int endpointCount = -1;
     private ScheduledExecutorService checker;
-    private ScheduledFuture<?> checks;
+    private final AtomicReference<ScheduledFuture<?>> checks = new AtomicReference<>();
     private final AtomicLong suspensions = new AtomicLong();
 
     /** A policy with the defaults: every {@code tokenbucket:} endpoint, suspend at 1,000 waiting, resume at 500. */
@@ -119,7 +126,7 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
     }
 
     /** Whether the consumer is suspended by this policy now. */
-    public synchronized boolean isSuspended() {
+    public boolean isSuspended() {
         return suspended;
     }
 
@@ -135,6 +142,13 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
     @Override
     public void onInit(Route route) {
         super.onInit(route);
+        Route before = this.route;
+        if (before != null && before.getCamelContext() == route.getCamelContext()
+                && !before.getRouteId().equals(route.getRouteId())) {
+            throw new IllegalArgumentException("A TokenBucketBackPressure is the policy of one route: it is already"
+                    + " route " + before.getRouteId() + "'s, so route " + route.getRouteId() + " needs one of its"
+                    + " own (in YAML, a bean of its own)");
+        }
         this.route = route;
         if (maxWaiting < 1) {
             throw new IllegalArgumentException("TokenBucketBackPressure maxWaiting must be at least 1, was "
@@ -152,26 +166,44 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
 
     @Override
     public void onStart(Route route) {
-        watched = List.of();
+        forget();
+        endpointCount = -1;
         watchedEndpoints();
     }
 
     @Override
     public void onExchangeBegin(Route route, Exchange exchange) {
-        if (getWaiting() >= maxWaiting) {
+        if (!suspended && getWaiting() >= maxWaiting) {
             suspendConsumer();
         }
     }
 
     @Override
     public void onExchangeDone(Route route, Exchange exchange) {
-        if (isSuspended()) {
+        if (suspended) {
             check();
         }
     }
 
+    /** Camel stops the route: its consumer is Camel's to start again, not this policy's. */
     @Override
     public void onStop(Route route) {
+        forget();
+    }
+
+    /** Camel suspends the route: its consumer is Camel's to resume, not this policy's. */
+    @Override
+    public void onSuspend(Route route) {
+        forget();
+    }
+
+    /**
+     * Drops this policy's hold on the consumer, without touching it, and without waiting for a transition under way
+     * (Camel may be stopping the consumer on this thread): a suspension racing with it does nothing to a route that
+     * is not started, and the next start forgets again.
+     */
+    private void forget() {
+        suspended = false;
         cancelChecks();
     }
 
@@ -185,9 +217,14 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
         super.doStop();
     }
 
+    /**
+     * Suspends the consumer of a started route, on the thread of the exchange that found the mark passed, so that
+     * the consumer takes no more before it is suspended.
+     */
     private void suspendConsumer() {
-        synchronized (this) {
-            if (suspended) {
+        transition.lock();
+        try {
+            if (suspended || !routeStarted()) {
                 return;
             }
             suspended = true;
@@ -197,53 +234,71 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
                         .newSingleThreadScheduledExecutor(this, "TokenBucketBackPressure");
             }
             long millis = checkInterval.toMillis();
-            checks = checker.scheduleWithFixedDelay(this::check, millis, millis, TimeUnit.MILLISECONDS);
-        }
-        LOG.debug("Route {}: {} exchanges waiting at tokenbucket endpoints, at least maxWaiting {}: suspending its"
-                + " consumer", route.getRouteId(), getWaiting(), maxWaiting);
-        try {
+            cancelChecks();
+            checks.set(checker.scheduleWithFixedDelay(this::check, millis, millis, TimeUnit.MILLISECONDS));
+            LOG.debug("Route {}: {} exchanges waiting at tokenbucket endpoints, at least maxWaiting {}: suspending"
+                    + " its consumer", route.getRouteId(), getWaiting(), maxWaiting);
             suspendOrStopConsumer(route.getConsumer());
         } catch (Exception e) {
             handleException(e);
-        }
-    }
-
-    /** Resumes the consumer when the waiting exchanges are back at {@code resumeWaiting} or below. */
-    private void check() {
-        int waiting = getWaiting();
-        synchronized (this) {
-            if (!suspended || waiting > getResumeWaiting()) {
-                return;
-            }
-            suspended = false;
-            cancelChecks();
-        }
-        LOG.debug("Route {}: {} exchanges waiting, at most resumeWaiting {}: resuming its consumer",
-                route.getRouteId(), waiting, getResumeWaiting());
-        try {
-            resumeOrStartConsumer(route.getConsumer());
-        } catch (Exception e) {
-            handleException(e);
-        }
-    }
-
-    private synchronized void cancelChecks() {
-        if (checks != null) {
-            checks.cancel(false);
-            checks = null;
+        } finally {
+            transition.unlock();
         }
     }
 
     /**
-     * The watched endpoints, looked for until the context has one (a route's own are there when it starts; one that
-     * a {@code toD} makes comes later).
+     * Resumes the consumer when the waiting exchanges are back at {@code resumeWaiting} or below. Never waits for a
+     * transition under way (an exchange's end must not wait for a consumer being suspended): the next check comes
+     * within {@code checkInterval}.
+     */
+    private void check() {
+        if (!transition.tryLock()) {
+            return;
+        }
+        try {
+            int waiting = getWaiting();
+            if (!suspended || waiting > getResumeWaiting() || !routeStarted()) {
+                return;
+            }
+            suspended = false;
+            cancelChecks();
+            LOG.debug("Route {}: {} exchanges waiting, at most resumeWaiting {}: resuming its consumer",
+                    route.getRouteId(), waiting, getResumeWaiting());
+            resumeOrStartConsumer(route.getConsumer());
+        } catch (Exception e) {
+            handleException(e);
+        } finally {
+            transition.unlock();
+        }
+    }
+
+    /** Whether Camel has the route started (not stopping, stopped or suspended by Camel). */
+    private boolean routeStarted() {
+        Route r = route;
+        return r != null && r.getCamelContext().getRouteController().getRouteStatus(r.getRouteId()).isStarted();
+    }
+
+    private void cancelChecks() {
+        ScheduledFuture<?> scheduled = checks.getAndSet(null);
+        if (scheduled != null) {
+            scheduled.cancel(false);
+        }
+    }
+
+    /**
+     * The watched endpoints, looked for again whenever the context's endpoints have changed in number (a route's own
+     * are there when it starts; one that a {@code toD} makes, or a route added later, comes later).
      */
     private List<TokenBucketEndpoint> watchedEndpoints() {
-        List<TokenBucketEndpoint> found = watched;
-        if (!found.isEmpty() || route == null) {
-            return found;
+        Route r = route;
+        if (r == null) {
+            return watched;
         }
-        CamelContext context = route.getCamelContext();
+        CamelContext context = r.getCamelContext();
+        int count = context.getEndpointRegistry().size();
+        if (count == endpointCount) {
+            return watched;
+        }
         List<String> wanted = endpoints == null || endpoints.isBlank() ? null
                 : List.of(endpoints.trim().split("\\s*,\\s*"));
         List<TokenBucketEndpoint> all = new ArrayList<>();
@@ -254,6 +309,7 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
             }
         }
         watched = List.copyOf(all);
+        endpointCount = count;
         return watched;
     }
 }

@@ -50,6 +50,12 @@ class TokenBucketBackPressureTest {
     }
 
     private static Run run(TokenBucketBackPressure policy, String yaml, int messages) throws Exception {
+        return run(policy, yaml, messages, false);
+    }
+
+    /** @param dynamic the throttle as a {@code toD}, whose endpoint the context makes at the first message */
+    private static Run run(TokenBucketBackPressure policy, String yaml, int messages, boolean dynamic)
+            throws Exception {
         try (CamelContext context = new DefaultCamelContext()) {
             if (yaml != null) {
                 org.apache.camel.support.PluginHelper.getRoutesLoader(context)
@@ -64,22 +70,28 @@ class TokenBucketBackPressureTest {
                         if (policy != null) {
                             route.routePolicy(policy);
                         }
-                        route.to("tokenbucket:fetch?capacity=10&refillAmount=2000&refillPeriod=1s")
-                                .to("mock:fetched");
+                        if (dynamic) {
+                            route.toD("tokenbucket:${header.limiter}?capacity=10&refillAmount=2000&refillPeriod=1s")
+                                    .to("mock:fetched");
+                        } else {
+                            route.to("tokenbucket:fetch?capacity=10&refillAmount=2000&refillPeriod=1s")
+                                    .to("mock:fetched");
+                        }
                     }
                 });
             }
             context.start();
             MockEndpoint fetched = context.getEndpoint("mock:fetched", MockEndpoint.class);
             fetched.expectedMessageCount(messages);
-            TokenBucketEndpoint throttle = context.getEndpoint(
-                    "tokenbucket:fetch?capacity=10&refillAmount=2000&refillPeriod=1s", TokenBucketEndpoint.class);
+            String throttleUri = "tokenbucket:fetch?capacity=10&refillAmount=2000&refillPeriod=1s";
             SedaEndpoint queue = context.getEndpoint("seda:urls?size=10000&pollTimeout=10", SedaEndpoint.class);
             AtomicInteger mostWaiting = new AtomicInteger();
             AtomicInteger largestBacklog = new AtomicInteger();
             Thread sampler = new Thread(() -> {
                 while (!Thread.currentThread().isInterrupted()) {
-                    mostWaiting.accumulateAndGet(throttle.getWaitingCount(), Math::max);
+                    if (context.hasEndpoint(throttleUri) instanceof TokenBucketEndpoint throttle) {
+                        mostWaiting.accumulateAndGet(throttle.getWaitingCount(), Math::max);
+                    }
                     largestBacklog.accumulateAndGet(queue.getCurrentQueueSize(), Math::max);
                     java.util.concurrent.locks.LockSupport.parkNanos(100_000);
                 }
@@ -87,7 +99,7 @@ class TokenBucketBackPressureTest {
             sampler.start();
             try (ProducerTemplate template = context.createProducerTemplate()) {
                 for (int i = 0; i < messages; i++) {
-                    template.sendBody("seda:urls?size=10000&pollTimeout=10", "url " + i);
+                    template.sendBodyAndHeader("seda:urls?size=10000&pollTimeout=10", "url " + i, "limiter", "fetch");
                 }
                 fetched.assertIsSatisfied(TimeUnit.SECONDS.toMillis(30));
             } finally {
@@ -123,6 +135,36 @@ class TokenBucketBackPressureTest {
         Run yaml = run(null, YAML, MESSAGES);
         assertThat(yaml.mostWaiting()).as("most waiting, the YAML route's policy at 100").isBetween(50, 101);
         assertThat(yaml.suspensions()).as("suspensions").isPositive();
+    }
+
+    @Test
+    void anEndpointMadeAfterTheRouteStartedIsWatchedToo() throws Exception {
+        TokenBucketBackPressure policy = new TokenBucketBackPressure(100, 20);
+        Run run = run(policy, null, MESSAGES, true);
+        assertThat(run.mostWaiting()).as("most waiting at a toD endpoint, maxWaiting 100").isBetween(50, 101);
+        assertThat(run.suspensions()).as("suspensions").isPositive();
+    }
+
+    @Test
+    void onePolicyOnTwoRoutesOfOneContextFailsTheStartAndOneRouteAfterAnotherIsFine() throws Exception {
+        TokenBucketBackPressure shared = new TokenBucketBackPressure(100, 20);
+        try (CamelContext context = new DefaultCamelContext()) {
+            context.addRoutes(new RouteBuilder() {
+                @Override
+                public void configure() {
+                    from("seda:a").routeId("a").routePolicy(shared).to("mock:a");
+                    from("seda:b").routeId("b").routePolicy(shared).to("mock:b");
+                }
+            });
+            assertThatThrownBy(context::start).hasStackTraceContaining("A TokenBucketBackPressure is the policy of"
+                    + " one route: it is already route a's, so route b needs one of its own");
+        }
+        TokenBucketBackPressure policy = new TokenBucketBackPressure(100, 20);
+        Run first = run(policy);
+        Run again = run(policy); // the same policy object on the route of a new context, the first one closed
+        assertThat(first.mostWaiting()).isBetween(50, 101);
+        assertThat(again.mostWaiting()).as("most waiting, the policy's second route").isBetween(50, 101);
+        assertThat(policy.isSuspended()).isFalse();
     }
 
     @Test
