@@ -92,7 +92,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         // A place among maxWaiting is taken before the reservation, so a reservation that has to wait always has
         // one and nothing booked is ever given back (giving back tokens cannot cancel one particular slot). With
         // every place taken only an exchange that need not wait may pass: maxWait 0, and a refusal consumes nothing.
-        long maxWait = config.maxWaitNanos();
+        long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
         CompletableFuture<Outcome> answer;
@@ -176,7 +176,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
             } else {
-                boolean full = !place && config.maxWaitNanos() > 0;
+                boolean full = !place && TokenBucketLimitSource.maxWaitNanos(config) > 0;
                 exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, request.key(),
                         request.limits(), request.allOf() == null ? null : request.allOf().keys(), request.tokens(),
                         r.waitTicks(), full));
