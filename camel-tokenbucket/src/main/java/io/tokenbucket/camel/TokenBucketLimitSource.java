@@ -93,7 +93,7 @@ final class TokenBucketLimitSource {
                     + ", was " + c.getMaxAllOf());
         }
         if (c.getAllOf() != null) {
-            TokenBucketRequest.allOfOption(c.getAllOf(), c.getMaxAllOf());
+            TokenBucketKeyLists.allOfOption(c.getAllOf(), c.getMaxAllOf());
         }
         if (c.getStore() == TokenBucketStoreType.redis
                 && !TokenBucketStoreBinding.isPresent("io.lettuce.core.AbstractRedisClient")) {
