@@ -72,8 +72,9 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     private String keyLimits;
 
     @UriParam(label = "advanced", javaType = "io.tokenbucket.camel.TokenBucketLimitResolver", description = "A"
-            + " bean that gives keys limits of their own, asked on every exchange before keyLimits: return the"
-            + " limits in the syntax of the limits option, or null for the endpoint's.")
+            + " bean that gives keys limits of their own, asked on every exchange before keyLimits: it answers the"
+            + " key's limits (made once, for example with TokenBucketLimitResolver.parse), or null for the"
+            + " endpoint's; a TokenBucketLimitResolver.Text answers in the syntax of the limits option instead.")
     private TokenBucketLimitResolver limitResolver;
 
     @UriParam(defaultValue = TokenBucketConstants.KEY, description = "The header whose value is the bucket key"

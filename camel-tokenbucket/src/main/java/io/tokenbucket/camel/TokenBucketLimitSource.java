@@ -113,10 +113,30 @@ final class TokenBucketLimitSource {
                         + c.getAdaptiveKeys() + "'");
             }
         }
+        checkResolver(c.getLimitResolver());
         if (c.getKeyHeader() == null || c.getKeyHeader().isBlank()) {
             throw new IllegalArgumentException("keyHeader must name a header, was '" + c.getKeyHeader() + "'");
         }
         return limits.withAdaptive(adaptation(c));
+    }
+
+    /**
+     * Refuses a resolver compiled against the former, text-answering interface ({@code String limitsFor(String)}),
+     * whose class does not implement {@link TokenBucketLimitResolver#resolve}: it would fail on every exchange.
+     */
+    private static void checkResolver(TokenBucketLimitResolver resolver) {
+        if (resolver == null) {
+            return;
+        }
+        java.lang.reflect.Method resolve;
+        try {
+            resolve = resolver.getClass().getMethod("resolve", String.class);
+        } catch (NoSuchMethodException | SecurityException e) {
+            return; // cannot tell here; a call that finds no method fails as clearly (limitsFor)
+        }
+        if (java.lang.reflect.Modifier.isAbstract(resolve.getModifiers())) {
+            throw TokenBucketExceptions.formerResolver(resolver, null);
+        }
     }
 
     private static void atLeast(String option, long value, long min, String rule) {
@@ -197,10 +217,14 @@ final class TokenBucketLimitSource {
         boolean adapts = adapts(key);
         TokenBucketLimitResolver resolver = configuration.getLimitResolver();
         if (resolver != null) {
-            String text = resolver.limitsFor(key);
-            if (text != null) {
-                return TokenBucketLimitSpec.parse(text, () -> TokenBucketExceptions.resolverAnswer(key))
-                        .withAdaptive(adapts ? adaptive : null);
+            Limits own;
+            try {
+                own = resolver.resolve(key);
+            } catch (AbstractMethodError formerInterface) {
+                throw TokenBucketExceptions.formerResolver(resolver, formerInterface);
+            }
+            if (own != null) {
+                return own.withAdaptive(adapts ? adaptive : null);
             }
         }
         String text = configuration.getKeyLimits();

@@ -229,7 +229,7 @@ class TokenBucketRequestTest {
 
     @Test
     void aResolverAnswerThatIsNoLimitsFailsNamingTheKey() {
-        config.setLimitResolver(key -> key.equals("bad") ? "lots" : null);
+        config.setLimitResolver(TokenBucketLimitResolver.text(key -> key.equals("bad") ? "lots" : null));
         assertThatThrownBy(() -> read(header("proxyId", "bad"))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("the limits the limitResolver gave key 'bad' must be limits such as 10/1s");
     }
