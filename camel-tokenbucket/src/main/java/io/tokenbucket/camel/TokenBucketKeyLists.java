@@ -1,5 +1,6 @@
 package io.tokenbucket.camel;
 
+import java.lang.reflect.Array;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -9,6 +10,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 import io.tokenbucket.camel.TokenBucketRequest.Candidate;
 import io.tokenbucket.camel.TokenBucketRequest.Key;
@@ -134,22 +136,8 @@ final class TokenBucketKeyLists {
      * header of a billion blank or repeated entries (or an endless {@code Iterable}) would be read for ever.
      */
     private static Iterator<?> items(Object list, String header) {
-        Iterator<?> source = list instanceof Iterable<?> items ? items.iterator() : new Iterator<Object>() {
-            private int next;
-
-            @Override
-            public boolean hasNext() {
-                return next < java.lang.reflect.Array.getLength(list);
-            }
-
-            @Override
-            public Object next() {
-                if (!hasNext()) {
-                    throw new java.util.NoSuchElementException();
-                }
-                return java.lang.reflect.Array.get(list, next++);
-            }
-        };
+        Iterator<?> source = list instanceof Iterable<?> items ? items.iterator()
+                : IntStream.range(0, Array.getLength(list)).mapToObj(i -> Array.get(list, i)).iterator();
         return new Iterator<Object>() {
             private int read;
 

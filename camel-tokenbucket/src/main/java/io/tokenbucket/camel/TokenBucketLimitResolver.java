@@ -8,17 +8,13 @@ import io.tokenbucket.math.Limits;
  * an implementation in the registry and name it with the endpoint option {@code limitResolver=#myResolver}.
  *
  * <p>It is asked on every exchange, so its answer may change at runtime; the key's next exchange uses the new
- * limits and keeps its state (see {@link #resolve}). Keep it fast: a map lookup of limits made beforehand, not I/O.
- * Limits are made once with {@link #parse} (the syntax of the {@code limits} option, {@code 20/1s}) or
- * {@link Limits#of(Limit...)} and {@link Limit#of(long, long, long)} (capacity, refill amount, refill period in
- * nanoseconds).
+ * limits and keeps its state (see {@link #resolve}). Keep it fast: a map lookup of limits made beforehand, with
+ * {@link #parse} ({@code 20/1s}) or {@link Limits#of(Limit...)}, not I/O. A resolver that keeps its limits as text
+ * (read from a properties or YAML file) implements {@link Text}, or wraps a function with {@link #text}.
  *
- * <p>A resolver that keeps its limits as text (read from a properties or YAML file) implements {@link Text}
- * instead, or wraps a function with {@link #text}: its answers are parsed once per distinct text.
- *
- * <p>This interface formerly answered text ({@code String limitsFor(String key)}): such a resolver now
- * implements {@link Text}, whose method is that one. One compiled against the former interface fails when its
- * endpoint is created, saying so.
+ * <p>This interface formerly answered text ({@code String limitsFor(String key)}): such a resolver now implements
+ * {@link Text}, whose method is that one; one compiled against the former interface fails when its endpoint is
+ * created, saying so.
  */
 @FunctionalInterface
 public interface TokenBucketLimitResolver {

@@ -1,5 +1,6 @@
 package io.tokenbucket.camel;
 
+import java.lang.reflect.Modifier;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -125,17 +126,13 @@ final class TokenBucketLimitSource {
      * whose class does not implement {@link TokenBucketLimitResolver#resolve}: it would fail on every exchange.
      */
     private static void checkResolver(TokenBucketLimitResolver resolver) {
-        if (resolver == null) {
-            return;
-        }
-        java.lang.reflect.Method resolve;
         try {
-            resolve = resolver.getClass().getMethod("resolve", String.class);
-        } catch (NoSuchMethodException | SecurityException e) {
-            return; // cannot tell here; a call that finds no method fails as clearly (limitsFor)
-        }
-        if (java.lang.reflect.Modifier.isAbstract(resolve.getModifiers())) {
-            throw TokenBucketExceptions.formerResolver(resolver, null);
+            if (resolver != null && Modifier.isAbstract(resolver.getClass().getMethod("resolve", String.class)
+                    .getModifiers())) {
+                throw TokenBucketExceptions.formerResolver(resolver, null);
+            }
+        } catch (NoSuchMethodException | SecurityException cannotTell) {
+            // then the first call that finds no method fails as clearly (limitsFor)
         }
     }
 

@@ -82,7 +82,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 Key key = ((Rate) request).key();
                 answer = store.rate(key.stored(), key.limits());
             }
-            return answer(exchange, callback, answer, request.operation());
+            return answer(exchange, callback, answer, request);
         } catch (Exception e) {
             exchange.setException(e);
             callback.done(true);
@@ -221,13 +221,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * Completes an operation other than acquire: sets its headers and continues, at once when the store has
      * answered already, else on the worker pool.
      *
-     * @param operation which operation answered: it says which headers the answer sets
+     * @param request the request answered: its operation says which headers the answer sets
      */
     private boolean answer(Exchange exchange, AsyncCallback callback, CompletionStage<Outcome> stage,
-                           TokenBucketOperation operation) {
+                           TokenBucketRequest request) {
         CompletableFuture<Outcome> answer = stage.toCompletableFuture();
         if (answer.isDone() && !answer.isCompletedExceptionally()) {
-            answered(exchange.getMessage(), answer.join(), operation);
+            answered(exchange.getMessage(), answer.join(), request);
             callback.done(true);
             return true;
         }
@@ -235,7 +235,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (failure != null) {
                 exchange.setException(storeFailed(failure));
             } else {
-                answered(exchange.getMessage(), value, operation);
+                answered(exchange.getMessage(), value, request);
             }
             callback.done(false);
         }));
@@ -254,20 +254,18 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * The headers of a refund, peek or penalize: the tokens remaining, and for the last two the wait estimate; of
      * throttled: the rate and whether it was cut; of rate: the rate alone; a remove has none.
      */
-    private static void answered(Message message, Outcome value, TokenBucketOperation operation) {
-        switch (operation) {
-            case throttled -> {
-                message.setHeader(TokenBucketConstants.RATE, value.factor());
+    private static void answered(Message message, Outcome value, TokenBucketRequest request) {
+        if (request instanceof Throttled || request instanceof Rate) {
+            message.setHeader(TokenBucketConstants.RATE, value.factor());
+            if (request instanceof Throttled) {
                 message.setHeader(TokenBucketConstants.RATE_CUT, value.cut());
             }
-            case rate -> message.setHeader(TokenBucketConstants.RATE, value.factor());
-            case peek, penalize -> {
-                message.setHeader(TokenBucketConstants.REMAINING, value.remaining());
+        } else if (request instanceof Refund || request instanceof Peek || request instanceof Penalize) {
+            message.setHeader(TokenBucketConstants.REMAINING, value.remaining());
+            if (!(request instanceof Refund)) {
                 message.setHeader(TokenBucketConstants.WAIT_ESTIMATE, TokenBucketLimitSource.ceilMillis(
                         value.waitTicks()));
             }
-            case refund -> message.setHeader(TokenBucketConstants.REMAINING, value.remaining());
-            default -> { }
         }
     }
 

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketKeys;
@@ -28,9 +29,6 @@ sealed interface TokenBucketRequest {
 
     /** The bucket of exchanges without a key when the endpoint does not require one. */
     String DEFAULT_KEY = "";
-
-    /** The operation this request carries out. */
-    TokenBucketOperation operation();
 
     /**
      * A key resolved: as the exchange sent it (what limits and messages use), as the store keeps it, and its limits.
@@ -77,11 +75,6 @@ sealed interface TokenBucketRequest {
      */
     record Acquire(Key key, List<Key> allOf, long tokens) implements TokenBucketRequest {
 
-        @Override
-        public TokenBucketOperation operation() {
-            return TokenBucketOperation.acquire;
-        }
-
         /** The refund that gives this acquire's tokens back to every key it charged. */
         Refund refund() {
             return new Refund(key, allOf, tokens);
@@ -93,11 +86,6 @@ sealed interface TokenBucketRequest {
      * in their order), with the keys charged with it and {@code allOf}, in one store step.
      */
     record AcquireAny(List<Candidate> candidates, List<Key> allOf, long tokens) implements TokenBucketRequest {
-
-        @Override
-        public TokenBucketOperation operation() {
-            return TokenBucketOperation.acquire;
-        }
 
         /**
          * The acquire as if the exchange had named only candidate {@code index}, the one the store chose: its key,
@@ -120,72 +108,35 @@ sealed interface TokenBucketRequest {
      */
     record Refund(Key key, List<Key> allOf, long tokens) implements TokenBucketRequest {
 
-        @Override
-        public TokenBucketOperation operation() {
-            return TokenBucketOperation.refund;
-        }
-
         /** The stored keys given back to: {@code key}, then {@code allOf}. */
         List<String> stored() {
-            return allOf.isEmpty() ? List.of(key.stored()) : with(key.stored(), Key.stored(allOf));
+            return Stream.concat(Stream.of(key), allOf.stream()).map(Key::stored).toList();
         }
 
         /** The limits of {@link #stored()}, at the same positions. */
         List<Limits> limits() {
-            return allOf.isEmpty() ? List.of(key.limits()) : with(key.limits(), Key.limits(allOf));
-        }
-
-        private static <T> List<T> with(T first, List<T> rest) {
-            List<T> all = new ArrayList<>(1 + rest.size());
-            all.add(first);
-            all.addAll(rest);
-            return all;
+            return Stream.concat(Stream.of(key), allOf.stream()).map(Key::limits).toList();
         }
     }
 
     /** What an acquire of {@code tokens} on {@code key} would get now, taking nothing. */
     record Peek(Key key, long tokens) implements TokenBucketRequest {
-
-        @Override
-        public TokenBucketOperation operation() {
-            return TokenBucketOperation.peek;
-        }
     }
 
     /** Make {@code key} unavailable for {@code penaltyNanos} (header {@code CamelTokenBucketPenalty}, at most 365d). */
     record Penalize(Key key, long penaltyNanos) implements TokenBucketRequest {
-
-        @Override
-        public TokenBucketOperation operation() {
-            return TokenBucketOperation.penalize;
-        }
     }
 
     /** Drop the state of {@code key}. */
     record Remove(Key key) implements TokenBucketRequest {
-
-        @Override
-        public TokenBucketOperation operation() {
-            return TokenBucketOperation.remove;
-        }
     }
 
     /** A throttled signal on {@code key}: cut its adaptive rate. */
     record Throttled(Key key) implements TokenBucketRequest {
-
-        @Override
-        public TokenBucketOperation operation() {
-            return TokenBucketOperation.throttled;
-        }
     }
 
     /** Read the adaptive rate of {@code key}. */
     record Rate(Key key) implements TokenBucketRequest {
-
-        @Override
-        public TokenBucketOperation operation() {
-            return TokenBucketOperation.rate;
-        }
     }
 
     /**
