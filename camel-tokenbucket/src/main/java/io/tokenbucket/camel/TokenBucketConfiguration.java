@@ -1,7 +1,5 @@
 package io.tokenbucket.camel;
 
-import java.util.concurrent.TimeUnit;
-
 import org.apache.camel.RuntimeCamelException;
 import org.apache.camel.spi.UriParam;
 import org.apache.camel.spi.UriParams;
@@ -25,10 +23,11 @@ import org.apache.camel.spi.UriParams;
 public class TokenBucketConfiguration extends TokenBucketRedisOptions implements Cloneable {
 
     /**
-     * The longest wait of any exchange, in milliseconds: 365 days. Also the ceiling of {@code maxWait} and of the
-     * penalty header; an exchange whose wait would be longer is rejected, whatever {@code maxWait} says.
+     * The longest wait of any exchange, in milliseconds: 365 days (a store's {@code MAX_WAIT_NANOS}). Also the
+     * ceiling of {@code maxWait} and of the penalty header; an exchange whose wait would be longer is rejected,
+     * whatever {@code maxWait} says.
      */
-    public static final long MAX_WAIT_MILLIS = TimeUnit.DAYS.toMillis(365);
+    public static final long MAX_WAIT_MILLIS = 365L * 24 * 3600 * 1000;
 
     /** The default of {@code maxWaiting}. */
     public static final int DEFAULT_MAX_WAITING = 100_000;

@@ -165,6 +165,9 @@ class TokenBucketRequestTest {
                         + " for operation penalize, was 'null'");
         assertThatThrownBy(() -> read(penalize.andThen(header(TokenBucketConstants.PENALTY, "366d"))))
                 .hasMessage("Header CamelTokenBucketPenalty must be at most 365d (31536000000 ms), was '366d'");
+        // the configuration's ceiling, a constant of its own, is the stores' ceiling
+        assertThat(TokenBucketConfiguration.MAX_WAIT_MILLIS)
+                .isEqualTo(TimeUnit.NANOSECONDS.toMillis(io.tokenbucket.store.BucketStore.MAX_WAIT_NANOS));
     }
 
     @Test
