@@ -58,6 +58,30 @@ public class TokenBucketComponent extends DefaultComponent {
         throw TokenBucketExceptions.renamed("refillTokens", TokenBucketOptionText.RENAMED.get("refillTokens"));
     }
 
+    /**
+     * Checks every option of {@code configuration} as endpoint creation does (limits, cost, bounds, the adaptive
+     * options), for configuration that reaches the component some other way, such as the Spring Boot starter's.
+     *
+     * @throws IllegalArgumentException naming the option and its value
+     */
+    public static void checkOptions(TokenBucketConfiguration configuration) {
+        TokenBucketLimitSource.check(configuration);
+    }
+
+    /**
+     * The milliseconds of duration text, read as an endpoint URI's duration options are (Camel duration text such
+     * as {@code 1s}, {@code 500ms}, {@code 1h30m} or {@code 5min}, ISO-8601 such as {@code PT2S}, or a number of
+     * milliseconds), exactly: for configuration that reaches the component as text some other way, such as the
+     * Spring Boot starter's.
+     *
+     * @param name the name of the option or property, for the message
+     * @throws IllegalArgumentException naming it and the text when the text is no duration, or longer than a
+     *                                  {@code long} holds in milliseconds
+     */
+    public static long durationMillis(String name, String text) {
+        return TokenBucketOptionText.durationOption(name, text);
+    }
+
     /** Tells {@code w} when the Camel context starts stopping, until {@link #unregister}. */
     void register(TokenBucketWaiters w) {
         waiters.add(w);

@@ -1,36 +1,33 @@
 package io.tokenbucket.camel;
 
-import java.util.concurrent.TimeUnit;
-
-import io.tokenbucket.math.Adaptive;
-import io.tokenbucket.math.Limit;
-import io.tokenbucket.math.Limits;
-import io.tokenbucket.store.BucketStore;
 import org.apache.camel.RuntimeCamelException;
-import org.apache.camel.spi.Metadata;
 import org.apache.camel.spi.UriParam;
 import org.apache.camel.spi.UriParams;
 
 /**
- * Every option of the {@code tokenbucket:} endpoint. The component holds one as the defaults for its endpoints
- * ({@code camel.component.tokenbucket.*}) and gives each endpoint a copy that its URI options then override.
+ * Every option of the {@code tokenbucket:} endpoint, with its default, once. The component holds one as the
+ * defaults for its endpoints ({@code camel.component.tokenbucket.*}) and gives each endpoint a copy that its URI
+ * options then override.
  *
- * <p>Longer than the component's other files on purpose: it is the one {@code @UriParams} class Camel's tooling
- * reads, and each option is an annotated field (the annotation is its documentation: the generated metadata, the
- * adoc tables and the starter come from it) with the getter and setter Camel's configurers call. Splitting it
- * would split the options of one endpoint over several classes for no reader's benefit.
+ * <p>Each option is an annotated field (the annotation is its documentation: the generated metadata, the adoc
+ * tables and the starter come from it) with the getter and setter Camel's configurers call. The Redis options and
+ * the adaptive-rate options are grouped in the superclasses {@link TokenBucketRedisOptions} and
+ * {@link TokenBucketAdaptiveOptions}; Camel's tooling reads options up the class hierarchy, so they stay options
+ * of this one class ({@code adaptiveFloor=0.2}, {@code camel.component.tokenbucket.adaptive-floor}).
+ *
+ * <p>Holds values and nothing else: it knows no other type of the component. Options are checked, and the limits
+ * built from them, by {@code TokenBucketLimitSource} when an endpoint is created (and by
+ * {@link TokenBucketComponent#checkOptions} for configuration that arrives some other way).
  */
 @UriParams
-public class TokenBucketConfiguration implements Cloneable {
-
-    /** The Redis URI when none is given. */
-    public static final String DEFAULT_REDIS_URI = "redis://localhost:6379";
+public class TokenBucketConfiguration extends TokenBucketRedisOptions implements Cloneable {
 
     /**
-     * The longest wait of any exchange, in milliseconds: 365 days. Also the ceiling of {@code maxWait} and of the
-     * penalty header; an exchange whose wait would be longer is rejected, whatever {@code maxWait} says.
+     * The longest wait of any exchange, in milliseconds: 365 days (a store's {@code MAX_WAIT_NANOS}). Also the
+     * ceiling of {@code maxWait} and of the penalty header; an exchange whose wait would be longer is rejected,
+     * whatever {@code maxWait} says.
      */
-    public static final long MAX_WAIT_MILLIS = TimeUnit.NANOSECONDS.toMillis(BucketStore.MAX_WAIT_NANOS);
+    public static final long MAX_WAIT_MILLIS = 365L * 24 * 3600 * 1000;
 
     /** The default of {@code maxWaiting}. */
     public static final int DEFAULT_MAX_WAITING = 100_000;
@@ -42,7 +39,7 @@ public class TokenBucketConfiguration implements Cloneable {
     public static final int DEFAULT_MAX_ALL_OF = 8;
 
     /**
-     * The largest {@code maxAllOf}: 1,000, within the {@link io.tokenbucket.store.BucketStore#MAX_KEYS} keys
+     * The largest {@code maxAllOf}: 1,000, within the {@code io.tokenbucket.store.BucketStore#MAX_KEYS} keys
      * one store step may charge.
      */
     public static final int MAX_ALL_OF = 1000;
@@ -74,8 +71,9 @@ public class TokenBucketConfiguration implements Cloneable {
     private String keyLimits;
 
     @UriParam(label = "advanced", javaType = "io.tokenbucket.camel.TokenBucketLimitResolver", description = "A"
-            + " bean that gives keys limits of their own, asked on every exchange before keyLimits: return the"
-            + " limits in the syntax of the limits option, or null for the endpoint's.")
+            + " bean that gives keys limits of their own, asked on every exchange before keyLimits: it answers the"
+            + " key's limits (made once, for example with TokenBucketLimitResolver.parse), or null for the"
+            + " endpoint's; a TokenBucketLimitResolver.Text answers in the syntax of the limits option instead.")
     private TokenBucketLimitResolver limitResolver;
 
     @UriParam(defaultValue = TokenBucketConstants.KEY, description = "The header whose value is the bucket key"
@@ -144,30 +142,6 @@ public class TokenBucketConfiguration implements Cloneable {
             + " get meters of their own: the first keys seen, up to this many.")
     private int metricsMaxKeys = 100;
 
-    @UriParam(label = "redis", defaultValue = DEFAULT_REDIS_URI, secret = true, description = "The Redis to keep"
-            + " buckets in (store=redis), as a Lettuce URI such as redis://localhost:6379/0; a user and password go"
-            + " in its user info (redis://user:secret, an at sign, then the host); rediss:// for TLS;"
-            + " redis-sentinel:// for Sentinel; redis-cluster://host1:7000,host2:7001 (the seed nodes) for a Redis"
-            + " Cluster. Endpoints with the same URI share one client and one connection.")
-    private String redisUri; // null: unset, so an application client in the registry may be used
-
-    @UriParam(label = "redis,advanced", javaType = "io.lettuce.core.AbstractRedisClient", description = "A Lettuce"
-            + " RedisClient or RedisClusterClient owned by the application, used instead of redisUri; the component"
-            + " makes one connection on it and never shuts it down. When neither this nor redisUri is set and the"
-            + " registry holds exactly one such client, that one is used.")
-    private Object redisClient;
-
-    @UriParam(label = "redis", defaultValue = "tokenbucket:", description = "The prefix of every Redis key: a"
-            + " bucket's key is the prefix, the limiter name, a colon and the bucket key (tokenbucket:proxies:p1)."
-            + " Instances share a limit when they share Redis and this prefix.")
-    private String keyPrefix = "tokenbucket:";
-
-    @UriParam(label = "redis", defaultValue = "fail", enums = "fail,allow,local", description = "When Redis fails"
-            + " or does not answer within storeTimeout: fail: the exchange fails with TokenBucketStoreException"
-            + " (nothing admitted without a token); allow: admit it, and count it; local: throttle it with a local"
-            + " bucket of the same limits until Redis answers again.")
-    private TokenBucketStoreErrorPolicy onStoreError = TokenBucketStoreErrorPolicy.fail;
-
     @UriParam(label = "advanced", defaultValue = "10s", javaType = "java.time.Duration", description = "How long"
             + " exchanges still waiting for their tokens may hold up the stop of the Camel context: from the moment"
             + " the context starts stopping, an exchange whose tokens would come later than this fails at once, and"
@@ -177,205 +151,13 @@ public class TokenBucketConfiguration implements Cloneable {
             + " usual. Stopping one route instead fails its waiting exchanges when the route's producer stops.")
     private long stopTimeout = 10_000;
 
-    @UriParam(label = "redis", defaultValue = "1s", javaType = "java.time.Duration", description = "How long one"
-            + " Redis call may take before it counts as a store error.")
-    private long storeTimeout = 1000;
-
-    @UriParam(label = "redis,advanced", defaultValue = "true", description = "Whether reservations that arrive"
-            + " while a reservation call is on its way to Redis go together in the next call, whatever their keys:"
-            + " each store has 4 lanes (a key always in the same one, so its reservations keep their arrival order),"
-            + " each with one script call in flight carrying everything queued for it (at most 256); on a cluster a"
-            + " lane's call is split by hash slot. Each reservation is still decided on its own, in arrival order,"
-            + " with its own answer, error and onStoreError fallback; nothing waits for a batch to fill. Many"
-            + " reservations then share one script call, whose fixed cost is most of Redis's work for one."
-            + " false: every reservation is a script call of its own, pipelined.")
-    private boolean redisBatching = true;
-
-    @UriParam(label = "adaptive", defaultValue = "false", description = "Whether each key's rate adapts to feedback"
-            + " (AIMD): operation throttled (send it when the target answers 429 or 503) cuts the key's rate by"
-            + " adaptiveDecrease down to adaptiveFloor, and tokens granted raise it by adaptiveIncrease per refill"
-            + " amount granted at the current rate, up to the configured rate, the ceiling. The rate lives with the"
-            + " key's bucket (in Redis: shared by every instance). false: the configured rate always.")
-    private boolean adaptive;
-
-    // no asterisk in this text: Camel's metadata generator drops every one from descriptions
-    @UriParam(label = "adaptive", description = "With adaptive: the keys whose rate adapts, as patterns separated by"
-            + " commas, each a key or a glob in which an asterisk stands for any run of characters (as in keyLimits),"
-            + " matched on the key as sent; the other keys keep their configured rate, and operation throttled on one"
-            + " fails naming it. Lets one endpoint whose all-of acquire charges proxies, hosts and (proxy, host) pairs"
-            + " together adapt the pairs alone. Default: every key.")
-    private String adaptiveKeys;
-
-    @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: the lowest rate, as a"
-            + " fraction of the configured rate, from 0.000001 to below 1.")
-    private double adaptiveFloor = 0.1;
-
-    @UriParam(label = "adaptive", defaultValue = "0.5", description = "With adaptive: what a throttled signal"
-            + " multiplies the rate by, above 0 and below 1 (0.5 halves it); the first signal of a key in its slow"
-            + " start (adaptiveStart) halves it instead.")
-    private double adaptiveDecrease = 0.5;
-
-    @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: what one increase step adds"
-            + " to the rate, as a fraction of the configured rate, from 0.000001 to 1. A step is earned by each"
-            + " refill amount of tokens granted at the current rate: under steady demand, one step per refill"
-            + " period.")
-    private double adaptiveIncrease = 0.1;
-
-    @UriParam(label = "adaptive", defaultValue = "1s", javaType = "java.time.Duration", description = "With adaptive:"
-            + " how long after a cut further throttled signals are ignored and no increase is earned (the replies"
-            + " of exchanges already in flight all report the same overload), 0 to 1h.")
-    private long adaptiveHold = 1000;
-
-    @UriParam(label = "adaptive", defaultValue = "1m", javaType = "java.time.Duration", description = "With adaptive:"
-            + " how long an idle key (its bucket full all along) keeps its learned rate; once its bucket has been full"
-            + " that long it is back where a new key starts (adaptiveStart) and costs nothing. A busy key that is"
-            + " briefly full keeps its rate. 0 to 1d.")
-    private long adaptiveMemory = 60_000;
-
-    @UriParam(label = "adaptive", defaultValue = "1.0", description = "With adaptive: where a key without rate state"
-            + " starts, as a fraction of the configured rate, from adaptiveFloor to 1. Below 1 it is a slow start,"
-            + " as TCP's: until its first throttled signal each increase step doubles the key's rate (up to the"
-            + " configured rate), and the first signal halves it (not adaptiveDecrease) and ends the start; from then"
-            + " on AIMD. Finds a limit far below the configured rate in a few signals instead of seconds of refusals"
-            + " at the configured rate. 1 (the default): a new key starts at the configured rate.")
-    private double adaptiveStart = 1.0;
-
-    /** A copy that can be changed without touching this one. */
+    /** A copy that can be changed without touching this one (the option values are shared, not copied). */
     public TokenBucketConfiguration copy() {
         try {
             return (TokenBucketConfiguration) clone();
         } catch (CloneNotSupportedException e) {
             throw new RuntimeCamelException(e);
         }
-    }
-
-    /**
-     * Checks every option and returns the endpoint's limits in nanosecond ticks.
-     *
-     * @throws IllegalArgumentException naming the option and its value
-     */
-    public Limits validate() {
-        if (refillPeriod < 1) {
-            throw new IllegalArgumentException("refillPeriod must be at least 1 millisecond, was " + refillPeriod);
-        }
-        Limits limits = this.limits != null ? TokenBucketLimitSpec.parse(this.limits, "limits")
-                : Limits.of(Limit.of(capacity, getRefillAmount(), TokenBucketLimitSpec.nanos(refillPeriod,
-                        "refillPeriod")));
-        if (cost < 1 || cost > limits.capacity()) {
-            throw new IllegalArgumentException("cost must be between 1 and capacity " + limits.capacity()
-                    + ", was " + cost);
-        }
-        if (keyLimits != null) {
-            TokenBucketLimitSpec.parseKeyLimits(keyLimits);
-        }
-        if (maxWait != null && (maxWait < 0 || maxWait > MAX_WAIT_MILLIS)) {
-            throw new IllegalArgumentException("maxWait must be between 0 and 365d (" + MAX_WAIT_MILLIS
-                    + " ms, the longest wait of any exchange), was " + maxWait + " ms");
-        }
-        if (maxWaiting < 0) {
-            throw new IllegalArgumentException("maxWaiting must not be negative, was " + maxWaiting);
-        }
-        if (maxCandidates < 1) {
-            throw new IllegalArgumentException("maxCandidates must be at least 1, was " + maxCandidates);
-        }
-        if (maxAllOf < 1 || maxAllOf > MAX_ALL_OF) {
-            throw new IllegalArgumentException("maxAllOf must be between 1 and " + MAX_ALL_OF + ", was " + maxAllOf);
-        }
-        if (allOf != null) {
-            TokenBucketRequest.allOfOption(allOf, maxAllOf);
-        }
-        if (store == TokenBucketStoreType.redis
-                && !TokenBucketStoreBinding.isPresent("io.lettuce.core.AbstractRedisClient")) {
-            throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
-                    + " io.lettuce:lettuce-core");
-        }
-        if (metricsMaxKeys < 0) {
-            throw new IllegalArgumentException("metricsMaxKeys must not be negative, was " + metricsMaxKeys);
-        }
-        if (stopTimeout < 0) {
-            throw new IllegalArgumentException("stopTimeout must not be negative, was " + stopTimeout);
-        }
-        if (storeTimeout < 1) {
-            throw new IllegalArgumentException("storeTimeout must be at least 1 millisecond, was " + storeTimeout);
-        }
-        if (adaptiveKeys != null) {
-            if (!adaptive) {
-                throw new IllegalArgumentException("adaptiveKeys needs adaptive=true, was adaptiveKeys '"
-                        + adaptiveKeys + "' with adaptive=false");
-            }
-            if (TokenBucketLimitSpec.parseGlobs(adaptiveKeys).isEmpty()) {
-                throw new IllegalArgumentException("adaptiveKeys must name at least one key or pattern, was '"
-                        + adaptiveKeys + "'");
-            }
-        }
-        if (keyHeader == null || keyHeader.isBlank()) {
-            throw new IllegalArgumentException("keyHeader must name a header, was '" + keyHeader + "'");
-        }
-        return limits.withAdaptive(adaptation());
-    }
-
-    /**
-     * The adaptation of the {@code adaptive*} options, or null when {@code adaptive=false}.
-     *
-     * @throws IllegalArgumentException naming the option and its value when one is out of range
-     */
-    public Adaptive adaptation() {
-        if (!adaptive) {
-            return null;
-        }
-        long floor = ppm("adaptiveFloor", adaptiveFloor, 1, Adaptive.PPM - 1, "from 0.000001 to below 1");
-        long decrease = ppm("adaptiveDecrease", adaptiveDecrease, 1, Adaptive.PPM - 1, "above 0 and below 1");
-        long increase = ppm("adaptiveIncrease", adaptiveIncrease, 1, Adaptive.PPM, "from 0.000001 to 1");
-        if (adaptiveHold < 0 || adaptiveHold > TimeUnit.NANOSECONDS.toMillis(Adaptive.MAX_HOLD_TICKS)) {
-            throw new IllegalArgumentException("adaptiveHold must be between 0 and 1h (3600000 ms), was "
-                    + adaptiveHold + " ms");
-        }
-        if (adaptiveMemory < 0 || adaptiveMemory > TimeUnit.NANOSECONDS.toMillis(Adaptive.MAX_MEMORY_TICKS)) {
-            throw new IllegalArgumentException("adaptiveMemory must be between 0 and 1d (86400000 ms), was "
-                    + adaptiveMemory + " ms");
-        }
-        long start = ppm("adaptiveStart", adaptiveStart, 1, Adaptive.PPM, "from adaptiveFloor (" + adaptiveFloor
-                + ") to 1");
-        if (start < floor) {
-            throw new IllegalArgumentException("adaptiveStart must be from adaptiveFloor (" + adaptiveFloor
-                    + ") to 1, was " + adaptiveStart + ": a key cannot start below the floor (lower adaptiveFloor or"
-                    + " raise adaptiveStart)");
-        }
-        return Adaptive.of(floor, decrease, increase, TimeUnit.MILLISECONDS.toNanos(adaptiveHold),
-                TimeUnit.MILLISECONDS.toNanos(adaptiveMemory)).withStart(start);
-    }
-
-    /** A fraction as whole parts per million, rounded, in {@code [min, max]}; NaN and infinities refused. */
-    private static long ppm(String name, double value, long min, long max, String range) {
-        double scaled = value * Adaptive.PPM;
-        if (Double.isNaN(scaled) || scaled < min - 0.5 || scaled >= max + 0.5) {
-            throw new IllegalArgumentException(name + " must be " + range + ", was " + value);
-        }
-        return Math.max(min, Math.min(max, Math.round(scaled)));
-    }
-
-    /**
-     * The longest wait this configuration accepts, in nanoseconds, for {@link BucketStore}: 0 outside delay mode,
-     * {@link BucketStore#MAX_WAIT_NANOS} when maxWait is unset.
-     */
-    public long maxWaitNanos() {
-        if (mode != TokenBucketMode.delay) {
-            return 0;
-        }
-        return maxWait == null ? BucketStore.MAX_WAIT_NANOS : TimeUnit.MILLISECONDS.toNanos(maxWait);
-    }
-
-    /**
-     * The milliseconds of duration text, read as an endpoint URI's duration options are (Camel duration text such
-     * as {@code 1s}, {@code 500ms}, {@code 1h30m} or {@code 5min}, or a number of milliseconds), exactly: for
-     * configuration that reaches the component as text some other way, such as the Spring Boot starter's.
-     *
-     * @param name the name of the option or property, for the message
-     * @throws IllegalArgumentException naming it and the text when the text is no duration, or longer than a
-     *                                  {@code long} holds in milliseconds
-     */
-    public static long durationMillis(String name, String text) {
-        return TokenBucketOptionText.durationOption(name, text);
     }
 
     /** The bucket size in tokens (the burst). Default 1. */
@@ -508,46 +290,6 @@ public class TokenBucketConfiguration implements Cloneable {
         this.store = store;
     }
 
-    /** The Redis URI (store=redis), or null when unset: then {@value #DEFAULT_REDIS_URI} or a registry client. */
-    public String getRedisUri() {
-        return redisUri;
-    }
-
-    /** Sets the Redis URI (store=redis), see the class description of the option. Default {@value #DEFAULT_REDIS_URI}. */
-    public void setRedisUri(String redisUri) {
-        this.redisUri = redisUri;
-    }
-
-    /** The application-owned Lettuce client, or null (the default) to create one from {@link #getRedisUri()}. */
-    public Object getRedisClient() {
-        return redisClient;
-    }
-
-    /** Sets an application-owned Lettuce {@code RedisClient} or {@code RedisClusterClient}; default none. */
-    public void setRedisClient(Object redisClient) {
-        this.redisClient = redisClient;
-    }
-
-    /** The prefix of every Redis key. Default {@code tokenbucket:}. */
-    public String getKeyPrefix() {
-        return keyPrefix;
-    }
-
-    /** Sets the prefix of every Redis key. Default {@code tokenbucket:}. */
-    public void setKeyPrefix(String keyPrefix) {
-        this.keyPrefix = keyPrefix;
-    }
-
-    /** What happens when Redis fails. Default {@link TokenBucketStoreErrorPolicy#fail}. */
-    public TokenBucketStoreErrorPolicy getOnStoreError() {
-        return onStoreError;
-    }
-
-    /** Sets what happens when Redis fails. Default {@link TokenBucketStoreErrorPolicy#fail}. */
-    public void setOnStoreError(TokenBucketStoreErrorPolicy onStoreError) {
-        this.onStoreError = onStoreError;
-    }
-
     /**
      * How long exchanges still waiting for their tokens may hold up the Camel context's stop, in milliseconds.
      * Default 10000 (10s).
@@ -562,112 +304,6 @@ public class TokenBucketConfiguration implements Cloneable {
      */
     public void setStopTimeout(long stopTimeout) {
         this.stopTimeout = stopTimeout;
-    }
-
-    /** How long one Redis call may take, in milliseconds. Default 1000 (1s). */
-    public long getStoreTimeout() {
-        return storeTimeout;
-    }
-
-    /** Sets how long one Redis call may take, in milliseconds (Camel duration text when configured). Default 1s. */
-    public void setStoreTimeout(long storeTimeout) {
-        this.storeTimeout = storeTimeout;
-    }
-
-    /** Whether Redis reservations are batched while calls are in flight. Default true. */
-    public boolean isRedisBatching() {
-        return redisBatching;
-    }
-
-    /** Sets whether Redis reservations are batched while calls are in flight. Default true. */
-    public void setRedisBatching(boolean redisBatching) {
-        this.redisBatching = redisBatching;
-    }
-
-    /** Whether each key's rate adapts to throttled signals and success. Default false. */
-    public boolean isAdaptive() {
-        return adaptive;
-    }
-
-    /** Sets whether each key's rate adapts to throttled signals and success. Default false. */
-    public void setAdaptive(boolean adaptive) {
-        this.adaptive = adaptive;
-    }
-
-    /** With adaptive, the patterns of the keys whose rate adapts, separated by commas; null (the default): all. */
-    public String getAdaptiveKeys() {
-        return adaptiveKeys;
-    }
-
-    /** Sets the patterns of the keys whose rate adapts (keys or globs with an asterisk, separated by commas). */
-    public void setAdaptiveKeys(String adaptiveKeys) {
-        this.adaptiveKeys = adaptiveKeys;
-    }
-
-    /**
-     * Where a key without adaptive rate state starts, as a fraction of the configured rate; below 1, a slow start.
-     * Default 1.0 (at the configured rate).
-     */
-    public double getAdaptiveStart() {
-        return adaptiveStart;
-    }
-
-    /**
-     * Sets where a key without adaptive rate state starts, a fraction of the configured rate from adaptiveFloor to
-     * 1; below 1 each increase step doubles the rate until the first throttled signal, which halves it. Default 1.0.
-     */
-    public void setAdaptiveStart(double adaptiveStart) {
-        this.adaptiveStart = adaptiveStart;
-    }
-
-    /** The lowest adaptive rate, as a fraction of the configured rate. Default 0.1. */
-    public double getAdaptiveFloor() {
-        return adaptiveFloor;
-    }
-
-    /** Sets the lowest adaptive rate, a fraction of the configured rate from 0.000001 to below 1. Default 0.1. */
-    public void setAdaptiveFloor(double adaptiveFloor) {
-        this.adaptiveFloor = adaptiveFloor;
-    }
-
-    /** What a throttled signal multiplies the rate by. Default 0.5. */
-    public double getAdaptiveDecrease() {
-        return adaptiveDecrease;
-    }
-
-    /** Sets what a throttled signal multiplies the rate by, above 0 and below 1. Default 0.5. */
-    public void setAdaptiveDecrease(double adaptiveDecrease) {
-        this.adaptiveDecrease = adaptiveDecrease;
-    }
-
-    /** What one increase step adds to the rate, as a fraction of the configured rate. Default 0.1. */
-    public double getAdaptiveIncrease() {
-        return adaptiveIncrease;
-    }
-
-    /** Sets what one increase step adds, a fraction of the configured rate from 0.000001 to 1. Default 0.1. */
-    public void setAdaptiveIncrease(double adaptiveIncrease) {
-        this.adaptiveIncrease = adaptiveIncrease;
-    }
-
-    /** How long after a cut further signals are ignored, in milliseconds. Default 1000 (1s). */
-    public long getAdaptiveHold() {
-        return adaptiveHold;
-    }
-
-    /** Sets how long after a cut further signals are ignored, in milliseconds, 0 to 1h. Default 1s. */
-    public void setAdaptiveHold(long adaptiveHold) {
-        this.adaptiveHold = adaptiveHold;
-    }
-
-    /** How long an idle key (its bucket full all along) keeps its learned rate, in milliseconds. Default 60000 (1m). */
-    public long getAdaptiveMemory() {
-        return adaptiveMemory;
-    }
-
-    /** Sets how long an idle key (its bucket full all along) keeps its learned rate, in milliseconds, 0 to 1d. Default 1m. */
-    public void setAdaptiveMemory(long adaptiveMemory) {
-        this.adaptiveMemory = adaptiveMemory;
     }
 
     /** Several limits per bucket ({@code 10/1s,1000/1h}), or null (the default) for capacity and refill. */

@@ -2,8 +2,8 @@ package io.tokenbucket.camel;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.tokenbucket.camel.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
-import io.tokenbucket.store.BucketKeys;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.local.LocalBucketStore;
 import org.apache.camel.Category;
@@ -208,24 +208,23 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** Drops the state of {@code key} (blank or null: the default key): its bucket starts full. */
     @ManagedOperation(description = "Drop a key's bucket (it starts full)")
     public void removeKey(String key) {
-        String sent = asSent(key);
-        store().remove(BucketKeys.bound(sent), limitSource.limitsFor(sent)).toCompletableFuture().join();
+        Key k = asSent(key);
+        store().remove(k.stored(), k.limits()).toCompletableFuture().join();
     }
 
     /**
-     * The key an exchange with header {@code key} uses: a missing or blank one is the default key, as
+     * The key an exchange with header {@code key} uses, resolved: a missing or blank one is the default key, as
      * {@link TokenBucketRequest} reads the header, so that an operator's blank or null is that bucket, not another.
      */
-    private static String asSent(String key) {
-        return key == null || key.isBlank() ? TokenBucketRequest.DEFAULT_KEY : key;
+    private Key asSent(String key) {
+        return Key.of(key == null || key.isBlank() ? TokenBucketRequest.DEFAULT_KEY : key, limitSource);
     }
 
     /** Tokens left and the wait for one token on key {@code raw} (blank or null: the default key), taking none. */
     @ManagedOperation(description = "Tokens left on a key and the wait for one more (ms), consuming nothing")
     public String peekKey(String raw) {
-        String key = asSent(raw);
-        Outcome r = store().peek(BucketKeys.bound(key), limitSource.limitsFor(key), 1).toCompletableFuture()
-                .join();
+        Key key = asSent(raw);
+        Outcome r = store().peek(key.stored(), key.limits(), 1).toCompletableFuture().join();
         return "remaining=" + r.remaining() + ", waitMillis=" + TokenBucketLimitSource.ceilMillis(r.waitTicks());
     }
 
@@ -235,8 +234,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
      */
     @ManagedOperation(description = "A key's current rate as a fraction of its configured rate (adaptive)")
     public double rateOfKey(String raw) {
-        String key = asSent(raw);
-        return store().rate(BucketKeys.bound(key), limitSource.limitsFor(key)).toCompletableFuture().join().factor();
+        return rate(raw).factor();
     }
 
     /**
@@ -246,9 +244,13 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
      */
     @ManagedOperation(description = "A key's adaptive rate and whether it is in its slow start, as text")
     public String rateStateOfKey(String raw) {
-        String key = asSent(raw);
-        Outcome a = store().rate(BucketKeys.bound(key), limitSource.limitsFor(key)).toCompletableFuture().join();
+        Outcome a = rate(raw);
         return "rate=" + a.factor() + ", starting=" + a.starting();
+    }
+
+    private Outcome rate(String raw) {
+        Key key = asSent(raw);
+        return store().rate(key.stored(), key.limits()).toCompletableFuture().join();
     }
 
     /** Throttled signals received. */

@@ -146,6 +146,19 @@ final class TokenBucketExceptions {
                 + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms), was '" + shown(raw) + "'");
     }
 
+    /**
+     * A limit resolver compiled against the former interface, which answered text: its class has no
+     * {@code resolve(String)}.
+     *
+     * @param cause the error of the call that found no method, or null when it was found out beforehand
+     */
+    static IllegalArgumentException formerResolver(TokenBucketLimitResolver resolver, Throwable cause) {
+        return new IllegalArgumentException("limitResolver " + resolver.getClass().getName() + " implements the"
+                + " former TokenBucketLimitResolver, which answered text (String limitsFor(String)): recompile it"
+                + " against this version, implementing TokenBucketLimitResolver.Text to keep answering text, or"
+                + " TokenBucketLimitResolver (Limits resolve(String)) to answer limits made once", cause);
+    }
+
     /** Where the limit resolver's answer for {@code key} came from, for the parse error of a bad answer. */
     static String resolverAnswer(String key) {
         return "the limits the limitResolver gave key '" + shown(key) + "'";

@@ -1,11 +1,13 @@
 package io.tokenbucket.camel;
 
+import java.lang.reflect.Modifier;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.store.BucketStore;
 
 /**
  * Where an endpoint's keys get their limits: the limit resolver's answer, else the first {@code keyLimits} entry
@@ -52,10 +54,144 @@ final class TokenBucketLimitSource {
      * @throws IllegalArgumentException naming the bad option and its value
      */
     void validate() {
-        Limits validated = configuration.validate();
+        Limits validated = check(configuration);
         adaptive = validated.adaptive();
         fixedLimits = validated.withAdaptive(null);
         limits = validated;
+    }
+
+    /**
+     * Checks every option of {@code c} and builds the endpoint's limits from them, in nanosecond ticks, with the
+     * adaptation of the {@code adaptive*} options when {@code adaptive=true}.
+     *
+     * @throws IllegalArgumentException naming the option and its value
+     */
+    static Limits check(TokenBucketConfiguration c) {
+        if (c.getRefillPeriod() < 1) {
+            throw new IllegalArgumentException("refillPeriod must be at least 1 millisecond, was "
+                    + c.getRefillPeriod());
+        }
+        Limits limits = c.getLimits() != null ? TokenBucketLimitSpec.parse(c.getLimits(), "limits")
+                : Limits.of(Limit.of(c.getCapacity(), c.getRefillAmount(), TokenBucketLimitSpec.nanos(
+                        c.getRefillPeriod(), "refillPeriod")));
+        if (c.getCost() < 1 || c.getCost() > limits.capacity()) {
+            throw new IllegalArgumentException("cost must be between 1 and capacity " + limits.capacity()
+                    + ", was " + c.getCost());
+        }
+        if (c.getKeyLimits() != null) {
+            TokenBucketLimitSpec.parseKeyLimits(c.getKeyLimits());
+        }
+        Long maxWait = c.getMaxWait();
+        if (maxWait != null && (maxWait < 0 || maxWait > TokenBucketConfiguration.MAX_WAIT_MILLIS)) {
+            throw new IllegalArgumentException("maxWait must be between 0 and 365d ("
+                    + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms, the longest wait of any exchange), was "
+                    + maxWait + " ms");
+        }
+        atLeast("maxWaiting", c.getMaxWaiting(), 0, "must not be negative");
+        atLeast("maxCandidates", c.getMaxCandidates(), 1, "must be at least 1");
+        if (c.getMaxAllOf() < 1 || c.getMaxAllOf() > TokenBucketConfiguration.MAX_ALL_OF) {
+            throw new IllegalArgumentException("maxAllOf must be between 1 and " + TokenBucketConfiguration.MAX_ALL_OF
+                    + ", was " + c.getMaxAllOf());
+        }
+        if (c.getAllOf() != null) {
+            TokenBucketKeyLists.allOfOption(c.getAllOf(), c.getMaxAllOf());
+        }
+        if (c.getStore() == TokenBucketStoreType.redis
+                && !TokenBucketStoreBinding.isPresent("io.lettuce.core.AbstractRedisClient")) {
+            throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
+                    + " io.lettuce:lettuce-core");
+        }
+        atLeast("metricsMaxKeys", c.getMetricsMaxKeys(), 0, "must not be negative");
+        atLeast("stopTimeout", c.getStopTimeout(), 0, "must not be negative");
+        atLeast("storeTimeout", c.getStoreTimeout(), 1, "must be at least 1 millisecond");
+        if (c.getAdaptiveKeys() != null) {
+            if (!c.isAdaptive()) {
+                throw new IllegalArgumentException("adaptiveKeys needs adaptive=true, was adaptiveKeys '"
+                        + c.getAdaptiveKeys() + "' with adaptive=false");
+            }
+            if (TokenBucketLimitSpec.parseGlobs(c.getAdaptiveKeys()).isEmpty()) {
+                throw new IllegalArgumentException("adaptiveKeys must name at least one key or pattern, was '"
+                        + c.getAdaptiveKeys() + "'");
+            }
+        }
+        checkResolver(c.getLimitResolver());
+        if (c.getKeyHeader() == null || c.getKeyHeader().isBlank()) {
+            throw new IllegalArgumentException("keyHeader must name a header, was '" + c.getKeyHeader() + "'");
+        }
+        return limits.withAdaptive(adaptation(c));
+    }
+
+    /**
+     * Refuses a resolver compiled against the former, text-answering interface ({@code String limitsFor(String)}),
+     * whose class does not implement {@link TokenBucketLimitResolver#resolve}: it would fail on every exchange.
+     */
+    private static void checkResolver(TokenBucketLimitResolver resolver) {
+        try {
+            if (resolver != null && Modifier.isAbstract(resolver.getClass().getMethod("resolve", String.class)
+                    .getModifiers())) {
+                throw TokenBucketExceptions.formerResolver(resolver, null);
+            }
+        } catch (NoSuchMethodException | SecurityException cannotTell) {
+            // then the first call that finds no method fails as clearly (limitsFor)
+        }
+    }
+
+    private static void atLeast(String option, long value, long min, String rule) {
+        if (value < min) {
+            throw new IllegalArgumentException(option + " " + rule + ", was " + value);
+        }
+    }
+
+    /**
+     * The adaptation of the {@code adaptive*} options, or null when {@code adaptive=false}.
+     *
+     * @throws IllegalArgumentException naming the option and its value when one is out of range
+     */
+    static Adaptive adaptation(TokenBucketAdaptiveOptions c) {
+        if (!c.isAdaptive()) {
+            return null;
+        }
+        long floor = ppm("adaptiveFloor", c.getAdaptiveFloor(), 1, Adaptive.PPM - 1, "from 0.000001 to below 1");
+        long decrease = ppm("adaptiveDecrease", c.getAdaptiveDecrease(), 1, Adaptive.PPM - 1, "above 0 and below 1");
+        long increase = ppm("adaptiveIncrease", c.getAdaptiveIncrease(), 1, Adaptive.PPM, "from 0.000001 to 1");
+        if (c.getAdaptiveHold() < 0 || c.getAdaptiveHold() > TimeUnit.NANOSECONDS.toMillis(Adaptive.MAX_HOLD_TICKS)) {
+            throw new IllegalArgumentException("adaptiveHold must be between 0 and 1h (3600000 ms), was "
+                    + c.getAdaptiveHold() + " ms");
+        }
+        if (c.getAdaptiveMemory() < 0
+                || c.getAdaptiveMemory() > TimeUnit.NANOSECONDS.toMillis(Adaptive.MAX_MEMORY_TICKS)) {
+            throw new IllegalArgumentException("adaptiveMemory must be between 0 and 1d (86400000 ms), was "
+                    + c.getAdaptiveMemory() + " ms");
+        }
+        long start = ppm("adaptiveStart", c.getAdaptiveStart(), 1, Adaptive.PPM, "from adaptiveFloor ("
+                + c.getAdaptiveFloor() + ") to 1");
+        if (start < floor) {
+            throw new IllegalArgumentException("adaptiveStart must be from adaptiveFloor (" + c.getAdaptiveFloor()
+                    + ") to 1, was " + c.getAdaptiveStart() + ": a key cannot start below the floor (lower"
+                    + " adaptiveFloor or raise adaptiveStart)");
+        }
+        return Adaptive.of(floor, decrease, increase, TimeUnit.MILLISECONDS.toNanos(c.getAdaptiveHold()),
+                TimeUnit.MILLISECONDS.toNanos(c.getAdaptiveMemory())).withStart(start);
+    }
+
+    /** A fraction as whole parts per million, rounded, in {@code [min, max]}; NaN and infinities refused. */
+    private static long ppm(String name, double value, long min, long max, String range) {
+        double scaled = value * Adaptive.PPM;
+        if (Double.isNaN(scaled) || scaled < min - 0.5 || scaled >= max + 0.5) {
+            throw new IllegalArgumentException(name + " must be " + range + ", was " + value);
+        }
+        return Math.max(min, Math.min(max, Math.round(scaled)));
+    }
+
+    /**
+     * The longest wait {@code c} accepts, in nanoseconds, as a store takes it: 0 outside delay mode, the longest
+     * wait of any exchange (365 days) when maxWait is unset.
+     */
+    static long maxWaitNanos(TokenBucketConfiguration c) {
+        if (c.getMode() != TokenBucketMode.delay) {
+            return 0;
+        }
+        return c.getMaxWait() == null ? BucketStore.MAX_WAIT_NANOS : TimeUnit.MILLISECONDS.toNanos(c.getMaxWait());
     }
 
     /** Whether {@link #validate()} has succeeded. */
@@ -78,10 +214,14 @@ final class TokenBucketLimitSource {
         boolean adapts = adapts(key);
         TokenBucketLimitResolver resolver = configuration.getLimitResolver();
         if (resolver != null) {
-            String text = resolver.limitsFor(key);
-            if (text != null) {
-                return TokenBucketLimitSpec.parse(text, () -> TokenBucketExceptions.resolverAnswer(key))
-                        .withAdaptive(adapts ? adaptive : null);
+            Limits own;
+            try {
+                own = resolver.resolve(key);
+            } catch (AbstractMethodError formerInterface) {
+                throw TokenBucketExceptions.formerResolver(resolver, formerInterface);
+            }
+            if (own != null) {
+                return own.withAdaptive(adapts ? adaptive : null);
             }
         }
         String text = configuration.getKeyLimits();

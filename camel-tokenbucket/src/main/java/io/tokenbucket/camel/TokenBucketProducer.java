@@ -4,7 +4,16 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
-import io.tokenbucket.math.Limits;
+import io.tokenbucket.camel.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
+import io.tokenbucket.camel.TokenBucketRequest.Candidate;
+import io.tokenbucket.camel.TokenBucketRequest.Key;
+import io.tokenbucket.camel.TokenBucketRequest.Peek;
+import io.tokenbucket.camel.TokenBucketRequest.Penalize;
+import io.tokenbucket.camel.TokenBucketRequest.Rate;
+import io.tokenbucket.camel.TokenBucketRequest.Refund;
+import io.tokenbucket.camel.TokenBucketRequest.Remove;
+import io.tokenbucket.camel.TokenBucketRequest.Throttled;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.BucketStore;
 import org.apache.camel.AsyncCallback;
@@ -56,19 +65,24 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             TokenBucketRequest request = TokenBucketRequest.read(exchange, endpoint.getName(), config,
                     endpoint.limitSource());
             BucketStore store = endpoint.store();
-            return switch (request.operation()) {
-                case acquire -> acquire(exchange, callback, store, request, start);
-                case refund -> answer(exchange, callback, refund(store, request), request.operation());
-                case remove -> answer(exchange, callback, store.remove(request.stored(), request.limits()),
-                        request.operation());
-                case peek -> answer(exchange, callback, store.peek(request.stored(), request.limits(),
-                        request.tokens()), request.operation());
-                case penalize -> answer(exchange, callback, store.penalize(request.stored(), request.limits(),
-                        request.penaltyNanos()), request.operation());
-                case throttled -> answer(exchange, callback, throttle(store, request), request.operation());
-                case rate -> answer(exchange, callback, store.rate(request.stored(), request.limits()),
-                        request.operation());
-            };
+            CompletionStage<Outcome> answer;
+            if (request instanceof Acquire || request instanceof AcquireAny) {
+                return acquire(exchange, callback, store, request, start);
+            } else if (request instanceof Refund r) {
+                answer = refund(store, r);
+            } else if (request instanceof Peek p) {
+                answer = store.peek(p.key().stored(), p.key().limits(), p.tokens());
+            } else if (request instanceof Penalize p) {
+                answer = store.penalize(p.key().stored(), p.key().limits(), p.penaltyNanos());
+            } else if (request instanceof Remove r) {
+                answer = store.remove(r.key().stored(), r.key().limits());
+            } else if (request instanceof Throttled t) {
+                answer = throttle(store, t.key());
+            } else {
+                Key key = ((Rate) request).key();
+                answer = store.rate(key.stored(), key.limits());
+            }
+            return answer(exchange, callback, answer, request);
         } catch (Exception e) {
             exchange.setException(e);
             callback.done(true);
@@ -77,12 +91,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     /** A throttled signal: refused at once, naming the option, on an endpoint whose rate does not adapt. */
-    private CompletionStage<Outcome> throttle(BucketStore store, TokenBucketRequest request) {
-        if (request.limits().adaptive() == null) {
-            throw TokenBucketExceptions.notAdaptive(endpoint.getName(), request.key(), config.isAdaptive());
+    private CompletionStage<Outcome> throttle(BucketStore store, Key key) {
+        if (key.limits().adaptive() == null) {
+            throw TokenBucketExceptions.notAdaptive(endpoint.getName(), key.sent(), config.isAdaptive());
         }
-        return store.throttle(request.stored(), request.limits()).thenApply(a -> {
-            endpoint.getStatistics().throttled(request.stored(), a);
+        return store.throttle(key.stored(), key.limits()).thenApply(a -> {
+            endpoint.getStatistics().throttled(key.stored(), a);
             return a;
         });
     }
@@ -92,30 +106,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         // A place among maxWaiting is taken before the reservation, so a reservation that has to wait always has
         // one and nothing booked is ever given back (giving back tokens cannot cancel one particular slot). With
         // every place taken only an exchange that need not wait may pass: maxWait 0, and a refusal consumes nothing.
-        long maxWait = config.maxWaitNanos();
+        long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
         CompletableFuture<Outcome> answer;
         try {
-            TokenBucketRequest.Candidates candidates = request.candidates();
-            TokenBucketRequest.Candidates allOf = request.allOf();
-            List<String> shared = allOf == null ? List.of() : allOf.stored();
-            List<Limits> sharedLimits = allOf == null ? List.of() : allOf.limits();
-            if (candidates == null && allOf == null) { // the common case, without the lists of the general one
-                answer = store.reserve(request.stored(), request.limits(), request.tokens(), accept)
-                        .toCompletableFuture();
-            } else if (candidates == null) {
-                answer = store.reserveAll(List.of(request.stored()), List.of(request.limits()), shared,
-                        sharedLimits, request.tokens(), accept).toCompletableFuture();
-            } else if (candidates.with() == null) {
-                answer = store.reserveAll(candidates.stored(), candidates.limits(), shared, sharedLimits,
-                        request.tokens(), accept).toCompletableFuture();
-            } else {
-                answer = store.reserveAll(candidates.stored(), candidates.limits(),
-                        candidates.with().stream().map(TokenBucketRequest.Candidates::stored).toList(),
-                        candidates.with().stream().map(TokenBucketRequest.Candidates::limits).toList(), shared,
-                        sharedLimits, request.tokens(), accept).toCompletableFuture();
-            }
+            answer = reserve(store, request, accept).toCompletableFuture();
         } catch (RuntimeException e) {
             leave(place);
             throw e;
@@ -144,6 +140,27 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         return false;
     }
 
+    /**
+     * Reserves an acquire's tokens, accepting a wait of {@code accept} nanoseconds: on its key alone (the common
+     * case, without the lists of the general one), with its all-of keys, or on the freest of its candidates.
+     */
+    private static CompletionStage<Outcome> reserve(BucketStore store, TokenBucketRequest request, long accept) {
+        if (request instanceof Acquire a) {
+            if (a.allOf().isEmpty()) {
+                return store.reserve(a.key().stored(), a.key().limits(), a.tokens(), accept);
+            }
+            return store.reserveAll(List.of(a.key().stored()), List.of(a.key().limits()), Key.stored(a.allOf()),
+                    Key.limits(a.allOf()), a.tokens(), accept);
+        }
+        AcquireAny any = (AcquireAny) request;
+        List<Candidate> candidates = any.candidates();
+        List<Key> keys = candidates.stream().map(Candidate::key).toList();
+        return store.reserveAll(Key.stored(keys), Key.limits(keys),
+                candidates.stream().map(c -> Key.stored(c.with())).toList(),
+                candidates.stream().map(c -> Key.limits(c.with())).toList(), Key.stored(any.allOf()),
+                Key.limits(any.allOf()), any.tokens(), accept);
+    }
+
     /** Gives back the waiting place of an exchange that will not wait after all. */
     private void leave(boolean place) {
         if (place) {
@@ -161,9 +178,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Outcome r,
                            boolean place, long start, boolean sync) {
         Message message = exchange.getMessage();
-        if (request.candidates() != null) {
-            request = request.chosen(r.chosen());
-            message.setHeader(config.getKeyHeader(), request.key());
+        Acquire acquire;
+        if (request instanceof AcquireAny any) {
+            acquire = any.chosen(r.chosen());
+            message.setHeader(config.getKeyHeader(), acquire.key().sent());
+        } else {
+            acquire = (Acquire) request;
         }
         TokenBucketMode mode = config.getMode();
         // a granted wait always holds a place: a reservation without one accepted no wait (BucketStore#reserve)
@@ -171,26 +191,26 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             leave(place);
         }
         if (!r.granted()) {
-            endpoint.getStatistics().rejected(request.stored());
+            endpoint.getStatistics().rejected(acquire.key().stored());
             if (mode == TokenBucketMode.check) {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
             } else {
-                boolean full = !place && config.maxWaitNanos() > 0;
-                exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, request.key(),
-                        request.limits(), request.allOf() == null ? null : request.allOf().keys(), request.tokens(),
-                        r.waitTicks(), full));
+                boolean full = !place && TokenBucketLimitSource.maxWaitNanos(config) > 0;
+                exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, acquire.key().sent(),
+                        acquire.key().limits(), acquire.allOf().isEmpty() ? null : Key.sent(acquire.allOf()),
+                        acquire.tokens(), r.waitTicks(), full));
             }
             callback.done(sync);
             return sync;
         }
         if (r.waitTicks() == 0) {
-            endpoint.getStatistics().admitted(request.stored(), 0);
+            endpoint.getStatistics().admitted(acquire.key().stored(), 0);
             passed(message, config, 0, r.remaining());
             callback.done(sync);
             return sync;
         }
-        TokenBucketWaiters.Waiter waiter = waiters.schedule(exchange, callback, request, r, start);
+        TokenBucketWaiters.Waiter waiter = waiters.schedule(exchange, callback, acquire, r, start);
         if (!isRunAllowed()) {
             waiter.abandon("the producer stopped"); // stopped between the reservation and the scheduling
         }
@@ -201,13 +221,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * Completes an operation other than acquire: sets its headers and continues, at once when the store has
      * answered already, else on the worker pool.
      *
-     * @param operation which operation answered: it says which headers the answer sets
+     * @param request the request answered: its operation says which headers the answer sets
      */
     private boolean answer(Exchange exchange, AsyncCallback callback, CompletionStage<Outcome> stage,
-                           TokenBucketOperation operation) {
+                           TokenBucketRequest request) {
         CompletableFuture<Outcome> answer = stage.toCompletableFuture();
         if (answer.isDone() && !answer.isCompletedExceptionally()) {
-            answered(exchange.getMessage(), answer.join(), operation);
+            answered(exchange.getMessage(), answer.join(), request);
             callback.done(true);
             return true;
         }
@@ -215,7 +235,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (failure != null) {
                 exchange.setException(storeFailed(failure));
             } else {
-                answered(exchange.getMessage(), value, operation);
+                answered(exchange.getMessage(), value, request);
             }
             callback.done(false);
         }));
@@ -223,31 +243,29 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     /**
-     * Gives the request's tokens back to every key it charges (its own, and its all-of keys), in one store step:
-     * answers the fewest tokens any of them has then.
+     * Gives a refund's tokens back to every key it names (its own, and its all-of keys), in one store step: answers
+     * the fewest tokens any of them has then.
      */
-    static CompletionStage<Outcome> refund(BucketStore store, TokenBucketRequest request) {
-        return store.refund(request.charged(), request.chargedLimits(), request.tokens());
+    static CompletionStage<Outcome> refund(BucketStore store, Refund refund) {
+        return store.refund(refund.stored(), refund.limits(), refund.tokens());
     }
 
     /**
      * The headers of a refund, peek or penalize: the tokens remaining, and for the last two the wait estimate; of
      * throttled: the rate and whether it was cut; of rate: the rate alone; a remove has none.
      */
-    private static void answered(Message message, Outcome value, TokenBucketOperation operation) {
-        switch (operation) {
-            case throttled -> {
-                message.setHeader(TokenBucketConstants.RATE, value.factor());
+    private static void answered(Message message, Outcome value, TokenBucketRequest request) {
+        if (request instanceof Throttled || request instanceof Rate) {
+            message.setHeader(TokenBucketConstants.RATE, value.factor());
+            if (request instanceof Throttled) {
                 message.setHeader(TokenBucketConstants.RATE_CUT, value.cut());
             }
-            case rate -> message.setHeader(TokenBucketConstants.RATE, value.factor());
-            case peek, penalize -> {
-                message.setHeader(TokenBucketConstants.REMAINING, value.remaining());
+        } else if (request instanceof Refund || request instanceof Peek || request instanceof Penalize) {
+            message.setHeader(TokenBucketConstants.REMAINING, value.remaining());
+            if (!(request instanceof Refund)) {
                 message.setHeader(TokenBucketConstants.WAIT_ESTIMATE, TokenBucketLimitSource.ceilMillis(
                         value.waitTicks()));
             }
-            case refund -> message.setHeader(TokenBucketConstants.REMAINING, value.remaining());
-            default -> { }
         }
     }
 

@@ -1,16 +1,12 @@
 package io.tokenbucket.camel;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashSet;
-import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketKeys;
@@ -20,70 +16,127 @@ import org.apache.camel.Message;
 import org.apache.camel.NoSuchHeaderException;
 
 /**
- * What one exchange asks of its endpoint, read from its headers and checked in full before anything is reserved,
- * so a bad header never takes a waiting place or a token. The precedence is Camel's: header, then option, then an
- * error naming the header ({@link TokenBucketExceptions}).
+ * What one exchange asks of its endpoint: one type per operation (header {@code CamelTokenBucketOperation}, default
+ * {@code acquire}), each holding what that operation needs and nothing else. Read from the exchange's headers and
+ * checked in full before anything is reserved, so a bad header never takes a waiting place or a token. The
+ * precedence is Camel's: header, then option, then an error naming the header ({@link TokenBucketExceptions}).
  *
- * <p>Keys are data from the exchange: limits are decided on the key as sent ({@code key}), and only the form the
- * store keeps ({@code stored}, {@link BucketKeys#bound}) is bounded.
- *
- * @param operation    header {@code CamelTokenBucketOperation}; default {@link TokenBucketOperation#acquire}
- * @param key          the key as sent (header named by {@code keyHeader}; {@link #DEFAULT_KEY} without one when
- *                     {@code requireKey=false}); null for an acquire with candidates
- * @param stored       {@code key} as the store keeps it; null with candidates
- * @param limits       the key's limits; null with candidates
- * @param tokens       the cost in tokens (header {@code CamelTokenBucketCost}, else the {@code cost} option): from 1
- *                     to the capacity, for refund from 1 up; 0 for remove, penalize, throttled and rate, which take
- *                     none
- * @param penaltyNanos for penalize, header {@code CamelTokenBucketPenalty} in nanoseconds (at most 365 days); else 0
- * @param candidates   for acquire, the keys of header {@code CamelTokenBucketCandidates}, with the keys charged with
- *                     each when its entries are groups; null without it
- * @param allOf        for acquire and refund, the keys of header {@code CamelTokenBucketAllOf} (else of the
- *                     {@code allOf} option), without the exchange's own key; null when there are none
+ * <p>Every key is resolved once, as the request is read ({@link Key}): limits are decided on the key as sent, and
+ * only the form the store keeps ({@link BucketKeys#bound}) is bounded. Costs are in tokens: from 1 to the smallest
+ * capacity of the keys charged, for a refund from 1 up.
  */
-record TokenBucketRequest(TokenBucketOperation operation, String key, String stored, Limits limits, long tokens,
-                          long penaltyNanos, Candidates candidates, Candidates allOf) {
+sealed interface TokenBucketRequest {
 
     /** The bucket of exchanges without a key when the endpoint does not require one. */
-    static final String DEFAULT_KEY = "";
+    String DEFAULT_KEY = "";
 
     /**
-     * The most entries a key list (header {@code CamelTokenBucketCandidates} or {@code CamelTokenBucketAllOf}, option
-     * {@code allOf}) is read for, blank and repeated ones included: 16,384, the keys one store step may charge
-     * ({@link BucketStore#MAX_KEYS}) sixteen times over.
+     * A key resolved: as the exchange sent it (what limits and messages use), as the store keeps it, and its limits.
      */
-    static final int MAX_ENTRIES = 16 * BucketStore.MAX_KEYS;
+    record Key(String sent, String stored, Limits limits) {
+
+        /** {@code sent}, bounded for the store, with its limits from {@code source}. */
+        static Key of(String sent, TokenBucketLimitSource source) {
+            return new Key(sent, BucketKeys.bound(sent), source.limitsFor(sent));
+        }
+
+        /** The sent forms of {@code keys}, in order. */
+        static List<String> sent(List<Key> keys) {
+            return keys.stream().map(Key::sent).toList();
+        }
+
+        /** The stored forms of {@code keys}, in order. */
+        static List<String> stored(List<Key> keys) {
+            return keys.stream().map(Key::stored).toList();
+        }
+
+        /** The limits of {@code keys}, in order. */
+        static List<Limits> limits(List<Key> keys) {
+            return keys.stream().map(Key::limits).toList();
+        }
+
+        /** The smallest capacity of {@code keys}; {@link Long#MAX_VALUE} when there is none. */
+        static long smallestCapacity(List<Key> keys) {
+            long capacity = Long.MAX_VALUE;
+            for (Key key : keys) {
+                capacity = Math.min(capacity, key.limits().capacity());
+            }
+            return capacity;
+        }
+    }
+
+    /** A candidate of an {@link AcquireAny}: its key and the keys charged with it (its group; often none). */
+    record Candidate(Key key, List<Key> with) {
+    }
 
     /**
-     * The distinct candidate keys of one exchange in their order, with their stored forms and limits at the same
-     * positions; also the shape of its all-of keys, and of the keys charged with a candidate.
-     *
-     * @param with for candidate groups, the keys charged with each candidate (possibly none), at the same positions;
-     *             null when no candidate has any (and for all-of keys)
+     * Acquire {@code tokens} on {@code key} and on every one of {@code allOf} (header {@code CamelTokenBucketAllOf},
+     * else the {@code allOf} option, without {@code key}; empty when none), in one store step.
      */
-    record Candidates(List<String> keys, List<String> stored, List<Limits> limits, List<Candidates> with) {
+    record Acquire(Key key, List<Key> allOf, long tokens) implements TokenBucketRequest {
 
-        Candidates(List<String> keys, List<String> stored, List<Limits> limits) {
-            this(keys, stored, limits, null);
+        /** The refund that gives this acquire's tokens back to every key it charged. */
+        Refund refund() {
+            return new Refund(key, allOf, tokens);
         }
+    }
 
-        /** These keys followed by {@code more}'s (either may be null: the other is answered). */
-        static Candidates join(Candidates first, Candidates more) {
-            if (first == null || first.keys().isEmpty()) {
-                return more;
+    /**
+     * Acquire {@code tokens} on the freest of {@code candidates} (header {@code CamelTokenBucketCandidates}, distinct,
+     * in their order), with the keys charged with it and {@code allOf}, in one store step.
+     */
+    record AcquireAny(List<Candidate> candidates, List<Key> allOf, long tokens) implements TokenBucketRequest {
+
+        /**
+         * The acquire as if the exchange had named only candidate {@code index}, the one the store chose: its key,
+         * charged with its group's keys and the all-of keys (so a refund or an abandoned wait gives back to each).
+         */
+        Acquire chosen(int index) {
+            Candidate chosen = candidates.get(index);
+            if (chosen.with().isEmpty()) {
+                return new Acquire(chosen.key(), allOf, tokens);
             }
-            if (more == null) {
-                return first;
-            }
-            return new Candidates(concat(first.keys(), more.keys()), concat(first.stored(), more.stored()),
-                    concat(first.limits(), more.limits()));
+            List<Key> charged = new ArrayList<>(chosen.with());
+            charged.addAll(allOf);
+            return new Acquire(chosen.key(), List.copyOf(charged), tokens);
+        }
+    }
+
+    /**
+     * Give {@code tokens} (any number from 1; never past full) back to {@code key} and every one of {@code allOf},
+     * in one store step.
+     */
+    record Refund(Key key, List<Key> allOf, long tokens) implements TokenBucketRequest {
+
+        /** The stored keys given back to: {@code key}, then {@code allOf}. */
+        List<String> stored() {
+            return Stream.concat(Stream.of(key), allOf.stream()).map(Key::stored).toList();
         }
 
-        private static <T> List<T> concat(List<T> first, List<T> more) {
-            List<T> all = new ArrayList<>(first);
-            all.addAll(more);
-            return List.copyOf(all);
+        /** The limits of {@link #stored()}, at the same positions. */
+        List<Limits> limits() {
+            return Stream.concat(Stream.of(key), allOf.stream()).map(Key::limits).toList();
         }
+    }
+
+    /** What an acquire of {@code tokens} on {@code key} would get now, taking nothing. */
+    record Peek(Key key, long tokens) implements TokenBucketRequest {
+    }
+
+    /** Make {@code key} unavailable for {@code penaltyNanos} (header {@code CamelTokenBucketPenalty}, at most 365d). */
+    record Penalize(Key key, long penaltyNanos) implements TokenBucketRequest {
+    }
+
+    /** Drop the state of {@code key}. */
+    record Remove(Key key) implements TokenBucketRequest {
+    }
+
+    /** A throttled signal on {@code key}: cut its adaptive rate. */
+    record Throttled(Key key) implements TokenBucketRequest {
+    }
+
+    /** Read the adaptive rate of {@code key}. */
+    record Rate(Key key) implements TokenBucketRequest {
     }
 
     /**
@@ -97,120 +150,60 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
                                    TokenBucketLimitSource limitSource) throws NoSuchHeaderException {
         Message message = exchange.getMessage();
         TokenBucketOperation operation = operationOf(message);
-        Candidates candidates = operation == TokenBucketOperation.acquire
-                ? candidatesOf(message, name, config, limitSource) : null;
-        boolean charges = operation == TokenBucketOperation.acquire || operation == TokenBucketOperation.refund;
-        if (candidates != null) {
-            Candidates allOf = allOfOf(message, name, config, limitSource, null);
-            long capacity = Math.min(smallestCapacity(candidates), smallestCapacity(allOf));
-            Set<String> grouped = new HashSet<>(candidates.keys());
-            if (candidates.with() != null) {
-                for (Candidates group : candidates.with()) {
-                    grouped.addAll(group.keys());
-                    capacity = Math.min(capacity, smallestCapacity(group));
-                }
+        if (operation == TokenBucketOperation.acquire) {
+            TokenBucketKeyLists.Candidates candidates = TokenBucketKeyLists.candidates(message, name, config,
+                    limitSource);
+            if (candidates != null) {
+                return acquireAny(message, name, config, limitSource, candidates);
             }
-            if (allOf != null) {
-                for (String key : allOf.keys()) {
-                    if (grouped.contains(key)) {
-                        throw TokenBucketExceptions.allOfCandidate(name, key,
-                                message.getHeader(TokenBucketConstants.ALL_OF) == null);
-                    }
-                }
-                if (candidates.with() != null && grouped.size() + allOf.keys().size() > BucketStore.MAX_KEYS) {
-                    throw TokenBucketExceptions.tooManyGroupKeys(name, grouped.size() + allOf.keys().size(),
-                            message.getHeader(TokenBucketConstants.CANDIDATES));
-                }
-            }
-            return new TokenBucketRequest(operation, null, null, null, tokensOf(message, name, config, capacity), 0,
-                    candidates, allOf);
         }
-        String key = keyOf(exchange, name, config);
-        String stored = BucketKeys.bound(key);
-        Limits limits = limitSource.limitsFor(key);
-        Candidates allOf = charges ? allOfOf(message, name, config, limitSource, key) : null;
+        Key key = Key.of(keyOf(exchange, name, config), limitSource);
         return switch (operation) {
-            case acquire -> new TokenBucketRequest(operation, key, stored, limits,
-                    tokensOf(message, name, config, Math.min(limits.capacity(), smallestCapacity(allOf))), 0, null,
-                    allOf);
-            case peek -> new TokenBucketRequest(operation, key, stored, limits,
-                    tokensOf(message, name, config, limits.capacity()), 0, null, null);
+            case acquire -> {
+                List<Key> allOf = TokenBucketKeyLists.allOf(message, name, config, limitSource, key.sent());
+                yield new Acquire(key, allOf, tokensOf(message, name, config,
+                        Math.min(key.limits().capacity(), Key.smallestCapacity(allOf))));
+            }
             // a refund of more than the capacity is accepted: it fills the bucket and no more
-            case refund -> new TokenBucketRequest(operation, key, stored, limits,
-                    tokensOf(message, name, config, Long.MAX_VALUE), 0, null, allOf);
-            case remove, throttled, rate -> new TokenBucketRequest(operation, key, stored, limits, 0, 0, null, null);
-            case penalize -> new TokenBucketRequest(operation, key, stored, limits, 0, penaltyOf(message), null, null);
+            case refund -> new Refund(key, TokenBucketKeyLists.allOf(message, name, config, limitSource, key.sent()),
+                    tokensOf(message, name, config, Long.MAX_VALUE));
+            case peek -> new Peek(key, tokensOf(message, name, config, key.limits().capacity()));
+            case penalize -> new Penalize(key, penaltyOf(message));
+            case remove -> new Remove(key);
+            case throttled -> new Throttled(key);
+            case rate -> new Rate(key);
         };
     }
 
     /**
-     * The request as if the exchange had named only candidate {@code index}: the key the store chose, charged with
-     * its group's keys and the all-of keys (so a refund or an abandoned wait gives back to every one of them).
+     * The acquire of an exchange that names candidates: checked against its all-of keys (none may be a candidate or
+     * in a group; with groups, all their keys within {@link BucketStore#MAX_KEYS}), its cost within every capacity.
      */
-    TokenBucketRequest chosen(int index) {
-        Candidates group = candidates.with() == null ? null : candidates.with().get(index);
-        return new TokenBucketRequest(operation, candidates.keys().get(index), candidates.stored().get(index),
-                candidates.limits().get(index), tokens, penaltyNanos, null, Candidates.join(group, allOf));
-    }
-
-    /** The keys whose buckets this request charges: its key (or the chosen candidate's) and its all-of keys. */
-    List<String> charged() {
-        return allOf == null ? List.of(stored) : with(stored, allOf.stored());
-    }
-
-    /** The limits of {@link #charged()}, at the same positions. */
-    List<Limits> chargedLimits() {
-        return allOf == null ? List.of(limits) : with(limits, allOf.limits());
-    }
-
-    private static <T> List<T> with(T first, List<T> rest) {
-        List<T> all = new ArrayList<>(1 + rest.size());
-        all.add(first);
-        all.addAll(rest);
-        return all;
-    }
-
-    private static long smallestCapacity(Candidates keys) {
-        long capacity = Long.MAX_VALUE;
-        if (keys != null) {
-            for (Limits limits : keys.limits()) {
-                capacity = Math.min(capacity, limits.capacity());
+    private static AcquireAny acquireAny(Message message, String name, TokenBucketConfiguration config,
+                                         TokenBucketLimitSource limitSource,
+                                         TokenBucketKeyLists.Candidates candidates) {
+        List<Key> allOf = TokenBucketKeyLists.allOf(message, name, config, limitSource, null);
+        long capacity = Key.smallestCapacity(allOf);
+        Set<String> grouped = new HashSet<>();
+        for (Candidate candidate : candidates.list()) {
+            grouped.add(candidate.key().sent());
+            capacity = Math.min(capacity, candidate.key().limits().capacity());
+            for (Key with : candidate.with()) {
+                grouped.add(with.sent());
+                capacity = Math.min(capacity, with.limits().capacity());
             }
         }
-        return capacity;
-    }
-
-    /**
-     * The all-of keys of header {@code CamelTokenBucketAllOf}, else of the {@code allOf} option, without
-     * {@code ownKey} (charged once); null when there are none.
-     */
-    private static Candidates allOfOf(Message message, String name, TokenBucketConfiguration config,
-                                      TokenBucketLimitSource source, String ownKey) {
-        Object raw = message.getHeader(TokenBucketConstants.ALL_OF);
-        String header = TokenBucketConstants.ALL_OF;
-        if (raw == null) {
-            raw = config.getAllOf();
-            header = "allOf";
-            if (raw == null) {
-                return null;
+        for (Key key : allOf) {
+            if (grouped.contains(key.sent())) {
+                throw TokenBucketExceptions.allOfCandidate(name, key.sent(),
+                        message.getHeader(TokenBucketConstants.ALL_OF) == null);
             }
         }
-        int max = config.getMaxAllOf();
-        String named = header;
-        Object shown = raw;
-        Set<String> distinct = distinctKeys(raw, named, key -> !key.equals(ownKey), max,
-                () -> TokenBucketExceptions.tooManyAllOf(name, named, max, shown));
-        return distinct.isEmpty() ? null : keysOf(distinct, source);
-    }
-
-    /**
-     * Checks the {@code allOf} option's text: at most {@code max} distinct keys.
-     *
-     * @throws IllegalArgumentException naming the option and its value
-     */
-    static void allOfOption(String text, int max) {
-        distinctKeys(text, "allOf", key -> true, max,
-                () -> TokenBucketExceptions.tooManyAllOf(null, "allOf", max, text));
+        if (candidates.groups() && !allOf.isEmpty() && grouped.size() + allOf.size() > BucketStore.MAX_KEYS) {
+            throw TokenBucketExceptions.tooManyGroupKeys(name, grouped.size() + allOf.size(),
+                    message.getHeader(TokenBucketConstants.CANDIDATES));
+        }
+        return new AcquireAny(candidates.list(), allOf, tokensOf(message, name, config, capacity));
     }
 
     private static TokenBucketOperation operationOf(Message message) {
@@ -239,221 +232,6 @@ record TokenBucketRequest(TokenBucketOperation operation, String key, String sto
             return DEFAULT_KEY;
         }
         return key;
-    }
-
-    /**
-     * The distinct candidate keys of header {@code CamelTokenBucketCandidates} in their order, or null when the
-     * header is absent: a collection or any other {@link Iterable}, an array, or text separated by commas; read no
-     * further than one key past {@code maxCandidates}. An entry of a collection or array that is itself one is a
-     * candidate group ({@link #groupsOf}).
-     */
-    private static Candidates candidatesOf(Message message, String name, TokenBucketConfiguration config,
-                                           TokenBucketLimitSource source) {
-        Object header = message.getHeader(TokenBucketConstants.CANDIDATES);
-        if (header == null) {
-            return null;
-        }
-        // looking for groups walks the entries before they are read as keys: an Iterable that is not a collection
-        // may give them only once, so they are taken into a list first (bounded as items() bounds every list)
-        Object raw = header instanceof Iterable<?> && !(header instanceof Collection<?>) ? listOf(header) : header;
-        int max = config.getMaxCandidates();
-        if (hasGroup(raw)) {
-            return groupsOf(raw, name, max, config.getMaxAllOf(), source);
-        }
-        Set<String> distinct = distinctKeys(raw, TokenBucketConstants.CANDIDATES, key -> true, max,
-                () -> TokenBucketExceptions.tooManyCandidates(name, max, raw));
-        if (distinct.isEmpty()) {
-            throw TokenBucketExceptions.noCandidate(raw);
-        }
-        return keysOf(distinct, source);
-    }
-
-    /** The entries of an {@link Iterable} in a list, read once, at most {@link #MAX_ENTRIES}. */
-    private static List<Object> listOf(Object iterable) {
-        List<Object> entries = new ArrayList<>();
-        items(iterable, TokenBucketConstants.CANDIDATES).forEachRemaining(entries::add);
-        return entries;
-    }
-
-    /** Whether a header value is a collection or array with an entry that is itself a collection or array. */
-    private static boolean hasGroup(Object raw) {
-        if (!isList(raw)) {
-            return false;
-        }
-        for (Iterator<?> items = items(raw, TokenBucketConstants.CANDIDATES); items.hasNext(); ) {
-            if (isList(items.next())) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static boolean isList(Object value) {
-        return value instanceof Iterable<?> || value != null && value.getClass().isArray();
-    }
-
-    /**
-     * The entries of an {@link Iterable} or an array, in order, failing naming {@code header} past
-     * {@link #MAX_ENTRIES}: only distinct keys count towards maxCandidates and maxAllOf, so without this bound a
-     * header of a billion blank or repeated entries (or an endless {@code Iterable}) would be read for ever.
-     */
-    private static Iterator<?> items(Object list, String header) {
-        Iterator<?> source = list instanceof Iterable<?> items ? items.iterator() : new Iterator<Object>() {
-            private int next;
-
-            @Override
-            public boolean hasNext() {
-                return next < java.lang.reflect.Array.getLength(list);
-            }
-
-            @Override
-            public Object next() {
-                if (!hasNext()) {
-                    throw new java.util.NoSuchElementException();
-                }
-                return java.lang.reflect.Array.get(list, next++);
-            }
-        };
-        return new Iterator<Object>() {
-            private int read;
-
-            @Override
-            public boolean hasNext() {
-                return source.hasNext();
-            }
-
-            @Override
-            public Object next() {
-                if (++read > MAX_ENTRIES) {
-                    throw TokenBucketExceptions.tooManyEntries(header, MAX_ENTRIES);
-                }
-                return source.next();
-            }
-        };
-    }
-
-    /**
-     * The candidate groups of header {@code CamelTokenBucketCandidates}: each entry that is a collection or array is
-     * a group, its first key the candidate and the rest charged with it; any other entry is a candidate alone (a
-     * blank one is skipped, as in a plain list). A group's entries are keys, not lists. Every key must be distinct,
-     * a group's first key non-blank and none of its keys blank, a group at most {@code maxAllOf} keys besides its
-     * candidate, at most {@code maxCandidates} groups and {@link BucketStore#MAX_KEYS} keys in all; reading
-     * stops at the first key past a bound.
-     *
-     * @throws IllegalArgumentException naming the header and its value otherwise
-     */
-    private static Candidates groupsOf(Object raw, String name, int maxCandidates, int maxAllOf,
-                                       TokenBucketLimitSource source) {
-        Set<String> seen = new HashSet<>();
-        List<String> keys = new ArrayList<>();
-        List<List<String>> with = new ArrayList<>();
-        for (Iterator<?> items = items(raw, TokenBucketConstants.CANDIDATES); items.hasNext(); ) {
-            Object item = items.next();
-            List<String> group = new ArrayList<>();
-            if (isList(item)) {
-                for (Iterator<?> members = items(item, TokenBucketConstants.CANDIDATES); members.hasNext(); ) {
-                    Object member = members.next();
-                    if (isList(member)) {
-                        // its text ("[a, b]") would be a bucket of its own, and none of its keys charged
-                        throw TokenBucketExceptions.badGroup(name, raw, "a group's keys must be text, not a list");
-                    }
-                    String key = text(member);
-                    if (key.isEmpty()) {
-                        throw TokenBucketExceptions.badGroup(name, raw, "a group's keys must not be blank");
-                    }
-                    if (group.size() > maxAllOf) {
-                        throw TokenBucketExceptions.badGroup(name, raw, "a group charges at most maxAllOf "
-                                + maxAllOf + " keys with its candidate");
-                    }
-                    group.add(key);
-                }
-                if (group.isEmpty()) {
-                    throw TokenBucketExceptions.badGroup(name, raw, "a group must start with its candidate key");
-                }
-            } else {
-                String key = text(item);
-                if (key.isEmpty()) {
-                    continue;
-                }
-                group.add(key);
-            }
-            for (String key : group) {
-                if (!seen.add(key)) {
-                    throw TokenBucketExceptions.badGroup(name, raw, "key '" + TokenBucketExceptions.shown(key)
-                            + "' is named twice; with groups every key is charged once");
-                }
-            }
-            if (seen.size() > BucketStore.MAX_KEYS) {
-                throw TokenBucketExceptions.tooManyGroupKeys(name, seen.size(), raw);
-            }
-            keys.add(group.get(0));
-            with.add(group.subList(1, group.size()));
-            if (keys.size() > maxCandidates) {
-                throw TokenBucketExceptions.tooManyCandidates(name, maxCandidates, raw);
-            }
-        }
-        if (keys.isEmpty()) {
-            throw TokenBucketExceptions.noCandidate(raw);
-        }
-        Candidates candidates = keysOf(new LinkedHashSet<>(keys), source);
-        List<Candidates> groups = new ArrayList<>(with.size());
-        for (List<String> group : with) {
-            groups.add(keysOf(new LinkedHashSet<>(group), source));
-        }
-        return new Candidates(candidates.keys(), candidates.stored(), candidates.limits(), List.copyOf(groups));
-    }
-
-    private static String text(Object item) {
-        return item == null ? "" : item.toString().trim();
-    }
-
-    /**
-     * The distinct non-blank keys of a header value in their order, those {@code kept} accepts: a collection or
-     * any other {@link Iterable}, an array, or text separated by commas; read no further than one key past
-     * {@code max}, which fails with {@code tooMany}.
-     */
-    private static Set<String> distinctKeys(Object raw, String header, Predicate<String> kept, int max,
-                                            Supplier<IllegalArgumentException> tooMany) {
-        Set<String> distinct = new LinkedHashSet<>();
-        if (isList(raw)) {
-            for (Iterator<?> items = items(raw, header); items.hasNext(); ) {
-                addKey(distinct, text(items.next()), kept, max, tooMany);
-            }
-        } else {
-            String text = raw.toString();
-            int read = 0;
-            for (int from = 0; from <= text.length(); ) {
-                if (++read > MAX_ENTRIES) {
-                    throw TokenBucketExceptions.tooManyEntries(header, MAX_ENTRIES);
-                }
-                int comma = text.indexOf(',', from);
-                int to = comma < 0 ? text.length() : comma;
-                addKey(distinct, text.substring(from, to).trim(), kept, max, tooMany);
-                from = to + 1;
-            }
-        }
-        return distinct;
-    }
-
-    /** Distinct keys with their stored forms and limits. */
-    private static Candidates keysOf(Set<String> distinct, TokenBucketLimitSource source) {
-        List<String> keys = List.copyOf(distinct);
-        List<String> stored = new ArrayList<>(keys.size());
-        List<Limits> limits = new ArrayList<>(keys.size());
-        for (String key : keys) {
-            stored.add(BucketKeys.bound(key));
-        }
-        for (String key : keys) {
-            limits.add(source.limitsFor(key));
-        }
-        return new Candidates(keys, List.copyOf(stored), List.copyOf(limits));
-    }
-
-    private static void addKey(Set<String> keys, String key, Predicate<String> kept, int max,
-                               Supplier<IllegalArgumentException> tooMany) {
-        if (!key.isEmpty() && kept.test(key) && keys.add(key) && keys.size() > max) {
-            throw tooMany.get();
-        }
     }
 
     /** The exchange's cost: header {@code CamelTokenBucketCost} or the cost option, from 1 to {@code capacity}. */

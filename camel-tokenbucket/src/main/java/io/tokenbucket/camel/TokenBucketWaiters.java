@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.camel.TokenBucketRequest.Acquire;
 import io.tokenbucket.math.Outcome;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
@@ -48,7 +49,7 @@ final class TokenBucketWaiters {
      * @param start when the producer received the exchange ({@link System#nanoTime()}), for its waited time
      * @return the waiter, to abandon if the producer stopped meanwhile
      */
-    Waiter schedule(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Outcome reservation,
+    Waiter schedule(Exchange exchange, AsyncCallback callback, Acquire request, Outcome reservation,
                     long start) {
         // the deadline is the slot itself: the timer never runs a task before it, so no release is early
         long slot = System.nanoTime() + reservation.waitTicks();
@@ -151,7 +152,7 @@ final class TokenBucketWaiters {
 
         private final Exchange exchange;
         private final AsyncCallback callback;
-        private final TokenBucketRequest request;
+        private final Acquire request;
         private final long remaining;
         private final long start;
         private final long slot;
@@ -160,7 +161,7 @@ final class TokenBucketWaiters {
         private boolean released; // set on the timer thread before the hand-off, which publishes it to the worker
         private volatile TokenBucketTimer.Entry timer;
 
-        Waiter(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, long remaining, long start,
+        Waiter(Exchange exchange, AsyncCallback callback, Acquire request, long remaining, long start,
                long slot) {
             this.exchange = exchange;
             this.slot = slot;
@@ -179,7 +180,7 @@ final class TokenBucketWaiters {
         public void run() {
             if (released) {
                 long waited = System.nanoTime() - start;
-                endpoint.getStatistics().admitted(request.stored(), waited);
+                endpoint.getStatistics().admitted(request.key().stored(), waited);
                 TokenBucketProducer.passed(exchange.getMessage(), endpoint.getConfiguration(), waited / 1_000_000,
                         remaining);
                 callback.done(false);
@@ -202,9 +203,9 @@ final class TokenBucketWaiters {
             if (t != null) {
                 t.cancel();
             }
-            TokenBucketProducer.refund(endpoint.store(), request); // to every key it charged
+            TokenBucketProducer.refund(endpoint.store(), request.refund()); // to every key it charged
             endpoint.getStatistics().abandoned();
-            exchange.setException(TokenBucketExceptions.abandoned(endpoint.getName(), request.key(),
+            exchange.setException(TokenBucketExceptions.abandoned(endpoint.getName(), request.key().sent(),
                     request.tokens(), why));
             // this may run on a store's I/O thread: the route's error handling goes to the worker pool
             continueOnWorker(exchange, callback, () -> callback.done(false));

@@ -3,12 +3,14 @@
  *
  * <p>What Camel and its tooling see: {@link io.tokenbucket.camel.TokenBucketComponent},
  * {@link io.tokenbucket.camel.TokenBucketEndpoint} (with the JMX members),
- * {@link io.tokenbucket.camel.TokenBucketConfiguration} (every option),
+ * {@link io.tokenbucket.camel.TokenBucketConfiguration} (every option, the Redis and adaptive ones grouped in its
+ * superclasses), {@link io.tokenbucket.camel.TokenBucketLimitResolver} (per-key limits from a bean),
  * {@link io.tokenbucket.camel.TokenBucketConstants} (the headers) and the exceptions.
  *
- * <p>Behind them, one role per class: {@code TokenBucketRequest} reads one exchange's headers,
+ * <p>Behind them, one role per class: {@code TokenBucketRequest} reads one exchange's headers into one record
+ * per operation (its key lists through {@code TokenBucketKeyLists}),
  * {@link io.tokenbucket.camel.TokenBucketProducer} decides, {@code TokenBucketWaiters} holds the exchanges that
- * wait, {@code TokenBucketExceptions} builds every message, {@code TokenBucketLimitSource} gives each key its
- * limits, and {@code TokenBucketStoreBinding} opens the store and binds its health check and meters.
+ * wait, {@code TokenBucketExceptions} builds every message, {@code TokenBucketLimitSource} checks the options and
+ * gives each key its limits, and {@code TokenBucketStoreBinding} opens the store and binds its health check and meters.
  */
 package io.tokenbucket.camel;

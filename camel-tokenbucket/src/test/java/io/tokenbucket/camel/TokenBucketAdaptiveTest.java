@@ -200,7 +200,7 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
     void aFreshKeyStartsAtAdaptiveStartAndItsFirst429HalvesIt(String store) {
         TokenBucketEndpoint slow = endpoint("slow-" + store);
         assertThat(slow.getConfiguration().getAdaptiveStart()).isEqualTo(0.25);
-        assertThat(slow.getConfiguration().adaptation().startPpm()).isEqualTo(250_000);
+        assertThat(slow.limitSource().limits().adaptive().startPpm()).isEqualTo(250_000);
         // a key never seen: at the start, read without writing anything
         Exchange fresh = template.request(slow.getEndpointUri(), e -> {
             e.getMessage().setHeader(TokenBucketConstants.KEY, "new.example");
@@ -225,7 +225,7 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
     @Test
     void withoutAdaptiveStartAFreshKeyIsAtTheConfiguredRate() {
         assertThat(endpoint("hosts").getConfiguration().getAdaptiveStart()).isEqualTo(1.0);
-        assertThat(endpoint("hosts").getConfiguration().adaptation().startPpm())
+        assertThat(endpoint("hosts").limitSource().limits().adaptive().startPpm())
                 .isEqualTo(io.tokenbucket.math.Adaptive.PPM);
         assertThat(endpoint("hosts").rateOfKey("untouched.example")).isEqualTo(1.0);
     }

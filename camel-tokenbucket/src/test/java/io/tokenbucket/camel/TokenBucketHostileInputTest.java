@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.math.Limits;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
 import org.apache.camel.builder.RouteBuilder;
@@ -137,9 +138,10 @@ class TokenBucketHostileInputTest extends TokenBucketTestSupport {
     @Test
     void theLimitResolverIsAskedWithTheKeyAsSent() {
         List<String> asked = Collections.synchronizedList(new ArrayList<>());
+        Limits goldLimits = TokenBucketLimitResolver.parse("2/1h");
         context.getRegistry().bind("resolver", (TokenBucketLimitResolver) key -> {
             asked.add(key);
-            return key.startsWith("gold-") ? "2/1h" : null;
+            return key.startsWith("gold-") ? goldLimits : null;
         });
         String gold = "gold-" + "y".repeat(500);
         String uri = "tokenbucket:resolved?capacity=9&refillPeriod=1h&mode=reject&limitResolver=#resolver&" + store();

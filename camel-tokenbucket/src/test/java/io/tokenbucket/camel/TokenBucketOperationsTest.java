@@ -21,7 +21,7 @@ class TokenBucketOperationsTest extends TokenBucketTestSupport {
 
     @Override
     protected RoutesBuilder createRouteBuilder() {
-        context.getRegistry().bind("tiers", (TokenBucketLimitResolver) premium::get);
+        context.getRegistry().bind("tiers", TokenBucketLimitResolver.text(premium::get));
         return new RouteBuilder() {
             @Override
             public void configure() {

@@ -5,6 +5,14 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.tokenbucket.camel.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
+import io.tokenbucket.camel.TokenBucketRequest.Candidate;
+import io.tokenbucket.camel.TokenBucketRequest.Key;
+import io.tokenbucket.camel.TokenBucketRequest.Peek;
+import io.tokenbucket.camel.TokenBucketRequest.Penalize;
+import io.tokenbucket.camel.TokenBucketRequest.Refund;
+import io.tokenbucket.camel.TokenBucketRequest.Remove;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketKeys;
 import org.apache.camel.CamelContext;
@@ -50,6 +58,14 @@ class TokenBucketRequestTest {
         return TokenBucketRequest.read(exchange, "t", config, limits);
     }
 
+    private Acquire acquire(Consumer<Exchange> headers) throws NoSuchHeaderException {
+        return (Acquire) read(headers);
+    }
+
+    private List<String> candidateKeys(Consumer<Exchange> headers) throws NoSuchHeaderException {
+        return ((AcquireAny) read(headers)).candidates().stream().map(c -> c.key().sent()).toList();
+    }
+
     private static Consumer<Exchange> header(String name, Object value) {
         return e -> e.getMessage().setHeader(name, value);
     }
@@ -57,26 +73,27 @@ class TokenBucketRequestTest {
     @Test
     void anExchangeWithoutHeadersAcquiresTheCostOnTheDefaultBucket() throws Exception {
         TokenBucketRequest request = read(e -> { });
-        assertThat(request.operation()).isEqualTo(TokenBucketOperation.acquire);
-        assertThat(request.key()).isEqualTo(TokenBucketRequest.DEFAULT_KEY).isEqualTo(request.stored());
-        assertThat(request.limits()).isEqualTo(limits.limits());
-        assertThat(request.tokens()).isEqualTo(1);
-        assertThat(request.candidates()).isNull();
+        assertThat(request).isInstanceOf(Acquire.class);
+        Acquire acquire = (Acquire) request;
+        assertThat(acquire.key().sent()).isEqualTo(TokenBucketRequest.DEFAULT_KEY).isEqualTo(acquire.key().stored());
+        assertThat(acquire.key().limits()).isEqualTo(limits.limits());
+        assertThat(acquire.tokens()).isEqualTo(1);
+        assertThat(acquire.allOf()).isEmpty();
     }
 
     @Test
     void theKeyHeaderChoosesTheBucketAndItsLimits() throws Exception {
-        TokenBucketRequest request = read(header("proxyId", "premium-7"));
-        assertThat(request.key()).isEqualTo("premium-7").isEqualTo(request.stored());
-        assertThat(request.limits().capacity()).isEqualTo(20);
-        assertThat(read(header("proxyId", 42)).key()).isEqualTo("42"); // converted as Camel converts header values
+        Key key = acquire(header("proxyId", "premium-7")).key();
+        assertThat(key.sent()).isEqualTo("premium-7").isEqualTo(key.stored());
+        assertThat(key.limits().capacity()).isEqualTo(20);
+        assertThat(acquire(header("proxyId", 42)).key().sent()).isEqualTo("42"); // as Camel converts header values
     }
 
     @Test
     void limitsAreDecidedOnTheKeyAsSentAndOnlyTheStoredFormIsBounded() throws Exception {
         String key = "premium-" + "x".repeat(10_000);
-        TokenBucketRequest request = read(header("proxyId", key));
-        assertThat(request.key()).isEqualTo(key);
+        Key request = acquire(header("proxyId", key)).key();
+        assertThat(request.sent()).isEqualTo(key);
         assertThat(request.stored()).isEqualTo(BucketKeys.bound(key)).isNotEqualTo(key);
         assertThat(request.limits().capacity()).isEqualTo(20);
     }
@@ -91,9 +108,9 @@ class TokenBucketRequestTest {
     @Test
     void theCostHeaderOverridesTheOptionAndIsBoundedByTheKeysCapacity() throws Exception {
         config.setCost(2);
-        assertThat(read(e -> { }).tokens()).isEqualTo(2);
-        assertThat(read(header(TokenBucketConstants.COST, 3)).tokens()).isEqualTo(3);
-        assertThat(read(header(TokenBucketConstants.COST, " 4 ")).tokens()).isEqualTo(4);
+        assertThat(acquire(e -> { }).tokens()).isEqualTo(2);
+        assertThat(acquire(header(TokenBucketConstants.COST, 3)).tokens()).isEqualTo(3);
+        assertThat(acquire(header(TokenBucketConstants.COST, " 4 ")).tokens()).isEqualTo(4);
         assertThatThrownBy(() -> read(header(TokenBucketConstants.COST, 6)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("Header CamelTokenBucketCost must be a whole number from 1 to the capacity 5 of"
@@ -107,8 +124,8 @@ class TokenBucketRequestTest {
     void aRefundMayGiveBackMoreThanTheCapacity() throws Exception {
         TokenBucketRequest request = read(header(TokenBucketConstants.OPERATION, "refund")
                 .andThen(header(TokenBucketConstants.COST, 1000)));
-        assertThat(request.operation()).isEqualTo(TokenBucketOperation.refund);
-        assertThat(request.tokens()).isEqualTo(1000);
+        assertThat(request).isInstanceOf(Refund.class);
+        assertThat(((Refund) request).tokens()).isEqualTo(1000);
         assertThatThrownBy(() -> read(header(TokenBucketConstants.OPERATION, "refund")
                 .andThen(header(TokenBucketConstants.COST, 0))))
                 .hasMessage("Header CamelTokenBucketCost must be a whole number of at least 1, was '0'");
@@ -116,10 +133,9 @@ class TokenBucketRequestTest {
 
     @Test
     void theOperationIsReadWithoutCaseOrSpaceAndABadOneIsNamed() throws Exception {
-        assertThat(read(header(TokenBucketConstants.OPERATION, " PEEK ")).operation())
-                .isEqualTo(TokenBucketOperation.peek);
-        assertThat(read(header(TokenBucketConstants.OPERATION, TokenBucketOperation.remove)).operation())
-                .isEqualTo(TokenBucketOperation.remove);
+        assertThat(read(header(TokenBucketConstants.OPERATION, " PEEK "))).isInstanceOf(Peek.class);
+        assertThat(read(header(TokenBucketConstants.OPERATION, TokenBucketOperation.remove)))
+                .isInstanceOf(Remove.class);
         assertThatThrownBy(() -> read(header(TokenBucketConstants.OPERATION, "drop")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("Header CamelTokenBucketOperation must be"
                         + " one of acquire, refund, remove, peek, penalize, throttled or rate, was 'drop'");
@@ -128,20 +144,19 @@ class TokenBucketRequestTest {
     @Test
     void removeAndPenalizeTakeNoTokensSoABadCostHeaderDoesNotMatter() throws Exception {
         Consumer<Exchange> badCost = header(TokenBucketConstants.COST, "lots");
-        assertThat(read(header(TokenBucketConstants.OPERATION, "remove").andThen(badCost)).tokens()).isZero();
+        assertThat(read(header(TokenBucketConstants.OPERATION, "remove").andThen(badCost))).isInstanceOf(Remove.class);
         TokenBucketRequest penalize = read(header(TokenBucketConstants.OPERATION, "penalize").andThen(badCost)
                 .andThen(header(TokenBucketConstants.PENALTY, "30s")));
-        assertThat(penalize.tokens()).isZero();
-        assertThat(penalize.penaltyNanos()).isEqualTo(TimeUnit.SECONDS.toNanos(30));
+        assertThat(((Penalize) penalize).penaltyNanos()).isEqualTo(TimeUnit.SECONDS.toNanos(30));
     }
 
     @Test
     void aPenaltyIsMillisecondsDurationTextOrADurationOfAtMost365Days() throws Exception {
         Consumer<Exchange> penalize = header(TokenBucketConstants.OPERATION, "penalize");
-        assertThat(read(penalize.andThen(header(TokenBucketConstants.PENALTY, 1500))).penaltyNanos())
+        assertThat(((Penalize) read(penalize.andThen(header(TokenBucketConstants.PENALTY, 1500)))).penaltyNanos())
                 .isEqualTo(TimeUnit.MILLISECONDS.toNanos(1500));
-        assertThat(read(penalize.andThen(header(TokenBucketConstants.PENALTY, Duration.ofMinutes(2)))).penaltyNanos())
-                .isEqualTo(TimeUnit.MINUTES.toNanos(2));
+        assertThat(((Penalize) read(penalize.andThen(header(TokenBucketConstants.PENALTY, Duration.ofMinutes(2)))))
+                .penaltyNanos()).isEqualTo(TimeUnit.MINUTES.toNanos(2));
         assertThatThrownBy(() -> read(penalize.andThen(header(TokenBucketConstants.PENALTY, "-5"))))
                 .hasMessage("Header CamelTokenBucketPenalty must be a duration such as 30s or 2m, or milliseconds,"
                         + " for operation penalize, was '-5'");
@@ -150,34 +165,55 @@ class TokenBucketRequestTest {
                         + " for operation penalize, was 'null'");
         assertThatThrownBy(() -> read(penalize.andThen(header(TokenBucketConstants.PENALTY, "366d"))))
                 .hasMessage("Header CamelTokenBucketPenalty must be at most 365d (31536000000 ms), was '366d'");
+        // the configuration's ceiling, a constant of its own, is the stores' ceiling
+        assertThat(TokenBucketConfiguration.MAX_WAIT_MILLIS)
+                .isEqualTo(TimeUnit.NANOSECONDS.toMillis(io.tokenbucket.store.BucketStore.MAX_WAIT_NANOS));
     }
 
     @Test
     void candidatesAreDistinctInTheirOrderEachWithItsLimitsAndTheCostFitsTheSmallest() throws Exception {
         TokenBucketRequest request = read(header(TokenBucketConstants.CANDIDATES, " premium-1, slow,premium-1,,p3")
                 .andThen(header("proxyId", "ignored")).andThen(header(TokenBucketConstants.COST, 2)));
-        TokenBucketRequest.Candidates candidates = request.candidates();
-        assertThat(request.key()).isNull();
-        assertThat(candidates.keys()).containsExactly("premium-1", "slow", "p3");
-        assertThat(candidates.stored()).containsExactly("premium-1", "slow", "p3");
-        assertThat(candidates.limits()).extracting(Limits::capacity).containsExactly(20L, 2L, 5L);
-        assertThat(request.tokens()).isEqualTo(2);
-        TokenBucketRequest chosen = request.chosen(1);
-        assertThat(chosen.key()).isEqualTo("slow");
-        assertThat(chosen.limits().capacity()).isEqualTo(2);
+        AcquireAny any = (AcquireAny) request;
+        List<Key> candidates = any.candidates().stream().map(Candidate::key).toList();
+        assertThat(Key.sent(candidates)).containsExactly("premium-1", "slow", "p3");
+        assertThat(Key.stored(candidates)).containsExactly("premium-1", "slow", "p3");
+        assertThat(Key.limits(candidates)).extracting(Limits::capacity).containsExactly(20L, 2L, 5L);
+        assertThat(any.candidates()).allSatisfy(c -> assertThat(c.with()).isEmpty());
+        assertThat(any.tokens()).isEqualTo(2);
+        Acquire chosen = any.chosen(1);
+        assertThat(chosen.key().sent()).isEqualTo("slow");
+        assertThat(chosen.key().limits().capacity()).isEqualTo(2);
         assertThat(chosen.tokens()).isEqualTo(2);
-        assertThat(chosen.candidates()).isNull();
+        assertThat(chosen.allOf()).isEmpty();
         assertThatThrownBy(() -> read(header(TokenBucketConstants.CANDIDATES, List.of("premium-1", "slow"))
                 .andThen(header(TokenBucketConstants.COST, 3))))
                 .hasMessageContaining("from 1 to the capacity 2 of tokenbucket:t, was '3'");
     }
 
     @Test
+    void aChosenCandidateGroupIsChargedWithItsGroupThenTheAllOfKeysAndItsRefundGivesBackToEach() throws Exception {
+        TokenBucketRequest request = read(header(TokenBucketConstants.CANDIDATES,
+                List.of(List.of("p1", "pair p1"), List.of("slow", "pair slow", "pair slow 2")))
+                .andThen(header(TokenBucketConstants.ALL_OF, "host")));
+        AcquireAny any = (AcquireAny) request;
+        assertThat(any.candidates()).extracting(c -> Key.sent(c.with()))
+                .containsExactly(List.of("pair p1"), List.of("pair slow", "pair slow 2"));
+        assertThat(Key.sent(any.allOf())).containsExactly("host");
+        Acquire chosen = any.chosen(1);
+        assertThat(chosen.key().sent()).isEqualTo("slow");
+        assertThat(Key.sent(chosen.allOf())).containsExactly("pair slow", "pair slow 2", "host");
+        Refund refund = chosen.refund();
+        assertThat(refund.stored()).containsExactly("slow", "pair slow", "pair slow 2", "host");
+        assertThat(refund.limits()).extracting(Limits::capacity).containsExactly(2L, 5L, 5L, 5L);
+        assertThat(any.tokens()).isEqualTo(1);
+    }
+
+    @Test
     void candidatesComeAsACollectionAnArrayOrTextAndAreBounded() throws Exception {
-        assertThat(read(header(TokenBucketConstants.CANDIDATES, new String[] {"a", "b"})).candidates().keys())
+        assertThat(candidateKeys(header(TokenBucketConstants.CANDIDATES, new String[] {"a", "b"})))
                 .containsExactly("a", "b");
-        assertThat(read(header(TokenBucketConstants.CANDIDATES, List.of("a", "a"))).candidates().keys())
-                .containsExactly("a");
+        assertThat(candidateKeys(header(TokenBucketConstants.CANDIDATES, List.of("a", "a")))).containsExactly("a");
         assertThatThrownBy(() -> read(header(TokenBucketConstants.CANDIDATES, "a,b,c,d,e")))
                 .hasMessage("Header CamelTokenBucketCandidates names more than maxCandidates 3 distinct keys on"
                         + " tokenbucket:t, was 'a,b,c,d,e'");
@@ -189,13 +225,13 @@ class TokenBucketRequestTest {
     void candidatesOnlyCountForAcquire() throws Exception {
         TokenBucketRequest peek = read(header(TokenBucketConstants.OPERATION, "peek")
                 .andThen(header(TokenBucketConstants.CANDIDATES, "a,b")).andThen(header("proxyId", "slow")));
-        assertThat(peek.candidates()).isNull();
-        assertThat(peek.key()).isEqualTo("slow");
+        assertThat(peek).isInstanceOf(Peek.class);
+        assertThat(((Peek) peek).key().sent()).isEqualTo("slow");
     }
 
     @Test
     void aResolverAnswerThatIsNoLimitsFailsNamingTheKey() {
-        config.setLimitResolver(key -> key.equals("bad") ? "lots" : null);
+        config.setLimitResolver(TokenBucketLimitResolver.text(key -> key.equals("bad") ? "lots" : null));
         assertThatThrownBy(() -> read(header("proxyId", "bad"))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("the limits the limitResolver gave key 'bad' must be limits such as 10/1s");
     }

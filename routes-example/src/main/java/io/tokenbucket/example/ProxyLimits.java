@@ -24,7 +24,7 @@ import io.tokenbucket.camel.TokenBucketLimitResolver;
  * the ids are ({@code host}, {@code pair} and {@code a,b} included), and the glob {@code pair *} matches the pairs
  * and nothing else.
  */
-public class ProxyLimits implements TokenBucketLimitResolver {
+public class ProxyLimits implements TokenBucketLimitResolver.Text {
 
     /** The registry name the throttle URI refers to. */
     public static final String BEAN = "proxyLimits";

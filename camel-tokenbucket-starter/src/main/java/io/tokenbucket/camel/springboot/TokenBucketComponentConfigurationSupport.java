@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
-import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketComponent;
 import org.apache.camel.CamelContext;
 import org.apache.camel.spring.boot.ComponentConfigurationPropertiesCommon;
 import org.apache.camel.spring.boot.util.CamelPropertiesHelper;
@@ -91,7 +91,7 @@ public abstract class TokenBucketComponentConfigurationSupport extends Component
 
     /**
      * The milliseconds of a duration, read by the component's one reader
-     * ({@link TokenBucketConfiguration#durationMillis}: {@code 1s}, {@code 500ms}, {@code 1m30s}, {@code 5min},
+     * ({@link TokenBucketComponent#durationMillis}: {@code 1s}, {@code 500ms}, {@code 1m30s}, {@code 5min},
      * ISO-8601 as Spring writes durations ({@code PT2S}), a plain number of milliseconds; exactly, never wrapped
      * around).
      *
@@ -100,7 +100,7 @@ public abstract class TokenBucketComponentConfigurationSupport extends Component
      *                                  and the text when it is no duration
      */
     static long durationMillis(String option, String text) {
-        return TokenBucketConfiguration.durationMillis(PREFIX + StringHelper.camelCaseToDash(option),
+        return TokenBucketComponent.durationMillis(PREFIX + StringHelper.camelCaseToDash(option),
                 text == null ? "" : text.trim());
     }
 }

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.camel.TokenBucketConfiguration;
 import org.apache.camel.CamelContext;
 import org.apache.camel.spring.boot.util.CamelPropertiesHelper;
@@ -29,7 +30,7 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * Checks {@code camel.component.tokenbucket.*} when the application starts, with the component's own checks
- * ({@link TokenBucketConfiguration#validate()}: limits, cost, durations, bounds), so that {@code capacity: 0} fails
+ * ({@link TokenBucketComponent#checkOptions}: limits, cost, durations, bounds), so that {@code capacity: 0} fails
  * the start naming {@code camel.component.tokenbucket.capacity} and its value instead of failing later when a
  * route creates its endpoint.
  *
@@ -74,7 +75,7 @@ final class TokenBucketPropertiesValidator {
         // the component's own options (lazyStartProducer, workerPool...) are not the endpoints': left unset here
         CamelPropertiesHelper.setCamelProperties(camelContext, checked, options, false);
         try {
-            checked.validate();
+            TokenBucketComponent.checkOptions(checked);
         } catch (IllegalArgumentException e) {
             String option = leadingName(e.getMessage());
             BeanWrapperImpl given = new BeanWrapperImpl(properties);

@@ -238,7 +238,7 @@ class TokenBucketComponentAutoConfigurationTest {
 
         @Bean
         TokenBucketLimitResolver resolver() {
-            return key -> key.startsWith("premium-") ? "20/1s" : null;
+            return TokenBucketLimitResolver.text(key -> key.startsWith("premium-") ? "20/1s" : null);
         }
 
         @Bean(destroyMethod = "shutdown")
