@@ -28,16 +28,18 @@ public abstract class TokenBucketAdaptiveOptions {
     private String adaptiveKeys;
 
     @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: the lowest rate, as a"
-            + " fraction of the configured rate, from 0.000001 to below 1.")
+            + " fraction of the configured rate, from 0.000001 to below 1; an adaptiveStart below it lowers it to"
+            + " the start.")
     private double adaptiveFloor = 0.1;
 
     @UriParam(label = "adaptive", defaultValue = "0.5", description = "With adaptive: what a throttled signal"
             + " multiplies the rate by, above 0 and below 1 (0.5 halves it); the first signal of a key in its slow"
-            + " start (adaptiveStart) halves it instead.")
+            + " start (adaptiveStart) halves it first, then multiplies it by this.")
     private double adaptiveDecrease = 0.5;
 
     @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: what one increase step adds"
-            + " to the rate, as a fraction of the configured rate, from 0.000001 to 1. A step is earned by each"
+            + " to the rate, as a fraction of the current rate (0.1: 10 % more), from 0.000001 to 1; at least one"
+            + " millionth of the configured rate. A step is earned by each"
             + " refill amount of tokens granted at the current rate: under steady demand, one step per refill"
             + " period.")
     private double adaptiveIncrease = 0.1;
@@ -54,11 +56,12 @@ public abstract class TokenBucketAdaptiveOptions {
     private long adaptiveMemory = 60_000;
 
     @UriParam(label = "adaptive", defaultValue = "1.0", description = "With adaptive: where a key without rate state"
-            + " starts, as a fraction of the configured rate, from adaptiveFloor to 1. Below 1 it is a slow start,"
+            + " starts, as a fraction of the configured rate, from 0.000001 to 1. Below 1 it is a slow start,"
             + " as TCP's: until its first throttled signal each increase step doubles the key's rate (up to the"
-            + " configured rate), and the first signal halves it (not adaptiveDecrease) and ends the start; from then"
-            + " on AIMD. Finds a limit far below the configured rate in a few signals instead of seconds of refusals"
-            + " at the configured rate. 1 (the default): a new key starts at the configured rate.")
+            + " configured rate), and the first signal halves it, then multiplies it by adaptiveDecrease, and ends"
+            + " the start; from then on AIMD. Finds a limit far below the configured rate in a few signals instead of"
+            + " seconds of refusals at the configured rate. A start below adaptiveFloor lowers the floor to it."
+            + " 1 (the default): a new key starts at the configured rate.")
     private double adaptiveStart = 1.0;
 
     /** Whether each key's rate adapts to throttled signals and success. Default false. */
@@ -90,8 +93,9 @@ public abstract class TokenBucketAdaptiveOptions {
     }
 
     /**
-     * Sets where a key without adaptive rate state starts, a fraction of the configured rate from adaptiveFloor to
-     * 1; below 1 each increase step doubles the rate until the first throttled signal, which halves it. Default 1.0.
+     * Sets where a key without adaptive rate state starts, a fraction of the configured rate from 0.000001 to 1 (a
+     * start below adaptiveFloor lowers the floor to it); below 1 each increase step doubles the rate until the first
+     * throttled signal, which halves it and cuts it by adaptiveDecrease. Default 1.0.
      */
     public void setAdaptiveStart(double adaptiveStart) {
         this.adaptiveStart = adaptiveStart;
@@ -102,7 +106,10 @@ public abstract class TokenBucketAdaptiveOptions {
         return adaptiveFloor;
     }
 
-    /** Sets the lowest adaptive rate, a fraction of the configured rate from 0.000001 to below 1. Default 0.1. */
+    /**
+     * Sets the lowest adaptive rate, a fraction of the configured rate from 0.000001 to below 1; an adaptiveStart
+     * below it lowers it to the start. Default 0.1.
+     */
     public void setAdaptiveFloor(double adaptiveFloor) {
         this.adaptiveFloor = adaptiveFloor;
     }

@@ -163,13 +163,10 @@ final class TokenBucketLimitSource {
             throw new IllegalArgumentException("adaptiveMemory must be between 0 and 1d (86400000 ms), was "
                     + c.getAdaptiveMemory() + " ms");
         }
-        long start = ppm("adaptiveStart", c.getAdaptiveStart(), 1, Adaptive.PPM, "from adaptiveFloor ("
-                + c.getAdaptiveFloor() + ") to 1");
-        if (start < floor) {
-            throw new IllegalArgumentException("adaptiveStart must be from adaptiveFloor (" + c.getAdaptiveFloor()
-                    + ") to 1, was " + c.getAdaptiveStart() + ": a key cannot start below the floor (lower"
-                    + " adaptiveFloor or raise adaptiveStart)");
-        }
+        long start = ppm("adaptiveStart", c.getAdaptiveStart(), 1, Adaptive.PPM, "from 0.000001 to 1");
+        // each option works set alone: a start below the floor (the default 0.1, or one set) lowers the floor to it,
+        // as a key must be able to go back to where it started
+        floor = Math.min(floor, start);
         return Adaptive.of(floor, decrease, increase, TimeUnit.MILLISECONDS.toNanos(c.getAdaptiveHold()),
                 TimeUnit.MILLISECONDS.toNanos(c.getAdaptiveMemory())).withStart(start);
     }

@@ -50,7 +50,8 @@ public final class Adaptive {
      *
      * @param floorPpm    the lowest factor, 1 to {@code PPM - 1} (option adaptiveFloor)
      * @param decreasePpm what a cut multiplies the factor by, 1 to {@code PPM - 1} (option adaptiveDecrease)
-     * @param increasePpm what one step adds to the factor, 1 to {@code PPM} (option adaptiveIncrease)
+     * @param increasePpm what one step adds to the factor, in parts per million of the factor, 1 to {@code PPM}
+     *                    (option adaptiveIncrease)
      * @param holdTicks   how long after a cut further cuts are ignored, 0 to {@link #MAX_HOLD_TICKS}
      * @param memoryTicks how long a bucket full all along (idle) keeps its rate state, 0 to
      *                    {@link #MAX_MEMORY_TICKS}
@@ -97,7 +98,7 @@ public final class Adaptive {
         return decreasePpm;
     }
 
-    /** What one increase step adds to the factor, in parts per million of the ceiling. */
+    /** What one increase step adds to the factor, in parts per million of the factor ({@link AdaptiveMath#increaseStep}). */
     public long increasePpm() {
         return increasePpm;
     }

@@ -20,17 +20,21 @@ package io.tokenbucket.math;
  *     admitted into the overload).</li>
  * <li><b>An increase</b> ({@link #earn}) is earned by success, counted without a round trip of its own: every
  *     granted token is a credit, and a refill amount's worth of tokens at the current rate
- *     ({@code ceil(stepTokens × f)}, at least 1) earns one step, {@code f = min(1, f + increase)}. Under
- *     sustained demand that is one step per refill period, whatever the current rate: TCP's {@code +1/cwnd} per
- *     ACK, one segment per round trip. A grant is counted as a success because a failure would come back as a
- *     {@code throttled} signal.</li>
+ *     ({@code ceil(stepTokens × f)}, at least 1) earns one step, {@code f = min(1, f + increase × f)}
+ *     ({@link #increaseStep}): the increase is a share of the current rate, not of the ceiling, so a key probes
+ *     above the rate it found at the same pace whether its ceiling is twice that rate or ten times. Under
+ *     sustained demand that is one step per refill period, whatever the current rate. A grant is counted as a
+ *     success because a failure would come back as a {@code throttled} signal.</li>
  * </ul>
  * <b>Slow start.</b> A key without rate state is at {@link Adaptive#fresh()}: factor {@code start}
  * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each step (earned as
  * above) doubles the factor instead, up to the ceiling: TCP's slow start, which finds a limit far below the
  * ceiling in a few steps instead of spending many refusals at the ceiling. The first cut while starting halves the
- * factor (back to the last rate that drew no signal, as TCP's {@code ssthresh = cwnd / 2}; at least the floor),
- * ends the start and begins the hold; from then on the rules above. Reaching the ceiling by doubling does not end
+ * factor (back to the last rate that drew no signal, as TCP's {@code ssthresh = cwnd / 2}) and then multiplies it
+ * by the decrease as any cut does (at least the floor), ends the start and begins the hold; from then on the rules
+ * above. The decrease matters there: the signal says the target's own allowance (its burst) is used up, and a rate
+ * at the last one that drew no signal, which may be the target's limit itself, never lets it refill, so the next
+ * requests that arrive a little early are refused too. Reaching the ceiling by doubling does not end
  * the start. With {@code start = 1} (the default) a key starts at the ceiling, not starting: AIMD alone.
  *
  * <p><b>Forgetting.</b> A rate state lapses back to {@link Adaptive#fresh()} ({@link #current}) when the bucket has
@@ -139,14 +143,17 @@ public final class AdaptiveMath {
 
     /**
      * A {@code throttled} signal at {@code nowTicks}: the factor times the decrease, never below the floor, a hold
-     * from now, no credit; while starting, the factor halved instead (at least the floor), which ends the start.
+     * from now, no credit; while starting, the factor halved and then times the decrease (at least the floor),
+     * which ends the start.
      * Answers {@code rate} itself (the same instance) while the last cut holds: then the signal is ignored.
      */
     public static RateState cut(RateState rate, long nowTicks, Adaptive adaptive) {
         if (holding(rate, nowTicks, adaptive)) {
             return rate;
         }
-        long f = rate.starting() ? rate.factorPpm() / 2 : rate.factorPpm() * adaptive.decreasePpm() / PPM; // < 10^12
+        // while starting: back to the last rate that drew no signal, then cut as any signal cuts (below the host's
+        // limit, not on it: the 429 says its burst is used up, and only a rate below the limit lets it refill)
+        long f = (rate.starting() ? rate.factorPpm() / 2 : rate.factorPpm()) * adaptive.decreasePpm() / PPM; // < 10^12
         return new RateState(Math.max(adaptive.floorPpm(), f), 0, nowTicks);
     }
 
@@ -164,7 +171,8 @@ public final class AdaptiveMath {
 
     /**
      * {@code tokens} granted at {@code nowTicks}: credit towards the next increase. Each {@code ceil(stepTokens × f)}
-     * tokens (at least 1) of credit add {@link Adaptive#increasePpm()} to the factor, or double it while starting,
+     * tokens (at least 1) of credit add {@link #increaseStep} (the increase of the factor at the start of the call)
+     * to the factor, or double it while starting,
      * up to the ceiling (where the state is {@link RateState#CEILING}, or the ceiling still starting, without
      * credit). Nothing is earned at the ceiling or while a cut holds.
      *
@@ -188,11 +196,21 @@ public final class AdaptiveMath {
             }
             return new RateState(f, f >= PPM ? 0 : credit % threshold, rate.cutAtTicks(), true);
         }
-        if (steps > (PPM - rate.factorPpm()) / adaptive.increasePpm()) {
+        long step = increaseStep(rate.factorPpm(), adaptive);
+        if (steps > (PPM - rate.factorPpm()) / step) {
             return RateState.CEILING;
         }
-        long f = rate.factorPpm() + steps * adaptive.increasePpm();
+        long f = rate.factorPpm() + steps * step; // steps × step <= PPM
         return f >= PPM ? RateState.CEILING : new RateState(f, credit % threshold, rate.cutAtTicks());
+    }
+
+    /**
+     * What one increase step adds at factor {@code factorPpm}: {@link Adaptive#increasePpm()} of it (the current
+     * rate, not the ceiling), at least 1 ppm: {@code max(1, floor(factorPpm × increasePpm / PPM))}. So a key climbs
+     * at the same pace relative to the rate it found whether its ceiling is twice or five times that rate.
+     */
+    public static long increaseStep(long factorPpm, Adaptive adaptive) {
+        return Math.max(1, factorPpm * adaptive.increasePpm() / PPM); // both at most 10^6
     }
 
     private static long ceilDiv(long x, long y) {

@@ -212,13 +212,14 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
         if ("redis".equals(store)) {
             assertThat((java.util.List<?>) redis.command("KEYS", "*new.example*")).isEmpty();
         }
-        // the first 429 of a starting key halves its rate (0.125, not 0.25 × 0.7)
+        // the first 429 of a starting key halves its rate, then cuts it by adaptiveDecrease: 0.25 / 2 × 0.7 = 0.0875,
+        // held at the floor of 0.1
         Exchange first = fetch("direct:slow-" + store, "slow.example");
         assertThat(first.getException()).isNull();
         assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE_CUT, Boolean.class)).isTrue();
-        assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE, Double.class)).isEqualTo(0.125);
-        assertThat(slow.rateOfKey("slow.example")).isEqualTo(0.125);
-        assertThat(slow.rateStateOfKey("slow.example")).isEqualTo("rate=0.125, starting=false");
+        assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE, Double.class)).isEqualTo(0.1);
+        assertThat(slow.rateOfKey("slow.example")).isEqualTo(0.1);
+        assertThat(slow.rateStateOfKey("slow.example")).isEqualTo("rate=0.1, starting=false");
         assertThat(slow.rateStateOfKey("new.example")).isEqualTo("rate=0.25, starting=true");
     }
 
@@ -281,19 +282,33 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
             "adaptiveHold=200000000000000d | adaptiveHold is longer than any duration a long holds in milliseconds, was '200000000000000d'",
             "adaptiveMemory=-1            | adaptiveMemory",
             "adaptiveKeys=,               | adaptiveKeys must name at least one key or pattern, was ','",
-            "adaptiveStart=0.05           | adaptiveStart must be from adaptiveFloor (0.1) to 1, was 0.05: a key cannot start below the floor",
-            "adaptiveStart=0.05&adaptiveFloor=0.1 | adaptiveStart must be from adaptiveFloor (0.1) to 1, was 0.05",
-            "adaptiveFloor=0.5&adaptiveStart=0.3  | adaptiveStart must be from adaptiveFloor (0.5) to 1, was 0.3",
-            "adaptiveStart=1.5            | adaptiveStart must be from adaptiveFloor (0.1) to 1, was 1.5",
-            "adaptiveStart=0              | adaptiveStart must be from adaptiveFloor (0.1) to 1, was 0.0",
-            "adaptiveStart=-0.5           | adaptiveStart must be from adaptiveFloor (0.1) to 1, was -0.5",
-            "adaptiveStart=NaN            | adaptiveStart must be from adaptiveFloor (0.1) to 1, was NaN",
-            "adaptiveStart=1e309          | adaptiveStart must be from adaptiveFloor (0.1) to 1, was Infinity",
+            "adaptiveStart=1.5            | adaptiveStart must be from 0.000001 to 1, was 1.5",
+            "adaptiveStart=0              | adaptiveStart must be from 0.000001 to 1, was 0.0",
+            "adaptiveStart=-0.5           | adaptiveStart must be from 0.000001 to 1, was -0.5",
+            "adaptiveStart=NaN            | adaptiveStart must be from 0.000001 to 1, was NaN",
+            "adaptiveStart=1e309          | adaptiveStart must be from 0.000001 to 1, was Infinity",
             "adaptiveStart=abc            | adaptiveStart",
     })
     void aBadAdaptiveOptionFailsEndpointCreationNamingIt(String query, String message) {
         assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?adaptive=true&" + query))
                 .isInstanceOf(ResolveEndpointFailedException.class)
                 .satisfies(e -> assertThat(messages(e)).contains(message));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            // set alone, below the default floor of 0.1: the floor follows it down
+            "adaptiveStart=0.05                   | 50000  | 50000",
+            // set with a floor above it: the start wins, the floor follows
+            "adaptiveFloor=0.5&adaptiveStart=0.3  | 300000 | 300000",
+            // at or above the floor: the floor as set
+            "adaptiveStart=0.1                    | 100000 | 100000",
+            "adaptiveFloor=0.05&adaptiveStart=0.2 | 50000  | 200000",
+    })
+    void anAdaptiveStartBelowTheFloorLowersTheFloorToIt(String query, long floorPpm, long startPpm) {
+        TokenBucketEndpoint e = context.getEndpoint("tokenbucket:alone" + floorPpm + startPpm + "?adaptive=true&"
+                + query, TokenBucketEndpoint.class);
+        assertThat(TokenBucketLimitSource.adaptation(e.getConfiguration()).floorPpm()).isEqualTo(floorPpm);
+        assertThat(TokenBucketLimitSource.adaptation(e.getConfiguration()).startPpm()).isEqualTo(startPpm);
     }
 }

@@ -133,14 +133,21 @@ public interface AdaptiveStoreContract {
 
     @Test
     default void grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher() {
-        // a step per refill amount (4) at the current rate: 2 tokens at 0.5, 3 at 0.75
+        // a step per refill amount (4) at the current rate (2 tokens at 0.5, 3 at 0.625, 4 at 0.78125), each adding
+        // 0.25 of the current rate
         Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)))
                 .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
         get(contractStore().throttle("up", slow));
         assertThat(get(contractStore().reserve("up", slow, 1, BucketMath.NO_LIMIT)).granted()).isTrue();
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(500_000);
         get(contractStore().reserve("up", slow, 1, BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(750_000);
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(625_000);
+        get(contractStore().reserve("up", slow, 3, BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(781_250);
+        // 5 tokens: one step of 4 (195,312.5 rounded down), one token of credit left
+        get(contractStore().reserve("up", slow, 5, BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(976_562);
+        // the next step would pass the ceiling: the ceiling
         get(contractStore().reserve("up", slow, 3, BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(Adaptive.PPM);
         get(contractStore().reserve("up", slow, 5, BucketMath.NO_LIMIT));
@@ -193,14 +200,14 @@ public interface AdaptiveStoreContract {
         }
         assertThat(factors).containsExactly(250_000, 500_000, 500_000, Adaptive.PPM, Adaptive.PPM);
         assertThat(get(contractStore().rate("start", slow)).starting()).as("at the ceiling, still starting").isTrue();
-        // the first signal halves (not 0.7) and ends the start; the next, within the hold, is ignored
-        assertThat(Rate.of(get(contractStore().throttle("start", slow)))).isEqualTo(new Rate(true, 500_000, false));
-        assertThat(Rate.of(get(contractStore().throttle("start", slow)))).isEqualTo(new Rate(false, 500_000, false));
+        // the first signal halves, then cuts by 0.7, and ends the start; the next, within the hold, is ignored
+        assertThat(Rate.of(get(contractStore().throttle("start", slow)))).isEqualTo(new Rate(true, 350_000, false));
+        assertThat(Rate.of(get(contractStore().throttle("start", slow)))).isEqualTo(new Rate(false, 350_000, false));
         // the hold has begun: tokens granted in it earn nothing, neither a doubling nor a step
         reserve("start", slow, 0);
         reserve("start", slow, 0);
         assertThat(get(contractStore().rate("start", slow)).factorPpm()).as("nothing earned in the hold")
-                .isEqualTo(500_000);
+                .isEqualTo(350_000);
     }
 
     @Test
@@ -214,7 +221,7 @@ public interface AdaptiveStoreContract {
             assertThat(get(other.reserve("shared-start", slow, 1, 0)).granted()).isTrue();
             assertThat(Rate.of(get(contractStore().rate("shared-start", slow)))).isEqualTo(new Rate(false, 500_000,
                     true));
-            assertThat(Rate.of(get(other.throttle("shared-start", slow)))).isEqualTo(new Rate(true, 250_000, false));
+            assertThat(Rate.of(get(other.throttle("shared-start", slow)))).isEqualTo(new Rate(true, 175_000, false));
             assertThat(get(contractStore().throttle("shared-start", slow)).cut()).as("the hold is shared too")
                     .isFalse();
         } finally {
@@ -252,7 +259,7 @@ public interface AdaptiveStoreContract {
 
     @Test
     default void anAllOfReservationEarnsIncreaseCreditAsASingleOneWould() {
-        // as grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher: a step per 2 tokens at 0.5, per 3 at 0.75
+        // as grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher: a step per 2 tokens at 0.5, per 3 at 0.625
         Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)))
                 .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
         Limits fixed = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)));
@@ -262,10 +269,10 @@ public interface AdaptiveStoreContract {
         assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(500_000);
         get(contractStore().reserveAll(List.of("{aimd}up"), List.of(slow), List.of("{aimd}fixed"), List.of(fixed), 1,
                 BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(750_000);
+        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(625_000);
         get(contractStore().reserveAll(List.of("{aimd}up"), List.of(slow), List.of(), List.of(), 3,
                 BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(Adaptive.PPM);
+        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(781_250);
         assertThat(get(contractStore().rate("{aimd}fixed", fixed)).factorPpm()).isEqualTo(Adaptive.PPM);
     }
 

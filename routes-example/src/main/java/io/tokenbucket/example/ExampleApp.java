@@ -62,6 +62,8 @@ public final class ExampleApp {
     static final String DEMO_PAIR_LIMIT = "40/1s:2";
     /** The file the demo's convergence plot goes to, in {@code example.outputDir}. */
     static final String DEMO_PLOT = "convergence.png";
+    /** The file the demo's page requests at the target go to, in {@code example.outputDir} ({@link #writeHits}). */
+    static final String DEMO_HITS = "hits.csv";
 
     private ExampleApp() {
     }
@@ -140,12 +142,34 @@ public final class ExampleApp {
                 : "Adaptive rate per (proxy, host): off, each pair at its fixed limit " + setting("example.pairLimit",
                         DEMO_PAIR_LIMIT)).append(nl);
         try {
+            text.append("Hits: ").append(writeHits(site.target().hits(), dir.resolve(DEMO_HITS)).toAbsolutePath())
+                    .append(nl);
+        } catch (java.io.IOException e) {
+            text.append("No hits file: ").append(e.getMessage()).append(nl);
+        }
+        try {
             text.append("Plot: ").append(new ConvergencePlot(convergence, 900, 450).write(dir.resolve(DEMO_PLOT))
                     .toAbsolutePath()).append(nl);
         } catch (java.io.IOException | RuntimeException e) {
             text.append("No plot: ").append(e.getMessage()).append(nl);
         }
         return text.append("Results in ").append(dir.toAbsolutePath()).append(nl).toString();
+    }
+
+    /**
+     * Writes what the target saw of the pages, one line per request, to {@code file}: milliseconds since the first
+     * page request, the proxy it came through, the host it reached and the status. The plot's data, for
+     * {@code demo-row.sh} and anyone who wants a figure the summary does not give.
+     */
+    static Path writeHits(java.util.List<DemoTarget.Hit> hits, Path file) throws java.io.IOException {
+        java.util.List<DemoTarget.Hit> pages = hits.stream().filter(h -> h.path().startsWith("/page/")).toList();
+        long start = pages.isEmpty() ? 0 : pages.get(0).nanos();
+        StringBuilder text = new StringBuilder("ms,proxy,host,status\n");
+        for (DemoTarget.Hit h : pages) {
+            text.append(String.format(Locale.ROOT, "%.1f", (h.nanos() - start) / 1e6)).append(',').append(h.client())
+                    .append(',').append(h.host()).append(',').append(h.status()).append('\n');
+        }
+        return Files.writeString(file, text);
     }
 
     /** A whole-number demo setting from 1 to 100,000, refused by name otherwise. */

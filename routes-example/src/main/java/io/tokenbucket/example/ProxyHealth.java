@@ -114,6 +114,15 @@ final class ProxyHealth {
                 && (!rest.refused || now - rest.lastRefusal >= recent);
     }
 
+    /**
+     * Whether {@code host} refused a page through the proxy (a 429 counted by {@link #refused}) after {@code since},
+     * other than at the instants {@code own} accepts (one URL's own refusals).
+     */
+    synchronized boolean refusedAfter(String host, long since, java.util.function.LongPredicate own) {
+        Rest rest = host == null ? null : rests.get(host);
+        return rest != null && rest.refused && rest.lastRefusal - since > 0 && !own.test(rest.lastRefusal);
+    }
+
     /** {@code host} itself refused a page through the proxy at {@code now} (its own 429): no longer passing. */
     synchronized void refused(long now, String host) {
         Rest rest = rest(host);

@@ -322,7 +322,8 @@ public class ProxyPool {
         }
         long shortMillis = restPolicy.seedMillis();
         boolean passing = e.health.passing(now, host);
-        boolean alone = passing && urlRefusals.stream().anyMatch(r -> r.passing() && !r.proxy().equals(id));
+        boolean alone = passing && urlRefusals.stream().anyMatch(r -> r.passing() && !r.proxy().equals(id)
+                && !refusedOthersAfter(host, r.atNanos(), urlRefusals));
         if (alone) {
             long rest = Math.min(Math.max(0, askedMillis), shortMillis);
             if (rest > 0) {
@@ -350,6 +351,16 @@ public class ProxyPool {
         }
         settle(urlRefusals, host);
         return new Refusal(id, now, rest, passing, false, pending);
+    }
+
+    /**
+     * Whether the host refused another URL through any proxy after {@code since}: then it is refusing pages
+     * in general (a wave of 429s as every pair passes the host's limit at once, as their rates start), not this
+     * URL alone.
+     */
+    private boolean refusedOthersAfter(String host, long since, List<Refusal> urlRefusals) {
+        java.util.function.LongPredicate own = t -> urlRefusals.stream().anyMatch(r -> r.atNanos() == t);
+        return entries.values().stream().anyMatch(e -> e.health.refusedAfter(host, since, own));
     }
 
     /**

@@ -83,7 +83,9 @@ public class TokenBucketProxyBuckets implements ProxyBuckets {
             if (problem != null) {
                 LOG.warn("Could not {} the bucket of {}: {}", operation, pair, problem.getMessage());
             } else {
-                LOG.debug("{} {} {}", operation, pair, headers);
+                LOG.debug("{} {} {}: rate {}, cut {}", operation, pair, headers,
+                        exchange.getMessage().getHeader(TokenBucketConstants.RATE),
+                        exchange.getMessage().getHeader(TokenBucketConstants.RATE_CUT));
             }
         });
     }

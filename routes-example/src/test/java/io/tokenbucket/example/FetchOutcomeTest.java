@@ -307,6 +307,37 @@ class FetchOutcomeTest {
     }
 
     @Test
+    void aUrlRefusedAgainWhileTheHostRefusesOtherPagesTooIsTheHostsWordNotTheUrls() {
+        // every pair passing the host's limit at once, as their rates start: the first wave of 429s. A URL refused
+        // through p1 and then through p2, both of which were passing, is not refused alone when the host refused
+        // another URL in between (through p3): the host refuses pages in general, and p2's rate is cut too
+        List<String> told = new ArrayList<>();
+        ProxyPool pool = recordingPool(told);
+        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
+                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)), true);
+        pagesPass(outcome, "p1", "p2", "p3");
+        Exchange url = newUrl();
+        outcome.process(answered(url, "p1", 429, true));
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(20));
+        outcome.process(answered(newUrl(), "p3", 429, true));
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(20));
+        outcome.process(answered(url, "p2", 429, true));
+        assertThat(told).containsExactly("throttled p1 target", "throttled p3 target", "throttled p2 target");
+        assertThat(url.getProperty(Scrape.REASON, String.class)).doesNotContain("alone");
+
+        // the same with no other refusal in between is the URL's own, as before: no cut of p3
+        told.clear();
+        nanos.addAndGet(TimeUnit.SECONDS.toNanos(20)); // forgiven, and passing again
+        pagesPass(outcome, "p1", "p2", "p3");
+        Exchange own = newUrl();
+        outcome.process(answered(own, "p1", 429, true));
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(20));
+        outcome.process(answered(own, "p3", 429, true));
+        assertThat(told).containsExactly("throttled p1 target");
+        assertThat(own.getProperty(Scrape.REASON, String.class)).contains("of this URL alone");
+    }
+
+    @Test
     void aRefusalOfAPassingPairIsTheHostsWordOnceTheUrlsNextOutcomeSaysSo() {
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);

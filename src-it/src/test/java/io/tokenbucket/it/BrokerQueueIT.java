@@ -88,8 +88,8 @@ class BrokerQueueIT {
             Map<String, String> common = Map.of("example.proxyFile", site.proxyFile().toString(),
                     "example.urlFile", site.urlFile().toString(), "example.redisUri", redis.uri(),
                     "example.hostLimit", HOST_LIMIT, "example.pairLimit", PAIR_LIMIT, "example.adaptive", "true",
-                    // the pairs' ceiling is a quarter above the hidden limit: no slow start from below it, and the
-                    // increase of a ceiling that close (the example's default is for one twice the limit)
+                    // the pairs' ceiling is a quarter above the hidden limit: no slow start from below it, and an
+                    // increase of 0.01 of the current rate a step (about what 0.01 of a ceiling that close was)
                     "example.adaptiveStart", "1.0", "example.adaptiveIncrease", "0.01");
             long began = System.nanoTime();
             try (ExampleInstance first = ExampleInstance.start("broker-1", DIR, with(common, Map.of(

@@ -261,7 +261,7 @@ local function general()
   local CEILING = { f = PPM, credit = 0, cut_us = 0, starting = false }
 
   -- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them, which adds the increase
-  -- (doubles the factor while starting)
+  -- of the current factor (doubles the factor while starting)
   local function earn(rate, n, adapt)
     if rate == nil or rate.f >= PPM or holding(rate, adapt) then
       return rate
@@ -280,23 +280,25 @@ local function general()
       end
       return { f = f, credit = f >= PPM and 0 or credit - steps * threshold, cut_us = rate.cut_us, starting = true }
     end
-    if steps > math.floor((PPM - rate.f) / adapt.increase) then
+    -- AdaptiveMath.increaseStep: the increase of the current factor, at least 1 ppm
+    local step = math.max(1, math.floor(rate.f * adapt.increase / PPM))
+    if steps > math.floor((PPM - rate.f) / step) then
       return CEILING
     end
-    local f = rate.f + steps * adapt.increase
+    local f = rate.f + steps * step
     if f >= PPM then
       return CEILING
     end
     return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false }
   end
 
-  -- AdaptiveMath.cut: the factor times the decrease (halved while starting, which ends the start), at least the
-  -- floor, held; answers rate itself while holding
+  -- AdaptiveMath.cut: the factor times the decrease (while starting, the factor halved, then times the decrease,
+  -- which ends the start), at least the floor, held; answers rate itself while holding
   local function cut(rate, adapt)
     if holding(rate, adapt) then
       return rate
     end
-    local f = rate.starting and math.floor(rate.f / 2) or math.floor(rate.f * adapt.decrease / PPM)
+    local f = math.floor((rate.starting and math.floor(rate.f / 2) or rate.f) * adapt.decrease / PPM)
     return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false }
   end
 

@@ -191,16 +191,17 @@ class LocalBucketStoreTest {
         assertThat(store.sweep()).as("full for the memory: its rate forgotten").isEqualTo(1);
         assertThat(store.size()).isZero();
         // a key at the ceiling after its start is kept as long: without state it would start again at 0.25
-        // one token a millisecond, a step per token: +0.5 each, so two tokens after the cut reach the ceiling
+        // one token a millisecond at the ceiling, a step per token: +0.5 of the rate each, so six tokens after the
+        // cut reach the ceiling (0.1, 0.15, 0.225, 0.3375, 0.50625, 0.759375, then above it: the ceiling)
         Limits fast = Limits.of(Limit.of(1, 1, MS))
                 .withAdaptive(Adaptive.of(100_000, 500_000, 500_000, 0, 60_000 * MS).withStart(250_000));
         long t = clock.get();
-        store.throttle("up", fast).toCompletableFuture().join(); // halved to the floor of 0.125, the start ended
-        for (int i = 0; i < 3; i++) {
+        store.throttle("up", fast).toCompletableFuture().join(); // halved and cut to 0.0625: the floor of 0.1
+        for (int i = 0; i < 6; i++) {
             assertThat(store.reserveNow("up", fast, 1, BucketMath.NO_LIMIT).granted()).isTrue();
         }
         assertThat(store.rate("up", fast).toCompletableFuture().join().factorPpm()).isEqualTo(Adaptive.PPM);
-        clock.set(t + 60_000 * MS); // the emptied bucket and three tokens were booked within the first 20 ms
+        clock.set(t + 60_000 * MS); // the emptied bucket and six tokens were booked within the first 40 ms
         assertThat(store.sweep()).isZero();
         assertThat(Rate.of(store.rate("up", fast).toCompletableFuture().join()))
                 .isEqualTo(new Rate(false, Adaptive.PPM, false));
