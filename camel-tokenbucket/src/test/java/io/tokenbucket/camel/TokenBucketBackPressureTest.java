@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@link TokenBucketBackPressure} on a real seda queue: with it, the backlog stays in the queue and the waiting
@@ -165,6 +166,40 @@ class TokenBucketBackPressureTest {
         assertThat(first.mostWaiting()).isBetween(50, 101);
         assertThat(again.mostWaiting()).as("most waiting, the policy's second route").isBetween(50, 101);
         assertThat(policy.isSuspended()).isFalse();
+    }
+
+    @Test
+    void aRouteStoppedWhileSuspendedStartsFreeAndIsHeldBackAgain() throws Exception {
+        TokenBucketBackPressure policy = new TokenBucketBackPressure(100, 20);
+        String seda = "seda:urls?size=10000&pollTimeout=10";
+        try (CamelContext context = new DefaultCamelContext()) {
+            context.addRoutes(new RouteBuilder() {
+                @Override
+                public void configure() {
+                    // one token an hour after a burst of 1: everything after the first message waits
+                    from(seda).routeId("urls").routePolicy(policy)
+                            .to("tokenbucket:slow?capacity=1&refillPeriod=1h").to("mock:fetched");
+                }
+            });
+            context.start();
+            try (ProducerTemplate template = context.createProducerTemplate()) {
+                for (int i = 0; i < 300; i++) {
+                    template.sendBody(seda, "url " + i);
+                }
+                await().atMost(10, TimeUnit.SECONDS).until(policy::isSuspended);
+                assertThat(policy.getWaiting()).as("waiting when suspended").isBetween(100, 101);
+
+                context.getShutdownStrategy().setTimeout(1);
+                context.getRouteController().stopRoute("urls"); // fails the waiting ones, tokens refunded
+                assertThat(policy.isSuspended()).as("suspended once Camel stopped the route").isFalse();
+
+                context.getRouteController().startRoute("urls");
+                // the backlog left in the queue is taken again, up to the mark, and held there
+                await().atMost(10, TimeUnit.SECONDS).until(policy::isSuspended);
+                assertThat(policy.getSuspensions()).as("suspensions, one before the stop and one after").isEqualTo(2);
+                assertThat(policy.getWaiting()).as("waiting when suspended again").isBetween(100, 101);
+            }
+        }
     }
 
     @Test
