@@ -75,8 +75,8 @@ final class ReservationLanes {
     private final Script script;
     /** What queued in each lane, a key's by a hash of its Redis key (standalone) or of its hash slot (cluster). */
     private final ArrayDeque<Member>[] queues;
-    /** Whether each lane has a call out. Guarded by this, as the queues. */
-    private final boolean[] busy = new boolean[LANES];
+    /** The lanes with a call out, bit {@code l} for lane {@code l}. Guarded by this, as the queues. */
+    private int busy;
     /** The batches this thread has yet to send, while it is sending ({@link #dispatchAll}). */
     private final ThreadLocal<ArrayDeque<Batch>> dispatching = new ThreadLocal<>();
 
@@ -114,7 +114,7 @@ final class ReservationLanes {
      * @param args       its part of the script's ARGV (bucket.lua's header)
      */
     CompletionStage<Outcome> reserve(String[] redisKeys, List<Limits> candidates, List<String> args) {
-        Member member = new Member(redisKeys, candidates, args, batching ? lanes(redisKeys) : null,
+        Member member = new Member(redisKeys, candidates, args, batching ? lanes(redisKeys) : 0,
                 System.nanoTime(), new CompletableFuture<>());
         if (batching) {
             submit(member);
@@ -126,28 +126,18 @@ final class ReservationLanes {
 
     /**
      * One reservation waiting for its call: its Redis keys, the limits of its candidates, its part of the script's
-     * ARGV, the lanes of its keys (each once), when it arrived ({@link System#nanoTime()}) and the stage its caller
-     * holds.
+     * ARGV, the lanes of its keys (bit {@code l} for lane {@code l}), when it arrived ({@link System#nanoTime()}) and
+     * the stage its caller holds.
      */
-    private record Member(String[] redisKeys, List<Limits> candidates, List<String> args, int[] lanes,
+    private record Member(String[] redisKeys, List<Limits> candidates, List<String> args, int lanes,
                           long arrivedNanos, CompletableFuture<Outcome> result) {
         String firstKey() {
             return redisKeys[0];
         }
-
-        /** Whether every lane of this member is in {@code held}. */
-        boolean within(boolean[] held) {
-            for (int lane : lanes) {
-                if (!held[lane]) {
-                    return false;
-                }
-            }
-            return true;
-        }
     }
 
-    /** A batch and the lanes its call holds until it returns. */
-    private record Batch(List<Member> members, boolean[] held) {
+    /** A batch and the lanes its call holds until it returns (bit {@code l} for lane {@code l}). */
+    private record Batch(List<Member> members, int held) {
     }
 
     /**
@@ -159,60 +149,58 @@ final class ReservationLanes {
         return Math.floorMod(h ^ (h >>> 16), LANES);
     }
 
-    /** The lanes of these keys, each once. */
-    private int[] lanes(String[] redisKeys) {
-        int first = lane(redisKeys[0], cluster);
-        int mask = 1 << first;
-        for (int i = 1; i < redisKeys.length; i++) {
-            mask |= 1 << lane(redisKeys[i], cluster);
+    /** The lanes of these keys, bit {@code l} for lane {@code l}. */
+    private int lanes(String[] redisKeys) {
+        int mask = 0;
+        for (String key : redisKeys) {
+            mask |= 1 << lane(key, cluster);
         }
-        if (mask == 1 << first) {
-            return new int[] {first};
-        }
-        int[] lanes = new int[Integer.bitCount(mask)];
-        for (int lane = 0, i = 0; lane < LANES; lane++) {
-            if ((mask & 1 << lane) != 0) {
-                lanes[i++] = lane;
-            }
-        }
-        return lanes;
+        return mask;
+    }
+
+    /** Whether {@code mask} has lane {@code l}. */
+    private static boolean has(int mask, int l) {
+        return (mask & 1 << l) != 0;
     }
 
     /** Queues a member in each of its lanes, and sends what can go. */
     private void submit(Member member) {
         List<Batch> ready = new ArrayList<>(1);
         synchronized (this) {
-            for (int lane : member.lanes()) {
-                queues[lane].add(member);
+            for (int l = 0; l < LANES; l++) {
+                if (has(member.lanes(), l)) {
+                    queues[l].add(member);
+                }
             }
-            for (int lane : member.lanes()) {
-                start(lane, ready);
-            }
+            startIn(member.lanes(), ready);
         }
-        if (member.lanes().length > 1 && ready.stream().noneMatch(b -> b.members().contains(member))) {
+        if (Integer.bitCount(member.lanes()) > 1 && ready.stream().noneMatch(b -> b.members().contains(member))) {
             // one that its caller ends while it is queued may be all that holds the others of its lanes back
-            member.result().whenComplete((o, failure) -> free(new boolean[LANES], member.lanes()));
+            member.result().whenComplete((o, failure) -> free(0, member.lanes()));
         }
         dispatchAll(ready);
     }
 
     /**
-     * Marks the {@code lanes} idle in {@code held} (a call's, when it returned; none when a queued member timed
-     * out) and sends what can go in them.
+     * Marks the lanes of {@code held} idle (a call's, when it returned; none when a queued member ended) and sends
+     * what can go in {@code lanes}.
      */
-    private void free(boolean[] held, int[] lanes) {
+    private void free(int held, int lanes) {
         List<Batch> ready = new ArrayList<>(1);
         synchronized (this) {
-            for (int lane : lanes) {
-                if (held[lane]) {
-                    busy[lane] = false;
-                }
-            }
-            for (int lane : lanes) {
-                start(lane, ready);
-            }
+            busy &= ~held;
+            startIn(lanes, ready);
         }
         dispatchAll(ready);
+    }
+
+    /** {@link #start} in each of {@code lanes}. Guarded by this. */
+    private void startIn(int lanes, List<Batch> ready) {
+        for (int l = 0; l < LANES; l++) {
+            if (has(lanes, l)) {
+                start(l, ready);
+            }
+        }
     }
 
     /** The first member of a lane that is not done (one that timed out while queued reserves nothing), or null. */
@@ -230,29 +218,27 @@ final class ReservationLanes {
      * {@link #MAX_BATCH}. Guarded by this.
      */
     private void start(int lane, List<Batch> ready) {
-        Member first = busy[lane] ? null : head(lane);
-        if (first == null) {
+        Member first = has(busy, lane) ? null : head(lane);
+        if (first == null || (first.lanes() & busy) != 0 || !firstInAll(first)) {
             return;
         }
-        for (int l : first.lanes()) {
-            if (busy[l] || head(l) != first) {
-                return;
-            }
-        }
-        boolean[] held = new boolean[LANES];
+        int held = 0;
         List<Member> batch = new ArrayList<>();
         Member next = first;
         while (next != null) {
-            for (int l : next.lanes()) {
-                queues[l].poll();
-                busy[l] = true;
-                held[l] = true;
+            for (int l = 0; l < LANES; l++) {
+                if (has(next.lanes(), l)) {
+                    queues[l].poll();
+                }
             }
+            busy |= next.lanes();
+            held |= next.lanes();
             batch.add(next);
             next = null;
             for (int l = 0; l < LANES && next == null && batch.size() < MAX_BATCH; l++) {
-                Member m = held[l] ? head(l) : null;
-                if (m != null && m.within(held) && firstInAll(m)) {
+                Member m = has(held, l) ? head(l) : null;
+                // within the lanes the batch holds (so idle of anything else), and first in each of them
+                if (m != null && (m.lanes() & ~held) == 0 && firstInAll(m)) {
                     next = m;
                 }
             }
@@ -260,10 +246,10 @@ final class ReservationLanes {
         ready.add(new Batch(batch, held));
     }
 
-    /** Whether {@code m} is first in every one of its lanes. */
+    /** Whether {@code m} is first in every one of its lanes; busy or not is for the caller to know. */
     private boolean firstInAll(Member m) {
-        for (int l : m.lanes()) {
-            if (head(l) != m) {
+        for (int l = 0; l < LANES; l++) {
+            if (has(m.lanes(), l) && head(l) != m) {
                 return false;
             }
         }
@@ -299,30 +285,14 @@ final class ReservationLanes {
     private void dispatch(Batch batch) {
         List<List<Member>> calls = cluster ? bySlot(batch.members()) : List.of(batch.members());
         AtomicInteger outstanding = new AtomicInteger(calls.size());
-        int[] lanes = heldLanes(batch.held());
         for (List<Member> call : calls) {
             send(call, () -> {
                 // the next batch goes first: Redis works on it while this one's answers are handed out
                 if (outstanding.decrementAndGet() == 0) {
-                    free(batch.held(), lanes);
+                    free(batch.held(), batch.held());
                 }
             });
         }
-    }
-
-    /** The lanes marked in {@code held}. */
-    private static int[] heldLanes(boolean[] held) {
-        int n = 0;
-        for (boolean h : held) {
-            n += h ? 1 : 0;
-        }
-        int[] lanes = new int[n];
-        for (int l = 0, i = 0; l < held.length; l++) {
-            if (held[l]) {
-                lanes[i++] = l;
-            }
-        }
-        return lanes;
     }
 
     /**
