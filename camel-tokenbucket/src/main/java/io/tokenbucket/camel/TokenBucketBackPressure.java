@@ -48,7 +48,7 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
     private Duration checkInterval = Duration.ofMillis(20);
 
     private volatile Route route;
-    /** The watched endpoints, once found; read on every exchange, so replaced whole, never changed. */
+    /** The watched endpoints; read on every exchange, so replaced whole when looked for again, never changed. */
     private volatile List<TokenBucketEndpoint> watched = List.of();
     /** Whether this policy holds its consumer suspended; changed with the consumer, under {@link #transition}. */
     private volatile boolean suspended;

@@ -72,7 +72,10 @@ class TokenBucketBackPressureTest {
                             route.routePolicy(policy);
                         }
                         if (dynamic) {
-                            route.toD("tokenbucket:${header.limiter}?capacity=10&refillAmount=2000&refillPeriod=1s")
+                            // a tokenbucket endpoint there from the start, which never binds, and the throttle
+                            // itself made by toD at the first message: the policy must find the second too
+                            route.to("tokenbucket:gate?capacity=1000000&refillAmount=1000000&refillPeriod=1s")
+                                    .toD("tokenbucket:${header.limiter}?capacity=10&refillAmount=2000&refillPeriod=1s")
                                     .to("mock:fetched");
                         } else {
                             route.to("tokenbucket:fetch?capacity=10&refillAmount=2000&refillPeriod=1s")
