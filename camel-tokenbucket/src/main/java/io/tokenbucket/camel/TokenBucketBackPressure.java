@@ -4,8 +4,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -32,7 +34,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Checked when each exchange of the route begins (so at most the consumer's concurrent exchanges pass the mark
  * before the consumer is suspended) and, while suspended, every {@link #setCheckInterval checkInterval} and when an
- * exchange of the route is done. A consumer that cannot be suspended is stopped and started again (Camel's
+ * exchange of the route is done (on the policy's own thread, never the component's timer). A consumer that cannot be suspended is stopped and started again (Camel's
  * {@link RoutePolicySupport#suspendOrStopConsumer}). How soon a resumed consumer takes messages again is its own:
  * a stopped JMS listener (camel-jms suspends by stopping it) within its {@code receiveTimeout}, a suspended seda
  * consumer within its {@code pollTimeout} (1 s each by default): give them short ones
@@ -56,7 +58,9 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
     private final ReentrantLock transition = new ReentrantLock();
     /** The number of the context's endpoints when the watched ones were looked for. */
     private volatile int endpointCount = -1;
-    private ScheduledExecutorService checker;
+    private volatile ScheduledExecutorService checker;
+    /** Whether a check is queued on {@link #checker} for an exchange that ended. */
+    private final AtomicBoolean checkQueued = new AtomicBoolean();
     private final AtomicReference<ScheduledFuture<?>> checks = new AtomicReference<>();
     private final AtomicLong suspensions = new AtomicLong();
 
@@ -178,10 +182,23 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
         }
     }
 
+    /**
+     * Queues a check on this policy's own thread once the waiting exchanges are at the resume mark: an exchange may end
+     * on the component's timer or worker threads, which must not wait for a consumer to resume (a JMS listener
+     * container starting again).
+     */
     @Override
     public void onExchangeDone(Route route, Exchange exchange) {
-        if (suspended) {
-            check();
+        ScheduledExecutorService c = checker;
+        if (suspended && c != null && getWaiting() <= getResumeWaiting() && checkQueued.compareAndSet(false, true)) {
+            try {
+                c.execute(() -> {
+                    checkQueued.set(false);
+                    check();
+                });
+            } catch (RejectedExecutionException stopped) {
+                checkQueued.set(false); // the policy stopped: nothing to resume
+            }
         }
     }
 
@@ -247,9 +264,9 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
     }
 
     /**
-     * Resumes the consumer when the waiting exchanges are back at {@code resumeWaiting} or below. Never waits for a
-     * transition under way (an exchange's end must not wait for a consumer being suspended): the next check comes
-     * within {@code checkInterval}.
+     * Resumes the consumer when the waiting exchanges are back at {@code resumeWaiting} or below. Runs on this
+     * policy's thread. Never waits for a transition under way (a suspension on the consumer's thread): the next check
+     * comes within {@code checkInterval}.
      */
     private void check() {
         if (!transition.tryLock()) {
