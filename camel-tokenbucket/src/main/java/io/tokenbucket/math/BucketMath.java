@@ -147,6 +147,27 @@ public final class BucketMath {
      * @return the answer
      */
     public static Outcome decide(Step step, long nowTicks, long[][] tats, RateState[] rates) {
+        return decide(step, nowTicks, tats, rates, new long[step.keys()]);
+    }
+
+    /**
+     * {@link #decide(Step, long, long[][], RateState[])} on keys that may hold in-flight slots: {@code slots[i]} is
+     * the number key {@code i} holds (in: as stored; out: as to store). The steps above change as follows:
+     * <ul>
+     * <li>{@link Step.Op#RELEASE} (step 2): every key holding a slot gives one back, {@code slots[i] - 1}.
+     *     {@link Step.Op#REMOVE} leaves the slots as they are: they belong to exchanges still running.</li>
+     * <li>The choice (step 3): a key with an in-flight limit {@code N} ({@link Limits#inFlight()}) is <em>full</em>
+     *     when {@code slots[i] >= N}, and its tokens count at most its free slots {@code N - slots[i]}. A group is
+     *     full when one of its keys or a shared key is; a group that is not full is always chosen over one that is.
+     *     When every group is full the answer says {@code slotless}, and a RESERVE is refused, whatever its wait.</li>
+     * <li>The charge (step 5): each charged key with an in-flight limit takes a slot, {@code slots[i] + 1}.</li>
+     * </ul>
+     * A slot is one per reservation, whatever its tokens, and it is held from the grant, through the wait, until the
+     * release: a key never has more than {@code N} reservations between their grants and their releases.
+     *
+     * @param slots in: each key's held slots (0 for none); out: the counts to store
+     */
+    public static Outcome decide(Step step, long nowTicks, long[][] tats, RateState[] rates, long[] slots) {
         int keys = step.keys();
         Limits[] at = new Limits[keys];
         RateState[] rate = new RateState[keys];
@@ -165,13 +186,18 @@ public final class BucketMath {
                 }
                 return Outcome.granted(at[0].capacity());
             }
+            case RELEASE -> {
+                for (int i = 0; i < keys; i++) {
+                    slots[i] = Math.max(0, slots[i] - 1);
+                }
+            }
             case REFUND -> {
                 long fewest = Long.MAX_VALUE;
                 for (int i = 0; i < keys; i++) {
                     tats[i] = refund(tats[i], nowTicks, step.amount(), at[i]);
                     fewest = Math.min(fewest, available(tats[i], nowTicks, at[i]));
                 }
-                return outcome(true, 0, 0, fewest, rate[0], false);
+                return outcome(true, 0, 0, fewest, rate[0], false, false);
             }
             case PENALIZE -> {
                 for (int i = 0; i < keys; i++) {
@@ -197,34 +223,41 @@ public final class BucketMath {
         int shared = step.shared(); // 3. the choice
         long sharedWait = 0;
         long sharedAvailable = Long.MAX_VALUE;
+        boolean sharedFull = false;
         for (int i = shared; i < keys; i++) {
             sharedWait = Math.max(sharedWait, waitOf(tats[i], nowTicks, tokens, at[i]));
-            sharedAvailable = Math.min(sharedAvailable, available(tats[i], nowTicks, at[i]));
+            sharedAvailable = Math.min(sharedAvailable, available(tats[i], nowTicks, at[i], slots[i]));
+            sharedFull |= full(at[i], slots[i]);
         }
         int best = 0;
         int bestFirst = 0;
+        boolean bestFull = true;
         long bestWait = Long.MAX_VALUE;
         long bestAvailable = -1;
         for (int c = 0, first = 0; c < step.groups().length; first += step.groups()[c], c++) {
             long wait = sharedWait;
             long fewest = Long.MAX_VALUE;
+            boolean full = sharedFull;
             for (int i = first; i < first + step.groups()[c]; i++) {
                 wait = Math.max(wait, waitOf(tats[i], nowTicks, tokens, at[i]));
-                fewest = Math.min(fewest, available(tats[i], nowTicks, at[i]));
+                fewest = Math.min(fewest, available(tats[i], nowTicks, at[i], slots[i]));
+                full |= full(at[i], slots[i]);
             }
-            if (wait < bestWait || wait == bestWait && fewest > bestAvailable) {
+            if (c == 0 || bestFull && !full
+                    || full == bestFull && (wait < bestWait || wait == bestWait && fewest > bestAvailable)) {
                 best = c;
                 bestFirst = first;
+                bestFull = full;
                 bestWait = wait;
                 bestAvailable = fewest;
             }
         }
         long remaining = Math.min(bestAvailable, sharedAvailable);
         if (step.op() != Step.Op.RESERVE) { // 4. answers without a charge
-            return outcome(bestWait == 0, best, bestWait, remaining, rate[bestFirst], cut);
+            return outcome(bestWait == 0 && !bestFull, best, bestWait, remaining, rate[bestFirst], cut, bestFull);
         }
-        if (bestWait > Math.min(step.maxWaitTicks(), MAX_WAIT_TICKS)) {
-            return outcome(false, best, bestWait, remaining, rate[bestFirst], false);
+        if (bestFull || bestWait > Math.min(step.maxWaitTicks(), MAX_WAIT_TICKS)) {
+            return outcome(false, best, bestWait, remaining, rate[bestFirst], false, bestFull);
         }
         remaining = Long.MAX_VALUE; // 5. the charge
         for (int i = bestFirst; i < keys; i = i + 1 == bestFirst + step.groups()[best] ? shared : i + 1) {
@@ -233,7 +266,10 @@ public final class BucketMath {
                 next[l] = nowTicks + Math.max(debt(tats[i][l], nowTicks), bestWait) + at[i].get(l).cost(tokens);
             }
             tats[i] = next;
-            remaining = Math.min(remaining, available(next, nowTicks, at[i]));
+            if (at[i].inFlight() > 0) {
+                slots[i]++;
+            }
+            remaining = Math.min(remaining, available(next, nowTicks, at[i], slots[i]));
             Adaptive adaptive = step.limits().get(i).adaptive();
             if (adaptive != null) {
                 rate[i] = AdaptiveMath.earn(rate[i], tokens, Adaptive.stepTokens(step.limits().get(i)), nowTicks,
@@ -241,7 +277,18 @@ public final class BucketMath {
                 rates[i] = storable(rate[i], adaptive);
             }
         }
-        return outcome(true, best, bestWait, remaining, rate[bestFirst], false);
+        return outcome(true, best, bestWait, remaining, rate[bestFirst], false, false);
+    }
+
+    /** Whether a key of {@code limits} holding {@code slots} in-flight slots has none free. */
+    private static boolean full(Limits limits, long slots) {
+        return limits.inFlight() > 0 && slots >= limits.inFlight();
+    }
+
+    /** {@link #available(long[], long, Limits)}, at most the free in-flight slots of a key with an in-flight limit. */
+    private static long available(long[] tatTicks, long nowTicks, Limits limits, long slots) {
+        long tokens = available(tatTicks, nowTicks, limits);
+        return limits.inFlight() == 0 ? tokens : Math.min(tokens, Math.max(0, limits.inFlight() - slots));
     }
 
     /**
@@ -289,9 +336,9 @@ public final class BucketMath {
     }
 
     private static Outcome outcome(boolean granted, int chosen, long waitTicks, long remaining, RateState rate,
-                                   boolean cut) {
-        return rate == null ? new Outcome(granted, chosen, waitTicks, remaining, Adaptive.PPM, false, cut)
-                : new Outcome(granted, chosen, waitTicks, remaining, rate.factorPpm(), rate.starting(), cut);
+                                   boolean cut, boolean slotless) {
+        return rate == null ? new Outcome(granted, chosen, waitTicks, remaining, Adaptive.PPM, false, cut, slotless)
+                : new Outcome(granted, chosen, waitTicks, remaining, rate.factorPpm(), rate.starting(), cut, slotless);
     }
 
     /** The rate state to store: none (null) for the fresh one, so idle keys cost nothing. */

@@ -11,14 +11,23 @@ package io.tokenbucket.math;
  * @param waitTicks ticks until every key of the chosen group and every shared key has the tokens: the wait to
  *                  observe when granted, the refused wait otherwise; ticks are nanoseconds in every store
  * @param remaining the fewest whole tokens left on the chosen group's keys and the shared keys after the step,
- *                  never negative
+ *                  never negative; on a key with an in-flight limit, at most its free slots
  * @param factorPpm the rate of the chosen group's first key after the step, in parts per million of its configured
  *                  rate ({@link Adaptive#PPM} for a key whose rate is fixed)
  * @param starting  true while that key is in its slow start ({@link AdaptiveMath})
  * @param cut       true when this step cut a rate (a {@code throttled} signal outside the hold)
+ * @param slotless  true when a reservation (or peek) was refused because every group had a key whose in-flight slots
+ *                  were all held: no wait can be computed, it lasts until a slot is released ({@code waitTicks} is
+ *                  then the wait the tokens alone would have)
  */
 public record Outcome(boolean granted, int chosen, long waitTicks, long remaining, long factorPpm, boolean starting,
-                      boolean cut) {
+                      boolean cut, boolean slotless) {
+
+    /** An answer with every slot it needed free (or no in-flight limit). */
+    public Outcome(boolean granted, int chosen, long waitTicks, long remaining, long factorPpm, boolean starting,
+                   boolean cut) {
+        this(granted, chosen, waitTicks, remaining, factorPpm, starting, cut, false);
+    }
 
     /** A grant without wait on a key at its configured rate, with {@code remaining} tokens left. */
     public static Outcome granted(long remaining) {

@@ -31,7 +31,10 @@ public record Step(Op op, int[] groups, List<Limits> limits, long amount, long m
 
     /** What a step does; each is a case of {@link BucketMath#decide}. */
     public enum Op {
-        /** Reserves {@code amount} tokens on the freest group and every shared key, or refuses and changes nothing. */
+        /**
+         * Reserves {@code amount} tokens on the freest group and every shared key, and one in-flight slot on each of
+         * those keys that has an in-flight limit, or refuses and changes nothing.
+         */
         RESERVE,
         /** What {@code RESERVE} would answer with no limit on the wait, changing nothing. */
         PEEK,
@@ -43,8 +46,13 @@ public record Step(Op op, int[] groups, List<Limits> limits, long amount, long m
         THROTTLE,
         /** The current rate, changing nothing; answers as a peek of one token. */
         RATE,
-        /** Drops every key's state: each bucket full, no rate state. */
-        REMOVE
+        /** Drops every key's state: each bucket full, no rate state; the in-flight slots held stay held. */
+        REMOVE,
+        /**
+         * Gives back the in-flight slot a granted reservation took on every key of the step (those of the chosen group
+         * and the shared keys); a key holding none is left as it is. Answers as a peek of one token.
+         */
+        RELEASE
     }
 
     /** The groups and limits checked, and the amount as {@code op} needs it. */

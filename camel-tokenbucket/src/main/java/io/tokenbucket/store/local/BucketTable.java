@@ -54,6 +54,15 @@ final class BucketTable {
         /** The adaptation {@link #rate} was last decided with (for the sweep), guarded by this bucket's lock. */
         volatile Adaptive adaptive;
 
+        /** The in-flight slots held ({@link BucketMath#decide}), guarded by this bucket's lock. */
+        volatile long slots;
+
+        /**
+         * True once the bucket has held a slot, set under its lock and never reset: the sweep then retires it under
+         * that lock only, where it reads {@link #slots} exactly.
+         */
+        volatile boolean slotted;
+
         Bucket(long tatNanos) {
             super(tatNanos);
         }
@@ -155,18 +164,26 @@ final class BucketTable {
             }
             long[][] given = new long[n][];
             RateState[] givenRates = new RateState[n];
+            long[] slots = new long[n];
             for (int i = 0; i < n; i++) {
                 given[i] = states(before[i], buckets[i].moreTatNanos, nowNanos, step.limits().get(i));
                 givenRates[i] = buckets[i].rate;
+                slots[i] = buckets[i].slots;
             }
             long[][] tats = given.clone();
             RateState[] rates = givenRates.clone();
-            decided[0] = BucketMath.decide(step, nowNanos, tats, rates);
+            decided[0] = BucketMath.decide(step, nowNanos, tats, rates, slots);
             for (int i = 0; i < n; i++) {
+                if (slots[i] != buckets[i].slots) {
+                    buckets[i].slotted = true;
+                    buckets[i].slots = slots[i];
+                }
                 if (tats[i] != given[i] || rates[i] != givenRates[i]) {
                     long[] next = tats[i];
                     buckets[i].moreTatNanos = next.length > 1 ? Arrays.copyOfRange(next, 1, next.length) : null;
-                    before[i] = storable(next[0]);
+                    if (next.length > 0) { // a key without a rate limit (in flight only) keeps its full state
+                        before[i] = storable(next[0]);
+                    }
                     buckets[i].rate = rates[i];
                     Adaptive adaptive = step.limits().get(i).adaptive();
                     if (adaptive != null) {
@@ -246,7 +263,7 @@ final class BucketTable {
     }
 
     private static boolean retireIfFull(Bucket bucket, long nowNanos) {
-        if (bucket.moreTatNanos == null && bucket.rate == null) {
+        if (bucket.moreTatNanos == null && bucket.rate == null && !bucket.slotted) {
             long tatNanos = bucket.get();
             return tatNanos > HELD && BucketMath.isFull(tatNanos, nowNanos)
                     && bucket.compareAndSet(tatNanos, RETIRED);
@@ -257,7 +274,7 @@ final class BucketTable {
             RateState rate = bucket.rate;
             // an adaptive rate is kept while it is remembered (AdaptiveMath.current: until the bucket has been full
             // for the memory), as a Redis key lives as long
-            return tatNanos > HELD && BucketMath.isFull(tatNanos, nowNanos)
+            return tatNanos > HELD && bucket.slots == 0 && BucketMath.isFull(tatNanos, nowNanos)
                     && (more == null || BucketMath.isFull(more, nowNanos))
                     && (rate == null || bucket.adaptive.isFresh(AdaptiveMath.current(rate, allTats(tatNanos, more),
                     nowNanos, bucket.adaptive)))
@@ -275,6 +292,9 @@ final class BucketTable {
 
     private static long[] states(long tatNanos, long[] moreTatNanos, long nowNanos, Limits limits) {
         long[] tats = new long[limits.size()];
+        if (tats.length == 0) {
+            return tats;
+        }
         tats[0] = tatNanos;
         for (int i = 1; i < tats.length; i++) {
             tats[i] = moreTatNanos != null && i - 1 < moreTatNanos.length ? moreTatNanos[i - 1] : nowNanos;

@@ -91,9 +91,9 @@ public final class LocalBucketStore implements BucketStore {
         return table.update(command.keys(), command.step(), nowNanos);
     }
 
-    /** The lock-free reservation when it applies (one fixed limit, a key without other limits' states), else null. */
+    /** The lock-free reservation when it applies (one fixed limit, no in-flight limit), else null. */
     private Outcome reserveLockFree(String key, Limits limits, long tokens, long maxWaitNanos, long nowNanos) {
-        if (!lockFree || limits.size() != 1 || limits.adaptive() != null) {
+        if (!lockFree || limits.size() != 1 || limits.adaptive() != null || limits.inFlight() > 0) {
             return null;
         }
         limits.checkCost(tokens); // before a bucket is added for the key

@@ -160,6 +160,12 @@ public final class RedisBucketStore implements BucketStore {
         Step step = c.step();
         List<String> keys = c.keys();
         List<Limits> limits = step.limits();
+        for (int i = 0; i < limits.size(); i++) {
+            if (limits.get(i).inFlight() > 0 || step.op() == Step.Op.RELEASE) {
+                throw new IllegalArgumentException("in-flight limits are not supported by store=redis yet, was "
+                        + limits.get(i) + " for key '" + keys.get(i) + "'; use store=local for them");
+            }
+        }
         switch (step.op()) {
             case RESERVE:
                 if (keys.size() == 1) {

@@ -1,0 +1,158 @@
+package io.tokenbucket.math;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static io.tokenbucket.math.BucketMath.NO_LIMIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * In-flight limits in {@link BucketMath#decide}: slots taken by the charge, given back by {@link Step.Op#RELEASE},
+ * and full keys never chosen. Ticks are milliseconds.
+ */
+class BucketMathInFlightTest {
+
+    private static final Limits TWO_IN_FLIGHT = Limits.inFlightOnly(2);
+    private static final Limits TEN_PER_SECOND_ONE_IN_FLIGHT = Limits.of(Limit.of(10, 10, 1000)).withInFlight(1);
+    private static final Limits TEN_PER_SECOND = Limits.of(Limit.of(10, 10, 1000));
+
+    /** The state of a few keys, carried from step to step as a store would. */
+    private static final class Keys {
+        final long[][] tats;
+        final RateState[] rates;
+        final long[] slots;
+
+        Keys(List<Limits> limits, long now) {
+            tats = new long[limits.size()][];
+            for (int i = 0; i < tats.length; i++) {
+                tats[i] = BucketMath.align(null, now, limits.get(i));
+            }
+            rates = new RateState[limits.size()];
+            slots = new long[limits.size()];
+        }
+
+        Outcome step(Step step, long now) {
+            return BucketMath.decide(step, now, tats, rates, slots);
+        }
+    }
+
+    private static Step reserve(Limits limits, long maxWait) {
+        return Step.reserve(limits, 1, maxWait);
+    }
+
+    @Test
+    void aKeyAdmitsAtMostItsLimitUntilOneIsReleased() {
+        Keys k = new Keys(List.of(TWO_IN_FLIGHT), 0);
+        assertThat(k.step(reserve(TWO_IN_FLIGHT, NO_LIMIT), 0).granted()).isTrue();
+        Outcome second = k.step(reserve(TWO_IN_FLIGHT, NO_LIMIT), 0);
+        assertThat(second.granted()).isTrue();
+        assertThat(second.remaining()).isZero(); // no slot left
+        Outcome third = k.step(reserve(TWO_IN_FLIGHT, NO_LIMIT), 5000); // however long it would wait
+        assertThat(third.granted()).isFalse();
+        assertThat(third.slotless()).isTrue();
+        assertThat(k.slots[0]).isEqualTo(2);
+
+        Outcome released = k.step(Step.of(Step.Op.RELEASE, TWO_IN_FLIGHT, 0), 5000);
+        assertThat(released.granted()).isTrue(); // answered as a peek: a slot is free now
+        assertThat(released.remaining()).isEqualTo(1);
+        assertThat(k.slots[0]).isEqualTo(1);
+        assertThat(k.step(reserve(TWO_IN_FLIGHT, 0), 5000).granted()).isTrue();
+    }
+
+    @Test
+    void aReleaseNeverGoesBelowNoneHeld() {
+        Keys k = new Keys(List.of(TWO_IN_FLIGHT), 0);
+        k.step(Step.of(Step.Op.RELEASE, TWO_IN_FLIGHT, 0), 0);
+        assertThat(k.slots[0]).isZero();
+        k.step(reserve(TWO_IN_FLIGHT, 0), 0);
+        k.step(reserve(TWO_IN_FLIGHT, 0), 0);
+        assertThat(k.step(reserve(TWO_IN_FLIGHT, 0), 0).granted()).isFalse();
+    }
+
+    @Test
+    void aSlotIsHeldThroughTheWaitForTokensAndOneIsTakenWhateverTheTokens() {
+        Limits limits = Limits.of(Limit.of(1, 1, 1000)).withInFlight(3);
+        Keys k = new Keys(List.of(limits), 0);
+        assertThat(k.step(reserve(limits, NO_LIMIT), 0).waitTicks()).isZero();
+        Outcome waits = k.step(reserve(limits, NO_LIMIT), 0);
+        assertThat(waits.granted()).isTrue();
+        assertThat(waits.waitTicks()).isEqualTo(1000);
+        assertThat(k.slots[0]).isEqualTo(2);
+        Outcome refused = k.step(reserve(limits, 500), 0); // refused for its wait: takes no slot
+        assertThat(refused.granted()).isFalse();
+        assertThat(refused.slotless()).isFalse();
+        assertThat(k.slots[0]).isEqualTo(2);
+    }
+
+    @Test
+    void aFullSharedKeyRefusesEveryGroupAndChargesNothing() {
+        List<Limits> limits = List.of(TEN_PER_SECOND, TEN_PER_SECOND_ONE_IN_FLIGHT);
+        Step step = new Step(Step.Op.RESERVE, new int[] {1}, limits, 1, NO_LIMIT);
+        Keys k = new Keys(limits, 0);
+        assertThat(k.step(step, 0).granted()).isTrue();
+        long[] proxyBefore = k.tats[0];
+        Outcome refused = k.step(step, 0);
+        assertThat(refused.granted()).isFalse();
+        assertThat(refused.slotless()).isTrue();
+        assertThat(k.tats[0]).isSameAs(proxyBefore); // the proxy's tokens are not taken either
+        assertThat(k.slots).containsExactly(0, 1); // only the key with an in-flight limit counts
+    }
+
+    @Test
+    void aCandidateWithAFreeSlotIsChosenOverAFullOneHoweverSoonerTheFullOneIs() {
+        Limits slowOneSlot = Limits.of(Limit.of(1, 1, 1000)).withInFlight(1);
+        List<Limits> limits = List.of(TEN_PER_SECOND_ONE_IN_FLIGHT, slowOneSlot);
+        Step step = new Step(Step.Op.RESERVE, new int[] {1, 1}, limits, 1, NO_LIMIT);
+        Keys k = new Keys(limits, 0);
+        assertThat(k.step(step, 0).chosen()).isZero(); // both free at once: the one with more tokens
+        Outcome second = k.step(step, 0);
+        assertThat(second.granted()).isTrue();
+        assertThat(second.chosen()).isEqualTo(1); // candidate 0 is full
+        assertThat(k.step(step, 0).slotless()).isTrue();
+
+        k.slots[1] = 0; // candidate 1 released, but its tokens far away: still chosen over the full candidate 0
+        k.tats[1] = new long[] {9000};
+        Outcome third = k.step(step, 0);
+        assertThat(third.granted()).isTrue();
+        assertThat(third.chosen()).isEqualTo(1);
+        assertThat(third.waitTicks()).isEqualTo(9000);
+    }
+
+    @Test
+    void removeKeepsTheSlotsOfExchangesStillRunning() {
+        Keys k = new Keys(List.of(TWO_IN_FLIGHT), 0);
+        k.step(reserve(TWO_IN_FLIGHT, 0), 0);
+        k.step(Step.of(Step.Op.REMOVE, TWO_IN_FLIGHT, 0), 0);
+        assertThat(k.slots[0]).isEqualTo(1);
+    }
+
+    @Test
+    void aPeekSaysWhetherASlotIsFree() {
+        Keys k = new Keys(List.of(TEN_PER_SECOND_ONE_IN_FLIGHT), 0);
+        assertThat(k.step(Step.of(Step.Op.PEEK, TEN_PER_SECOND_ONE_IN_FLIGHT, 1), 0).granted()).isTrue();
+        k.step(reserve(TEN_PER_SECOND_ONE_IN_FLIGHT, 0), 0);
+        Outcome peek = k.step(Step.of(Step.Op.PEEK, TEN_PER_SECOND_ONE_IN_FLIGHT, 1), 0);
+        assertThat(peek.granted()).isFalse();
+        assertThat(peek.slotless()).isTrue();
+        assertThat(peek.remaining()).isZero();
+    }
+
+    @Test
+    void inFlightLimitsOutOfRangeAreRefusedNamingTheValue() {
+        assertThatThrownBy(() -> Limits.inFlightOnly(0)).hasMessageContaining("was 0");
+        assertThatThrownBy(() -> Limits.inFlightOnly(Long.MAX_VALUE)).hasMessageContaining(
+                "was " + Long.MAX_VALUE);
+        assertThatThrownBy(() -> TEN_PER_SECOND.withInFlight(-1)).hasMessageContaining("was -1");
+        assertThat(TEN_PER_SECOND.withInFlight(0)).isSameAs(TEN_PER_SECOND);
+        assertThat(Limits.inFlightOnly(Limits.MAX_IN_FLIGHT).inFlight()).isEqualTo(Limits.MAX_IN_FLIGHT);
+    }
+
+    @Test
+    void aKeyWithoutRateLimitsTakesAnyTokensButNotZero() {
+        assertThat(TWO_IN_FLIGHT.capacity()).isEqualTo(Long.MAX_VALUE);
+        TWO_IN_FLIGHT.checkCost(Long.MAX_VALUE);
+        assertThatThrownBy(() -> TWO_IN_FLIGHT.checkCost(0)).hasMessageContaining("was 0");
+    }
+}
