@@ -67,6 +67,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "maxAllOf": getOrCreateConfiguration(target).setMaxAllOf(property(camelContext, int.class, value)); return true;
         case "maxcandidates":
         case "maxCandidates": getOrCreateConfiguration(target).setMaxCandidates(property(camelContext, int.class, value)); return true;
+        case "maxinflight":
+        case "maxInFlight": getOrCreateConfiguration(target).setMaxInFlight(property(camelContext, long.class, value)); return true;
         case "maxwait":
         case "maxWait": getOrCreateConfiguration(target).setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
         case "maxwaiting":
@@ -145,6 +147,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "maxAllOf": return int.class;
         case "maxcandidates":
         case "maxCandidates": return int.class;
+        case "maxinflight":
+        case "maxInFlight": return long.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
         case "maxwaiting":
@@ -224,6 +228,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "maxAllOf": return getOrCreateConfiguration(target).getMaxAllOf();
         case "maxcandidates":
         case "maxCandidates": return getOrCreateConfiguration(target).getMaxCandidates();
+        case "maxinflight":
+        case "maxInFlight": return getOrCreateConfiguration(target).getMaxInFlight();
         case "maxwait":
         case "maxWait": return getOrCreateConfiguration(target).getMaxWait();
         case "maxwaiting":

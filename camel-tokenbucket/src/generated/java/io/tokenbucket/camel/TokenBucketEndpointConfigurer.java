@@ -57,6 +57,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "maxAllOf": target.getConfiguration().setMaxAllOf(property(camelContext, int.class, value)); return true;
         case "maxcandidates":
         case "maxCandidates": target.getConfiguration().setMaxCandidates(property(camelContext, int.class, value)); return true;
+        case "maxinflight":
+        case "maxInFlight": target.getConfiguration().setMaxInFlight(property(camelContext, long.class, value)); return true;
         case "maxwait":
         case "maxWait": target.getConfiguration().setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
         case "maxwaiting":
@@ -126,6 +128,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "maxAllOf": return int.class;
         case "maxcandidates":
         case "maxCandidates": return int.class;
+        case "maxinflight":
+        case "maxInFlight": return long.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
         case "maxwaiting":
@@ -196,6 +200,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "maxAllOf": return target.getConfiguration().getMaxAllOf();
         case "maxcandidates":
         case "maxCandidates": return target.getConfiguration().getMaxCandidates();
+        case "maxinflight":
+        case "maxInFlight": return target.getConfiguration().getMaxInFlight();
         case "maxwait":
         case "maxWait": return target.getConfiguration().getMaxWait();
         case "maxwaiting":

@@ -91,6 +91,24 @@ public class TokenBucketComponent extends DefaultComponent {
         waiters.remove(w);
     }
 
+    /** Wakes {@code s}'s waiters on every release under its endpoint's name, until {@link #unregister(TokenBucketSlots)}. */
+    void register(TokenBucketSlots s) {
+        slotQueues.add(s);
+    }
+
+    void unregister(TokenBucketSlots s) {
+        slotQueues.remove(s);
+    }
+
+    /** An exchange of the limiter {@code name} gave its in-flight slots back: the waiters of that name try again. */
+    void slotsReleased(String name) {
+        for (TokenBucketSlots s : slotQueues) {
+            if (s.name().equals(name)) {
+                s.drain();
+            }
+        }
+    }
+
     /** How often idle (full) local buckets are dropped. */
     static final long SWEEP_INTERVAL_MILLIS = 1000;
 
@@ -116,6 +134,7 @@ public class TokenBucketComponent extends DefaultComponent {
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
     /** The waiting exchanges of every started producer, told when the Camel context starts stopping. */
     private final Set<TokenBucketWaiters> waiters = ConcurrentHashMap.newKeySet();
+    private final Set<TokenBucketSlots> slotQueues = ConcurrentHashMap.newKeySet();
     private RedisConnections redisConnections;
     private TokenBucketTimer timer;
     private ExecutorService timerThread;

@@ -63,6 +63,17 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
             + " reserved together; 1/1s:5 is one per second in bursts of 5.")
     private String limits;
 
+    @UriParam(description = "The most exchanges of one key in flight at once: from their admission to the end of"
+            + " their exchange (its completion or failure), across every instance that shares the store. An exchange"
+            + " that finds every slot taken waits for one in arrival order (delay mode, within maxWait), or is"
+            + " rejected (reject mode) or told (check mode). Applies to every key whose limits name no in-flight"
+            + " limit of their own (the form N in flight, as in limits=10/1s,4 in flight). Set alone, without"
+            + " capacity, refillAmount, refillPeriod or limits, the keys have no rate limit. 0 (the default): none.")
+    private long maxInFlight;
+
+    /** Whether capacity, refillAmount, refillPeriod or limits were set: else maxInFlight alone sets no rate. */
+    private boolean rateGiven;
+
     // no asterisk in this text: Camel's metadata generator drops every one from descriptions
     @UriParam(description = "Limits of their own for some keys: pattern=limits entries separated by ;, where a"
             + " pattern is a key or a glob in which an asterisk stands for any run of characters (premium- and an"
@@ -168,6 +179,7 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     /** Sets the bucket size in tokens (the burst), at least 1. Default 1. */
     public void setCapacity(long capacity) {
         this.capacity = capacity;
+        this.rateGiven = true;
     }
 
     /** Tokens added back per refill period; defaults to the capacity. */
@@ -178,6 +190,7 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     /** Sets the tokens added back per refill period, at least 1. Default: the capacity. */
     public void setRefillAmount(Long refillAmount) {
         this.refillAmount = refillAmount;
+        this.rateGiven = true;
     }
 
     /** The refill period in milliseconds. Default 1000 (1s). */
@@ -188,6 +201,7 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     /** Sets the refill period in milliseconds (Camel duration text such as 1s or 500ms when configured). Default 1s. */
     public void setRefillPeriod(long refillPeriod) {
         this.refillPeriod = refillPeriod;
+        this.rateGiven = true;
     }
 
     /** The header holding the bucket key. Default {@code CamelTokenBucketKey}. */
@@ -314,6 +328,25 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     /** Sets several limits per bucket, replacing capacity, refillAmount and refillPeriod. Default none. */
     public void setLimits(String limits) {
         this.limits = limits;
+        this.rateGiven = true;
+    }
+
+    /** The most exchanges of one key in flight at once, or 0 (the default) for no in-flight limit. */
+    public long getMaxInFlight() {
+        return maxInFlight;
+    }
+
+    /**
+     * Sets the most exchanges of one key in flight at once (from admission to the end of the exchange), for keys
+     * whose limits name none; 0 (the default) for none. Set alone it is the keys' only limit.
+     */
+    public void setMaxInFlight(long maxInFlight) {
+        this.maxInFlight = maxInFlight;
+    }
+
+    /** Whether a rate option (capacity, refillAmount, refillPeriod or limits) was set. */
+    boolean isRateGiven() {
+        return rateGiven;
     }
 
     /** Limits of their own for some keys ({@code premium-*=20/1s;p7=10/1s}), or null (the default). */

@@ -192,6 +192,34 @@ final class TokenBucketExceptions {
                 + tokens + " token(s) " + why + " (" + TokenBucketLimitSource.describe(limits) + ")");
     }
 
+    /**
+     * Every in-flight slot of a key the exchange needs was held: at once in reject and check mode or with every
+     * waiting place taken ({@code waited} false), or until its maxWait passed ({@code waited} true).
+     */
+    static TokenBucketRejectedException noSlot(String endpointName, TokenBucketConfiguration config,
+                                               TokenBucketRequest.Acquire acquire, boolean waited) {
+        String why;
+        if (waited) {
+            why = "no in-flight slot came free within maxWait " + config.getMaxWait() + " ms";
+        } else if (config.getMode() != TokenBucketMode.delay) {
+            why = "no in-flight slot free (mode=" + config.getMode() + ")";
+        } else {
+            why = "no in-flight slot free, and maxWaiting " + config.getMaxWaiting()
+                    + " exchanges are waiting already";
+        }
+        List<String> slotKeys = TokenBucketSlots.slotKeys(acquire).stream().map(k -> "'" + shown(k.sent()) + "' ("
+                + k.limits().inFlight() + " in flight)").toList();
+        return new TokenBucketRejectedException(endpointName, acquire.key().sent(), acquire.tokens(), 0,
+                "tokenbucket:" + endpointName + " rejected key '" + shown(acquire.key().sent()) + "': " + why
+                + "; keys with an in-flight limit: " + String.join(", ", slotKeys));
+    }
+
+    /** An exchange still waiting for an in-flight slot when it had to stop waiting; it had reserved nothing. */
+    static TokenBucketException abandonedSlot(String endpointName, String key, String why) {
+        return new TokenBucketException(endpointName, key, "tokenbucket:" + endpointName + " key '" + shown(key)
+                + "': the exchange was waiting for an in-flight slot when " + why + "; it had reserved nothing");
+    }
+
     /** The store failed or did not answer and the policy is to fail ({@code onStoreError=fail}). */
     static TokenBucketStoreException storeFailed(String endpointName, TokenBucketStoreBinding store,
                                                  long storeTimeoutMillis, Throwable failure) {

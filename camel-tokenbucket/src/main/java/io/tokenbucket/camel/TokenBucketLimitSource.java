@@ -71,9 +71,15 @@ final class TokenBucketLimitSource {
             throw new IllegalArgumentException("refillPeriod must be at least 1 millisecond, was "
                     + c.getRefillPeriod());
         }
+        if (c.getMaxInFlight() < 0 || c.getMaxInFlight() > Limits.MAX_IN_FLIGHT) {
+            throw new IllegalArgumentException("maxInFlight must be between 0 (none) and " + Limits.MAX_IN_FLIGHT
+                    + ", was " + c.getMaxInFlight());
+        }
         Limits limits = c.getLimits() != null ? TokenBucketLimitSpec.parse(c.getLimits(), "limits")
+                : c.getMaxInFlight() > 0 && !c.isRateGiven() ? Limits.inFlightOnly(c.getMaxInFlight())
                 : Limits.of(Limit.of(c.getCapacity(), c.getRefillAmount(), TokenBucketLimitSpec.nanos(
                         c.getRefillPeriod(), "refillPeriod")));
+        limits = withMaxInFlight(limits, c);
         if (c.getCost() < 1 || c.getCost() > limits.capacity()) {
             throw new IllegalArgumentException("cost must be between 1 and capacity " + limits.capacity()
                     + ", was " + c.getCost());
@@ -191,6 +197,11 @@ final class TokenBucketLimitSource {
         return c.getMaxWait() == null ? BucketStore.MAX_WAIT_NANOS : TimeUnit.MILLISECONDS.toNanos(c.getMaxWait());
     }
 
+    /** {@code limits} with the {@code maxInFlight} option's in-flight limit, unless they name one of their own. */
+    private static Limits withMaxInFlight(Limits limits, TokenBucketConfiguration c) {
+        return limits.inFlight() == 0 && c.getMaxInFlight() > 0 ? limits.withInFlight(c.getMaxInFlight()) : limits;
+    }
+
     /** Whether {@link #validate()} has succeeded. */
     boolean isValidated() {
         return limits != null;
@@ -218,7 +229,7 @@ final class TokenBucketLimitSource {
                 throw TokenBucketExceptions.formerResolver(resolver, formerInterface);
             }
             if (own != null) {
-                return own.withAdaptive(adapts ? adaptive : null);
+                return withMaxInFlight(own, configuration).withAdaptive(adapts ? adaptive : null);
             }
         }
         String text = configuration.getKeyLimits();
@@ -228,7 +239,7 @@ final class TokenBucketLimitSource {
         KeyLimits parsed = keyLimits;
         if (parsed == null || !parsed.text().equals(text)) {
             parsed = new KeyLimits(text, TokenBucketLimitSpec.parseKeyLimits(text).stream()
-                    .map(e -> new KeyLimit(e.getKey(), e.getValue(), e.getValue().withAdaptive(adaptive))).toList());
+                    .map(e -> keyLimit(e.getKey(), withMaxInFlight(e.getValue(), configuration))).toList());
             keyLimits = parsed;
         }
         for (KeyLimit entry : parsed.entries()) {
@@ -237,6 +248,10 @@ final class TokenBucketLimitSource {
             }
         }
         return adapts ? limits : fixedLimits;
+    }
+
+    private KeyLimit keyLimit(TokenBucketLimitSpec.Glob glob, Limits fixed) {
+        return new KeyLimit(glob, fixed, fixed.withAdaptive(adaptive));
     }
 
     /** Whether {@code key}'s rate adapts: adaptive=true, and adaptiveKeys unset or matching the key. */
@@ -263,7 +278,7 @@ final class TokenBucketLimitSource {
 
     /** Replaces the endpoint's limits, in the syntax of the {@code limits} option; a bad text changes nothing. */
     void update(String text) {
-        Limits parsed = TokenBucketLimitSpec.parse(text, "limits");
+        Limits parsed = withMaxInFlight(TokenBucketLimitSpec.parse(text, "limits"), configuration);
         configuration.setLimits(text);
         fixedLimits = parsed;
         limits = parsed.withAdaptive(adaptive);
@@ -289,6 +304,9 @@ final class TokenBucketLimitSource {
             text.append(i == 0 ? "" : "; ").append("capacity ").append(limit.capacity()).append(", refill ")
                     .append(limit.refillAmount()).append(" per ")
                     .append(TimeUnit.NANOSECONDS.toMillis(limit.refillPeriod())).append(" ms");
+        }
+        if (limits.inFlight() > 0) {
+            text.append(limits.size() == 0 ? "" : "; ").append(limits.inFlight()).append(" in flight");
         }
         return text.toString();
     }

@@ -16,7 +16,9 @@ import io.tokenbucket.math.Limits;
  * {@link TokenBucketLimitResolver}: a comma-separated list of {@code N/period}, each a limit of {@code N}
  * tokens refilled every {@code period} (Camel duration text: {@code 1s}, {@code 500ms}, {@code 1h}), with an
  * optional {@code :burst} for a capacity other than {@code N}. {@code 10/1s,1000/1h} is 10 per second and 1000
- * per hour; {@code 1/1s:5} is one per second in bursts of up to 5.
+ * per hour; {@code 1/1s:5} is one per second in bursts of up to 5. One item may be {@code N in flight} (spaces
+ * optional): at most {@code N} exchanges of the key between admission and the end of their exchange, with the rate
+ * limits or alone ({@code 10/1s,4 in flight}, {@code 4 in flight}).
  *
  * <p>Parsed texts are kept (up to {@value #MAX_CACHED}), so a resolver may answer with the same text on every
  * exchange at no cost.
@@ -24,6 +26,8 @@ import io.tokenbucket.math.Limits;
 final class TokenBucketLimitSpec {
 
     private static final Pattern ITEM = Pattern.compile("\\s*(\\d+)\\s*/\\s*([0-9a-zA-Z ]+?)\\s*(?::\\s*(\\d+)\\s*)?");
+    private static final Pattern IN_FLIGHT = Pattern.compile("\\s*(\\d+)\\s*in\\s*flight\\s*",
+            Pattern.CASE_INSENSITIVE);
     private static final int MAX_CACHED = 1000;
     private static final Map<String, Limits> PARSED = new ConcurrentHashMap<>();
 
@@ -50,12 +54,22 @@ final class TokenBucketLimitSpec {
             return cached;
         }
         List<Limit> limits = new ArrayList<>();
+        long inFlight = 0;
         for (String item : text.split(",")) {
+            Matcher slots = IN_FLIGHT.matcher(item);
+            if (slots.matches()) {
+                if (inFlight != 0) {
+                    throw new IllegalArgumentException(source.get() + " '" + text + "' names an in-flight limit"
+                            + " twice; give one");
+                }
+                inFlight = inFlight(slots.group(1), text, source);
+                continue;
+            }
             Matcher m = ITEM.matcher(item);
             long periodMillis;
             if (!m.matches() || (periodMillis = TokenBucketOptionText.durationMillis(m.group(2))) < 1) {
                 throw new IllegalArgumentException(source.get() + " must be limits such as 10/1s or 10/1s,1000/1h or"
-                        + " 1/1s:5 (one per second, bursts of 5), was '" + text + "'");
+                        + " 1/1s:5 (one per second, bursts of 5) or 10/1s,4 in flight, was '" + text + "'");
             }
             long tokens;
             long burst;
@@ -76,11 +90,30 @@ final class TokenBucketLimitSpec {
                 throw new IllegalArgumentException(source.get() + " '" + text + "': " + e.getMessage(), e);
             }
         }
-        Limits parsed = Limits.of(limits);
+        if (limits.isEmpty() && inFlight == 0) {
+            throw new IllegalArgumentException(source.get() + " must be limits such as 10/1s or 10/1s,1000/1h or"
+                    + " 1/1s:5 (one per second, bursts of 5) or 10/1s,4 in flight, was '" + text + "'");
+        }
+        Limits parsed = limits.isEmpty() ? Limits.inFlightOnly(inFlight) : Limits.of(limits).withInFlight(inFlight);
         if (PARSED.size() < MAX_CACHED) {
             PARSED.put(text, parsed);
         }
         return parsed;
+    }
+
+    /** The number of an {@code N in flight} item, from 1 to {@link Limits#MAX_IN_FLIGHT}. */
+    private static long inFlight(String digits, String text, Supplier<String> source) {
+        long n;
+        try {
+            n = Long.parseLong(digits);
+        } catch (NumberFormatException tooLarge) {
+            n = Long.MAX_VALUE;
+        }
+        if (n < 1 || n > Limits.MAX_IN_FLIGHT) {
+            throw new IllegalArgumentException(source.get() + " '" + text + "': an in-flight limit must be between 1"
+                    + " and " + Limits.MAX_IN_FLIGHT + ", was " + digits);
+        }
+        return n;
     }
 
     /**

@@ -44,13 +44,28 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private final TokenBucketEndpoint endpoint;
     private final TokenBucketConfiguration config;
     private final TokenBucketWaiters waiters;
+    private final TokenBucketSlots slots;
 
     /** A producer for {@code endpoint}. */
     public TokenBucketProducer(TokenBucketEndpoint endpoint) {
         super(endpoint);
         this.endpoint = endpoint;
         this.config = endpoint.getConfiguration();
-        this.waiters = new TokenBucketWaiters(endpoint);
+        this.slots = new TokenBucketSlots(endpoint, new TokenBucketSlots.Retry() {
+            @Override
+            public Outcome reserve(TokenBucketRequest request, long maxWaitNanos) {
+                // the local store answers at once; a remote one refuses in-flight limits before this is reached
+                return TokenBucketProducer.reserve(endpoint.store(), request, maxWaitNanos).toCompletableFuture()
+                        .join();
+            }
+
+            @Override
+            public void decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
+                               Outcome outcome, long start) {
+                TokenBucketProducer.this.decide(exchange, callback, request, outcome, true, start, false);
+            }
+        });
+        this.waiters = new TokenBucketWaiters(endpoint, slots);
     }
 
     @Override
@@ -109,6 +124,11 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
+        if (place && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
+            slots.await(exchange, callback, request, request instanceof Acquire a ? a
+                    : ((AcquireAny) request).chosen(0), start, maxWait);
+            return false;
+        }
         CompletableFuture<Outcome> answer;
         try {
             answer = reserve(store, request, accept).toCompletableFuture();
@@ -186,6 +206,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             acquire = (Acquire) request;
         }
         TokenBucketMode mode = config.getMode();
+        if (!r.granted() && r.slotless() && place) { // waits for a slot in its place
+            slots.await(exchange, callback, request, acquire, start, TokenBucketLimitSource.maxWaitNanos(config));
+            return false;
+        }
         // a granted wait always holds a place: a reservation without one accepted no wait (BucketStore#reserve)
         if (!r.granted() || r.waitTicks() == 0) {
             leave(place);
@@ -195,6 +219,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (mode == TokenBucketMode.check) {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
+            } else if (r.slotless()) {
+                exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, acquire, false));
             } else {
                 boolean full = !place && TokenBucketLimitSource.maxWaitNanos(config) > 0;
                 exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, acquire.key().sent(),
@@ -204,6 +230,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(sync);
             return sync;
         }
+        slots.holdUntilDone(exchange, acquire);
         if (r.waitTicks() == 0) {
             endpoint.getStatistics().admitted(acquire.key().stored(), 0);
             passed(message, config, 0, r.remaining());
@@ -288,11 +315,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         super.doStart();
         waiters.started();
         endpoint.getComponent().register(waiters);
+        endpoint.getComponent().register(slots);
     }
 
     @Override
     protected void doStop() throws Exception {
         endpoint.getComponent().unregister(waiters);
+        endpoint.getComponent().unregister(slots);
         waiters.abandonAll("the producer stopped");
         super.doStop();
     }

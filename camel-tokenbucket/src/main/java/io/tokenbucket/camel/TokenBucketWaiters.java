@@ -31,15 +31,17 @@ import org.apache.camel.Exchange;
 final class TokenBucketWaiters {
 
     private final TokenBucketEndpoint endpoint;
+    private final TokenBucketSlots slots;
     private final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
     /** When the context's stop must be let go ({@link System#nanoTime()}); meaningful once {@link #stopping}. */
     private volatile long stopDeadline;
     private volatile boolean stopping;
     private volatile boolean deadlinePassed;
 
-    /** The waiters of a producer of {@code endpoint}. */
-    TokenBucketWaiters(TokenBucketEndpoint endpoint) {
+    /** The waiters of a producer of {@code endpoint}, and its exchanges waiting for an in-flight slot. */
+    TokenBucketWaiters(TokenBucketEndpoint endpoint, TokenBucketSlots slots) {
         this.endpoint = endpoint;
+        this.slots = slots;
     }
 
     /**
@@ -115,8 +117,9 @@ final class TokenBucketWaiters {
                 + " ms) passed after the Camel context began to stop";
     }
 
-    /** Abandons every exchange still waiting, saying {@code why} in its exception. */
+    /** Abandons every exchange still waiting, for its tokens or for an in-flight slot, saying {@code why}. */
     void abandonAll(String why) {
+        slots.abandonAll(why);
         for (Waiter waiter : waiting) {
             waiter.abandon(why);
         }

@@ -60,10 +60,12 @@ public final class Limits {
 
     /**
      * These limits with a rate that adapts as {@code adaptive} says ({@link AdaptiveMath}), or with a fixed rate
-     * when it is null.
+     * when it is null; limits without a rate limit ({@link #inFlightOnly}) are returned as they are.
      */
     public Limits withAdaptive(Adaptive adaptive) {
-        return Objects.equals(adaptive, this.adaptive) ? this : new Limits(limits, adaptive, inFlight);
+        // limits without a rate (in flight only) have nothing to adapt: they stay as they are
+        return Objects.equals(adaptive, this.adaptive) || limits.length == 0 ? this
+                : new Limits(limits, adaptive, inFlight);
     }
 
     /**

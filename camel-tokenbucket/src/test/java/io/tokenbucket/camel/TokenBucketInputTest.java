@@ -64,7 +64,7 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "refillPeriod=1000000d         | refillPeriod must be at most 9223372036854 ms (292 years), was 86400000000000 ms",
             "capacty=5                     | capacty",
             "store=memcached               | store",
-            "limits=10/1s,lots             | limits must be limits such as 10/1s or 10/1s,1000/1h or 1/1s:5 (one per second, bursts of 5), was '10/1s,lots'",
+            "limits=10/1s,lots             | limits must be limits such as 10/1s or 10/1s,1000/1h or 1/1s:5 (one per second, bursts of 5) or 10/1s,4 in flight, was '10/1s,lots'",
             "limits=0/1s                   | limits '0/1s': capacity must be at least 1, was 0",
             "limits=5/1s&cost=6            | cost must be between 1 and capacity 5, was 6",
             "keyLimits=gold                | keyLimits must be entries such as premium-*=20/1s;p7=10/1s separated by ';', was 'gold'",
