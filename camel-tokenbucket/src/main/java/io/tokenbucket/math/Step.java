@@ -52,7 +52,12 @@ public record Step(Op op, int[] groups, List<Limits> limits, long amount, long m
          * Gives back the in-flight slot a granted reservation took on every key of the step (those of the chosen group
          * and the shared keys); a key holding none is left as it is. Answers as a peek of one token.
          */
-        RELEASE
+        RELEASE,
+        /**
+         * Keeps the in-flight slots a reservation holds from expiring: changes nothing here (a slot held in memory
+         * never expires), a store whose slots are leases renews them. Answers as a peek of one token.
+         */
+        RENEW
     }
 
     /** The groups and limits checked, and the amount as {@code op} needs it. */

@@ -17,10 +17,40 @@ import io.tokenbucket.math.Step;
  * keys. Checked on creation: limits for every key, at most {@link BucketStore#MAX_KEYS} keys, no key twice; the
  * step checks its amount.
  *
- * @param keys the keys, one per entry of {@code step.limits()}
- * @param step what to do on them
+ * @param keys  the keys, one per entry of {@code step.limits()}
+ * @param step  what to do on them
+ * @param lease the in-flight lease a reservation takes its slots under, and a release or renewal names; null for
+ *              none. A store whose slots can outlive their holder (Redis: an instance may die) keeps each slot for the
+ *              lease's time unless renewed; the local store, whose slots die with their JVM, ignores it
  */
-public record StoreCommand(List<String> keys, Step step) {
+public record StoreCommand(List<String> keys, Step step, Lease lease) {
+
+    /**
+     * An in-flight lease: its id, unique among the holders of a store's slots, and how long a slot taken under it
+     * lasts without a renewal.
+     *
+     * @param id    at most 64 characters of letters, digits, {@code - _ . :}
+     * @param nanos the lease time in nanoseconds, from 1 ms to 365 days
+     */
+    public record Lease(String id, long nanos) {
+
+        /** The id and time checked. */
+        public Lease {
+            if (id == null || !id.matches("[A-Za-z0-9._:-]{1,64}")) {
+                throw new IllegalArgumentException("a lease id must be 1 to 64 letters, digits or - _ . :, was '"
+                        + id + "'");
+            }
+            if (nanos < 1_000_000 || nanos > BucketStore.MAX_WAIT_NANOS) {
+                throw new IllegalArgumentException("a lease time must be from 1 ms to 365 days, was " + nanos
+                        + " ns");
+            }
+        }
+    }
+
+    /** A command without a lease. */
+    public StoreCommand(List<String> keys, Step step) {
+        this(keys, step, null);
+    }
 
     /** The keys and the step checked together. */
     public StoreCommand {

@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * to make one. Real time: the Redis store runs on the Redis clock, so waits are checked within tolerances that
  * a noisy 2-core machine keeps (a wait is never longer than computed, and at most {@link #SLACK_MS} shorter).
  */
-public abstract class BucketStoreContract implements AdaptiveStoreContract {
+public abstract class BucketStoreContract implements AdaptiveStoreContract, InFlightStoreContract {
 
     protected static final long MS = 1_000_000L;
     protected static final long HOUR = TimeUnit.HOURS.toNanos(1);

@@ -119,7 +119,7 @@ final class BucketTable {
             Arrays.sort(order, (a, b) -> keys.get(a).compareTo(keys.get(b)));
         }
         // a peek or a question about the rate writes nothing, so it adds no bucket for a key that has none
-        boolean reads = step.op() == Step.Op.PEEK || step.op() == Step.Op.RATE;
+        boolean reads = step.op() == Step.Op.PEEK || step.op() == Step.Op.RATE || step.op() == Step.Op.RENEW;
         while (true) {
             Bucket[] held = new Bucket[order.length];
             for (int i = 0; i < held.length; i++) {

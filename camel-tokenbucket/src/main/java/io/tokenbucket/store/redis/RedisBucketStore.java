@@ -160,26 +160,38 @@ public final class RedisBucketStore implements BucketStore {
         Step step = c.step();
         List<String> keys = c.keys();
         List<Limits> limits = step.limits();
-        for (int i = 0; i < limits.size(); i++) {
-            if (limits.get(i).inFlight() > 0 || step.op() == Step.Op.RELEASE) {
-                throw new IllegalArgumentException("in-flight limits are not supported by store=redis yet, was "
-                        + limits.get(i) + " for key '" + keys.get(i) + "'; use store=local for them");
-            }
-        }
         switch (step.op()) {
             case RESERVE:
+                if (c.lease() == null && limits.stream().anyMatch(l -> l.inFlight() > 0)) {
+                    // a slot without a lease could never be released, nor expire in time
+                    throw new IllegalArgumentException("a reservation of a key with an in-flight limit needs a lease"
+                            + " on store=redis, was keys " + keys);
+                }
                 if (keys.size() == 1) {
-                    return reserveOne(keys.get(0), limits.get(0), step.amount(), maxWaitMicros(step.maxWaitTicks()));
+                    return reserveOne(keys.get(0), limits.get(0), step.amount(), maxWaitMicros(step.maxWaitTicks()),
+                            c.lease());
                 }
                 return reserveAll(c);
-            case REMOVE:
-                return send(null, commands -> commands.del(keys.stream().map(this::redisKey).toArray(String[]::new))
-                        .toCompletableFuture()).thenApply(n -> Outcome.granted(limits.get(0).capacity()));
+            case REMOVE: {
+                // each key's in-flight slots stay: they belong to exchanges still running
+                CompletableFuture<Outcome> all = null;
+                for (int i = 0; i < keys.size(); i++) {
+                    CompletableFuture<Outcome> one = call("remove", List.of(keys.get(i)), List.of(limits.get(i)), 1,
+                            -1, null);
+                    all = all == null ? one : all.thenCombine(one, (a, b) -> a);
+                }
+                return all.thenApply(done -> Outcome.granted(limits.get(0).capacity()));
+            }
+            case RELEASE, RENEW:
+                if (c.lease() == null) {
+                    throw new IllegalArgumentException(step.op() + " on store=redis needs the lease of the slots");
+                }
+                return call(step.op() == Step.Op.RELEASE ? "release" : "renew", keys, limits, 1, -1, c.lease());
             case REFUND: {
                 CompletableFuture<Outcome> fewest = null;
                 for (int i = 0; i < keys.size(); i++) {
                     CompletableFuture<Outcome> one = call("refund", List.of(keys.get(i)), List.of(limits.get(i)),
-                            step.amount(), -1);
+                            step.amount(), -1, null);
                     fewest = fewest == null ? one : fewest.thenCombine(one,
                             (a, b) -> a.remaining() <= b.remaining() ? a : b);
                 }
@@ -193,8 +205,8 @@ public final class RedisBucketStore implements BucketStore {
                     + keys);
         }
         return switch (step.op()) {
-            case PEEK -> call("peek", keys, limits, step.amount(), -1);
-            case PENALIZE -> call("penalize", keys, limits, 1, ceilMicros(step.amount()));
+            case PEEK -> call("peek", keys, limits, step.amount(), -1, null);
+            case PENALIZE -> call("penalize", keys, limits, 1, ceilMicros(step.amount()), null);
             case RATE -> limits.get(0).adaptive() == null
                     ? CompletableFuture.completedFuture(Outcome.granted(limits.get(0).capacity()))
                     : adapt("rate", keys.get(0), limits.get(0));
@@ -203,11 +215,12 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /** A reservation of one key: the script's {@code reserve}, through a lane when batching. */
-    private CompletionStage<Outcome> reserveOne(String key, Limits limits, long tokens, long maxWaitMicros) {
+    private CompletionStage<Outcome> reserveOne(String key, Limits limits, long tokens, long maxWaitMicros,
+                                                StoreCommand.Lease lease) {
         List<String> args = new ArrayList<>();
         args.add(Long.toString(tokens));
         args.add(Long.toString(maxWaitMicros));
-        appendLimits(args, limits); // fails at once for a limit too large, without a round trip
+        appendLimits(args, limits, lease); // fails at once for a limit too large, without a round trip
         return reservations.reserve(new String[] {redisKey(key)}, List.of(limits), args);
     }
 
@@ -248,14 +261,14 @@ public final class RedisBucketStore implements BucketStore {
                 args.add(Integer.toString(g));
             }
         }
-        step.limits().forEach(l -> appendLimits(args, l));
+        step.limits().forEach(l -> appendLimits(args, l, c.lease()));
         return reservations.reserve(redisKeys, candidateLimits, args);
     }
 
     /** Answers with the script's 'throttle' (a signal) or 'rate' (a question): see bucket.lua. */
     private CompletionStage<Outcome> adapt(String op, String key, Limits limits) {
         String redisKey = redisKey(key);
-        return run(op, new String[] {redisKey}, operands(1, -1, List.of(limits)), clocks.of(redisKey))
+        return run(op, new String[] {redisKey}, operands(1, -1, List.of(limits), null), clocks.of(redisKey))
                 .thenApply(raw -> adaptation(raw, limits));
     }
 
@@ -282,8 +295,8 @@ public final class RedisBucketStore implements BucketStore {
 
     /** Calls the script with operation {@code op} and a second argument {@code argMicros} (-1: none). */
     private CompletableFuture<Outcome> call(String op, List<String> keys, List<Limits> limits, long tokens,
-                                            long argMicros) {
-        List<String> operands = operands(tokens, argMicros, limits);
+                                            long argMicros, StoreCommand.Lease lease) {
+        List<String> operands = operands(tokens, argMicros, limits, lease);
         String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
         RedisClockOffset clock = clocks.of(redisKeys[0]);
         long sentNanos = System.nanoTime();
@@ -292,12 +305,13 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /** The script's ARGV after the operation (bucket.lua's header): the limits' intervals in microseconds, checked. */
-    private static List<String> operands(long tokens, long argMicros, List<Limits> limits) {
+    private static List<String> operands(long tokens, long argMicros, List<Limits> limits,
+                                         StoreCommand.Lease lease) {
         List<String> operands = new ArrayList<>();
         operands.add(Long.toString(tokens));
         operands.add(Long.toString(argMicros));
         for (Limits l : limits) {
-            appendLimits(operands, l);
+            appendLimits(operands, l, lease);
         }
         return operands;
     }
@@ -317,13 +331,21 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * Appends one key's limits as the script reads them: their adaptation if any ('A' and its seven numbers, times
-     * in microseconds rounded up), their number, then each capacity and interval in microseconds (rounded up
-     * again: never faster than the nanosecond limit).
+     * Appends one key's limits as the script reads them: their in-flight limit if any ('F', the limit, the lease id
+     * and the lease time in microseconds; '-' and 0 without a lease, for a command that takes and names no slot),
+     * their adaptation if any ('A' and its seven numbers, times in microseconds rounded up), their number, then
+     * each capacity and interval in microseconds (rounded up again: never faster than the nanosecond limit).
      *
-     * @throws IllegalArgumentException for a limit whose burst is beyond what the script computes exactly
+     * @throws IllegalArgumentException for a limit whose burst is beyond what the script computes exactly, or a
+     *                                  reservation of a key with an in-flight limit without a lease
      */
-    private static void appendLimits(List<String> args, Limits l) {
+    private static void appendLimits(List<String> args, Limits l, StoreCommand.Lease lease) {
+        if (l.inFlight() > 0) {
+            args.add("F");
+            args.add(Long.toString(l.inFlight()));
+            args.add(lease == null ? "-" : lease.id());
+            args.add(lease == null ? "0" : Long.toString(ceilMicros(lease.nanos())));
+        }
         Adaptive adaptive = l.adaptive();
         if (adaptive != null) {
             args.add("A");

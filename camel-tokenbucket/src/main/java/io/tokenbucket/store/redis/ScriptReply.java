@@ -18,15 +18,17 @@ import io.tokenbucket.math.Outcome;
  *                       the chosen key's smallest capacity
  * @param chosenIndex    the position of the chosen key among the candidates, from 0
  * @param redisNowMicros the Redis clock when the script ran, microseconds since the epoch, above 0
+ * @param slotless       true when refused because an in-flight limit had every slot held (the script's -1)
  */
-record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenIndex, long redisNowMicros) {
+record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenIndex, long redisNowMicros,
+                   boolean slotless) {
 
     /** The largest wait a reply may carry, in microseconds: what the script can compute exactly, 2^53. */
     static final long MAX_WAIT_MICROS = 1L << 53;
 
     /**
      * The number of fields of a reply, also of each reservation's slice of a batch's reply:
-     * {@code {granted 0|1, wait µs, remaining, position from 1, now µs}}.
+     * {@code {granted -1|0|1, wait µs, remaining, position from 1, now µs}}.
      */
     static final int FIELDS = 5;
 
@@ -47,11 +49,12 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
             long remaining = reply.get(2);
             long position = reply.get(3);
             long nowMicros = reply.get(4);
-            valid = (granted == 0 || granted == 1) && waitMicros >= 0 && waitMicros <= MAX_WAIT_MICROS
+            valid = (granted == -1 || granted == 0 || granted == 1) && waitMicros >= 0 && waitMicros <= MAX_WAIT_MICROS
                     && position >= 1 && position <= candidates.size() && remaining >= 0
                     && remaining <= candidates.get((int) position - 1).capacity() && nowMicros > 0;
             if (valid) {
-                return new ScriptReply(granted == 1, waitMicros, remaining, (int) position - 1, nowMicros);
+                return new ScriptReply(granted == 1, waitMicros, remaining, (int) position - 1, nowMicros,
+                        granted == -1);
             }
         }
         throw notAnAnswer(reply);
@@ -76,7 +79,7 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
         if (clock != null && waitNanos > 0) {
             waitNanos = localWait(waitNanos, clock.localNanos(redisNowMicros + waitMicros), receivedNanos);
         }
-        return new Outcome(granted, chosenIndex, waitNanos, remaining, Adaptive.PPM, false, false);
+        return new Outcome(granted, chosenIndex, waitNanos, remaining, Adaptive.PPM, false, false, slotless);
     }
 
     /**

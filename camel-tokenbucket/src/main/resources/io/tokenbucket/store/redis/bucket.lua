@@ -12,17 +12,26 @@
 --           first), then the shared keys. Returns the five numbers below for each reservation in turn, then the
 --           Redis clock's now again, read after their work (the first now again when there is one reservation).
 --           Each key is read once and written once, however many reservations it has.
--- 'peek', 'refund', 'penalize', 'throttle', 'rate'
+-- 'peek', 'refund', 'penalize', 'throttle', 'rate', 'remove'
 --           on KEYS[1]: ARGV[2] tokens n (for 'refund' any number from 1; 1 for the others but 'peek'), ARGV[3]
---           penalize: the penalty in microseconds (capped at 365 days), otherwise -1, ARGV[4..] the key's limits
--- limits    their number m, then m pairs of capacity C and interval T (the microseconds one token takes to come
---           back, rounded up); limits whose rate adapts (AdaptiveMath) are preceded by 'A' and seven numbers:
+--           penalize: the penalty in microseconds (capped at 365 days), otherwise -1, ARGV[4..] the key's limits;
+--           'remove' keeps only the key's in-flight slots (they belong to exchanges still running)
+-- 'release', 'renew'
+--           on every key of KEYS, with ARGV as 'peek' has it and each key's limits: the slot of the lease their
+--           'F' names is dropped, or renewed to expire lease_us from now (an expired one stays gone)
+-- limits    optionally 'F' and three words: the in-flight limit N, the reservation's lease id and the lease time in
+--           microseconds (a key holds at most N slots; a reservation takes one with its id, expiring after the lease
+--           time unless renewed); then their number m (0 for a key of in-flight limit only), then m pairs of capacity
+--           C and interval T (the microseconds one token takes to come back, rounded up); limits whose rate adapts (AdaptiveMath) are preceded by 'A' and seven numbers:
 --           floor, decrease and increase in parts per million, hold and memory in microseconds, the tokens of one
 --           increase step at the ceiling, and the start in parts per million (where a key without rate state
 --           starts; 1000000: at the ceiling, no slow start)
 -- a state   each key holds its bucket's state: one tat per limit (the instant that limit is full again, in
---           microseconds of the Redis clock), separated by spaces; no key is a full bucket
--- returns   { granted (1 or 0), wait in microseconds, whole tokens remaining, the chosen candidate's position,
+--           microseconds of the Redis clock), separated by spaces, then its rate state (below) and its in-flight
+--           slots: 's' and pairs of lease id and expiry (microseconds of the Redis clock); no key is a full bucket
+--           without slots
+-- returns   { granted (1, or 0 when refused, -1 when refused for want of an in-flight slot), wait in microseconds,
+--           whole tokens remaining (at most the free slots), the chosen candidate's position,
 --           the Redis clock's now in microseconds (the wait counts from it) }
 --           'throttle' and 'rate' (adaptive limits only; tokens 1) return { cut (1 or 0), then the peek of one
 --           token's wait, remaining, position and now, then the current factor in parts per million, then 1 while
@@ -63,9 +72,14 @@ end
 -- ~15 closures and tables on every call costs Redis about 4 microseconds more per call, and most calls do not
 -- need them (INFO commandstats, EVALSHA of one reservation: 7.2 against 10.5 to 12.4 microseconds).
 local function general()
-  -- the limits of each key: m, then m pairs of C and T, from ARGV[pos]; answers them and the position after them
+  -- the limits of each key: optionally 'F' and its in-flight limit, then optionally 'A' and its adaptation, then m
+  -- and m pairs of C and T, from ARGV[pos]; answers them and the position after them
   local function read_limits(pos)
-    local adapt = nil
+    local inflight, adapt = nil, nil
+    if ARGV[pos] == 'F' then
+      inflight = { n = tonumber(ARGV[pos + 1]), id = ARGV[pos + 2], lease_us = tonumber(ARGV[pos + 3]) }
+      pos = pos + 4
+    end
     if ARGV[pos] == 'A' then
       adapt = { floor = tonumber(ARGV[pos + 1]), decrease = tonumber(ARGV[pos + 2]),
                 increase = tonumber(ARGV[pos + 3]), hold_us = tonumber(ARGV[pos + 4]),
@@ -75,7 +89,7 @@ local function general()
     end
     local m = tonumber(ARGV[pos])
     pos = pos + 1
-    local l = { adapt = adapt }
+    local l = { adapt = adapt, inflight = inflight }
     for i = 1, m do
       l[i] = { capacity = tonumber(ARGV[pos]), interval_us = tonumber(ARGV[pos + 1]) }
       pos = pos + 2
@@ -83,14 +97,16 @@ local function general()
     return l, pos
   end
 
-  -- a stored state, every number of it, bounded (a word that is no number: a full limit), and its rate state after
+  -- a stored state, every number of it, bounded (a word that is no number: a full limit), its rate state after
   -- 'r' (nil: none; one that is not three numbers and an optional 0 or 1, or a factor out of range, counts as none)
+  -- and its in-flight slots after 's': pairs of a lease id and its expiry in microseconds of the Redis clock, the
+  -- expired ones (and any that is no such pair) dropped
   local function parse(stored)
     local tats_us, words = {}, {}
     local one = stored and tonumber(stored)
     if one then -- one number, the common state: no words to split
       tats_us[1] = bounded(one)
-      return tats_us, nil
+      return tats_us, nil, {}
     end
     if stored then
       for v in string.gmatch(stored, '%S+') do
@@ -98,23 +114,54 @@ local function general()
       end
     end
     local i = 1
-    while i <= #words and words[i] ~= 'r' do
+    while i <= #words and words[i] ~= 'r' and words[i] ~= 's' do
       local tat_us = tonumber(words[i])
       tats_us[#tats_us + 1] = tat_us and bounded(tat_us) or now_us
       i = i + 1
     end
     local rate = nil
     if words[i] == 'r' then
+      local e = i + 1
+      while e <= #words and words[e] ~= 's' do
+        e = e + 1
+      end
       local f, credit, cut_us = tonumber(words[i + 1]), tonumber(words[i + 2]), tonumber(words[i + 3])
-      local starting = words[i + 4]
+      local starting = e - i == 5 and words[i + 4] or nil
       if f and credit and cut_us and f >= 1 and f <= PPM and f == math.floor(f) and credit >= 0
           and credit < 1e9 and credit == math.floor(credit) and cut_us == cut_us
           and math.abs(cut_us - now_us) < MAX_DEBT_US
-          and (starting == nil or starting == '0' or starting == '1') and words[i + 5] == nil then
+          and (e - i == 4 or starting == '0' or starting == '1') and e - i <= 5 then
         rate = { f = f, credit = credit, cut_us = cut_us, starting = starting == '1' }
       end
+      i = e
     end
-    return tats_us, rate
+    local slots = {}
+    if words[i] == 's' then
+      for j = i + 1, #words - 1, 2 do
+        local exp_us = tonumber(words[j + 1])
+        if exp_us and exp_us > now_us and exp_us < now_us + MAX_DEBT_US then
+          slots[#slots + 1] = { id = words[j], exp_us = exp_us }
+        end
+      end
+    end
+    return tats_us, rate, slots
+  end
+
+  -- BucketMath.decide's in-flight parts: whether a key of limits l holding slots is full, the fewest of its tokens
+  -- and free slots, and its slots after a charge (one more, of the reservation's lease, when it has a limit)
+  local function full(l, slots)
+    return l.inflight ~= nil and #slots >= l.inflight.n
+  end
+  local function with_lease(l, slots)
+    if l.inflight == nil then
+      return slots
+    end
+    local taken = {}
+    for j = 1, #slots do
+      taken[j] = slots[j]
+    end
+    taken[#taken + 1] = { id = l.inflight.id, exp_us = now_us + l.inflight.lease_us }
+    return taken
   end
 
   -- BucketMath.align: the stored states by position, a missing one is a full limit (the key's limits may have
@@ -127,8 +174,9 @@ local function general()
     return tats_us
   end
 
-  -- BucketMath.available: the fewest whole tokens of any limit
-  local function available(tats_us, l)
+  -- BucketMath.available: the fewest whole tokens of any limit, and with slots, at most the free slots (a key of
+  -- no rate limit answers its free slots)
+  local function available(tats_us, l, slots)
     local fewest = nil
     for i = 1, #l do
       local burst_us = l[i].capacity * l[i].interval_us
@@ -137,7 +185,13 @@ local function general()
         fewest = a
       end
     end
-    return fewest
+    if l.inflight ~= nil and slots ~= nil then
+      local f = math.max(0, l.inflight.n - #slots)
+      if fewest == nil or f < fewest then
+        fewest = f
+      end
+    end
+    return fewest or 0
   end
 
   -- BucketMath.decide on one key without the decision: the latest wait W of its limits (step 3), and the next
@@ -166,7 +220,7 @@ local function general()
   -- the state, with a TTL at the moment every limit is full again, so an idle key costs nothing; a full bucket is
   -- no key (BucketMath.isFull). An adaptive rate state other than the fresh one (rate, with its limits' adaptation
   -- adapt) is written after the tats and keeps the key until the latest tat plus the memory (AdaptiveMath.current).
-  local function store(key, tats_us, m, rate, adapt)
+  local function store(key, tats_us, m, rate, adapt, slots)
     local parts, latest_us, latest_tat_us = {}, now_us, nil
     for i = 1, m do
       parts[i] = string.format('%.0f', tats_us[i])
@@ -180,6 +234,14 @@ local function general()
       parts[m + 4] = string.format('%.0f', rate.cut_us)
       parts[m + 5] = rate.starting and '1' or '0'
       latest_us = latest_tat_us + adapt.memory_us
+    end
+    if slots ~= nil and #slots > 0 then
+      parts[#parts + 1] = 's'
+      for j = 1, #slots do
+        parts[#parts + 1] = slots[j].id
+        parts[#parts + 1] = string.format('%.0f', slots[j].exp_us)
+        latest_us = math.max(latest_us, slots[j].exp_us)
+      end
     end
     if latest_us <= now_us then
       redis.call('DEL', key)
@@ -245,7 +307,7 @@ local function general()
     if rate == nil or rate.f >= PPM then
       return l
     end
-    local s = { adapt = l.adapt }
+    local s = { adapt = l.adapt, inflight = l.inflight }
     for i = 1, #l do
       s[i] = { capacity = l[i].capacity, interval_us = scaled_interval(l[i].interval_us, l[i].capacity, rate.f) }
     end
@@ -326,11 +388,12 @@ local function general()
         sizes[c] = 1
       end
     end
-    local key, l, sl, tats_us, rate = {}, {}, {}, {}, {}
+    local key, l, sl, tats_us, rate, held = {}, {}, {}, {}, {}, {}
     for k = 1, count do
       key[k] = keys[ki + k - 1]
       l[k], p = read_limits(p)
-      local stored_us, stored_rate = load(key[k])
+      local stored_us, stored_rate
+      stored_us, stored_rate, held[k] = load(key[k])
       tats_us[k] = align(stored_us, #l[k])
       rate[k] = current(stored_rate, tats_us[k], l[k])
       sl[k] = scaled(l[k], rate[k])
@@ -340,27 +403,32 @@ local function general()
       first[c] = grouped + 1
       grouped = grouped + sizes[c]
     end
-    -- the longest own wait and the fewest tokens of keys from..to (0 and nil when there are none)
+    -- the longest own wait, the fewest tokens (and free slots) and whether a key is full, of keys from..to (0, nil
+    -- and false when there are none)
     local function span(from, to)
-      local wait_us, fewest_of = 0, nil
+      local wait_us, fewest_of, any_full = 0, nil, false
       for k = from, to do
         local _, w = reserve(tats_us[k], sl[k], n)
         wait_us = math.max(wait_us, w)
-        local a = available(tats_us[k], sl[k])
+        local a = available(tats_us[k], sl[k], held[k])
         if fewest_of == nil or a < fewest_of then
           fewest_of = a
         end
+        any_full = any_full or full(l[k], held[k])
       end
-      return wait_us, fewest_of
+      return wait_us, fewest_of, any_full
     end
-    local shared_wait_us, shared_available = span(grouped + 1, count)
-    -- the group whose wait with the shared keys' is shortest; of equals, the one with most tokens, then the first
-    local best, best_wait_us, best_available
+    local shared_wait_us, shared_available, shared_full = span(grouped + 1, count)
+    -- the group whose wait with the shared keys' is shortest; of equals, the one with most tokens, then the first;
+    -- a group with no key full before any with one
+    local best, best_wait_us, best_available, best_full
     for c = 1, candidates do
-      local w, a = span(first[c], first[c] + sizes[c] - 1)
+      local w, a, f = span(first[c], first[c] + sizes[c] - 1)
       w = math.max(w, shared_wait_us)
-      if best == nil or w < best_wait_us or (w == best_wait_us and a > best_available) then
-        best, best_wait_us, best_available = c, w, a
+      f = f or shared_full
+      if best == nil or (best_full and not f)
+          or (f == best_full and (w < best_wait_us or (w == best_wait_us and a > best_available))) then
+        best, best_wait_us, best_available, best_full = c, w, a, f
       end
     end
     local fewest = best_available
@@ -368,8 +436,9 @@ local function general()
       fewest = shared_available
     end
     local o = #out
-    if best_wait_us > max_wait_us then
-      out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = 0, best_wait_us, fewest, best, now_us
+    if best_full or best_wait_us > max_wait_us then
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = best_full and -1 or 0, best_wait_us, fewest, best,
+          now_us
       return p, ki + count
     end
     -- BucketMath.reserveAt on the chosen group's keys and every shared key, each at its rate, earning credit
@@ -382,8 +451,9 @@ local function general()
         for i = 1, #sl[k] do
           next_us[i] = math.max(tats_us[k][i], release_us) + n * sl[k][i].interval_us
         end
-        charge(key[k], next_us, earn(rate[k], n, l[k].adapt), l[k].adapt)
-        local a = available(next_us, sl[k])
+        local taken = with_lease(l[k], held[k])
+        charge(key[k], next_us, earn(rate[k], n, l[k].adapt), l[k].adapt, taken)
+        local a = available(next_us, sl[k], taken)
         if fewest == nil or a < fewest then
           fewest = a
         end
@@ -394,13 +464,14 @@ local function general()
   end
 
   return { read_limits = read_limits, parse = parse, align = align, available = available, reserve = reserve,
-           store = store, current = current, scaled = scaled, earn = earn, cut = cut, reserve_all = reserve_all }
+           store = store, current = current, scaled = scaled, earn = earn, cut = cut, reserve_all = reserve_all,
+           full = full, with_lease = with_lease }
 end
 
 -- 'reserve': BucketMath.decide for each reservation in turn; each key's state as the reservations before left it
 -- (what a GET would read now) is read at its first reservation, and each changed key is written once at the end
 if op == 'reserve' then
-  local states, rates, adapts, written, out = {}, {}, {}, {}, {}
+  local states, rates, adapts, held, written, out = {}, {}, {}, {}, {}, {}
   local g = nil
   local pos, ki, members = 2, 1, 0
   -- a key's state as the reservations before left it, read from Redis at its first reservation: false (no key, a
@@ -417,31 +488,31 @@ if op == 'reserve' then
         state = false
       else
         g = g or general()
-        state, rates[key] = g.parse(stored)
+        state, rates[key], held[key] = g.parse(stored)
       end
       states[key] = state
     end
     return state
   end
-  -- the same as a table of tats, and the rate state
+  -- the same as a table of tats, the rate state and the in-flight slots
   local function load_tats(key)
     local state = load(key)
     if not state then
-      return {}, nil
+      return {}, nil, {}
     elseif type(state) == 'number' then
-      return { state }, nil
+      return { state }, nil, {}
     end
-    return state, rates[key]
+    return state, rates[key], held[key] or {}
   end
   -- a key's next state, kept for the reservations after it and written at the end (one tat without a rate state as
   -- a number)
-  local function charge(key, tats_us, rate, adapt)
-    if rate == nil and #tats_us == 1 then
+  local function charge(key, tats_us, rate, adapt, slots)
+    if rate == nil and #tats_us == 1 and (slots == nil or #slots == 0) then
       states[key] = tats_us[1]
     else
       states[key] = tats_us
     end
-    rates[key], adapts[key], written[key] = rate, adapt, true
+    rates[key], adapts[key], held[key], written[key] = rate, adapt, slots, true
   end
   while ki <= #KEYS do
     members = members + 1
@@ -485,16 +556,18 @@ if op == 'reserve' then
           g.read_limits, g.align, g.current, g.reserve, g.scaled, g.available, g.earn
       local l
       l, pos = read_limits(pos + 2)
-      local stored_us, stored_rate = load_tats(key)
+      local stored_us, stored_rate, slots = load_tats(key)
       local tats_us = align(stored_us, #l)
       local rate = current(stored_rate, tats_us, l)
       local next_us, wait_us = reserve(tats_us, scaled(l, rate), n)
-      if wait_us > max_wait_us then
-        out[o + 1], out[o + 2], out[o + 3] = 0, wait_us, available(tats_us, scaled(l, rate))
+      if g.full(l, slots) or wait_us > max_wait_us then
+        out[o + 1], out[o + 2], out[o + 3] = g.full(l, slots) and -1 or 0, wait_us,
+            available(tats_us, scaled(l, rate), slots)
       else
         -- what store() would write: the first m numbers (a reserve always owes time, so never a DEL)
-        charge(key, next_us, earn(rate, n, l.adapt), l.adapt)
-        out[o + 1], out[o + 2], out[o + 3] = 1, wait_us, available(next_us, scaled(l, rate))
+        local taken = g.with_lease(l, slots)
+        charge(key, next_us, earn(rate, n, l.adapt), l.adapt, taken)
+        out[o + 1], out[o + 2], out[o + 3] = 1, wait_us, available(next_us, scaled(l, rate), taken)
       end
       out[o + 4], out[o + 5] = 1, now_us
     end
@@ -506,7 +579,7 @@ if op == 'reserve' then
       redis.call('SET', key, string.format('%.0f', state), 'PX', math.ceil((state - now_us) / 1000))
     else
       g = g or general()
-      g.store(key, state, #state, rates[key], adapts[key])
+      g.store(key, state, #state, rates[key], adapts[key], held[key])
     end
   end
   -- the Redis clock again, after the members' work: the caller learns where this clock stands from it (the first
@@ -522,8 +595,8 @@ if op == 'reserve' then
 end
 
 local g = general()
-local read_limits, parse, align, available, reserve, store, current, scaled, earn, cut =
-    g.read_limits, g.parse, g.align, g.available, g.reserve, g.store, g.current, g.scaled, g.earn, g.cut
+local read_limits, parse, align, available, reserve, store, current, scaled, earn, cut, full =
+    g.read_limits, g.parse, g.align, g.available, g.reserve, g.store, g.current, g.scaled, g.earn, g.cut, g.full
 local tokens = tonumber(ARGV[2])
 local arg_us = tonumber(ARGV[3])
 
@@ -533,15 +606,49 @@ for k = 1, #KEYS do
   limits[k], pos = read_limits(pos)
 end
 
--- a key's states, aligned to its limits, and its current rate (nil: the ceiling)
+-- a key's states, aligned to its limits, its current rate (nil: the ceiling) and its in-flight slots
 local function load(k)
-  local stored_us, rate = parse(redis.call('GET', KEYS[k]))
+  local stored_us, rate, slots = parse(redis.call('GET', KEYS[k]))
   local tats_us = align(stored_us, #limits[k])
-  return tats_us, current(rate, tats_us, limits[k])
+  return tats_us, current(rate, tats_us, limits[k]), slots
 end
 
-local tats_us, rate = load(1)
+if op == 'release' or op == 'renew' then
+  -- on every key, the slot of the lease its 'F' names: released (dropped), or renewed (expiring lease_us from now;
+  -- a slot already expired is not brought back); the rest of each state as it was
+  local fewest = nil
+  for k = 1, #KEYS do
+    local l_k = limits[k]
+    local tats_k, rate_k, slots_k = load(k)
+    if l_k.inflight ~= nil then
+      local kept = {}
+      for j = 1, #slots_k do
+        local slot = slots_k[j]
+        if slot.id ~= l_k.inflight.id then
+          kept[#kept + 1] = slot
+        elseif op == 'renew' then
+          kept[#kept + 1] = { id = slot.id, exp_us = now_us + l_k.inflight.lease_us }
+        end
+      end
+      slots_k = kept
+      store(KEYS[k], tats_k, #l_k, rate_k, l_k.adapt, slots_k)
+    end
+    local a = available(tats_k, scaled(l_k, rate_k), slots_k)
+    if fewest == nil or a < fewest then
+      fewest = a
+    end
+  end
+  return { 1, 0, fewest, 1, now_us }
+end
+
+local tats_us, rate, slots = load(1)
 local l = scaled(limits[1], rate)
+
+if op == 'remove' then
+  -- BucketMath.decide's REMOVE: the bucket full and no rate state; the slots of exchanges still running stay
+  store(KEYS[1], {}, 0, nil, nil, slots)
+  return { 1, 0, 0, 1, now_us }
+end
 
 if op == 'refund' then
   -- BucketMath.refund, never past full (tokens * T may be huge: the result is then now, exactly)
@@ -550,8 +657,8 @@ if op == 'refund' then
       tats_us[i] = math.max(now_us, tats_us[i] - tokens * l[i].interval_us)
     end
   end
-  store(KEYS[1], tats_us, #l, rate, l.adapt)
-  return { 1, 0, available(tats_us, l), 1, now_us }
+  store(KEYS[1], tats_us, #l, rate, l.adapt, slots)
+  return { 1, 0, available(tats_us, l, slots), 1, now_us }
 end
 
 if op == 'penalize' then
@@ -559,7 +666,7 @@ if op == 'penalize' then
   for i = 1, #l do
     tats_us[i] = math.max(tats_us[i], now_us + arg_us + l[i].capacity * l[i].interval_us - l[i].interval_us)
   end
-  store(KEYS[1], tats_us, #l, rate, l.adapt)
+  store(KEYS[1], tats_us, #l, rate, l.adapt, slots)
 elseif op == 'throttle' or op == 'rate' then
   if l.adapt == nil then
     return redis.error_reply('bucket.lua: ' .. op .. ' needs adaptive limits')
@@ -573,15 +680,15 @@ elseif op == 'throttle' or op == 'rate' then
       for i = 1, #l do
         tats_us[i] = math.max(tats_us[i], now_us + l[i].capacity * l[i].interval_us)
       end
-      store(KEYS[1], tats_us, #l, rate, l.adapt)
+      store(KEYS[1], tats_us, #l, rate, l.adapt, slots)
     end
   end
   local _, wait_us = reserve(tats_us, l, 1)
-  return { was_cut, wait_us, available(tats_us, l), 1, now_us, rate.f, rate.starting and 1 or 0 }
+  return { was_cut, wait_us, available(tats_us, l, slots), 1, now_us, rate.f, rate.starting and 1 or 0 }
 elseif op ~= 'peek' then
   return redis.error_reply('bucket.lua: unknown operation ' .. tostring(op))
 end
 
--- BucketMath.peek (after a penalty: the state it left, for one token)
+-- BucketMath.peek (after a penalty: the state it left, for one token); -1 when every slot is held
 local _, wait_us = reserve(tats_us, l, tokens)
-return { wait_us == 0 and 1 or 0, wait_us, available(tats_us, l), 1, now_us }
+return { full(l, slots) and -1 or (wait_us == 0 and 1 or 0), wait_us, available(tats_us, l, slots), 1, now_us }

@@ -223,6 +223,6 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ScriptReply.parse(withNull, java.util.List.of(three)))
                 .isInstanceOf(IllegalStateException.class);
         assertThat(ScriptReply.parse(java.util.List.of(1L, 1L << 53, 3L, 2L, 5L), two))
-                .as("the largest valid").isEqualTo(new ScriptReply(true, 1L << 53, 3, 1, 5));
+                .as("the largest valid").isEqualTo(new ScriptReply(true, 1L << 53, 3, 1, 5, false));
     }
 }
