@@ -52,6 +52,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "capacity": getOrCreateConfiguration(target).setCapacity(property(camelContext, long.class, value)); return true;
         case "configuration": target.setConfiguration(property(camelContext, io.tokenbucket.camel.TokenBucketConfiguration.class, value)); return true;
         case "cost": getOrCreateConfiguration(target).setCost(property(camelContext, long.class, value)); return true;
+        case "inflightlease":
+        case "inFlightLease": getOrCreateConfiguration(target).setInFlightLease(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "keyheader":
         case "keyHeader": getOrCreateConfiguration(target).setKeyHeader(property(camelContext, java.lang.String.class, value)); return true;
         case "keylimits":
@@ -132,6 +134,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "capacity": return long.class;
         case "configuration": return io.tokenbucket.camel.TokenBucketConfiguration.class;
         case "cost": return long.class;
+        case "inflightlease":
+        case "inFlightLease": return long.class;
         case "keyheader":
         case "keyHeader": return java.lang.String.class;
         case "keylimits":
@@ -213,6 +217,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "capacity": return getOrCreateConfiguration(target).getCapacity();
         case "configuration": return target.getConfiguration();
         case "cost": return getOrCreateConfiguration(target).getCost();
+        case "inflightlease":
+        case "inFlightLease": return getOrCreateConfiguration(target).getInFlightLease();
         case "keyheader":
         case "keyHeader": return getOrCreateConfiguration(target).getKeyHeader();
         case "keylimits":

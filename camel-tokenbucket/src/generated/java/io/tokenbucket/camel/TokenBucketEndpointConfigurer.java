@@ -42,6 +42,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "allOf": target.getConfiguration().setAllOf(property(camelContext, java.lang.String.class, value)); return true;
         case "capacity": target.getConfiguration().setCapacity(property(camelContext, long.class, value)); return true;
         case "cost": target.getConfiguration().setCost(property(camelContext, long.class, value)); return true;
+        case "inflightlease":
+        case "inFlightLease": target.getConfiguration().setInFlightLease(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "keyheader":
         case "keyHeader": target.getConfiguration().setKeyHeader(property(camelContext, java.lang.String.class, value)); return true;
         case "keylimits":
@@ -113,6 +115,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "allOf": return java.lang.String.class;
         case "capacity": return long.class;
         case "cost": return long.class;
+        case "inflightlease":
+        case "inFlightLease": return long.class;
         case "keyheader":
         case "keyHeader": return java.lang.String.class;
         case "keylimits":
@@ -185,6 +189,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "allOf": return target.getConfiguration().getAllOf();
         case "capacity": return target.getConfiguration().getCapacity();
         case "cost": return target.getConfiguration().getCost();
+        case "inflightlease":
+        case "inFlightLease": return target.getConfiguration().getInFlightLease();
         case "keyheader":
         case "keyHeader": return target.getConfiguration().getKeyHeader();
         case "keylimits":

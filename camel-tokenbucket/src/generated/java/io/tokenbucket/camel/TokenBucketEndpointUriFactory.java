@@ -23,7 +23,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(36);
+        Set<String> props = new HashSet<>(37);
         props.add("adaptive");
         props.add("adaptiveDecrease");
         props.add("adaptiveFloor");
@@ -35,6 +35,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("allOf");
         props.add("capacity");
         props.add("cost");
+        props.add("inFlightLease");
         props.add("keyHeader");
         props.add("keyLimits");
         props.add("keyPrefix");

@@ -71,6 +71,13 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
             + " capacity, refillAmount, refillPeriod or limits, the keys have no rate limit. 0 (the default): none.")
     private long maxInFlight;
 
+    @UriParam(label = "advanced", defaultValue = "30s", javaType = "java.time.Duration", description = "With"
+            + " store=redis, how long an in-flight slot outlives an instance that stopped renewing it (it died): each"
+            + " running exchange's slots are renewed every third of this time, so a live exchange never loses its"
+            + " slot, and a dead instance's slots come back after at most this long. Camel duration text or"
+            + " milliseconds, from 1s.")
+    private long inFlightLease = 30_000;
+
     /** Whether capacity, refillAmount, refillPeriod or limits were set: else maxInFlight alone sets no rate. */
     private boolean rateGiven;
 
@@ -342,6 +349,16 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
      */
     public void setMaxInFlight(long maxInFlight) {
         this.maxInFlight = maxInFlight;
+    }
+
+    /** How long, in milliseconds, an in-flight slot on Redis lasts without a renewal. Default 30s. */
+    public long getInFlightLease() {
+        return inFlightLease;
+    }
+
+    /** Sets how long, in milliseconds, an in-flight slot on Redis lasts without a renewal, from 1s. Default 30s. */
+    public void setInFlightLease(long inFlightLease) {
+        this.inFlightLease = inFlightLease;
     }
 
     /** Whether a rate option (capacity, refillAmount, refillPeriod or limits) was set. */

@@ -108,6 +108,10 @@ final class TokenBucketLimitSource {
                     + " io.lettuce:lettuce-core");
         }
         atLeast("metricsMaxKeys", c.getMetricsMaxKeys(), 0, "must not be negative");
+        if (c.getInFlightLease() < 1000 || c.getInFlightLease() > TokenBucketConfiguration.MAX_WAIT_MILLIS) {
+            throw new IllegalArgumentException("inFlightLease must be between 1s and 365d, was "
+                    + c.getInFlightLease() + " ms");
+        }
         atLeast("stopTimeout", c.getStopTimeout(), 0, "must not be negative");
         atLeast("storeTimeout", c.getStoreTimeout(), 1, "must be at least 1 millisecond");
         if (c.getAdaptiveKeys() != null) {

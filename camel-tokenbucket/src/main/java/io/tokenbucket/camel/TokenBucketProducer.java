@@ -15,7 +15,9 @@ import io.tokenbucket.camel.TokenBucketRequest.Refund;
 import io.tokenbucket.camel.TokenBucketRequest.Remove;
 import io.tokenbucket.camel.TokenBucketRequest.Throttled;
 import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
+import io.tokenbucket.store.StoreCommand;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -53,16 +55,15 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         this.config = endpoint.getConfiguration();
         this.slots = new TokenBucketSlots(endpoint, new TokenBucketSlots.Retry() {
             @Override
-            public Outcome reserve(TokenBucketRequest request, long maxWaitNanos) {
-                // the local store answers at once; a remote one refuses in-flight limits before this is reached
-                return TokenBucketProducer.reserve(endpoint.store(), request, maxWaitNanos).toCompletableFuture()
-                        .join();
+            public CompletionStage<Outcome> reserve(TokenBucketRequest request, StoreCommand.Lease lease,
+                                                    long maxWaitNanos) {
+                return TokenBucketProducer.reserve(endpoint.store(), request, maxWaitNanos, lease);
             }
 
             @Override
             public void decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
-                               Outcome outcome, long start) {
-                TokenBucketProducer.this.decide(exchange, callback, request, outcome, true, start, false);
+                               StoreCommand.Lease lease, Outcome outcome, long start) {
+                TokenBucketProducer.this.decide(exchange, callback, request, lease, outcome, true, start, false);
             }
         });
         this.waiters = new TokenBucketWaiters(endpoint, slots);
@@ -124,26 +125,27 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
-        if (place && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
+        StoreCommand.Lease lease = slots.lease(request); // null unless a key has an in-flight limit
+        if (place && lease != null && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
             slots.await(exchange, callback, request, request instanceof Acquire a ? a
-                    : ((AcquireAny) request).chosen(0), start, maxWait);
+                    : ((AcquireAny) request).chosen(0), lease, start, maxWait);
             return false;
         }
         CompletableFuture<Outcome> answer;
         try {
-            answer = reserve(store, request, accept).toCompletableFuture();
+            answer = reserve(store, request, accept, lease).toCompletableFuture();
         } catch (RuntimeException e) {
             leave(place);
             throw e;
         }
         if (answer.isDone() && !answer.isCompletedExceptionally()) {
-            return decide(exchange, callback, request, answer.join(), place, start, true);
+            return decide(exchange, callback, request, lease, answer.join(), place, start, true);
         }
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
         // never blocking); every other outcome continues the route, which happens on the worker pool.
         answer.whenComplete((value, failure) -> {
             if (value != null && value.granted() && value.waitTicks() > 0) {
-                decide(exchange, callback, request, value, place, start, false);
+                decide(exchange, callback, request, lease, value, place, start, false);
                 return;
             }
             waiters.continueOnWorker(exchange, callback, () -> {
@@ -153,7 +155,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                     exchange.setException(storeFailed(failure));
                     callback.done(false);
                 } else {
-                    decide(exchange, callback, request, value, place, start, false);
+                    decide(exchange, callback, request, lease, value, place, start, false);
                 }
             });
         });
@@ -164,21 +166,21 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * Reserves an acquire's tokens, accepting a wait of {@code accept} nanoseconds: on its key alone (the common
      * case, without the lists of the general one), with its all-of keys, or on the freest of its candidates.
      */
-    private static CompletionStage<Outcome> reserve(BucketStore store, TokenBucketRequest request, long accept) {
+    private static CompletionStage<Outcome> reserve(BucketStore store, TokenBucketRequest request, long accept,
+                                                    StoreCommand.Lease lease) {
         if (request instanceof Acquire a) {
-            if (a.allOf().isEmpty()) {
+            if (a.allOf().isEmpty() && lease == null) {
                 return store.reserve(a.key().stored(), a.key().limits(), a.tokens(), accept);
             }
-            return store.reserveAll(List.of(a.key().stored()), List.of(a.key().limits()), Key.stored(a.allOf()),
-                    Key.limits(a.allOf()), a.tokens(), accept);
+            return store.execute(StoreCommand.reserve(List.of(List.of(a.key().stored())),
+                    List.of(List.of(a.key().limits())), Key.stored(a.allOf()), Key.limits(a.allOf()), a.tokens(),
+                    accept).with(lease));
         }
         AcquireAny any = (AcquireAny) request;
-        List<Candidate> candidates = any.candidates();
-        List<Key> keys = candidates.stream().map(Candidate::key).toList();
-        return store.reserveAll(Key.stored(keys), Key.limits(keys),
-                candidates.stream().map(c -> Key.stored(c.with())).toList(),
-                candidates.stream().map(c -> Key.limits(c.with())).toList(), Key.stored(any.allOf()),
-                Key.limits(any.allOf()), any.tokens(), accept);
+        List<List<String>> groups = any.candidates().stream().map(c -> Key.stored(c.group())).toList();
+        List<List<Limits>> groupLimits = any.candidates().stream().map(c -> Key.limits(c.group())).toList();
+        return store.execute(StoreCommand.reserve(groups, groupLimits, Key.stored(any.allOf()),
+                Key.limits(any.allOf()), any.tokens(), accept).with(lease));
     }
 
     /** Gives back the waiting place of an exchange that will not wait after all. */
@@ -195,8 +197,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * @param r      the store's answer, naming the chosen candidate when the exchange named candidates
      * @param place  whether the exchange holds one of the endpoint's maxWaiting places (without one it may not wait)
      */
-    private boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Outcome r,
-                           boolean place, long start, boolean sync) {
+    private boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
+                           StoreCommand.Lease lease, Outcome r, boolean place, long start, boolean sync) {
         Message message = exchange.getMessage();
         Acquire acquire;
         if (request instanceof AcquireAny any) {
@@ -207,7 +209,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         TokenBucketMode mode = config.getMode();
         if (!r.granted() && r.slotless() && place) { // waits for a slot in its place
-            slots.await(exchange, callback, request, acquire, start, TokenBucketLimitSource.maxWaitNanos(config));
+            slots.await(exchange, callback, request, acquire, lease, start,
+                    TokenBucketLimitSource.maxWaitNanos(config));
             return false;
         }
         // a granted wait always holds a place: a reservation without one accepted no wait (BucketStore#reserve)
@@ -230,7 +233,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(sync);
             return sync;
         }
-        slots.holdUntilDone(exchange, acquire);
+        slots.holdUntilDone(exchange, acquire, lease);
         if (r.waitTicks() == 0) {
             endpoint.getStatistics().admitted(acquire.key().stored(), 0);
             passed(message, config, 0, r.remaining());

@@ -67,6 +67,14 @@ sealed interface TokenBucketRequest {
 
     /** A candidate of an {@link AcquireAny}: its key and the keys charged with it (its group; often none). */
     record Candidate(Key key, List<Key> with) {
+
+        /** The candidate's key, then the keys charged with it: its group as the store lays it out. */
+        List<Key> group() {
+            List<Key> group = new ArrayList<>(1 + with.size());
+            group.add(key);
+            group.addAll(with);
+            return group;
+        }
     }
 
     /**

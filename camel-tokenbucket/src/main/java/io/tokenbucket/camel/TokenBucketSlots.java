@@ -5,12 +5,17 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
 import io.tokenbucket.camel.TokenBucketRequest.Key;
-import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
 import io.tokenbucket.store.StoreCommand;
@@ -19,34 +24,50 @@ import org.apache.camel.Exchange;
 import org.apache.camel.spi.Synchronization;
 
 /**
- * The in-flight slots of one producer's exchanges: each admitted exchange gives its slots back exactly once, when its
- * unit of work ends (completed or failed, however it ends), and the exchanges that found every slot taken wait here,
- * holding no thread, until a release lets them in, in the order they came.
+ * The in-flight slots of one producer's exchanges: each admitted exchange holds its slots under a lease of its own
+ * and gives them back exactly once, when its unit of work ends (completed or failed, however it ends); the exchanges
+ * that found every slot taken wait here, holding no thread, until a release lets them in, in the order they came.
  *
  * <p>A release anywhere under the endpoint's name in this Camel context wakes every producer's queue of that name
- * ({@link TokenBucketComponent#slotsReleased}). A queue tries its waiters in arrival order and skips a waiter that
- * shares a key with an earlier one still without a slot, so no later exchange takes a key's slot before an earlier
- * one; a new exchange of a key with waiters queues behind them instead of taking a slot freed for them. A waiter
- * leaves when it gets its slot (its reservation then goes on as any other: after its wait for tokens, if any), when
- * its {@code maxWait} (counted from its arrival) has passed, rejected as an exchange whose tokens come too late is,
- * or when its producer stops, abandoned.
+ * ({@link TokenBucketComponent#slotsReleased}). On a shared store (Redis) a slot may also come free in another
+ * instance, or when a dead instance's lease expires: while exchanges wait, the queue is also tried every
+ * {@link #POLL_NANOS}. A queue tries its waiters in arrival order and skips a waiter that shares a key with an
+ * earlier one still without a slot, so no later exchange takes a key's slot before an earlier one of this producer;
+ * a new exchange of a key with waiters queues behind them instead of taking a slot freed for them. A waiter leaves
+ * when it gets its slot (its reservation then goes on as any other: after its wait for tokens, if any), when its
+ * {@code maxWait} (counted from its arrival) has passed, rejected as an exchange whose tokens come too late is, or
+ * when its producer stops, abandoned.
+ *
+ * <p>On a shared store each lease lasts {@code inFlightLease} unless renewed, and every lease of a running exchange
+ * is renewed a third of that time after its last renewal, so a live exchange never loses its slot and a dead
+ * instance's slots come back after at most the lease time. The local store's slots live as long as their JVM.
  */
 final class TokenBucketSlots {
+
+    /** How often waiters on a shared store try again without a release in this context: 20 ms. */
+    static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    /** This JVM's part of every lease id: random, so that two instances never share an id. */
+    private static final String INSTANCE = Long.toString(Math.abs(new java.security.SecureRandom().nextLong()), 36);
+    private static final AtomicLong LEASES = new AtomicLong();
 
     private final TokenBucketEndpoint endpoint;
     private final Retry retry;
     private final ArrayDeque<SlotWaiter> queue = new ArrayDeque<>(); // guarded by this
+    private final Set<Release> held = ConcurrentHashMap.newKeySet();
     private boolean draining; // guarded by this
     private boolean again; // guarded by this
+    private TokenBucketTimer.Entry poll; // guarded by this
+    private volatile TokenBucketTimer.Entry renewal;
 
     /** Runs a waiter's reservation again and acts on a grant or a refusal that is not for want of a slot. */
     interface Retry {
-        /** The store's answer to the waiter's reservation, accepting a wait of {@code maxWaitNanos}. */
-        Outcome reserve(TokenBucketRequest request, long maxWaitNanos);
+        /** The store's answer to the waiter's reservation under {@code lease}, accepting a wait of {@code maxWaitNanos}. */
+        CompletionStage<Outcome> reserve(TokenBucketRequest request, StoreCommand.Lease lease, long maxWaitNanos);
 
         /** Continues the exchange with {@code outcome} (not slotless), holding its waiting place. */
-        void decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Outcome outcome,
-                    long start);
+        void decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, StoreCommand.Lease lease,
+                    Outcome outcome, long start);
     }
 
     TokenBucketSlots(TokenBucketEndpoint endpoint, Retry retry) {
@@ -74,30 +95,57 @@ final class TokenBucketSlots {
     }
 
     /**
-     * Gives the slots {@code acquire} took back when {@code exchange}'s unit of work ends, exactly once. Call it when
-     * the reservation is granted; nothing happens when it took none.
-     */
-    void holdUntilDone(Exchange exchange, Acquire acquire) {
-        List<Key> keys = slotKeys(acquire);
-        if (!keys.isEmpty()) {
-            exchange.getExchangeExtension().addOnCompletion(new Release(keys));
-        }
-    }
-
-    /**
-     * The stored keys with an in-flight limit that {@code request} (an acquire, or an acquire of the freest
-     * candidate) may take a slot of: of every candidate and group, and its all-of keys.
+     * The stored keys with an in-flight limit that {@code request} (an acquire, or an acquire of the freest candidate)
+     * may take a slot of: of every candidate and group, and its all-of keys.
      */
     private static Set<String> anySlotKeys(TokenBucketRequest request) {
         if (request instanceof Acquire a) {
             return stored(slotKeys(a));
         }
-        TokenBucketRequest.AcquireAny any = (TokenBucketRequest.AcquireAny) request;
+        AcquireAny any = (AcquireAny) request;
         Set<String> keys = new HashSet<>();
         for (int c = 0; c < any.candidates().size(); c++) {
             keys.addAll(stored(slotKeys(any.chosen(c))));
         }
         return keys;
+    }
+
+    private static Set<String> stored(List<Key> keys) {
+        Set<String> stored = new HashSet<>();
+        for (Key k : keys) {
+            stored.add(k.stored());
+        }
+        return stored;
+    }
+
+    /** A lease for a reservation of {@code request}, or null when none of its keys has an in-flight limit. */
+    StoreCommand.Lease lease(TokenBucketRequest request) {
+        if (anySlotKeys(request).isEmpty()) {
+            return null;
+        }
+        return new StoreCommand.Lease(INSTANCE + ":" + Long.toString(LEASES.incrementAndGet(), 36),
+                TimeUnit.MILLISECONDS.toNanos(endpoint.getConfiguration().getInFlightLease()));
+    }
+
+    /**
+     * Gives the slots {@code acquire} took under {@code lease} back when {@code exchange}'s unit of work ends, exactly
+     * once, and renews them until then on a shared store. Call it when the reservation is granted; nothing happens
+     * when it took none.
+     */
+    void holdUntilDone(Exchange exchange, Acquire acquire, StoreCommand.Lease lease) {
+        List<Key> keys = slotKeys(acquire);
+        if (!keys.isEmpty() && lease != null) {
+            Release release = new Release(keys, lease);
+            if (shared()) {
+                held.add(release);
+                scheduleRenewal();
+            }
+            exchange.getExchangeExtension().addOnCompletion(release);
+        }
+    }
+
+    private boolean shared() {
+        return endpoint.getConfiguration().getStore() != TokenBucketStoreType.local;
     }
 
     /** Whether an exchange of {@code request} must queue behind waiters that share one of its slot keys. */
@@ -119,25 +167,21 @@ final class TokenBucketSlots {
         return keys;
     }
 
-    private static Set<String> stored(List<Key> keys) {
-        Set<String> stored = new HashSet<>();
-        for (Key k : keys) {
-            stored.add(k.stored());
-        }
-        return stored;
-    }
-
     /**
      * Makes {@code exchange}, holding a waiting place, wait for a slot; its callback is called later, never from this
      * call.
      *
+     * @param shown the acquire its messages name (its own, or the candidate a refusal named)
      * @param start when the producer received the exchange ({@link System#nanoTime()}): its maxWait counts from then
      */
-    void await(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Acquire shown, long start,
-               long maxWaitNanos) {
-        SlotWaiter waiter = new SlotWaiter(exchange, callback, request, shown, start, start + maxWaitNanos);
+    void await(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Acquire shown,
+               StoreCommand.Lease lease, long start, long maxWaitNanos) {
+        SlotWaiter waiter = new SlotWaiter(exchange, callback, request, shown, lease, start, start + maxWaitNanos);
         synchronized (this) {
             queue.add(waiter);
+            if (shared() && poll == null) {
+                schedulePoll();
+            }
         }
         try {
             waiter.timer = endpoint.getComponent().timer().schedule(() -> waiter.fail(false, null),
@@ -146,6 +190,60 @@ final class TokenBucketSlots {
             waiter.fail(true, "its maxWait could not be scheduled (" + e.getMessage() + ")");
         }
         drain(); // a slot released between the refusal and the queueing is not missed
+    }
+
+    /** Tries the queue every {@link #POLL_NANOS} while it holds waiters; under this object's lock. */
+    private void schedulePoll() {
+        try {
+            poll = endpoint.getComponent().timer().schedule(() -> {
+                synchronized (this) {
+                    poll = null;
+                    if (queue.isEmpty()) {
+                        return;
+                    }
+                    schedulePoll();
+                }
+                drainOnWorker();
+            }, System.nanoTime() + POLL_NANOS);
+        } catch (RejectedExecutionException stopping) {
+            poll = null; // the component stops: the waiters are abandoned with it
+        }
+    }
+
+    /** Renews every held lease a third of the lease time from now, and again after that while any is held. */
+    private void scheduleRenewal() {
+        if (renewal != null) {
+            return;
+        }
+        synchronized (this) {
+            if (renewal != null) {
+                return;
+            }
+            long every = TimeUnit.MILLISECONDS.toNanos(endpoint.getConfiguration().getInFlightLease()) / 3;
+            try {
+                renewal = endpoint.getComponent().timer().schedule(() -> {
+                    renewal = null;
+                    if (!held.isEmpty()) {
+                        scheduleRenewal();
+                        try {
+                            endpoint.getComponent().worker().execute(() -> held.forEach(Release::renew));
+                        } catch (RejectedExecutionException stopping) {
+                            // the context stops; its exchanges end and release their slots
+                        }
+                    }
+                }, System.nanoTime() + every);
+            } catch (RejectedExecutionException stopping) {
+                renewal = null;
+            }
+        }
+    }
+
+    private void drainOnWorker() {
+        try {
+            endpoint.getComponent().worker().execute(this::drain);
+        } catch (RejectedExecutionException stopping) {
+            // the waiters are abandoned when the producer stops
+        }
     }
 
     /** Fails every waiter, saying {@code why} (the producer or the context stopped). */
@@ -165,8 +263,9 @@ final class TokenBucketSlots {
     }
 
     /**
-     * Tries the waiters in arrival order, each once, again while releases came meanwhile. One thread drains at a
-     * time; a release during a drain makes that thread go round again, so none is missed.
+     * Tries the waiters in arrival order, each once, again while releases came meanwhile. One drain runs at a time;
+     * a release during a drain makes it go round again, so none is missed. A store that answers later (Redis) goes on
+     * with the next waiter from its answer.
      */
     void drain() {
         synchronized (this) {
@@ -176,15 +275,40 @@ final class TokenBucketSlots {
             }
             draining = true;
         }
+        pass(null, 0, null);
+    }
+
+    /** Goes on with a drain at waiter {@code next} of {@code waiting} (null: a new round), given the keys blocked. */
+    private void pass(List<SlotWaiter> waiting, int next, Set<String> blocked) {
         while (true) {
-            List<SlotWaiter> waiting;
-            synchronized (this) {
-                again = false;
-                waiting = new ArrayList<>(queue);
+            if (waiting == null) {
+                synchronized (this) {
+                    again = false;
+                    waiting = new ArrayList<>(queue);
+                }
+                next = 0;
+                blocked = new HashSet<>();
             }
-            Set<String> blocked = new HashSet<>();
-            for (SlotWaiter w : waiting) {
-                if (w.keys.stream().anyMatch(blocked::contains) || !w.tryAdmit()) {
+            while (next < waiting.size()) {
+                SlotWaiter w = waiting.get(next++);
+                if (w.keys.stream().anyMatch(blocked::contains)) {
+                    blocked.addAll(w.keys);
+                    continue;
+                }
+                CompletableFuture<Boolean> left = w.tryAdmit().toCompletableFuture();
+                if (!left.isDone()) {
+                    List<SlotWaiter> rest = waiting;
+                    int after = next;
+                    Set<String> stillBlocked = blocked;
+                    left.whenComplete((gone, failure) -> {
+                        if (!Boolean.TRUE.equals(gone)) {
+                            stillBlocked.addAll(w.keys);
+                        }
+                        pass(rest, after, stillBlocked);
+                    });
+                    return;
+                }
+                if (!left.join()) {
                     blocked.addAll(w.keys);
                 }
             }
@@ -194,6 +318,7 @@ final class TokenBucketSlots {
                     return;
                 }
             }
+            waiting = null;
         }
     }
 
@@ -204,18 +329,23 @@ final class TokenBucketSlots {
         private final TokenBucketRequest request;
         /** The acquire its messages name: its own, or the candidate the refusal named. */
         private final Acquire shown;
+        private final StoreCommand.Lease lease;
         private final long start;
         private final long deadline;
         private final Set<String> keys;
         private boolean done; // guarded by this waiter
+        private boolean trying; // guarded by this waiter: a retry is in flight
+        private String failWhy; // guarded by this waiter: a failure that came during a retry, applied after it
+        private boolean failAbandoned; // guarded by this waiter
         private volatile TokenBucketTimer.Entry timer;
 
-        SlotWaiter(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Acquire shown, long start,
-                   long deadline) {
+        SlotWaiter(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Acquire shown,
+                   StoreCommand.Lease lease, long start, long deadline) {
             this.exchange = exchange;
             this.callback = callback;
             this.request = request;
             this.shown = shown;
+            this.lease = lease;
             this.start = start;
             this.deadline = deadline;
             this.keys = anySlotKeys(request);
@@ -223,52 +353,79 @@ final class TokenBucketSlots {
 
         /**
          * Runs the reservation again: false when there is still no slot (it goes on waiting), true when it left
-         * (admitted, refused for its tokens, or already gone).
+         * (admitted, refused for its tokens, failed, or already gone).
          */
-        boolean tryAdmit() {
-            Outcome outcome;
+        CompletionStage<Boolean> tryAdmit() {
             synchronized (this) {
                 if (done) {
-                    return true;
+                    return CompletableFuture.completedFuture(true);
                 }
-                try {
-                    outcome = retry.reserve(request, Math.max(0, deadline - System.nanoTime()));
-                } catch (RuntimeException e) {
-                    outcome = null;
-                    exchange.setException(e);
-                }
-                if (outcome != null && outcome.slotless()) {
-                    return false;
+                trying = true;
+            }
+            CompletionStage<Outcome> answer;
+            try {
+                answer = retry.reserve(request, lease, Math.max(0, deadline - System.nanoTime()));
+            } catch (RuntimeException e) {
+                answer = CompletableFuture.failedFuture(e);
+            }
+            return answer.handle(this::answered);
+        }
+
+        private boolean answered(Outcome outcome, Throwable failure) {
+            String why;
+            boolean abandoned;
+            synchronized (this) {
+                trying = false;
+                if (failure == null && outcome.slotless() && failWhy == null && !failAbandoned) {
+                    return false; // no slot yet: it waits on
                 }
                 done = true;
+                why = failWhy;
+                abandoned = failAbandoned;
             }
             leave();
-            if (outcome == null) {
+            if (failure == null && !outcome.slotless()) { // admitted or refused for its tokens, even if late
+                continueOnWorker(() -> retry.decide(exchange, callback, request, lease, outcome, start));
+            } else if (failure != null) {
                 endpoint.stopWaiting();
+                endpoint.getStatistics().storeError();
+                exchange.setException(TokenBucketExceptions.storeFailed(endpoint.getName(), endpoint.storeBinding(),
+                        endpoint.getConfiguration().getStoreTimeout(), failure));
                 continueOnWorker(() -> callback.done(false));
             } else {
-                Outcome granted = outcome;
-                continueOnWorker(() -> retry.decide(exchange, callback, request, granted, start));
+                failNow(abandoned, why);
             }
             return true;
         }
 
-        /** Its maxWait passed ({@code abandoned} false) or it is abandoned: fails it unless it left already. */
+        /**
+         * Its maxWait passed ({@code abandoned} false) or it is abandoned: fails it unless it left already; during a
+         * retry, once the retry has answered (a slot it got then is used: the exchange goes on).
+         */
         void fail(boolean abandoned, String why) {
             synchronized (this) {
                 if (done) {
                     return;
                 }
+                if (trying) {
+                    failAbandoned = abandoned;
+                    failWhy = why == null ? "" : why;
+                    return;
+                }
                 done = true;
             }
             leave();
+            failNow(abandoned, why);
+        }
+
+        private void failNow(boolean abandoned, String why) {
             endpoint.stopWaiting();
-            Key key = shown.key();
             if (abandoned) {
                 endpoint.getStatistics().abandoned();
-                exchange.setException(TokenBucketExceptions.abandonedSlot(endpoint.getName(), key.sent(), why));
+                exchange.setException(TokenBucketExceptions.abandonedSlot(endpoint.getName(), shown.key().sent(),
+                        why));
             } else {
-                endpoint.getStatistics().rejected(key.stored());
+                endpoint.getStatistics().rejected(shown.key().stored());
                 exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), endpoint.getConfiguration(),
                         shown, true));
             }
@@ -301,9 +458,11 @@ final class TokenBucketSlots {
     private final class Release extends AtomicBoolean implements Synchronization {
         private static final long serialVersionUID = 1L;
         private final transient List<Key> keys;
+        private final transient StoreCommand.Lease lease;
 
-        Release(List<Key> keys) {
+        Release(List<Key> keys, StoreCommand.Lease lease) {
             this.keys = keys;
+            this.lease = lease;
         }
 
         @Override
@@ -316,14 +475,34 @@ final class TokenBucketSlots {
             release();
         }
 
+        private StoreCommand command(Step.Op op) {
+            return new StoreCommand(Key.stored(keys), new Step(op, new int[] {keys.size()}, Key.limits(keys), 0, 0),
+                    lease);
+        }
+
+        /** Keeps the slots from expiring (a shared store's leases), unless they were released meanwhile. */
+        void renew() {
+            if (!get()) {
+                try {
+                    endpoint.store().execute(command(Step.Op.RENEW));
+                } catch (RuntimeException e) {
+                    // the next renewal tries again, well within the lease
+                }
+            }
+        }
+
         private void release() {
             if (!compareAndSet(false, true)) {
                 return;
             }
-            List<Limits> limits = Key.limits(keys);
-            endpoint.store().execute(new StoreCommand(Key.stored(keys),
-                    new Step(Step.Op.RELEASE, new int[] {keys.size()}, limits, 0, 0)))
-                    .whenComplete((released, failure) -> endpoint.getComponent().slotsReleased(endpoint.getName()));
+            held.remove(this);
+            CompletionStage<Outcome> released;
+            try {
+                released = endpoint.store().execute(command(Step.Op.RELEASE));
+            } catch (RuntimeException e) {
+                released = CompletableFuture.failedFuture(e); // a shared store's lease then expires on its own
+            }
+            released.whenComplete((done, failure) -> endpoint.getComponent().slotsReleased(endpoint.getName()));
         }
     }
 }

@@ -79,6 +79,11 @@ public record StoreCommand(List<String> keys, Step step, Lease lease) {
         }
     }
 
+    /** This command under {@code lease} (null: none). */
+    public StoreCommand with(Lease lease) {
+        return lease == null ? this : new StoreCommand(keys, step, lease);
+    }
+
     /** {@code op} on one key. */
     public static StoreCommand of(Step.Op op, String key, Limits limits, long amount) {
         return new StoreCommand(List.of(key), Step.of(op, limits, amount));
