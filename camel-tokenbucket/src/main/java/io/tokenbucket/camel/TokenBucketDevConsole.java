@@ -44,10 +44,11 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
         for (TokenBucketEndpoint e : endpoints()) {
             text.append(String.format("tokenbucket:%s%n    limits: %s%n    store: %s, mode: %s%n"
                     + "    admitted: %d (delayed: %d), rejected: %d, store errors: %d, fallbacks: %d, abandoned: %d,"
-                    + " mean wait: %.1f ms, waiting: %d, local keys: %d%n", e.getName(), e.getLimitsDescription(),
-                    e.getStoreDescription(), e.getModeName(), e.getAdmittedCount(), e.getDelayedCount(),
-                    e.getRejectedCount(), e.getStoreErrorCount(), e.getFallbackCount(), e.getAbandonedCount(),
-                    e.getMeanWaitMillis(), e.getWaitingCount(), e.getLocalKeys()));
+                    + " mean wait: %.1f ms, waiting: %d (for a slot: %d), in flight: %d, local keys: %d%n", e.getName(),
+                    e.getLimitsDescription(), e.getStoreDescription(), e.getModeName(), e.getAdmittedCount(),
+                    e.getDelayedCount(), e.getRejectedCount(), e.getStoreErrorCount(), e.getFallbackCount(),
+                    e.getAbandonedCount(), e.getMeanWaitMillis(), e.getWaitingCount(), e.getSlotWaitingCount(),
+                    e.getInFlightCount(), e.getLocalKeys()));
             for (Map.Entry<String, Long> key : busiest(e)) {
                 text.append(String.format("    busy key %s: full again in %d ms%n", key.getKey(),
                         key.getValue() / 1_000_000));
@@ -81,6 +82,8 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
             jo.put("abandoned", e.getAbandonedCount());
             jo.put("meanWaitMillis", e.getMeanWaitMillis());
             jo.put("waiting", e.getWaitingCount());
+            jo.put("slotWaiting", e.getSlotWaitingCount());
+            jo.put("inFlight", e.getInFlightCount());
             jo.put("localKeys", e.getLocalKeys());
             List<Map<String, Object>> keys = new ArrayList<>();
             for (Map.Entry<String, Long> key : busiest(e)) {

@@ -157,6 +157,18 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return statistics.getAbandoned();
     }
 
+    /** Exchanges of this instance holding in-flight slots now (between admission and the end of their exchange). */
+    @ManagedAttribute(description = "Exchanges of this instance holding in-flight slots now")
+    public long getInFlightCount() {
+        return statistics.getInFlight();
+    }
+
+    /** Exchanges waiting for an in-flight slot now (they are among getWaitingCount too). */
+    @ManagedAttribute(description = "Exchanges waiting for an in-flight slot now (counted in WaitingCount too)")
+    public long getSlotWaitingCount() {
+        return statistics.getSlotWaiting();
+    }
+
     /** Exchanges waiting for their tokens now, at most {@code maxWaiting}. */
     @ManagedAttribute(description = "Exchanges waiting for their tokens now (at most maxWaiting)")
     public int getWaitingCount() {

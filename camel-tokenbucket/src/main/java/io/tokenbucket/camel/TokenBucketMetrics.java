@@ -25,7 +25,8 @@ import org.apache.camel.CamelContext;
  * is the admitted count),
  * {@code tokenbucket.store.fallbacks} (calls the allow or local policy answered), {@code tokenbucket.wait} (a
  * timer of the delayed exchanges' waits), {@code tokenbucket.local.keys} (buckets in memory),
- * {@code tokenbucket.waiting} (exchanges waiting now), {@code tokenbucket.store.batch.size} (a distribution of
+ * {@code tokenbucket.waiting} (exchanges waiting now), {@code tokenbucket.inflight} and
+ * {@code tokenbucket.waiting.slot} (exchanges holding in-flight slots, and waiting for one, now), {@code tokenbucket.store.batch.size} (a distribution of
  * the reservations per Redis reservation call, while {@code redisBatching} is on), {@code tokenbucket.rate.signals}
  * ({@code outcome} cut or ignored: throttled signals), {@code tokenbucket.rate.lowest} (a gauge: the lowest rate a
  * signal left on any key within the last minute, one number per endpoint whatever the number of keys) and, when
@@ -84,6 +85,10 @@ final class TokenBucketMetrics implements AutoCloseable {
                 .tags(tags).description("How long delayed exchanges waited for their tokens").register(registry));
         meters.add(Gauge.builder("tokenbucket.local.keys", endpoint, TokenBucketEndpoint::getLocalKeys)
                 .tags(tags).description("Buckets held in this JVM's memory").register(registry));
+        meters.add(Gauge.builder("tokenbucket.inflight", endpoint, TokenBucketEndpoint::getInFlightCount)
+                .tags(tags).description("Exchanges of this instance holding in-flight slots now").register(registry));
+        meters.add(Gauge.builder("tokenbucket.waiting.slot", endpoint, TokenBucketEndpoint::getSlotWaitingCount)
+                .tags(tags).description("Exchanges waiting for an in-flight slot now").register(registry));
         meters.add(Gauge.builder("tokenbucket.waiting", endpoint, TokenBucketEndpoint::getWaitingCount)
                 .tags(tags).description("Exchanges waiting for their tokens now (at most maxWaiting)")
                 .register(registry));

@@ -136,6 +136,7 @@ final class TokenBucketSlots {
         List<Key> keys = slotKeys(acquire);
         if (!keys.isEmpty() && lease != null) {
             Release release = new Release(keys, lease);
+            endpoint.getStatistics().inFlight(1);
             if (shared()) {
                 held.add(release);
                 scheduleRenewal();
@@ -177,6 +178,7 @@ final class TokenBucketSlots {
     void await(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Acquire shown,
                StoreCommand.Lease lease, long start, long maxWaitNanos) {
         SlotWaiter waiter = new SlotWaiter(exchange, callback, request, shown, lease, start, start + maxWaitNanos);
+        endpoint.getStatistics().slotWaiting(1);
         synchronized (this) {
             queue.add(waiter);
             if (shared() && poll == null) {
@@ -433,6 +435,7 @@ final class TokenBucketSlots {
         }
 
         private void leave() {
+            endpoint.getStatistics().slotWaiting(-1);
             synchronized (TokenBucketSlots.this) {
                 queue.remove(this);
             }
@@ -495,6 +498,7 @@ final class TokenBucketSlots {
             if (!compareAndSet(false, true)) {
                 return;
             }
+            endpoint.getStatistics().inFlight(-1);
             held.remove(this);
             CompletionStage<Outcome> released;
             try {

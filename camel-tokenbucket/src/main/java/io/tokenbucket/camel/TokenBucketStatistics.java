@@ -30,6 +30,8 @@ public final class TokenBucketStatistics {
     private final LongAdder rejected = new LongAdder();
     private final LongAdder storeErrors = new LongAdder();
     private final LongAdder abandoned = new LongAdder();
+    private final LongAdder inFlight = new LongAdder();
+    private final LongAdder slotWaiting = new LongAdder();
     private final LongAdder waitNanos = new LongAdder();
     private final LongAdder storeBatches = new LongAdder();
     private final LongAdder storeBatched = new LongAdder();
@@ -171,6 +173,26 @@ public final class TokenBucketStatistics {
 
     void storeError() {
         storeErrors.increment();
+    }
+
+    /** An exchange took in-flight slots ({@code +1}) or gave them back ({@code -1}). */
+    void inFlight(int change) {
+        inFlight.add(change);
+    }
+
+    /** An exchange began ({@code +1}) or stopped ({@code -1}) waiting for an in-flight slot. */
+    void slotWaiting(int change) {
+        slotWaiting.add(change);
+    }
+
+    /** Exchanges of this instance holding in-flight slots now. */
+    public long getInFlight() {
+        return inFlight.sum();
+    }
+
+    /** Exchanges of this instance waiting for an in-flight slot now. */
+    public long getSlotWaiting() {
+        return slotWaiting.sum();
     }
 
     void abandoned() {

@@ -121,12 +121,18 @@ class TokenBucketInFlightTest extends TokenBucketTestSupport {
                     .until(() -> endpoint.getWaitingCount() == queued.size());
         }
         assertThat(order).containsExactly("a");
+        TokenBucketEndpoint endpoint = context.getEndpoint("tokenbucket:gated?limits=100/1s,1 in flight&maxWait=30s",
+                TokenBucketEndpoint.class);
+        assertThat(endpoint.getInFlightCount()).isEqualTo(1);
+        assertThat(endpoint.getSlotWaitingCount()).isEqualTo(4);
         gates.get("a").countDown();
         assertThat(a.get(10, TimeUnit.SECONDS).getException()).isNull();
         for (Future<Exchange> f : queued) {
             assertThat(f.get(10, TimeUnit.SECONDS).getException()).isNull();
         }
         assertThat(order).containsExactly("a", "b", "c", "d", "e");
+        assertThat(endpoint.getSlotWaitingCount()).isZero();
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint.getInFlightCount() == 0);
     }
 
     @Test
