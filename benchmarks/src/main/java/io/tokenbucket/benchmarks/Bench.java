@@ -24,6 +24,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * java -jar benchmarks/target/benchmarks.jar accuracy [--store local|redis] [--instances n] [keys seconds capacity periodMillis png]   measurement 6
  * java -jar benchmarks/target/benchmarks.jar redis [seconds warmup rounds keys cases]   measurement 2
  * java -jar benchmarks/target/benchmarks.jar targets [--seconds s] [--rounds n] [...]   issue 22's targets, every peer
+ * java -jar benchmarks/target/benchmarks.jar inflight [seconds] [threads] [--no-redis]   issue 23: in-flight limits
  * java -jar benchmarks/target/benchmarks.jar jmh    [JMH options]   plain JMH (org.openjdk.jmh.Main)
  * </pre>
  * The JMH options given override the short defaults ({@code -f 1 -wi 2 -w 2s -i 3 -r 2s}); {@code -t} is ignored
@@ -55,8 +56,9 @@ public final class Bench {
             case "accuracy" -> Accuracy.main(rest);
             case "redis" -> RedisAcquire.main(rest);
             case "targets" -> Targets.main(rest);
+            case "inflight" -> InFlight.main(rest);
             case "jmh" -> org.openjdk.jmh.Main.main(rest);
-            default -> System.out.println("usage: java -jar benchmarks.jar local|route|memory [keys]|waiting [n] [senders]|accuracy [...]|redis [...]|targets [...]|jmh [JMH options]");
+            default -> System.out.println("usage: java -jar benchmarks.jar local|route|memory [keys]|waiting [n] [senders]|accuracy [...]|redis [...]|targets [...]|inflight [...]|jmh [JMH options]");
         }
     }
 

@@ -55,6 +55,11 @@ class BenchSmokeTest {
     }
 
     @Test
+    void inFlightDriverRuns() throws Exception {
+        InFlight.main(new String[] {"0.2", "2"});
+    }
+
+    @Test
     void waitingDriverRuns() throws Exception {
         WaitingWithoutThreads.main(new String[] {"200", "20"});
     }
