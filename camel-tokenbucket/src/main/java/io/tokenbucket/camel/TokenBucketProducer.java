@@ -125,8 +125,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
-        StoreCommand.Lease lease = slots.lease(request); // null unless a key has an in-flight limit
-        if (place && lease != null && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
+        StoreCommand.Lease lease = slots.lease(request); // null unless a key has an in-flight limit on Redis
+        if (place && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
             slots.await(exchange, callback, request, request instanceof Acquire a ? a
                     : ((AcquireAny) request).chosen(0), lease, start, maxWait);
             return false;

@@ -118,9 +118,12 @@ final class TokenBucketSlots {
         return stored;
     }
 
-    /** A lease for a reservation of {@code request}, or null when none of its keys has an in-flight limit. */
+    /**
+     * A lease for a reservation of {@code request} on a shared store; null when none of its keys has an in-flight limit,
+     * and on the local store, whose slots need none.
+     */
     StoreCommand.Lease lease(TokenBucketRequest request) {
-        if (anySlotKeys(request).isEmpty()) {
+        if (!shared() || anySlotKeys(request).isEmpty()) {
             return null;
         }
         return new StoreCommand.Lease(INSTANCE + ":" + Long.toString(LEASES.incrementAndGet(), 36),
@@ -134,7 +137,7 @@ final class TokenBucketSlots {
      */
     void holdUntilDone(Exchange exchange, Acquire acquire, StoreCommand.Lease lease) {
         List<Key> keys = slotKeys(acquire);
-        if (!keys.isEmpty() && lease != null) {
+        if (!keys.isEmpty()) {
             Release release = new Release(keys, lease);
             endpoint.getStatistics().inFlight(1);
             if (shared()) {
@@ -271,6 +274,9 @@ final class TokenBucketSlots {
      */
     void drain() {
         synchronized (this) {
+            if (queue.isEmpty()) {
+                return; // a release with nobody waiting, the common case
+            }
             if (draining) {
                 again = true;
                 return;

@@ -25,6 +25,8 @@ import io.tokenbucket.math.Step;
  */
 public record StoreCommand(List<String> keys, Step step, Lease lease) {
 
+    private static final java.util.regex.Pattern LEASE_ID = java.util.regex.Pattern.compile("[A-Za-z0-9._:-]{1,64}");
+
     /**
      * An in-flight lease: its id, unique among the holders of a store's slots, and how long a slot taken under it
      * lasts without a renewal.
@@ -36,7 +38,7 @@ public record StoreCommand(List<String> keys, Step step, Lease lease) {
 
         /** The id and time checked. */
         public Lease {
-            if (id == null || !id.matches("[A-Za-z0-9._:-]{1,64}")) {
+            if (id == null || !LEASE_ID.matcher(id).matches()) {
                 throw new IllegalArgumentException("a lease id must be 1 to 64 letters, digits or - _ . :, was '"
                         + id + "'");
             }
