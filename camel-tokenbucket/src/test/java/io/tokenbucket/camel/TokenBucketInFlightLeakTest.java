@@ -1,0 +1,90 @@
+package io.tokenbucket.camel;
+
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.tokenbucket.store.redis.RedisHandle;
+import io.tokenbucket.store.redis.RedisServers;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.ProducerTemplate;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.component.seda.SedaEndpoint;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * No slot leaks: many exchanges through an in-flight limit, with failures after the endpoint, waits that run out,
+ * and the route stopped and started again while exchanges wait and run; afterwards nothing is held and nothing
+ * waits, and every slot is free again. The count is checked on the store (a peek), not only by the endpoint's
+ * counters; meanwhile the step after the endpoint never sees more exchanges than the limit.
+ */
+class TokenBucketInFlightLeakTest {
+
+    @ParameterizedTest(name = "{0}: {1} exchanges")
+    @CsvSource({"local, 100000", "redis, 10000"})
+    void everySlotComesBackWhateverBecomesOfTheExchanges(String store, int count) throws Exception {
+        RedisHandle redis = store.equals("redis") ? RedisServers.standalone() : null;
+        String uri = "tokenbucket:leak?maxInFlight=2&maxWait=5ms&store=" + store
+                + (redis == null ? "" : "&redisUri=" + redis.uri() + "&inFlightLease=5s");
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        AtomicInteger ended = new AtomicInteger();
+        CamelContext camel = new DefaultCamelContext();
+        try {
+            camel.addRoutes(new RouteBuilder() {
+                @Override
+                public void configure() {
+                    onException(Exception.class).handled(true).process(e -> ended.incrementAndGet());
+                    from("seda:leak?concurrentConsumers=8&size=200000").routeId("leak").to(uri).process(e -> {
+                        most.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                        try {
+                            ThreadLocalRandom random = ThreadLocalRandom.current();
+                            int roll = random.nextInt(200);
+                            if (roll == 0) {
+                                Thread.sleep(1 + random.nextInt(10)); // long enough for waiters' maxWait to run out
+                            } else if (roll < 30) {
+                                throw new IllegalStateException("fails after the endpoint");
+                            }
+                        } finally {
+                            inside.decrementAndGet();
+                        }
+                    }).process(e -> ended.incrementAndGet());
+                }
+            });
+            camel.start();
+            ProducerTemplate template = camel.createProducerTemplate();
+            for (int i = 0; i < count; i++) {
+                template.sendBody("seda:leak", i);
+                if (i == count / 2) { // a stop while exchanges wait and run, then on again
+                    camel.getRouteController().stopRoute("leak", 1, TimeUnit.SECONDS);
+                    camel.getRouteController().startRoute("leak");
+                }
+            }
+            SedaEndpoint seda = camel.getEndpoint("seda:leak", SedaEndpoint.class);
+            await().atMost(120, TimeUnit.SECONDS).until(() -> seda.getCurrentQueueSize() == 0
+                    && camel.getInflightRepository().size() == 0);
+            TokenBucketEndpoint endpoint = camel.getEndpoint(uri, TokenBucketEndpoint.class);
+            assertThat(most.get()).isLessThanOrEqualTo(2);
+            assertThat(ended.get()).as("every exchange ended, admitted or refused").isEqualTo(count);
+            assertThat(endpoint.getRejectedCount()).as("some waits ran out").isPositive();
+            await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint.getInFlightCount() == 0);
+            assertThat(endpoint.getSlotWaitingCount()).isZero();
+            assertThat(endpoint.getWaitingCount()).isZero();
+            Exchange peek = template.request(uri, e -> e.getMessage().setHeader(TokenBucketConstants.OPERATION,
+                    "peek"));
+            assertThat(peek.getMessage().getHeader(TokenBucketConstants.REMAINING, Long.class))
+                    .as("every slot free on the store").isEqualTo(2L);
+        } finally {
+            camel.stop();
+            if (redis != null) {
+                redis.close();
+            }
+        }
+    }
+}
