@@ -4,8 +4,8 @@ import java.util.HashMap;
 import java.util.Map;
 
 import io.lettuce.core.cluster.SlotHash;
-import io.tokenbucket.store.redis.RedisClusterHandle;
-import io.tokenbucket.store.redis.RedisServers;
+import io.tokenbucket.testsupport.redis.RedisClusterHandle;
+import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
 import org.apache.camel.builder.RouteBuilder;

@@ -1,7 +1,7 @@
 package io.tokenbucket.camel;
 
-import io.tokenbucket.store.redis.RedisHandle;
-import io.tokenbucket.store.redis.RedisServers;
+import io.tokenbucket.testsupport.redis.RedisHandle;
+import io.tokenbucket.testsupport.redis.RedisServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 

@@ -3,7 +3,7 @@ package io.tokenbucket.camel;
 import java.util.List;
 import java.util.Map;
 
-import io.tokenbucket.store.redis.RedisServers;
+import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;

@@ -4,6 +4,8 @@ import java.time.Duration;
 
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.tokenbucket.testsupport.redis.RedisHandle;
+import io.tokenbucket.testsupport.redis.RedisServers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

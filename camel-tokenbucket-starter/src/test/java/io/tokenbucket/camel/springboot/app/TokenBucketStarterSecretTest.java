@@ -22,8 +22,8 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
 import io.tokenbucket.camel.TokenBucketStoreException;
-import io.tokenbucket.store.redis.RedisHandle;
-import io.tokenbucket.store.redis.RedisServers;
+import io.tokenbucket.testsupport.redis.RedisHandle;
+import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.CamelExecutionException;
 import org.apache.camel.ProducerTemplate;
 import org.apache.camel.util.json.JsonArray;

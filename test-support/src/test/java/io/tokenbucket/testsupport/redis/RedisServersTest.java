@@ -1,4 +1,4 @@
-package io.tokenbucket.store.redis;
+package io.tokenbucket.testsupport.redis;
 
 import java.net.ConnectException;
 import java.net.Socket;

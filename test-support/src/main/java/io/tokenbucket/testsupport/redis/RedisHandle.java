@@ -1,4 +1,4 @@
-package io.tokenbucket.store.redis;
+package io.tokenbucket.testsupport.redis;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package io.tokenbucket.store.redis;
+package io.tokenbucket.testsupport.redis;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -43,8 +43,8 @@ import redis.embedded.core.ExecutableProvider;
  * <li>the system property {@value #BINARY_PROPERTY} (or the environment variable {@value #BINARY_ENV}): a path to a
  * {@code redis-server}, or {@code embedded} to force the binary shipped in embedded-redis;</li>
  * <li>otherwise a {@code redis-server} found on the {@code PATH} that answers {@code --version};</li>
- * <li>otherwise the binary inside the test dependency {@code com.github.codemonstur:embedded-redis} (Redis 6.2 for
- * Linux x86_64 and a few other platforms), extracted once per JVM. Nothing is ever downloaded.</li>
+ * <li>otherwise the binary inside {@code com.github.codemonstur:embedded-redis}, a dependency of this module
+ * (Redis 6.2 for Linux x86_64 and a few other platforms), extracted once per JVM. Nothing is ever downloaded.</li>
  * </ol>
  * {@link #version()} and {@link #binary()} say which one a run used.
  *

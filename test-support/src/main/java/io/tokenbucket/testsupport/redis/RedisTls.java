@@ -1,4 +1,4 @@
-package io.tokenbucket.store.redis;
+package io.tokenbucket.testsupport.redis;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,8 +19,8 @@ import javax.net.ssl.TrustManagerFactory;
 
 /**
  * The test-only TLS material of {@link RedisServers#withTls}: a CA and a server certificate for {@code 127.0.0.1}
- * and {@code localhost}, committed as PEM under {@code src/test/resources/tls/} (see the README there; no
- * {@code openssl} is needed at test time). The files are copied from the classpath into this JVM's temporary root
+ * and {@code localhost}, committed as PEM under {@code src/main/resources/io/tokenbucket/testsupport/redis/tls/}
+ * (see the README there; no {@code openssl} is needed at test time). The files are copied from the classpath into this JVM's temporary root
  * on first use, so {@code redis-server} can read them whatever the classpath is made of.
  *
  * <p>{@link #sslContext()} trusts that CA and nothing else: it is what {@link RedisHandle#command} and the readiness
@@ -29,7 +29,8 @@ import javax.net.ssl.TrustManagerFactory;
  */
 public final class RedisTls {
 
-    private static final String RESOURCES = "/tls/";
+    /** Relative to this class's package: {@code io/tokenbucket/testsupport/redis/tls/} on the classpath. */
+    private static final String RESOURCES = "tls/";
     private static Path directory;
     private static SSLContext context;
 
