@@ -9,8 +9,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.tokenbucket.store.redis.RedisHandle;
-import io.tokenbucket.store.redis.RedisServers;
+import io.tokenbucket.testsupport.redis.RedisHandle;
+import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.CamelContext;
 import org.apache.camel.ProducerTemplate;
 import org.apache.camel.builder.RouteBuilder;

@@ -4,8 +4,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.tokenbucket.store.redis.RedisHandle;
-import io.tokenbucket.store.redis.RedisServers;
+import io.tokenbucket.testsupport.redis.RedisHandle;
+import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.ProducerTemplate;
