@@ -33,9 +33,10 @@ public final class TokenBucketConstants {
             + " the tokens), refund (give CamelTokenBucketCost tokens back, never above capacity), remove (drop the"
             + " key's state: it starts full), peek (set CamelTokenBucketRemaining and CamelTokenBucketWaitEstimate,"
             + " consume nothing), penalize (make the key unavailable for CamelTokenBucketPenalty), throttled (the"
-            + " target refused, for example with 429 or 503: cut the key's adaptive rate; needs adaptive=true) or"
-            + " rate (set CamelTokenBucketRate). Only acquire waits or fails on a lack of tokens.",
-              javaType = "String", enums = "acquire,refund,remove,peek,penalize,throttled,rate")
+            + " target refused, for example with 429 or 503: cut the key's adaptive rate; needs adaptive=true),"
+            + " rate (set CamelTokenBucketRate) or release (give back now the in-flight slots the exchange holds on"
+            + " this endpoint, otherwise given back when it ends). Only acquire waits or fails on a lack of tokens.",
+              javaType = "String", enums = "acquire,refund,remove,peek,penalize,throttled,rate,release")
     public static final String OPERATION = "CamelTokenBucketOperation";
 
     @Metadata(label = "producer", description = "For operation penalize: how long the key gets no token (Camel"

@@ -25,5 +25,12 @@ public enum TokenBucketOperation {
     throttled,
 
     /** Report the key's current rate as header {@code CamelTokenBucketRate} (1.0 at the configured rate). */
-    rate
+    rate,
+
+    /**
+     * Give back now the in-flight slots this exchange took on this endpoint, which are otherwise given back when the
+     * exchange ends: for a route that acquires in a loop, or goes on long after the limited step. Needs no key; an
+     * exchange that holds none passes unchanged.
+     */
+    release
 }

@@ -84,6 +84,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             CompletionStage<Outcome> answer;
             if (request instanceof Acquire || request instanceof AcquireAny) {
                 return acquire(exchange, callback, store, request, start);
+            } else if (request instanceof TokenBucketRequest.ReleaseSlots) {
+                slots.releaseNow(exchange);
+                callback.done(true);
+                return true;
             } else if (request instanceof Refund r) {
                 answer = refund(store, r);
             } else if (request instanceof Peek p) {

@@ -144,6 +144,11 @@ sealed interface TokenBucketRequest {
     }
 
     /** Read the adaptive rate of {@code key}. */
+    /** Give back the in-flight slots the exchange holds on this endpoint, now. */
+    record ReleaseSlots() implements TokenBucketRequest {
+        static final ReleaseSlots INSTANCE = new ReleaseSlots();
+    }
+
     record Rate(Key key) implements TokenBucketRequest {
     }
 
@@ -158,6 +163,9 @@ sealed interface TokenBucketRequest {
                                    TokenBucketLimitSource limitSource) throws NoSuchHeaderException {
         Message message = exchange.getMessage();
         TokenBucketOperation operation = operationOf(message);
+        if (operation == TokenBucketOperation.release) {
+            return ReleaseSlots.INSTANCE;
+        }
         if (operation == TokenBucketOperation.acquire) {
             TokenBucketKeyLists.Candidates candidates = TokenBucketKeyLists.candidates(message, name, config,
                     limitSource);
@@ -180,6 +188,7 @@ sealed interface TokenBucketRequest {
             case remove -> new Remove(key);
             case throttled -> new Throttled(key);
             case rate -> new Rate(key);
+            case release -> ReleaseSlots.INSTANCE;
         };
     }
 

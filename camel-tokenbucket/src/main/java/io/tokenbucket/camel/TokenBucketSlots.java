@@ -140,11 +140,36 @@ final class TokenBucketSlots {
         if (!keys.isEmpty()) {
             Release release = new Release(keys, lease);
             endpoint.getStatistics().inFlight(1);
+            @SuppressWarnings("unchecked")
+            List<Release> taken = exchange.getProperty(heldProperty(), List.class);
+            if (taken == null) {
+                taken = new ArrayList<>(1);
+                exchange.setProperty(heldProperty(), taken);
+            }
+            taken.add(release);
             if (shared()) {
                 held.add(release);
                 scheduleRenewal();
             }
             exchange.getExchangeExtension().addOnCompletion(release);
+        }
+    }
+
+    /** The exchange property that lists the releases of the slots an exchange holds on this endpoint. */
+    private String heldProperty() {
+        return "CamelTokenBucketSlots." + endpoint.getName();
+    }
+
+    /**
+     * Gives back now every slot {@code exchange} holds on this endpoint (operation {@code release}); each is given
+     * back once, so its release when the exchange ends does nothing.
+     */
+    void releaseNow(Exchange exchange) {
+        @SuppressWarnings("unchecked")
+        List<Release> taken = exchange.getProperty(heldProperty(), List.class);
+        if (taken != null) {
+            exchange.removeProperty(heldProperty());
+            taken.forEach(Release::release);
         }
     }
 

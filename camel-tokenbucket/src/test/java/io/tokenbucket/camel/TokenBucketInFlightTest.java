@@ -73,6 +73,14 @@ class TokenBucketInFlightTest extends TokenBucketTestSupport {
                         gate.await(30, TimeUnit.SECONDS);
                     }
                 });
+                from("direct:start-looping").setHeader("turns", constant(0))
+                        .loopDoWhile(simple("${header.turns} < 3"))
+                            .removeHeader(TokenBucketConstants.OPERATION)
+                            .to("tokenbucket:looping?maxInFlight=1&mode=reject")
+                            .setHeader("turns", simple("${header.turns}++"))
+                            .setHeader(TokenBucketConstants.OPERATION, constant("release"))
+                            .to("tokenbucket:looping?maxInFlight=1&mode=reject")
+                        .end();
                 from("direct:keyLimits").to("tokenbucket:perKey?maxInFlight=5&keyLimits=slow=1 in flight&mode=check")
                         .process(e -> {
                             CountDownLatch gate = gates.get(String.valueOf(e.getMessage().getBody()));
@@ -219,6 +227,23 @@ class TokenBucketInFlightTest extends TokenBucketTestSupport {
         // b either got the slot a gave back before the producer stopped, or was abandoned: never lost
         assertThat(order.contains("b") || waited.getException() instanceof TokenBucketException).isTrue();
         assertThat(endpoint.getWaitingCount()).isZero();
+        assertThat(freeSlots(uri, "")).isEqualTo(1);
+    }
+
+    @Test
+    void releaseGivesTheSlotsBackBeforeTheExchangeEndsAndOnlyOnce() throws Exception {
+        String uri = "tokenbucket:looping?maxInFlight=1&mode=reject";
+        // one exchange that acquires in a loop, giving back after each turn: never refused by its own earlier slot
+        Exchange looped = template.request("direct:start-looping", e -> { });
+        assertThat(looped.getException()).isNull();
+        assertThat(looped.getMessage().getHeader("turns", Integer.class)).isEqualTo(3);
+        assertThat(freeSlots(uri, "")).isEqualTo(1);
+        TokenBucketEndpoint endpoint = context.getEndpoint(uri, TokenBucketEndpoint.class);
+        assertThat(endpoint.getInFlightCount()).isZero();
+        // an exchange that holds none passes a release unchanged, without a key
+        Exchange none = template.request(uri, e -> e.getMessage().setHeader(TokenBucketConstants.OPERATION,
+                "release"));
+        assertThat(none.getException()).isNull();
         assertThat(freeSlots(uri, "")).isEqualTo(1);
     }
 
