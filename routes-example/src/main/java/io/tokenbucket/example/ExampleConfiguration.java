@@ -109,12 +109,18 @@ public class ExampleConfiguration implements CamelConfiguration {
         context.getRegistry().bind(ProxyStats.BEAN, stats);
         // the freest proxy needs the throttle to choose it; without the throttle it is round robin
         boolean freest = throttle && choose.equals("freest");
-        String hostLimit = property(context, "example.hostLimit", "");
+        long hostInFlight = number(context, "example.hostInFlight", "0");
+        if (hostInFlight < 0) {
+            throw new IllegalArgumentException("example.hostInFlight must be 0 (none) or more, was " + hostInFlight);
+        }
+        // every host's limits, example.hostLimit with example.hostInFlight: null when neither is set
+        String hostLimit = ProxyLimits.hostLimits(property(context, "example.hostLimit", ""), hostInFlight);
         context.getRegistry().bind(ProxyChooser.BEAN, new ProxyChooser(pool, freest,
-                millis(context, "example.maxBackoff", "2s"), context, throttle && !hostLimit.isEmpty()));
+                millis(context, "example.maxBackoff", "2s"), context, throttle && hostLimit != null));
         String pairLimit = property(context, "example.pairLimit", "");
         context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool, number(context, "example.capacity", "2"),
-                millis(context, "example.refillPeriod", "1s"), pairLimit, hostLimit));
+                millis(context, "example.refillPeriod", "1s"), pairLimit, property(context, "example.hostLimit", ""),
+                hostInFlight));
         // one HttpClient per proxy, with the proxy's address and exact credentials, made before the routes start
         ProxyClients clients = new ProxyClients(context, stats,
                 Boolean.parseBoolean(property(context, "example.warmUp", "true")));
@@ -171,7 +177,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         }
         // the hosts' and the pairs' limits come from ProxyLimits on each exchange: checked here, a bad one fails the
         // start by name (a bad example.adaptive* fails it too, naming the component's option, when the route starts)
-        if (throttle && !hostLimit.isEmpty()) {
+        if (throttle && hostLimit != null) {
             checkLimits(context, "example.hostLimit", hostLimit);
         }
         if (throttle && !pairLimit.isEmpty()) {
@@ -185,7 +191,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         }
         LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}, per host {}", ScraperRoute.ROUTE_ID, dsl,
                 pool.ids(), freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank()
-                        ? "local" : "in Redis", hostLimit.isEmpty() || !throttle ? "unlimited" : hostLimit);
+                        ? "local" : "in Redis", hostLimit == null || !throttle ? "unlimited" : hostLimit);
     }
 
     /** Refuses, by name, a {@code value} of {@code key} that is not in the component's {@code limits} syntax. */

@@ -58,7 +58,7 @@ final class FetchWarmUp {
             proxy.createContext("/", FetchWarmUp::answer);
             proxy.start();
             ProxyConfig config = new ProxyConfig("warm-up", proxy.getAddress().getAddress().getHostAddress(),
-                    proxy.getAddress().getPort(), USER, PASSWORD, 0, 0);
+                    proxy.getAddress().getPort(), USER, PASSWORD, 0, 0, 0);
             context.getRegistry().bind(name, HttpClientConfigurer.class, new ProxyClient(config, () -> { }));
             endpoint = context.getEndpoint(ScraperRoute.fetchUri(name));
             producer = endpoint.createProducer();

@@ -5,16 +5,22 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.tokenbucket.math.Limits;
 import org.apache.camel.util.TimeUtils;
 
 /**
  * One proxy of the pool, parsed from a line such as
- * {@code http://user:secret@127.0.0.1:8081 id=p1 limit=4/1s}.
+ * {@code http://user:secret@127.0.0.1:8081 id=p1 limit=4/1s,8inflight}.
  *
  * <p>{@code id} names the proxy in results, the progress table and the bucket key (default {@code host:port},
- * so that no credential ever becomes an id); {@code limit=N/period} gives this proxy its own bucket of
- * {@code N} tokens refilled {@code N} per {@code period} (default: the pool's limit). {@link #toString()}
- * masks the password, so a config can be logged as it is.
+ * so that no credential ever becomes an id); {@code limit=} takes, separated by commas, {@code N/period}: this
+ * proxy's own bucket of {@code N} tokens refilled {@code N} per {@code period} (default: the pool's limit), and
+ * {@code Ninflight}: at most {@code N} requests through this proxy at once, across every instance sharing the
+ * buckets (its provider's "N concurrent connections"). {@link #toString()} masks the password, so a config can be
+ * logged as it is.
  *
  * @param id             the proxy id, the bucket key
  * @param host           proxy host
@@ -23,9 +29,10 @@ import org.apache.camel.util.TimeUtils;
  * @param password       proxy password, or null
  * @param capacity       this proxy's bucket capacity, or 0 for the pool default
  * @param refillPeriodMs this proxy's refill period in milliseconds, or 0 for the pool default
+ * @param inFlight       the most requests through this proxy at once, or 0 for no such limit
  */
 public record ProxyConfig(String id, String host, int port, String username, String password, long capacity,
-                          long refillPeriodMs) {
+                          long refillPeriodMs, long inFlight) {
 
     /**
      * Parses one proxy line. The user and the password are the URL's user info, percent-decoded as UTF-8 (write
@@ -67,23 +74,55 @@ public record ProxyConfig(String id, String host, int port, String username, Str
         String id = uri.getHost() + ":" + uri.getPort();
         long capacity = 0;
         long periodMs = 0;
+        long inFlight = 0;
         for (int i = 1; i < parts.length; i++) {
             String option = parts[i];
             if (option.startsWith("id=") && option.length() > 3) {
                 id = option.substring(3);
-            } else if (option.startsWith("limit=") && option.contains("/")) {
-                String[] limit = option.substring(6).split("/", 2);
-                capacity = Long.parseLong(limit[0]);
-                periodMs = TimeUtils.toMilliSeconds(limit[1]);
-                if (capacity < 1 || periodMs < 1) {
-                    throw new IllegalArgumentException("limit must be N/period with N >= 1, was " + option);
+            } else if (option.startsWith("limit=") && option.length() > 6) {
+                for (String item : option.substring(6).split(",", -1)) {
+                    Matcher slots = IN_FLIGHT.matcher(item);
+                    if (slots.matches() && inFlight == 0) {
+                        inFlight = inFlight(slots.group(1), option);
+                    } else if (item.contains("/") && capacity == 0) {
+                        String[] limit = item.split("/", 2);
+                        capacity = number(limit[0], option);
+                        periodMs = TimeUtils.toMilliSeconds(limit[1]);
+                        if (capacity < 1 || periodMs < 1) {
+                            throw new IllegalArgumentException("limit must be N/period with N >= 1, was " + option);
+                        }
+                    } else {
+                        throw new IllegalArgumentException("limit must be N/period, Ninflight or both separated by"
+                                + " a comma (4/1s,8inflight), each once, was " + option);
+                    }
                 }
             } else {
                 throw new IllegalArgumentException("Unknown proxy option '" + option + "' in " + shown
-                        + " (known: id=NAME, limit=N/period)");
+                        + " (known: id=NAME, limit=N/period,Ninflight)");
             }
         }
-        return new ProxyConfig(id, uri.getHost(), uri.getPort(), user, password, capacity, periodMs);
+        return new ProxyConfig(id, uri.getHost(), uri.getPort(), user, password, capacity, periodMs, inFlight);
+    }
+
+    private static final Pattern IN_FLIGHT = Pattern.compile("(\\d+)inflight", Pattern.CASE_INSENSITIVE);
+
+    /** The N of {@code Ninflight}: 1 to {@link Limits#MAX_IN_FLIGHT}. */
+    private static long inFlight(String digits, String option) {
+        long n = number(digits, option);
+        if (n < 1 || n > Limits.MAX_IN_FLIGHT) {
+            throw new IllegalArgumentException("limit's Ninflight must be 1 to " + Limits.MAX_IN_FLIGHT + ", was "
+                    + option);
+        }
+        return n;
+    }
+
+    private static long number(String digits, String option) {
+        try {
+            return Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("limit must be N/period, Ninflight or both (4/1s,8inflight), with N"
+                    + " a whole number a long holds, was " + option);
+        }
     }
 
     /** The proxy as a URL with the password replaced by {@code ***}: safe for logs. */

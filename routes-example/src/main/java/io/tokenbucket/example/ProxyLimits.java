@@ -45,6 +45,7 @@ public class ProxyLimits implements TokenBucketLimitResolver.Text {
     private final long defaultCapacity;
     private final long defaultPeriodMs;
     private final String pairLimit;
+    /** Every host's limits: example.hostLimit, with example.hostInFlight; null when neither is set. */
     private final String hostLimit;
 
     /**
@@ -54,14 +55,28 @@ public class ProxyLimits implements TokenBucketLimitResolver.Text {
      * @param pairLimit       {@code example.pairLimit}: every pair's limits in the component's {@code limits}
      *                        syntax ({@code 12/1s:2}); empty: its proxy's rate with twice its burst
      * @param hostLimit       {@code example.hostLimit}: every host's limits ({@link #hostKey}), in that syntax
+     * @param hostInFlight    {@code example.hostInFlight}: the most requests to one host at once, across every
+     *                        proxy (and, with Redis, every instance); 0 for none
      */
     public ProxyLimits(ProxyPool pool, long defaultCapacity, long defaultPeriodMs, String pairLimit,
-                       String hostLimit) {
-        this.hostLimit = hostLimit == null ? "" : hostLimit.strip();
+                       String hostLimit, long hostInFlight) {
+        this.hostLimit = hostLimits(hostLimit, hostInFlight);
         this.pool = pool;
         this.defaultCapacity = defaultCapacity;
         this.defaultPeriodMs = defaultPeriodMs;
         this.pairLimit = pairLimit == null ? "" : pairLimit.strip();
+    }
+
+    /**
+     * Every host's limits in the component's syntax: {@code example.hostLimit} and, with {@code example.hostInFlight},
+     * its {@code N in flight} item (alone when hostLimit is unset); null when neither is set.
+     */
+    static String hostLimits(String hostLimit, long hostInFlight) {
+        String rate = hostLimit == null ? "" : hostLimit.strip();
+        if (hostInFlight <= 0) {
+            return rate.isEmpty() ? null : rate;
+        }
+        return (rate.isEmpty() ? "" : rate + ",") + hostInFlight + " in flight";
     }
 
     /**
@@ -84,7 +99,7 @@ public class ProxyLimits implements TokenBucketLimitResolver.Text {
     @Override
     public String limitsFor(String key) {
         if (key.startsWith(HOST_PREFIX)) {
-            return hostLimit.isEmpty() ? null : hostLimit;
+            return hostLimit;
         }
         boolean pair = key.startsWith(PAIR_PREFIX);
         // a pair's proxy id runs to the space before the host key; a key of no kind (none of the route's) is
@@ -94,7 +109,12 @@ public class ProxyLimits implements TokenBucketLimitResolver.Text {
                 : key);
         boolean own = config != null && config.capacity() >= 1;
         if (!pair) {
-            return own ? config.capacity() + "/" + config.refillPeriodMs() + "ms" : null;
+            long inFlight = config == null ? 0 : config.inFlight();
+            if (inFlight == 0) {
+                return own ? config.capacity() + "/" + config.refillPeriodMs() + "ms" : null;
+            }
+            return (own ? config.capacity() + "/" + config.refillPeriodMs() : defaultCapacity + "/" + defaultPeriodMs)
+                    + "ms," + inFlight + " in flight";
         }
         if (!pairLimit.isEmpty()) {
             return pairLimit;

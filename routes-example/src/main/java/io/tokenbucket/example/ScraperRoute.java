@@ -1,5 +1,7 @@
 package io.tokenbucket.example;
 
+import io.tokenbucket.camel.TokenBucketConstants;
+import io.tokenbucket.camel.TokenBucketOperation;
 import io.tokenbucket.camel.TokenBucketRejectedException;
 import io.tokenbucket.camel.TokenBucketStoreException;
 import org.apache.camel.builder.RouteBuilder;
@@ -122,6 +124,13 @@ public class ScraperRoute extends RouteBuilder {
                     .log("${header." + ProxyStats.PROXY_HEADER + "}: ${exception.message}").id("fetch-error")
                 .end()
                 .process(FetchOutcome.BEAN)
+                // the attempt is over: the in-flight slots it took (a proxy's Ninflight, example.hostInFlight) go
+                // back now, not when the URL is done, so the next attempt's proxy takes its own
+                .filter(simple("{{example.throttle}}"))
+                    .setHeader(TokenBucketConstants.OPERATION, constant(TokenBucketOperation.release.name()))
+                    .to(THROTTLE)
+                    .removeHeader(TokenBucketConstants.OPERATION)
+                .end()
             .end()
             .choice()
                 .when(exchangeProperty(Scrape.OUTCOME).isEqualTo(Scrape.FETCHED))

@@ -1,6 +1,7 @@
 package io.tokenbucket.example;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import org.junit.jupiter.api.Test;
@@ -58,6 +59,24 @@ class ProxyConfigTest {
         assertThat(ProxyConfig.parse("http://h:1 id=host").id()).isEqualTo("host");
         assertThat(ProxyConfig.parse("http://h:1 id=pair").id()).isEqualTo("pair");
         assertThat(ProxyConfig.parse("http://h:1 id=a,b").id()).isEqualTo("a,b");
+    }
+
+    @Test
+    void limitTakesARateAnInFlightCapOrBothAndRefusesTheRestNamingIt() {
+        ProxyConfig both = ProxyConfig.parse("http://h:1 limit=4/1s,8inflight");
+        assertThat(both.capacity()).isEqualTo(4);
+        assertThat(both.refillPeriodMs()).isEqualTo(1000);
+        assertThat(both.inFlight()).isEqualTo(8);
+        ProxyConfig slots = ProxyConfig.parse("http://h:1 limit=8InFlight,4/1s");
+        assertThat(slots.inFlight()).isEqualTo(8);
+        assertThat(slots.capacity()).isEqualTo(4);
+        assertThat(ProxyConfig.parse("http://h:1 limit=3inflight").capacity()).as("the pool's rate").isZero();
+        for (String bad : new String[] {"limit=0inflight", "limit=2inflight,3inflight", "limit=4/1s,5/1s",
+                "limit=4/1s,", "limit=99999999999999999999inflight", "limit=1000000001inflight", "limit=x"}) {
+            assertThatThrownBy(() -> ProxyConfig.parse("http://u:secret@h:1 " + bad)).as(bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit")
+                    .hasMessageNotContaining("secret");
+        }
     }
 
     @Test

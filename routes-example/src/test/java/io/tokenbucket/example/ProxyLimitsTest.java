@@ -29,7 +29,7 @@ class ProxyLimitsTest {
         Files.writeString(file, String.join("\n", "http://h:1 id=host limit=3/1s", "http://h:2 id=pair limit=4/1s",
                 "http://h:3 id=a,b limit=5/1s", "http://h:4 id=pair* limit=6/1s", "http://h:5 id=x"));
         ProxyPool pool = new ProxyPool(ProxySource.file(file), 2, 5_000, ProxyBuckets.NONE, System::nanoTime);
-        ProxyLimits limits = new ProxyLimits(pool, 2, 1000, "", "9/1s");
+        ProxyLimits limits = new ProxyLimits(pool, 2, 1000, "", "9/1s", 0);
         List<String> ids = pool.ids();
         List<String> hosts = List.of("example.org", "host", "pair", "a");
 
@@ -50,8 +50,22 @@ class ProxyLimitsTest {
         assertThat(limits.limitsFor(ProxyLimits.pairKey("pair", "host"))).isEqualTo("4/1000ms:8");
         assertThat(limits.limitsFor(ProxyLimits.pairKey("a,b", "a"))).isEqualTo("5/1000ms:10");
         assertThat(limits.limitsFor(ProxyLimits.pairKey("x", "a"))).isEqualTo("2/1000ms:4");
-        assertThat(new ProxyLimits(pool, 2, 1000, "7/1s:2", "").limitsFor(ProxyLimits.pairKey("pair*", "a")))
+        assertThat(new ProxyLimits(pool, 2, 1000, "7/1s:2", "", 0).limitsFor(ProxyLimits.pairKey("pair*", "a")))
                 .isEqualTo("7/1s:2");
+
+        // in-flight caps: a proxy's Ninflight with its rate (or the default one), a host's with or without a rate
+        Files.writeString(file, String.join("\n", "http://h:1 id=capped limit=3/1s,2inflight",
+                "http://h:2 id=slots limit=4INFLIGHT"));
+        ProxyPool capped = new ProxyPool(ProxySource.file(file), 2, 5_000, ProxyBuckets.NONE, System::nanoTime);
+        ProxyLimits caps = new ProxyLimits(capped, 2, 1000, "", "", 5);
+        assertThat(caps.limitsFor("capped")).isEqualTo("3/1000ms,2 in flight");
+        assertThat(caps.limitsFor("slots")).isEqualTo("2/1000ms,4 in flight");
+        assertThat(caps.limitsFor(ProxyLimits.hostKey("a"))).isEqualTo("5 in flight");
+        assertThat(caps.limitsFor(ProxyLimits.pairKey("capped", "a"))).as("a pair has no cap of its own")
+                .isEqualTo("3/1000ms:6");
+        assertThat(new ProxyLimits(capped, 2, 1000, "", "9/1s", 5).limitsFor(ProxyLimits.hostKey("a")))
+                .isEqualTo("9/1s,5 in flight");
+        assertThat(new ProxyLimits(capped, 2, 1000, "", "", 0).limitsFor(ProxyLimits.hostKey("a"))).isNull();
 
         // the adaptive keys' glob, "pair " and anything: every pair, no proxy and no host
         String prefix = ProxyLimits.ADAPTIVE_KEYS.substring(0, ProxyLimits.ADAPTIVE_KEYS.length() - 1);

@@ -251,8 +251,11 @@ public final class DemoTarget implements AutoCloseable {
         if (path.startsWith("/delay/")) {
             long millis = Math.min(MAX_DELAY_MS, Long.parseLong(path.substring("/delay/".length())));
             record(new Hit(client, arrived, path, 200, query, ip, host));
-            request.getComponents().getScheduler().schedule(() -> respond(response, callback, path, 200, "1"),
-                    millis, TimeUnit.MILLISECONDS);
+            enter(ip, host);
+            request.getComponents().getScheduler().schedule(() -> {
+                leave(ip, host);
+                respond(response, callback, path, 200, "1");
+            }, millis, TimeUnit.MILLISECONDS);
             return;
         }
         int status;
@@ -281,6 +284,31 @@ public final class DemoTarget implements AutoCloseable {
         String body = status == 200 ? "<html><body><h1>" + path + "</h1>" + "<p>lorem ipsum</p>".repeat(
                 1 + Math.floorMod(path.hashCode(), 20)) + "</body></html>\n" : "status " + status + "\n";
         Content.Sink.write(response, true, body, callback);
+    }
+
+    /** Requests being answered now, and the most at once, per client address and per host ({@code /delay/} only). */
+    private final Map<String, long[]> concurrent = new HashMap<>();
+
+    private synchronized void enter(String ip, String host) {
+        for (String key : new String[] {"ip " + ip, "host " + host}) {
+            long[] c = concurrent.computeIfAbsent(key, k -> new long[2]);
+            c[0]++;
+            c[1] = Math.max(c[1], c[0]);
+        }
+    }
+
+    private synchronized void leave(String ip, String host) {
+        concurrent.get("ip " + ip)[0]--;
+        concurrent.get("host " + host)[0]--;
+    }
+
+    /**
+     * The most {@code /delay/} requests this target was answering at once from the client address {@code ip} (each
+     * demo proxy has its own), or to {@code host} ({@code address:port}, as {@link Hit#host()}); 0 for none.
+     */
+    public synchronized long peakConcurrent(String ip, String host) {
+        long[] c = concurrent.get(ip != null ? "ip " + ip : "host " + host);
+        return c == null ? 0 : c[1];
     }
 
     private synchronized boolean admit(String client, long now) {
