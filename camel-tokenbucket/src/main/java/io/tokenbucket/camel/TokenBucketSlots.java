@@ -38,6 +38,11 @@ import org.apache.camel.spi.Synchronization;
  * {@code maxWait} (counted from its arrival) has passed, rejected as an exchange whose tokens come too late is, or
  * when its producer stops, abandoned.
  *
+ * <p>On a shared store the store also keeps, per key, a queue of the waiters' tickets (each instance's first waiter
+ * of a key holds one, renewed by its tries, expiring half a second after its last): a freed slot goes to the oldest
+ * ticket, whichever instance holds it, so instances are served in turn instead of the releasing one re-taking its
+ * slot (for an acquire of one candidate group; the freest of several candidates takes no ticket).
+ *
  * <p>On a shared store each lease lasts {@code inFlightLease} unless renewed, and every lease of a running exchange
  * is renewed a third of that time after its last renewal, so a live exchange never loses its slot and a dead
  * instance's slots come back after at most the lease time. The local store's slots live as long as their JVM.
@@ -397,7 +402,9 @@ final class TokenBucketSlots {
             }
             CompletionStage<Outcome> answer;
             try {
-                answer = retry.reserve(request, lease, Math.max(0, deadline - System.nanoTime()));
+                // the first waiter of its keys here: its tries hold its place among every instance's waiters
+                answer = retry.reserve(request, lease == null ? null : lease.withTicket(),
+                        Math.max(0, deadline - System.nanoTime()));
             } catch (RuntimeException e) {
                 answer = CompletableFuture.failedFuture(e);
             }
@@ -452,6 +459,7 @@ final class TokenBucketSlots {
         }
 
         private void failNow(boolean abandoned, String why) {
+            withdrawTicket();
             endpoint.stopWaiting();
             if (abandoned) {
                 endpoint.getStatistics().abandoned();
@@ -463,6 +471,23 @@ final class TokenBucketSlots {
                         shown, true));
             }
             continueOnWorker(() -> callback.done(false));
+        }
+
+        /**
+         * On a shared store a waiter holds a ticket in its keys' queues (its place among every instance's waiters):
+         * one that gives up withdraws it, so it holds up nobody until it expires. A release of its lease does that.
+         */
+        private void withdrawTicket() {
+            List<Key> keys = slotKeys(shown);
+            if (lease == null || keys.isEmpty()) {
+                return;
+            }
+            try {
+                endpoint.store().execute(new StoreCommand(Key.stored(keys), new Step(Step.Op.RELEASE,
+                        new int[] {keys.size()}, Key.limits(keys), 0, 0), lease));
+            } catch (RuntimeException e) {
+                // the ticket then expires on its own, within half a second
+            }
         }
 
         private void leave() {

@@ -31,10 +31,24 @@ public record StoreCommand(List<String> keys, Step step, Lease lease) {
      * An in-flight lease: its id, unique among the holders of a store's slots, and how long a slot taken under it
      * lasts without a renewal.
      *
-     * @param id    at most 64 characters of letters, digits, {@code - _ . :}
-     * @param nanos the lease time in nanoseconds, from 1 ms to 365 days
+     * @param id     at most 64 characters of letters, digits, {@code - _ . :}
+     * @param nanos  the lease time in nanoseconds, from 1 ms to 365 days
+     * @param ticket whether a reservation refused for want of a slot (and accepting a wait) takes a ticket in its
+     *               keys' queues on a shared store: its place among the waiters of every instance, which each of its
+     *               tries renews. One waiter per instance and key holds one (its first), so queues stay short
      */
-    public record Lease(String id, long nanos) {
+    public record Lease(String id, long nanos, boolean ticket) {
+
+        /** A lease whose reservations take no ticket. */
+        public Lease(String id, long nanos) {
+            this(id, nanos, false);
+        }
+
+        /** This lease, its reservations taking a ticket. */
+        public Lease withTicket() {
+            return ticket ? this : new Lease(id, nanos, true);
+        }
+
 
         /** The id and time checked. */
         public Lease {

@@ -12,6 +12,8 @@ import org.apache.camel.ProducerTemplate;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.component.seda.SedaEndpoint;
 import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.support.EventNotifierSupport;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -40,7 +42,7 @@ class TokenBucketInFlightLeakTest {
             camel.addRoutes(new RouteBuilder() {
                 @Override
                 public void configure() {
-                    onException(Exception.class).handled(true).process(e -> ended.incrementAndGet());
+                    onException(Exception.class).handled(true);
                     from("seda:leak?concurrentConsumers=8&size=200000").routeId("leak").to(uri).process(e -> {
                         most.accumulateAndGet(inside.incrementAndGet(), Math::max);
                         try {
@@ -54,7 +56,23 @@ class TokenBucketInFlightLeakTest {
                         } finally {
                             inside.decrementAndGet();
                         }
-                    }).process(e -> ended.incrementAndGet());
+                    });
+                }
+            });
+            // every exchange of the route ends completed or failed, also one failed while the route is forced to stop
+            camel.getManagementStrategy().addEventNotifier(new EventNotifierSupport() {
+                @Override
+                public void notify(CamelEvent event) {
+                    Exchange exchange = ((CamelEvent.ExchangeEvent) event).getExchange();
+                    if ("leak".equals(exchange.getFromRouteId())) {
+                        ended.incrementAndGet();
+                    }
+                }
+
+                @Override
+                public boolean isEnabled(CamelEvent event) {
+                    return event instanceof CamelEvent.ExchangeCompletedEvent
+                            || event instanceof CamelEvent.ExchangeFailedEvent;
                 }
             });
             camel.start();
@@ -68,7 +86,7 @@ class TokenBucketInFlightLeakTest {
             }
             SedaEndpoint seda = camel.getEndpoint("seda:leak", SedaEndpoint.class);
             await().atMost(120, TimeUnit.SECONDS).until(() -> seda.getCurrentQueueSize() == 0
-                    && camel.getInflightRepository().size() == 0);
+                    && camel.getInflightRepository().size() == 0 && ended.get() == count);
             TokenBucketEndpoint endpoint = camel.getEndpoint(uri, TokenBucketEndpoint.class);
             assertThat(most.get()).isLessThanOrEqualTo(2);
             assertThat(ended.get()).as("every exchange ended, admitted or refused").isEqualTo(count);
@@ -78,6 +96,7 @@ class TokenBucketInFlightLeakTest {
             assertThat(endpoint.getWaitingCount()).isZero();
             Exchange peek = template.request(uri, e -> e.getMessage().setHeader(TokenBucketConstants.OPERATION,
                     "peek"));
+            assertThat(peek.getException()).isNull();
             assertThat(peek.getMessage().getHeader(TokenBucketConstants.REMAINING, Long.class))
                     .as("every slot free on the store").isEqualTo(2L);
         } finally {

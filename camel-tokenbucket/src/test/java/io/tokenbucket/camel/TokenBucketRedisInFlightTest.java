@@ -44,6 +44,7 @@ class TokenBucketRedisInFlightTest {
     private final AtomicInteger inside = new AtomicInteger();
     private final AtomicInteger most = new AtomicInteger();
     private final AtomicInteger ended = new AtomicInteger();
+    private final List<String> admissions = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @BeforeEach
     void startInstances() throws Exception {
@@ -70,6 +71,11 @@ class TokenBucketRedisInFlightTest {
                             });
                     from("direct:hold").to("tokenbucket:shared?redisUri=" + redis.uri() + "&" + OPTIONS)
                             .process(e -> Thread.sleep(e.getMessage().getBody(Long.class)));
+                    from("direct:fair").to("tokenbucket:fair?store=redis&maxInFlight=1&maxWait=30s&redisUri="
+                            + redis.uri()).process(e -> {
+                                admissions.add(e.getContext().getName());
+                                Thread.sleep(2); // the work that holds the slot
+                            });
                 }
             });
             camel.start();
@@ -103,6 +109,34 @@ class TokenBucketRedisInFlightTest {
                 SedaEndpoint.class).getCurrentQueueSize() == 0 && c.getInflightRepository().size() == 0));
         assertThat(most.get()).isEqualTo(4); // reached across the instances, never passed
         await().atMost(10, TimeUnit.SECONDS).until(() -> freeSlots(instances.get(0)) == 4); // releases are async
+    }
+
+    @Test
+    void instancesWaitingForOneKeyAreServedInTurnNotTheReleasingOneAlone() throws Exception {
+        List<CamelContext> two = instances.subList(0, 2);
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(6);
+        try {
+            for (int t = 0; t < 6; t++) { // three callers per instance, each sending as soon as its last is done
+                ProducerTemplate template = two.get(t % 2).createProducerTemplate();
+                pool.submit(() -> {
+                    while (!stop.get()) {
+                        template.sendBody("direct:fair", 1);
+                    }
+                    return null;
+                });
+            }
+            await().atMost(60, TimeUnit.SECONDS).until(() -> admissions.size() >= 200);
+        } finally {
+            stop.set(true);
+            pool.shutdown();
+            pool.awaitTermination(30, TimeUnit.SECONDS);
+        }
+        List<String> first = admissions.subList(0, 200);
+        for (CamelContext camel : two) {
+            long mine = first.stream().filter(camel.getName()::equals).count();
+            assertThat(mine).as("admissions of %s among the first 200", camel.getName()).isGreaterThanOrEqualTo(60);
+        }
     }
 
     @Test

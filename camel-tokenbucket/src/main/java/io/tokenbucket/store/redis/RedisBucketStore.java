@@ -331,8 +331,9 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * Appends one key's limits as the script reads them: their in-flight limit if any ('F', the limit, the lease id
-     * and the lease time in microseconds; '-' and 0 without a lease, for a command that takes and names no slot),
+     * Appends one key's limits as the script reads them: their in-flight limit if any ('F', the limit, the lease id,
+     * the lease time in microseconds and 1 when a refusal takes a ticket; '-', 0 and 0 without a lease, for a
+     * command that takes and names no slot),
      * their adaptation if any ('A' and its seven numbers, times in microseconds rounded up), their number, then
      * each capacity and interval in microseconds (rounded up again: never faster than the nanosecond limit).
      *
@@ -345,6 +346,7 @@ public final class RedisBucketStore implements BucketStore {
             args.add(Long.toString(l.inFlight()));
             args.add(lease == null ? "-" : lease.id());
             args.add(lease == null ? "0" : Long.toString(ceilMicros(lease.nanos())));
+            args.add(lease != null && lease.ticket() ? "1" : "0");
         }
         Adaptive adaptive = l.adaptive();
         if (adaptive != null) {

@@ -19,17 +19,17 @@
 -- 'release', 'renew'
 --           on every key of KEYS, with ARGV as 'peek' has it and each key's limits: the slot of the lease their
 --           'F' names is dropped, or renewed to expire lease_us from now (an expired one stays gone)
--- limits    optionally 'F' and three words: the in-flight limit N, the reservation's lease id and the lease time in
+-- limits    optionally 'F' and four words: the in-flight limit N, the reservation's lease id, the lease time in
 --           microseconds (a key holds at most N slots; a reservation takes one with its id, expiring after the lease
---           time unless renewed); then their number m (0 for a key of in-flight limit only), then m pairs of capacity
+--           time unless renewed) and 1 when a refusal for want of a slot takes a ticket in the key's queue (below); then their number m (0 for a key of in-flight limit only), then m pairs of capacity
 --           C and interval T (the microseconds one token takes to come back, rounded up); limits whose rate adapts (AdaptiveMath) are preceded by 'A' and seven numbers:
 --           floor, decrease and increase in parts per million, hold and memory in microseconds, the tokens of one
 --           increase step at the ceiling, and the start in parts per million (where a key without rate state
 --           starts; 1000000: at the ceiling, no slow start)
 -- a state   each key holds its bucket's state: one tat per limit (the instant that limit is full again, in
 --           microseconds of the Redis clock), separated by spaces, then its rate state (below) and its in-flight
---           slots: 's' and pairs of lease id and expiry (microseconds of the Redis clock); no key is a full bucket
---           without slots
+--           slots: 's' and pairs of lease id and expiry (microseconds of the Redis clock), then 'q' and the waiters'
+--           tickets, pairs of lease id and expiry in arrival order; no key is a full bucket without slots or tickets
 -- returns   { granted (1, or 0 when refused, -1 when refused for want of an in-flight slot), wait in microseconds,
 --           whole tokens remaining (at most the free slots), the chosen candidate's position,
 --           the Redis clock's now in microseconds (the wait counts from it) }
@@ -77,8 +77,9 @@ local function general()
   local function read_limits(pos)
     local inflight, adapt = nil, nil
     if ARGV[pos] == 'F' then
-      inflight = { n = tonumber(ARGV[pos + 1]), id = ARGV[pos + 2], lease_us = tonumber(ARGV[pos + 3]) }
-      pos = pos + 4
+      inflight = { n = tonumber(ARGV[pos + 1]), id = ARGV[pos + 2], lease_us = tonumber(ARGV[pos + 3]),
+                   ticket = ARGV[pos + 4] == '1' }
+      pos = pos + 5
     end
     if ARGV[pos] == 'A' then
       adapt = { floor = tonumber(ARGV[pos + 1]), decrease = tonumber(ARGV[pos + 2]),
@@ -135,12 +136,17 @@ local function general()
       end
       i = e
     end
-    local slots = {}
+    local slots = { queue = {} }
+    local into = slots
     if words[i] == 's' then
-      for j = i + 1, #words - 1, 2 do
-        local exp_us = tonumber(words[j + 1])
-        if exp_us and exp_us > now_us and exp_us < now_us + MAX_DEBT_US then
-          slots[#slots + 1] = { id = words[j], exp_us = exp_us }
+      for j = i + 1, #words do
+        if words[j] == 'q' then -- the waiters' tickets follow, in arrival order
+          into = slots.queue
+        elseif words[j + 1] ~= nil and words[j + 1] ~= 'q' and (j - i) % 2 == (into == slots and 1 or 0) then
+          local exp_us = tonumber(words[j + 1])
+          if exp_us and exp_us > now_us and exp_us < now_us + MAX_DEBT_US then
+            into[#into + 1] = { id = words[j], exp_us = exp_us }
+          end
         end
       end
     end
@@ -149,19 +155,53 @@ local function general()
 
   -- BucketMath.decide's in-flight parts: whether a key of limits l holding slots is full, the fewest of its tokens
   -- and free slots, and its slots after a charge (one more, of the reservation's lease, when it has a limit)
+  -- and in-flight keys on a shared store keep a queue of tickets of waiting reservations (slots.queue, in arrival
+  -- order, each expiring TICKET_US after its last try): a key is full for a reservation when its held slots and the
+  -- tickets ahead of its own (all of them, when it has none) reach the limit, so a freed slot goes to the oldest
+  -- waiter of whichever instance, not to whoever asks first
+  local TICKET_US = 500000
+  local function ahead(l, slots)
+    local queue, n = slots.queue or {}, 0
+    for j = 1, #queue do
+      if queue[j].id == l.inflight.id then
+        return n
+      end
+      n = n + 1
+    end
+    return n
+  end
   local function full(l, slots)
-    return l.inflight ~= nil and #slots >= l.inflight.n
+    return l.inflight ~= nil and #slots + ahead(l, slots) >= l.inflight.n
+  end
+  -- slots (and the queue) as a new table: without this reservation's ticket; taking its slot when take is true;
+  -- with its ticket at its place in the queue (or last), renewed, when ticket is true
+  local function copy(l, slots, take, ticket)
+    local next = { queue = {} }
+    for j = 1, #slots do
+      next[j] = slots[j]
+    end
+    local placed = false
+    for _, t in ipairs(slots.queue or {}) do
+      if t.id ~= l.inflight.id then
+        next.queue[#next.queue + 1] = t
+      elseif ticket then
+        next.queue[#next.queue + 1] = { id = t.id, exp_us = now_us + TICKET_US }
+        placed = true
+      end
+    end
+    if ticket and not placed then
+      next.queue[#next.queue + 1] = { id = l.inflight.id, exp_us = now_us + TICKET_US }
+    end
+    if take then
+      next[#next + 1] = { id = l.inflight.id, exp_us = now_us + l.inflight.lease_us }
+    end
+    return next
   end
   local function with_lease(l, slots)
-    if l.inflight == nil then
-      return slots
-    end
-    local taken = {}
-    for j = 1, #slots do
-      taken[j] = slots[j]
-    end
-    taken[#taken + 1] = { id = l.inflight.id, exp_us = now_us + l.inflight.lease_us }
-    return taken
+    return l.inflight == nil and slots or copy(l, slots, true, false)
+  end
+  local function with_ticket(l, slots)
+    return copy(l, slots, false, true)
   end
 
   -- BucketMath.align: the stored states by position, a missing one is a full limit (the key's limits may have
@@ -235,12 +275,21 @@ local function general()
       parts[m + 5] = rate.starting and '1' or '0'
       latest_us = latest_tat_us + adapt.memory_us
     end
-    if slots ~= nil and #slots > 0 then
+    local queue = slots and slots.queue or {}
+    if slots ~= nil and (#slots > 0 or #queue > 0) then
       parts[#parts + 1] = 's'
       for j = 1, #slots do
         parts[#parts + 1] = slots[j].id
         parts[#parts + 1] = string.format('%.0f', slots[j].exp_us)
         latest_us = math.max(latest_us, slots[j].exp_us)
+      end
+      if #queue > 0 then
+        parts[#parts + 1] = 'q'
+        for j = 1, #queue do
+          parts[#parts + 1] = queue[j].id
+          parts[#parts + 1] = string.format('%.0f', queue[j].exp_us)
+          latest_us = math.max(latest_us, queue[j].exp_us)
+        end
       end
     end
     if latest_us <= now_us then
@@ -439,6 +488,13 @@ local function general()
     if best_full or best_wait_us > max_wait_us then
       out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = best_full and -1 or 0, best_wait_us, fewest, best,
           now_us
+      if best_full and candidates == 1 and max_wait_us > 0 then -- it will wait: a ticket on each full key
+        for k = 1, count do
+          if full(l[k], held[k]) and l[k].inflight.ticket then
+            charge(key[k], tats_us[k], rate[k], l[k].adapt, with_ticket(l[k], held[k]))
+          end
+        end
+      end
       return p, ki + count
     end
     -- BucketMath.reserveAt on the chosen group's keys and every shared key, each at its rate, earning credit
@@ -465,7 +521,7 @@ local function general()
 
   return { read_limits = read_limits, parse = parse, align = align, available = available, reserve = reserve,
            store = store, current = current, scaled = scaled, earn = earn, cut = cut, reserve_all = reserve_all,
-           full = full, with_lease = with_lease }
+           full = full, with_lease = with_lease, with_ticket = with_ticket }
 end
 
 -- 'reserve': BucketMath.decide for each reservation in turn; each key's state as the reservations before left it
@@ -507,7 +563,7 @@ if op == 'reserve' then
   -- a key's next state, kept for the reservations after it and written at the end (one tat without a rate state as
   -- a number)
   local function charge(key, tats_us, rate, adapt, slots)
-    if rate == nil and #tats_us == 1 and (slots == nil or #slots == 0) then
+    if rate == nil and #tats_us == 1 and (slots == nil or (#slots == 0 and #(slots.queue or {}) == 0)) then
       states[key] = tats_us[1]
     else
       states[key] = tats_us
@@ -563,6 +619,9 @@ if op == 'reserve' then
       if g.full(l, slots) or wait_us > max_wait_us then
         out[o + 1], out[o + 2], out[o + 3] = g.full(l, slots) and -1 or 0, wait_us,
             available(tats_us, scaled(l, rate), slots)
+        if g.full(l, slots) and max_wait_us > 0 and l.inflight.ticket then -- it waits: its ticket in the queue
+          charge(key, tats_us, rate, l.adapt, g.with_ticket(l, slots))
+        end
       else
         -- what store() would write: the first m numbers (a reserve always owes time, so never a DEL)
         local taken = g.with_lease(l, slots)
@@ -621,7 +680,12 @@ if op == 'release' or op == 'renew' then
     local l_k = limits[k]
     local tats_k, rate_k, slots_k = load(k)
     if l_k.inflight ~= nil then
-      local kept = {}
+      local kept = { queue = {} }
+      for _, t in ipairs(slots_k.queue or {}) do -- a release also withdraws the lease's ticket (it waits no more)
+        if op == 'renew' or t.id ~= l_k.inflight.id then
+          kept.queue[#kept.queue + 1] = t
+        end
+      end
       for j = 1, #slots_k do
         local slot = slots_k[j]
         if slot.id ~= l_k.inflight.id then
