@@ -27,7 +27,7 @@ final class TokenBucketRedisStores {
      * a text before it is shown.
      */
     record Opened(FallbackBucketStore store, AutoCloseable lease, String where, Supplier<Throwable> probe,
-                  UnaryOperator<String> redact) {
+                  UnaryOperator<String> redact, java.util.function.Function<Runnable, AutoCloseable> releases) {
     }
 
     static Opened open(TokenBucketEndpoint endpoint, RedisConnections connections) throws TokenBucketStoreException {
@@ -73,7 +73,7 @@ final class TokenBucketRedisStores {
         RedisConnections.Lease leased = lease;
         Supplier<Throwable> probe = () -> leased.probe(timeout);
         return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease, "redis at " + where,
-                probe, redact);
+                probe, redact, onRelease -> leased.subscribe(redis.releasedChannel(), onRelease));
     }
 
     /**

@@ -30,8 +30,9 @@ import org.apache.camel.spi.Synchronization;
  *
  * <p>A release anywhere under the endpoint's name in this Camel context wakes every producer's queue of that name
  * ({@link TokenBucketComponent#slotsReleased}). On a shared store (Redis) a slot may also come free in another
- * instance, or when a dead instance's lease expires: while exchanges wait, the queue is also tried every
- * {@link #POLL_NANOS}. A queue tries its waiters in arrival order and skips a waiter that shares a key with an
+ * instance, which publishes its release when the key has waiters ({@link TokenBucketStoreBinding#watchReleases}),
+ * or when a dead instance's lease expires, which nobody announces: while exchanges wait, the queue is also tried
+ * every {@link #POLL_NANOS}. A queue tries its waiters in arrival order and skips a waiter that shares a key with an
  * earlier one still without a slot, so no later exchange takes a key's slot before an earlier one of this producer;
  * a new exchange of a key with waiters queues behind them instead of taking a slot freed for them. A waiter leaves
  * when it gets its slot (its reservation then goes on as any other: after its wait for tokens, if any), when its
@@ -212,6 +213,9 @@ final class TokenBucketSlots {
                StoreCommand.Lease lease, long start, long maxWaitNanos) {
         SlotWaiter waiter = new SlotWaiter(exchange, callback, request, shown, lease, start, start + maxWaitNanos);
         endpoint.getStatistics().slotWaiting(1);
+        if (shared()) { // a slot freed in another instance wakes this one's waiters through Redis
+            endpoint.storeBinding().watchReleases(() -> endpoint.getComponent().slotsReleased(name()));
+        }
         synchronized (this) {
             queue.add(waiter);
             if (shared() && poll == null) {

@@ -25,6 +25,8 @@ final class TokenBucketStoreBinding {
     private final TokenBucketEndpoint endpoint;
     private volatile BucketStore store;
     private AutoCloseable lease;
+    private java.util.function.Function<Runnable, AutoCloseable> releases;
+    private AutoCloseable releasesWatched; // guarded by this
     private volatile String description = "local";
     private volatile UnaryOperator<String> redact = UnaryOperator.identity();
     private TokenBucketHealthCheck healthCheck;
@@ -56,6 +58,7 @@ final class TokenBucketStoreBinding {
             TokenBucketRedisStores.Opened opened = TokenBucketRedisStores.open(endpoint, component.redisConnections());
             store = opened.store();
             lease = opened.lease();
+            releases = opened.releases();
             description = opened.where();
             redact = opened.redact();
             WritableHealthCheckRepository checks = healthChecks();
@@ -84,9 +87,31 @@ final class TokenBucketStoreBinding {
             }
             healthCheck = null;
         }
+        synchronized (this) {
+            if (releasesWatched != null) {
+                releasesWatched.close();
+                releasesWatched = null;
+            }
+        }
         if (lease != null) {
             lease.close();
             lease = null;
+        }
+    }
+
+    /**
+     * On a Redis store, calls {@code onRelease} whenever any instance releases an in-flight slot that waiters asked
+     * for (the store publishes it), from the first call until the binding closes; once per binding. When the
+     * subscription cannot be made (Redis is down), the waiters' own poll finds the slots, and the next call tries
+     * again.
+     */
+    synchronized void watchReleases(Runnable onRelease) {
+        if (releasesWatched == null && releases != null) {
+            try {
+                releasesWatched = releases.apply(onRelease);
+            } catch (RuntimeException e) {
+                // no subscription: the poll of TokenBucketSlots still finds every freed slot
+            }
         }
     }
 

@@ -142,6 +142,14 @@ public final class RedisBucketStore implements BucketStore {
         return clocks.nodeCount();
     }
 
+    /**
+     * The channel a release publishes to when a key it frees has waiters (tickets): every instance of the limiter
+     * subscribed to it tries its waiters at once, instead of at their next poll.
+     */
+    public String releasedChannel() {
+        return namespace + "released";
+    }
+
     /** The Redis key of a bucket key. */
     public String redisKey(String key) {
         return namespace + key;
@@ -186,7 +194,8 @@ public final class RedisBucketStore implements BucketStore {
                 if (c.lease() == null) {
                     throw new IllegalArgumentException(step.op() + " on store=redis needs the lease of the slots");
                 }
-                return call(step.op() == Step.Op.RELEASE ? "release" : "renew", keys, limits, 1, -1, c.lease());
+                return call(step.op() == Step.Op.RELEASE ? "release" : "renew", keys, limits, 1, -1, c.lease(),
+                        releasedChannel());
             case REFUND: {
                 CompletableFuture<Outcome> fewest = null;
                 for (int i = 0; i < keys.size(); i++) {
@@ -296,7 +305,16 @@ public final class RedisBucketStore implements BucketStore {
     /** Calls the script with operation {@code op} and a second argument {@code argMicros} (-1: none). */
     private CompletableFuture<Outcome> call(String op, List<String> keys, List<Limits> limits, long tokens,
                                             long argMicros, StoreCommand.Lease lease) {
+        return call(op, keys, limits, tokens, argMicros, lease, null);
+    }
+
+    /** {@link #call}, with {@code channel} in place of the second argument when not null (a release's). */
+    private CompletableFuture<Outcome> call(String op, List<String> keys, List<Limits> limits, long tokens,
+                                            long argMicros, StoreCommand.Lease lease, String channel) {
         List<String> operands = operands(tokens, argMicros, limits, lease);
+        if (channel != null) {
+            operands.set(1, channel);
+        }
         String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
         RedisClockOffset clock = clocks.of(redisKeys[0]);
         long sentNanos = System.nanoTime();

@@ -18,6 +18,8 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 
 /**
  * The Redis connections of one component: one client and one connection per Redis URI (or per
@@ -84,6 +86,27 @@ public final class RedisConnections implements AutoCloseable {
          */
         public Throwable probe(Duration timeout) {
             return connection.probe.check(timeout);
+        }
+
+        /**
+         * Calls {@code onMessage} on every message published to {@code channel}, on a publish/subscribe connection of
+         * its own made on this lease's client (Lettuce subscribes again after a reconnect), until the answer is
+         * closed. Runs on Lettuce's I/O thread: {@code onMessage} must not block.
+         *
+         * @throws RuntimeException when the connection cannot be made (Redis is down): the caller goes without
+         */
+        public AutoCloseable subscribe(String channel, Runnable onMessage) {
+            AbstractRedisClient client = connection.client;
+            StatefulRedisPubSubConnection<String, String> pubSub = client instanceof RedisClusterClient cluster
+                    ? cluster.connectPubSub() : ((RedisClient) client).connectPubSub();
+            pubSub.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String from, String message) {
+                    onMessage.run();
+                }
+            });
+            pubSub.async().subscribe(channel);
+            return pubSub::closeAsync;
         }
 
         /** Gives the lease back; the last one closes the connection, and the client when it was created here. */

@@ -674,8 +674,9 @@ end
 
 if op == 'release' or op == 'renew' then
   -- on every key, the slot of the lease its 'F' names: released (dropped), or renewed (expiring lease_us from now;
-  -- a slot already expired is not brought back); the rest of each state as it was
-  local fewest = nil
+  -- a slot already expired is not brought back); the rest of each state as it was. A release of a key with waiters'
+  -- tickets publishes to the channel ARGV[3] names, so that every instance tries its waiters at once
+  local fewest, waited = nil, false
   for k = 1, #KEYS do
     local l_k = limits[k]
     local tats_k, rate_k, slots_k = load(k)
@@ -695,12 +696,16 @@ if op == 'release' or op == 'renew' then
         end
       end
       slots_k = kept
+      waited = waited or #kept.queue > 0
       store(KEYS[k], tats_k, #l_k, rate_k, l_k.adapt, slots_k)
     end
     local a = available(tats_k, scaled(l_k, rate_k), slots_k)
     if fewest == nil or a < fewest then
       fewest = a
     end
+  end
+  if op == 'release' and waited and ARGV[3] ~= '-1' then
+    redis.call('PUBLISH', ARGV[3], '1')
   end
   return { 1, 0, fewest, 1, now_us }
 end
