@@ -506,14 +506,7 @@ final class TokenBucketSlots {
         }
 
         private void continueOnWorker(Runnable continuation) {
-            try {
-                endpoint.getComponent().worker().execute(continuation);
-            } catch (RejectedExecutionException e) {
-                if (exchange.getException() == null) {
-                    exchange.setException(TokenBucketExceptions.workerRefused(endpoint.getName(), e));
-                }
-                callback.done(false);
-            }
+            TokenBucketWaiters.continueOnWorker(endpoint, exchange, callback, continuation);
         }
     }
 

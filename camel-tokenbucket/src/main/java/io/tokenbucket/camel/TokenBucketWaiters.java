@@ -127,6 +127,12 @@ final class TokenBucketWaiters {
 
     /** Runs {@code continuation} on the worker pool; if the pool refuses it (stopping), fails the exchange here. */
     void continueOnWorker(Exchange exchange, AsyncCallback callback, Runnable continuation) {
+        continueOnWorker(endpoint, exchange, callback, continuation);
+    }
+
+    /** {@link #continueOnWorker(Exchange, AsyncCallback, Runnable)} on the worker pool of {@code endpoint}. */
+    static void continueOnWorker(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
+                                 Runnable continuation) {
         try {
             endpoint.getComponent().worker().execute(continuation);
         } catch (RejectedExecutionException e) {

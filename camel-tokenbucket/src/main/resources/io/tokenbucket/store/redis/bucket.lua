@@ -276,20 +276,19 @@ local function general()
       latest_us = latest_tat_us + adapt.memory_us
     end
     local queue = slots and slots.queue or {}
-    if slots ~= nil and (#slots > 0 or #queue > 0) then
-      parts[#parts + 1] = 's'
-      for j = 1, #slots do
-        parts[#parts + 1] = slots[j].id
-        parts[#parts + 1] = string.format('%.0f', slots[j].exp_us)
-        latest_us = math.max(latest_us, slots[j].exp_us)
+    -- a section of lease ids and expiries after its marker; the key lives until the last of them expires
+    local function section(marker, leases)
+      parts[#parts + 1] = marker
+      for j = 1, #leases do
+        parts[#parts + 1] = leases[j].id
+        parts[#parts + 1] = string.format('%.0f', leases[j].exp_us)
+        latest_us = math.max(latest_us, leases[j].exp_us)
       end
+    end
+    if slots ~= nil and (#slots > 0 or #queue > 0) then
+      section('s', slots)
       if #queue > 0 then
-        parts[#parts + 1] = 'q'
-        for j = 1, #queue do
-          parts[#parts + 1] = queue[j].id
-          parts[#parts + 1] = string.format('%.0f', queue[j].exp_us)
-          latest_us = math.max(latest_us, queue[j].exp_us)
-        end
+        section('q', queue)
       end
     end
     if latest_us <= now_us then
