@@ -57,8 +57,9 @@ public abstract class TokenBucketAdaptiveOptions {
 
     @UriParam(label = "adaptive", defaultValue = "1.0", description = "With adaptive: where a key without rate state"
             + " starts, as a fraction of the configured rate, from 0.000001 to 1. Below 1 it is a slow start,"
-            + " as TCP's: until its first throttled signal each increase step doubles the key's rate (up to the"
-            + " configured rate), and the first signal halves it, then multiplies it by adaptiveDecrease, and ends"
+            + " as TCP's: until its first throttled signal every two increase steps (two refill periods at the"
+            + " current rate, so that a target's burst cannot hide a rate twice its limit) double the key's rate (up"
+            + " to the configured rate), and the first signal halves it, then multiplies it by adaptiveDecrease, and ends"
             + " the start; from then on AIMD. Finds a limit far below the configured rate in a few signals instead of"
             + " seconds of refusals at the configured rate. A start below adaptiveFloor lowers the floor to it."
             + " 1 (the default): a new key starts at the configured rate.")
@@ -94,7 +95,7 @@ public abstract class TokenBucketAdaptiveOptions {
 
     /**
      * Sets where a key without adaptive rate state starts, a fraction of the configured rate from 0.000001 to 1 (a
-     * start below adaptiveFloor lowers the floor to it); below 1 each increase step doubles the rate until the first
+     * start below adaptiveFloor lowers the floor to it); below 1 every two increase steps double the rate until the first
      * throttled signal, which halves it and cuts it by adaptiveDecrease. Default 1.0.
      */
     public void setAdaptiveStart(double adaptiveStart) {

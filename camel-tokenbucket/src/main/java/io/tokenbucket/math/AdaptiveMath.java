@@ -27,9 +27,12 @@ package io.tokenbucket.math;
  *     success because a failure would come back as a {@code throttled} signal.</li>
  * </ul>
  * <b>Slow start.</b> A key without rate state is at {@link Adaptive#fresh()}: factor {@code start}
- * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each step (earned as
- * above) doubles the factor instead, up to the ceiling: TCP's slow start, which finds a limit far below the
- * ceiling in a few steps instead of spending many refusals at the ceiling. The first cut while starting halves the
+ * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each {@link #START_STEPS}
+ * steps (earned as above: two refill periods at the current rate) double the factor instead, up to the ceiling:
+ * TCP's slow start, which finds a limit far below the ceiling in a few doublings instead of spending many refusals
+ * at the ceiling. Two periods, not one: a target's burst (nginx's {@code limit_req burst}) of a period's worth at
+ * its limit hides a rate twice the limit for one period, so a doubling per period would go on to four times the
+ * limit before the first signal, and the halving would land at twice it. The first cut while starting halves the
  * factor (back to the last rate that drew no signal, as TCP's {@code ssthresh = cwnd / 2}) and then multiplies it
  * by the decrease as any cut does (at least the floor), ends the start and begins the hold; from then on the rules
  * above. The decrease matters there: the signal says the target's own allowance (its burst) is used up, and a rate
@@ -52,6 +55,12 @@ package io.tokenbucket.math;
 public final class AdaptiveMath {
 
     private static final long PPM = Adaptive.PPM;
+
+    /**
+     * While starting, the steps' worth of credit one doubling takes: 2, so a key runs at each rate for two refill
+     * periods (at most {@link Adaptive#MAX_STEP_TOKENS} tokens) before it doubles.
+     */
+    public static final long START_STEPS = 2;
 
     private AdaptiveMath() {
     }
@@ -172,7 +181,8 @@ public final class AdaptiveMath {
     /**
      * {@code tokens} granted at {@code nowTicks}: credit towards the next increase. Each {@code ceil(stepTokens × f)}
      * tokens (at least 1) of credit add {@link #increaseStep} (the increase of the factor at the start of the call)
-     * to the factor, or double it while starting,
+     * to the factor; while starting, each {@link #START_STEPS} times that (at most {@link Adaptive#MAX_STEP_TOKENS})
+     * double it,
      * up to the ceiling (where the state is {@link RateState#CEILING}, or the ceiling still starting, without
      * credit). Nothing is earned at the ceiling or while a cut holds.
      *
@@ -184,6 +194,12 @@ public final class AdaptiveMath {
             return rate;
         }
         long threshold = Math.max(1, ceilDiv(stepTokens * rate.factorPpm(), PPM)); // at most 10^9
+        if (rate.starting()) {
+            // a doubling takes START_STEPS steps' worth: long enough to drain a target's burst of up to a refill
+            // period at its limit, which would hide a rate twice the limit for one step and let the next doubling
+            // come before the first signal
+            threshold = Math.min(Adaptive.MAX_STEP_TOKENS, START_STEPS * threshold);
+        }
         long credit = rate.credit() + tokens; // a credit below 10^9 plus a capacity: no overflow
         long steps = credit / threshold;
         if (steps == 0) {

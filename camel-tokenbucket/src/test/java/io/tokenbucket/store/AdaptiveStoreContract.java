@@ -182,7 +182,8 @@ public interface AdaptiveStoreContract {
 
     /**
      * A slow start from 0.125 of 4 an hour (burst 100: no waits), cut to 0.7 after it, +0.25 a step, hold and memory
-     * an hour: a step per ceil(4 × f) tokens, 1 at 0.125 and 0.25, 2 at 0.5.
+     * an hour: a step per ceil(4 × f) tokens, 1 at 0.125 and 0.25, 2 at 0.5; while starting, a doubling per two
+     * steps (AdaptiveMath.START_STEPS): 2 tokens at 0.125 and 0.25, 4 at 0.5.
      */
     private static Limits slowStart() {
         return Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1))).withAdaptive(Adaptive.of(100_000, 700_000,
@@ -190,15 +191,16 @@ public interface AdaptiveStoreContract {
     }
 
     @Test
-    default void aFreshKeyStartsAtTheStartDoublesPerStepAndItsFirstSignalHalves() {
+    default void aFreshKeyStartsAtTheStartDoublesPerTwoStepsAndItsFirstSignalHalves() {
         Limits slow = slowStart();
         assertThat(Rate.of(get(contractStore().rate("start", slow)))).isEqualTo(new Rate(false, 125_000, true));
-        long[] factors = new long[5];
+        long[] factors = new long[9];
         for (int i = 0; i < factors.length; i++) {
             assertThat(reserve("start", slow, 0).granted()).isTrue();
             factors[i] = get(contractStore().rate("start", slow)).factorPpm();
         }
-        assertThat(factors).containsExactly(250_000, 500_000, 500_000, Adaptive.PPM, Adaptive.PPM);
+        assertThat(factors).containsExactly(125_000, 250_000, 250_000, 500_000, 500_000, 500_000, 500_000,
+                Adaptive.PPM, Adaptive.PPM);
         assertThat(get(contractStore().rate("start", slow)).starting()).as("at the ceiling, still starting").isTrue();
         // the first signal halves, then cuts by 0.7, and ends the start; the next, within the hold, is ignored
         assertThat(Rate.of(get(contractStore().throttle("start", slow)))).isEqualTo(new Rate(true, 350_000, false));
@@ -216,8 +218,13 @@ public interface AdaptiveStoreContract {
         assumeTrue(other != null, "this store keeps its state in one instance");
         try {
             Limits slow = slowStart();
+            // the credit is shared: one token here and one there make the doubling's two steps
             assertThat(reserve("shared-start", slow, 0).granted()).isTrue();
-            assertThat(Rate.of(get(other.rate("shared-start", slow)))).isEqualTo(new Rate(false, 250_000, true));
+            assertThat(Rate.of(get(other.rate("shared-start", slow)))).isEqualTo(new Rate(false, 125_000, true));
+            assertThat(get(other.reserve("shared-start", slow, 1, 0)).granted()).isTrue();
+            assertThat(Rate.of(get(contractStore().rate("shared-start", slow)))).isEqualTo(new Rate(false, 250_000,
+                    true));
+            assertThat(reserve("shared-start", slow, 0).granted()).isTrue();
             assertThat(get(other.reserve("shared-start", slow, 1, 0)).granted()).isTrue();
             assertThat(Rate.of(get(contractStore().rate("shared-start", slow)))).isEqualTo(new Rate(false, 500_000,
                     true));

@@ -261,12 +261,15 @@ local function general()
   local CEILING = { f = PPM, credit = 0, cut_us = 0, starting = false }
 
   -- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them, which adds the increase
-  -- of the current factor (doubles the factor while starting)
+  -- of the current factor (while starting, a doubling per two steps' worth)
   local function earn(rate, n, adapt)
     if rate == nil or rate.f >= PPM or holding(rate, adapt) then
       return rate
     end
     local threshold = math.max(1, math.ceil(adapt.step * rate.f / PPM))
+    if rate.starting then
+      threshold = math.min(1e9, 2 * threshold) -- AdaptiveMath.START_STEPS, at most Adaptive.MAX_STEP_TOKENS
+    end
     local credit = rate.credit + n
     local steps = math.floor(credit / threshold)
     if steps == 0 then
