@@ -33,8 +33,10 @@ package io.tokenbucket.math;
  * at the ceiling. Two periods, not one: a target's burst (nginx's {@code limit_req burst}) of a period's worth at
  * its limit hides a rate twice the limit for one period, so a doubling per period would go on to four times the
  * limit before the first signal, and the halving would land at twice it. The first cut while starting halves the
- * factor (back to the last rate that drew no signal, as TCP's {@code ssthresh = cwnd / 2}) and then multiplies it
- * by the decrease as any cut does (at least the floor), ends the start and begins the hold; from then on the rules
+ * factor (back to the last rate that drew no signal, as TCP's {@code ssthresh = cwnd / 2}; not while it is still
+ * at the start, where no rate has passed yet: a start at the target's limit, refused once by a chance bunching of
+ * requests, is cut by the decrease alone, not to half the limit) and then multiplies it by the decrease as any cut
+ * does (at least the floor), ends the start and begins the hold; from then on the rules
  * above. The decrease matters there: the signal says the target's own allowance (its burst) is used up, and a rate
  * at the last one that drew no signal, which may be the target's limit itself, never lets it refill, so the next
  * requests that arrive a little early are refused too. Reaching the ceiling by doubling does not end
@@ -152,8 +154,9 @@ public final class AdaptiveMath {
 
     /**
      * A {@code throttled} signal at {@code nowTicks}: the factor times the decrease, never below the floor, a hold
-     * from now, no credit; while starting, the factor halved and then times the decrease (at least the floor),
-     * which ends the start.
+     * from now, no credit; while starting, the factor halved if it has doubled since the start (above
+     * {@link Adaptive#startPpm()}: back to the last rate that drew no signal) and then times the decrease (at least
+     * the floor), which ends the start.
      * Answers {@code rate} itself (the same instance) while the last cut holds: then the signal is ignored.
      */
     public static RateState cut(RateState rate, long nowTicks, Adaptive adaptive) {
@@ -161,8 +164,10 @@ public final class AdaptiveMath {
             return rate;
         }
         // while starting: back to the last rate that drew no signal, then cut as any signal cuts (below the host's
-        // limit, not on it: the 429 says its burst is used up, and only a rate below the limit lets it refill)
-        long f = (rate.starting() ? rate.factorPpm() / 2 : rate.factorPpm()) * adaptive.decreasePpm() / PPM; // < 10^12
+        // limit, not on it: the 429 says its burst is used up, and only a rate below the limit lets it refill).
+        // Still at the start there is no such rate, and the signal says no more than any other: cut as it does
+        boolean halved = rate.starting() && rate.factorPpm() > adaptive.startPpm();
+        long f = (halved ? rate.factorPpm() / 2 : rate.factorPpm()) * adaptive.decreasePpm() / PPM; // < 10^12
         return new RateState(Math.max(adaptive.floorPpm(), f), 0, nowTicks);
     }
 

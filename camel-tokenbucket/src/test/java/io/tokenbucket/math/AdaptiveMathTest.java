@@ -263,6 +263,25 @@ class AdaptiveMathTest {
     }
 
     @Test
+    void aCutStillAtTheStartIsTheDecreaseAloneWithNoRateThatPassedToGoBackTo() {
+        // a start at the target's limit, refused once by a bunching of requests: not halved to half the limit (as
+        // SLOW_TEN, with a floor of 0.01 that neither cut meets)
+        Limits slowTen = Limits.of(Limit.of(1, 10, 1000))
+                .withAdaptive(Adaptive.of(10_000, 700_000, 100_000, 1000, 60_000).withStart(125_000));
+        Bucket b = new Bucket(slowTen);
+        b.reserve(0, NO_LIMIT);
+        assertThat(b.rate).isEqualTo(new RateState(125_000, 1, 0, true));
+        assertThat(b.throttle(100).rate()).isEqualTo(new RateState(87_500, 0, 100, false)); // 0.125 × 0.7
+        // one doubling later there is a rate that passed (0.125): halved back to it, then times 0.7
+        Bucket doubled = new Bucket(slowTen);
+        for (int i = 0; i < 4; i++) {
+            doubled.reserve(0, NO_LIMIT);
+        }
+        assertThat(doubled.rate).isEqualTo(new RateState(250_000, 0, 0, true));
+        assertThat(doubled.throttle(100).rate()).isEqualTo(new RateState(87_500, 0, 100, false));
+    }
+
+    @Test
     void aCutAtTheCeilingWhileStartingHalvesAndTheHalvingRespectsTheFloor() {
         Bucket b = new Bucket(SLOW_TEN);
         for (int i = 0; i < 20; i++) {

@@ -213,6 +213,19 @@ public interface AdaptiveStoreContract {
     }
 
     @Test
+    default void aSignalStillAtTheStartCutsByTheDecreaseAlone() {
+        // floor 0.01, so that neither cut meets it: no rate has passed yet, nothing to halve back to
+        Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1))).withAdaptive(Adaptive.of(10_000, 700_000,
+                250_000, TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1)).withStart(125_000));
+        assertThat(reserve("at-start", slow, 0).granted()).isTrue();
+        assertThat(Rate.of(get(contractStore().throttle("at-start", slow)))).isEqualTo(new Rate(true, 87_500, false));
+        // a key that has doubled (two steps: two tokens at 0.125) is halved first
+        assertThat(reserve("doubled", slow, 0).granted()).isTrue();
+        assertThat(reserve("doubled", slow, 0).granted()).isTrue();
+        assertThat(Rate.of(get(contractStore().throttle("doubled", slow)))).isEqualTo(new Rate(true, 87_500, false));
+    }
+
+    @Test
     default void aSlowStartIsSharedByEveryInstanceOnTheSameState() {
         BucketStore other = anotherInstance();
         assumeTrue(other != null, "this store keeps its state in one instance");

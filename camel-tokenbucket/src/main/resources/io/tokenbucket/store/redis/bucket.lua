@@ -295,13 +295,15 @@ local function general()
     return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false }
   end
 
-  -- AdaptiveMath.cut: the factor times the decrease (while starting, the factor halved, then times the decrease,
-  -- which ends the start), at least the floor, held; answers rate itself while holding
+  -- AdaptiveMath.cut: the factor times the decrease (while starting, the factor halved if it has doubled since the
+  -- start, then times the decrease, which ends the start), at least the floor, held; answers rate itself while
+  -- holding
   local function cut(rate, adapt)
     if holding(rate, adapt) then
       return rate
     end
-    local f = math.floor((rate.starting and math.floor(rate.f / 2) or rate.f) * adapt.decrease / PPM)
+    local halved = rate.starting and rate.f > adapt.start
+    local f = math.floor((halved and math.floor(rate.f / 2) or rate.f) * adapt.decrease / PPM)
     return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false }
   end
 
