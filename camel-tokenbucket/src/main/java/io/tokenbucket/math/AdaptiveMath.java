@@ -186,8 +186,8 @@ public final class AdaptiveMath {
     /**
      * {@code tokens} granted at {@code nowTicks}: credit towards the next increase. Each {@code ceil(stepTokens × f)}
      * tokens (at least 1) of credit add {@link #increaseStep} (the increase of the factor at the start of the call)
-     * to the factor; while starting, each {@link #START_STEPS} times that (at most {@link Adaptive#MAX_STEP_TOKENS})
-     * double it,
+     * to the factor; while starting, each {@code ceil(START_STEPS × stepTokens × f)} (at most
+     * {@link Adaptive#MAX_STEP_TOKENS}) double it,
      * up to the ceiling (where the state is {@link RateState#CEILING}, or the ceiling still starting, without
      * credit). Nothing is earned at the ceiling or while a cut holds.
      *
@@ -198,13 +198,12 @@ public final class AdaptiveMath {
         if (rate.isCeiling() || holding(rate, nowTicks, adaptive)) {
             return rate;
         }
-        long threshold = Math.max(1, ceilDiv(stepTokens * rate.factorPpm(), PPM)); // at most 10^9
-        if (rate.starting()) {
-            // a doubling takes START_STEPS steps' worth: long enough to drain a target's burst of up to a refill
-            // period at its limit, which would hide a rate twice the limit for one step and let the next doubling
-            // come before the first signal
-            threshold = Math.min(Adaptive.MAX_STEP_TOKENS, START_STEPS * threshold);
-        }
+        // while starting, a doubling takes START_STEPS steps' worth (rounded up once): long enough to drain a
+        // target's burst of up to a refill period at its limit, which would hide a rate twice the limit for one step
+        // and let the next doubling come before the first signal
+        long periods = rate.starting() ? START_STEPS : 1;
+        long threshold = Math.min(Adaptive.MAX_STEP_TOKENS,
+                Math.max(1, ceilDiv(periods * stepTokens * rate.factorPpm(), PPM))); // the product below 2^53
         long credit = rate.credit() + tokens; // a credit below 10^9 plus a capacity: no overflow
         long steps = credit / threshold;
         if (steps == 0) {

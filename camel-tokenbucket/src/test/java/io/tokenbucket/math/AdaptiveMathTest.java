@@ -204,23 +204,22 @@ class AdaptiveMathTest {
     void aFreshKeyStartsAtTheStartAndEveryTwoStepsDoubleItUpToTheCeiling() {
         Bucket b = new Bucket(SLOW_TEN);
         assertThat(b.state(0)).isEqualTo(new RateState(125_000, 0, 0, true)).isEqualTo(SLOW.fresh());
-        // a step per ceil(10 × 0.125) = 2 tokens, a doubling per two steps (AdaptiveMath.START_STEPS): 4 tokens, then
-        // 6 at 0.25, 10 at 0.5; none at the ceiling
-        long[] factors = new long[22];
+        // a step per ceil(10 × 0.125) = 2 tokens, a doubling per two steps' worth (AdaptiveMath.START_STEPS, rounded
+        // up once): ceil(2 × 10 × 0.125) = 3 tokens, then 5 at 0.25, 10 at 0.5; none at the ceiling
+        long[] factors = new long[20];
         for (int i = 0; i < factors.length; i++) {
             assertThat(b.reserve(0, NO_LIMIT).granted()).isTrue();
             factors[i] = b.rate.factorPpm();
         }
-        assertThat(factors).containsExactly(125_000, 125_000, 125_000, 250_000, 250_000, 250_000, 250_000, 250_000,
-                250_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, PPM,
-                PPM, PPM);
+        assertThat(factors).containsExactly(125_000, 125_000, 250_000, 250_000, 250_000, 250_000, 250_000, 500_000,
+                500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, PPM, PPM, PPM);
         assertThat(AdaptiveMath.START_STEPS).isEqualTo(2);
         // at the ceiling still starting: stored (no state would start it again at 0.125)
         assertThat(b.rate).isEqualTo(new RateState(PPM, 0, 0, true));
         assertThat(SLOW.isFresh(b.rate)).isFalse();
-        // the tokens were booked at the rate of their grant: 800 ms four times, 400 ms six times, 200 ms ten times,
+        // the tokens were booked at the rate of their grant: 800 ms three times, 400 ms five times, 200 ms ten times,
         // then 100
-        assertThat(b.tats).containsExactly(4 * 800 + 6 * 400 + 10 * 200 + 2 * 100);
+        assertThat(b.tats).containsExactly(3 * 800 + 5 * 400 + 10 * 200 + 2 * 100);
     }
 
     @Test
@@ -242,7 +241,7 @@ class AdaptiveMathTest {
     @Test
     void theFirstCutWhileStartingHalvesEndsTheStartAndHolds() {
         Bucket b = new Bucket(SLOW_TEN);
-        for (int i = 0; i < 10; i++) {
+        for (int i = 0; i < 8; i++) {
             b.reserve(0, NO_LIMIT); // to 0.5, starting
         }
         assertThat(b.rate).isEqualTo(new RateState(500_000, 0, 0, true));
@@ -274,7 +273,7 @@ class AdaptiveMathTest {
         assertThat(b.throttle(100).rate()).isEqualTo(new RateState(87_500, 0, 100, false)); // 0.125 × 0.7
         // one doubling later there is a rate that passed (0.125): halved back to it, then times 0.7
         Bucket doubled = new Bucket(slowTen);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 3; i++) {
             doubled.reserve(0, NO_LIMIT);
         }
         assertThat(doubled.rate).isEqualTo(new RateState(250_000, 0, 0, true));
@@ -284,7 +283,7 @@ class AdaptiveMathTest {
     @Test
     void aCutAtTheCeilingWhileStartingHalvesAndTheHalvingRespectsTheFloor() {
         Bucket b = new Bucket(SLOW_TEN);
-        for (int i = 0; i < 20; i++) {
+        for (int i = 0; i < 18; i++) {
             b.reserve(0, NO_LIMIT);
         }
         assertThat(b.rate).isEqualTo(new RateState(PPM, 0, 0, true));
@@ -333,7 +332,7 @@ class AdaptiveMathTest {
     @Test
     void anIdleKeyForgetsBackToTheStartAfterTheMemory() {
         Bucket b = new Bucket(SLOW_TEN);
-        for (int i = 0; i < 10; i++) {
+        for (int i = 0; i < 8; i++) {
             b.reserve(0, NO_LIMIT);
         }
         b.throttle(10_000); // 0.175: emptied, full again one 572 ms interval later
@@ -440,7 +439,7 @@ class AdaptiveMathTest {
             }
         }
         assertThat(refusedAtFactor).containsExactly(400_000L); // at 6/s, twice the limit; once in 20 s
-        assertThat(refusedAt.get(0)).isBetween(5000L, 6000L); // 4 tokens at 1.5/s, 6 at 3/s, then 6/s
+        assertThat(refusedAt.get(0)).isBetween(4000L, 5000L); // 3 tokens at 1.5/s, 6 at 3/s, then 6/s
         assertThat(afterCut.get(0).factorPpm()).isEqualTo(180_000); // 2.7/s, below the limit
         assertThat(afterCut.get(0).starting()).isFalse();
     }

@@ -266,10 +266,9 @@ local function general()
     if rate == nil or rate.f >= PPM or holding(rate, adapt) then
       return rate
     end
-    local threshold = math.max(1, math.ceil(adapt.step * rate.f / PPM))
-    if rate.starting then
-      threshold = math.min(1e9, 2 * threshold) -- AdaptiveMath.START_STEPS, at most Adaptive.MAX_STEP_TOKENS
-    end
+    -- while starting AdaptiveMath.START_STEPS (2) steps' worth, rounded up once, at most Adaptive.MAX_STEP_TOKENS
+    local periods = rate.starting and 2 or 1
+    local threshold = math.min(1e9, math.max(1, math.ceil(periods * adapt.step * rate.f / PPM)))
     local credit = rate.credit + n
     local steps = math.floor(credit / threshold)
     if steps == 0 then
