@@ -34,7 +34,7 @@ public abstract class TokenBucketAdaptiveOptions {
 
     @UriParam(label = "adaptive", defaultValue = "0.5", description = "With adaptive: what a throttled signal"
             + " multiplies the rate by, above 0 and below 1 (0.5 halves it); the first signal of a key in its slow"
-            + " start (adaptiveStart) halves it first, then multiplies it by this.")
+            + " start (adaptiveStart) halves it first (once it has doubled), then multiplies it by this.")
     private double adaptiveDecrease = 0.5;
 
     @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: what one increase step adds"
@@ -57,8 +57,10 @@ public abstract class TokenBucketAdaptiveOptions {
 
     @UriParam(label = "adaptive", defaultValue = "1.0", description = "With adaptive: where a key without rate state"
             + " starts, as a fraction of the configured rate, from 0.000001 to 1. Below 1 it is a slow start,"
-            + " as TCP's: until its first throttled signal each increase step doubles the key's rate (up to the"
-            + " configured rate), and the first signal halves it, then multiplies it by adaptiveDecrease, and ends"
+            + " as TCP's: until its first throttled signal every two increase steps (two refill periods at the"
+            + " current rate, so that a target's burst cannot hide a rate twice its limit) double the key's rate (up"
+            + " to the configured rate), and the first signal halves it (once it has doubled), then multiplies it by"
+            + " adaptiveDecrease, and ends"
             + " the start; from then on AIMD. Finds a limit far below the configured rate in a few signals instead of"
             + " seconds of refusals at the configured rate. A start below adaptiveFloor lowers the floor to it."
             + " 1 (the default): a new key starts at the configured rate.")
@@ -94,8 +96,8 @@ public abstract class TokenBucketAdaptiveOptions {
 
     /**
      * Sets where a key without adaptive rate state starts, a fraction of the configured rate from 0.000001 to 1 (a
-     * start below adaptiveFloor lowers the floor to it); below 1 each increase step doubles the rate until the first
-     * throttled signal, which halves it and cuts it by adaptiveDecrease. Default 1.0.
+     * start below adaptiveFloor lowers the floor to it); below 1 every two increase steps double the rate until the first
+     * throttled signal, which halves it (once it has doubled) and cuts it by adaptiveDecrease. Default 1.0.
      */
     public void setAdaptiveStart(double adaptiveStart) {
         this.adaptiveStart = adaptiveStart;

@@ -27,11 +27,16 @@ package io.tokenbucket.math;
  *     success because a failure would come back as a {@code throttled} signal.</li>
  * </ul>
  * <b>Slow start.</b> A key without rate state is at {@link Adaptive#fresh()}: factor {@code start}
- * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each step (earned as
- * above) doubles the factor instead, up to the ceiling: TCP's slow start, which finds a limit far below the
- * ceiling in a few steps instead of spending many refusals at the ceiling. The first cut while starting halves the
- * factor (back to the last rate that drew no signal, as TCP's {@code ssthresh = cwnd / 2}) and then multiplies it
- * by the decrease as any cut does (at least the floor), ends the start and begins the hold; from then on the rules
+ * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each {@link #START_STEPS}
+ * steps (earned as above: two refill periods at the current rate) double the factor instead, up to the ceiling:
+ * TCP's slow start, which finds a limit far below the ceiling in a few doublings instead of spending many refusals
+ * at the ceiling. Two periods, not one: a target's burst (nginx's {@code limit_req burst}) of a period's worth at
+ * its limit hides a rate twice the limit for one period, so a doubling per period would go on to four times the
+ * limit before the first signal, and the halving would land at twice it. The first cut while starting halves the
+ * factor (back to the last rate that drew no signal, as TCP's {@code ssthresh = cwnd / 2}; not while it is still
+ * at the start, where no rate has passed yet: a start at the target's limit, refused once by a chance bunching of
+ * requests, is cut by the decrease alone, not to half the limit) and then multiplies it by the decrease as any cut
+ * does (at least the floor), ends the start and begins the hold; from then on the rules
  * above. The decrease matters there: the signal says the target's own allowance (its burst) is used up, and a rate
  * at the last one that drew no signal, which may be the target's limit itself, never lets it refill, so the next
  * requests that arrive a little early are refused too. Reaching the ceiling by doubling does not end
@@ -52,6 +57,12 @@ package io.tokenbucket.math;
 public final class AdaptiveMath {
 
     private static final long PPM = Adaptive.PPM;
+
+    /**
+     * While starting, the steps' worth of credit one doubling takes: 2, so a key runs at each rate for two refill
+     * periods (at most {@link Adaptive#MAX_STEP_TOKENS} tokens) before it doubles.
+     */
+    public static final long START_STEPS = 2;
 
     private AdaptiveMath() {
     }
@@ -143,8 +154,9 @@ public final class AdaptiveMath {
 
     /**
      * A {@code throttled} signal at {@code nowTicks}: the factor times the decrease, never below the floor, a hold
-     * from now, no credit; while starting, the factor halved and then times the decrease (at least the floor),
-     * which ends the start.
+     * from now, no credit; while starting, the factor halved if it has doubled since the start (above
+     * {@link Adaptive#startPpm()}: back to the last rate that drew no signal) and then times the decrease (at least
+     * the floor), which ends the start.
      * Answers {@code rate} itself (the same instance) while the last cut holds: then the signal is ignored.
      */
     public static RateState cut(RateState rate, long nowTicks, Adaptive adaptive) {
@@ -152,8 +164,10 @@ public final class AdaptiveMath {
             return rate;
         }
         // while starting: back to the last rate that drew no signal, then cut as any signal cuts (below the host's
-        // limit, not on it: the 429 says its burst is used up, and only a rate below the limit lets it refill)
-        long f = (rate.starting() ? rate.factorPpm() / 2 : rate.factorPpm()) * adaptive.decreasePpm() / PPM; // < 10^12
+        // limit, not on it: the 429 says its burst is used up, and only a rate below the limit lets it refill).
+        // Still at the start there is no such rate, and the signal says no more than any other: cut as it does
+        boolean halved = rate.starting() && rate.factorPpm() > adaptive.startPpm();
+        long f = (halved ? rate.factorPpm() / 2 : rate.factorPpm()) * adaptive.decreasePpm() / PPM; // < 10^12
         return new RateState(Math.max(adaptive.floorPpm(), f), 0, nowTicks);
     }
 
@@ -172,7 +186,8 @@ public final class AdaptiveMath {
     /**
      * {@code tokens} granted at {@code nowTicks}: credit towards the next increase. Each {@code ceil(stepTokens × f)}
      * tokens (at least 1) of credit add {@link #increaseStep} (the increase of the factor at the start of the call)
-     * to the factor, or double it while starting,
+     * to the factor; while starting, each {@code ceil(START_STEPS × stepTokens × f)} (at most
+     * {@link Adaptive#MAX_STEP_TOKENS}) double it,
      * up to the ceiling (where the state is {@link RateState#CEILING}, or the ceiling still starting, without
      * credit). Nothing is earned at the ceiling or while a cut holds.
      *
@@ -183,7 +198,12 @@ public final class AdaptiveMath {
         if (rate.isCeiling() || holding(rate, nowTicks, adaptive)) {
             return rate;
         }
-        long threshold = Math.max(1, ceilDiv(stepTokens * rate.factorPpm(), PPM)); // at most 10^9
+        // while starting, a doubling takes START_STEPS steps' worth (rounded up once): long enough to drain a
+        // target's burst of up to a refill period at its limit, which would hide a rate twice the limit for one step
+        // and let the next doubling come before the first signal
+        long periods = rate.starting() ? START_STEPS : 1;
+        long threshold = Math.min(Adaptive.MAX_STEP_TOKENS,
+                Math.max(1, ceilDiv(periods * stepTokens * rate.factorPpm(), PPM))); // the product below 2^53
         long credit = rate.credit() + tokens; // a credit below 10^9 plus a capacity: no overflow
         long steps = credit / threshold;
         if (steps == 0) {

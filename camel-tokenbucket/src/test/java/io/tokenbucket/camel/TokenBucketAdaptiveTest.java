@@ -197,7 +197,7 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
 
     @ParameterizedTest
     @CsvSource({"local", "redis"})
-    void aFreshKeyStartsAtAdaptiveStartAndItsFirst429HalvesIt(String store) {
+    void aFreshKeyStartsAtAdaptiveStartAndItsFirst429CutsIt(String store) {
         TokenBucketEndpoint slow = endpoint("slow-" + store);
         assertThat(slow.getConfiguration().getAdaptiveStart()).isEqualTo(0.25);
         assertThat(slow.limitSource().limits().adaptive().startPpm()).isEqualTo(250_000);
@@ -212,14 +212,14 @@ class TokenBucketAdaptiveTest extends TokenBucketRedisTestSupport {
         if ("redis".equals(store)) {
             assertThat((java.util.List<?>) redis.command("KEYS", "*new.example*")).isEmpty();
         }
-        // the first 429 of a starting key halves its rate, then cuts it by adaptiveDecrease: 0.25 / 2 × 0.7 = 0.0875,
-        // held at the floor of 0.1
+        // the first 429 of a key still at its start (no doubling yet, so no rate that passed to halve back to) cuts it
+        // by adaptiveDecrease alone: 0.25 × 0.7 = 0.175 (halved it would be held at the floor of 0.1)
         Exchange first = fetch("direct:slow-" + store, "slow.example");
         assertThat(first.getException()).isNull();
         assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE_CUT, Boolean.class)).isTrue();
-        assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE, Double.class)).isEqualTo(0.1);
-        assertThat(slow.rateOfKey("slow.example")).isEqualTo(0.1);
-        assertThat(slow.rateStateOfKey("slow.example")).isEqualTo("rate=0.1, starting=false");
+        assertThat(first.getMessage().getHeader(TokenBucketConstants.RATE, Double.class)).isEqualTo(0.175);
+        assertThat(slow.rateOfKey("slow.example")).isEqualTo(0.175);
+        assertThat(slow.rateStateOfKey("slow.example")).isEqualTo("rate=0.175, starting=false");
         assertThat(slow.rateStateOfKey("new.example")).isEqualTo("rate=0.25, starting=true");
     }
 

@@ -1,5 +1,8 @@
 package io.tokenbucket.math;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 
 import static io.tokenbucket.math.BucketMath.NO_LIMIT;
@@ -198,22 +201,25 @@ class AdaptiveMathTest {
     }
 
     @Test
-    void aFreshKeyStartsAtTheStartAndEachStepDoublesItUpToTheCeiling() {
+    void aFreshKeyStartsAtTheStartAndEveryTwoStepsDoubleItUpToTheCeiling() {
         Bucket b = new Bucket(SLOW_TEN);
         assertThat(b.state(0)).isEqualTo(new RateState(125_000, 0, 0, true)).isEqualTo(SLOW.fresh());
-        // a step per ceil(10 × 0.125) = 2 tokens, then 3 at 0.25, 5 at 0.5; none at the ceiling
-        long[] factors = new long[12];
+        // a step per ceil(10 × 0.125) = 2 tokens, a doubling per two steps' worth (AdaptiveMath.START_STEPS, rounded
+        // up once): ceil(2 × 10 × 0.125) = 3 tokens, then 5 at 0.25, 10 at 0.5; none at the ceiling
+        long[] factors = new long[20];
         for (int i = 0; i < factors.length; i++) {
             assertThat(b.reserve(0, NO_LIMIT).granted()).isTrue();
             factors[i] = b.rate.factorPpm();
         }
-        assertThat(factors).containsExactly(125_000, 250_000, 250_000, 250_000, 500_000, 500_000, 500_000, 500_000,
-                500_000, PPM, PPM, PPM);
+        assertThat(factors).containsExactly(125_000, 125_000, 250_000, 250_000, 250_000, 250_000, 250_000, 500_000,
+                500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, 500_000, PPM, PPM, PPM);
+        assertThat(AdaptiveMath.START_STEPS).isEqualTo(2);
         // at the ceiling still starting: stored (no state would start it again at 0.125)
         assertThat(b.rate).isEqualTo(new RateState(PPM, 0, 0, true));
         assertThat(SLOW.isFresh(b.rate)).isFalse();
-        // the tokens were booked at the rate of their grant: 800 ms, 400 ms three times, 200 ms five times, then 100
-        assertThat(b.tats).containsExactly(2 * 800 + 3 * 400 + 5 * 200 + 2 * 100);
+        // the tokens were booked at the rate of their grant: 800 ms three times, 400 ms five times, 200 ms ten times,
+        // then 100
+        assertThat(b.tats).containsExactly(3 * 800 + 5 * 400 + 10 * 200 + 2 * 100);
     }
 
     @Test
@@ -235,7 +241,7 @@ class AdaptiveMathTest {
     @Test
     void theFirstCutWhileStartingHalvesEndsTheStartAndHolds() {
         Bucket b = new Bucket(SLOW_TEN);
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 8; i++) {
             b.reserve(0, NO_LIMIT); // to 0.5, starting
         }
         assertThat(b.rate).isEqualTo(new RateState(500_000, 0, 0, true));
@@ -256,9 +262,28 @@ class AdaptiveMathTest {
     }
 
     @Test
+    void aCutStillAtTheStartIsTheDecreaseAloneWithNoRateThatPassedToGoBackTo() {
+        // a start at the target's limit, refused once by a bunching of requests: not halved to half the limit (as
+        // SLOW_TEN, with a floor of 0.01 that neither cut meets)
+        Limits slowTen = Limits.of(Limit.of(1, 10, 1000))
+                .withAdaptive(Adaptive.of(10_000, 700_000, 100_000, 1000, 60_000).withStart(125_000));
+        Bucket b = new Bucket(slowTen);
+        b.reserve(0, NO_LIMIT);
+        assertThat(b.rate).isEqualTo(new RateState(125_000, 1, 0, true));
+        assertThat(b.throttle(100).rate()).isEqualTo(new RateState(87_500, 0, 100, false)); // 0.125 × 0.7
+        // one doubling later there is a rate that passed (0.125): halved back to it, then times 0.7
+        Bucket doubled = new Bucket(slowTen);
+        for (int i = 0; i < 3; i++) {
+            doubled.reserve(0, NO_LIMIT);
+        }
+        assertThat(doubled.rate).isEqualTo(new RateState(250_000, 0, 0, true));
+        assertThat(doubled.throttle(100).rate()).isEqualTo(new RateState(87_500, 0, 100, false));
+    }
+
+    @Test
     void aCutAtTheCeilingWhileStartingHalvesAndTheHalvingRespectsTheFloor() {
         Bucket b = new Bucket(SLOW_TEN);
-        for (int i = 0; i < 10; i++) {
+        for (int i = 0; i < 18; i++) {
             b.reserve(0, NO_LIMIT);
         }
         assertThat(b.rate).isEqualTo(new RateState(PPM, 0, 0, true));
@@ -274,16 +299,17 @@ class AdaptiveMathTest {
     @Test
     void aFreshKeysFirstBurstGoesOutAtOnceAndEarnsDoublingsAsItGoes() {
         // capacity 10, 10 per second: a step per ceil(10 × f) tokens. A new key's bucket is full whatever the start,
-        // and the tokens of its first burst earn steps like any others: 0.1 doubles after its first token
+        // and the tokens of its first burst earn steps like any others: 0.1 doubles after its first two tokens
         Bucket b = new Bucket(Limits.of(Limit.of(10, 10, 1000)).withAdaptive(AIMD.withStart(100_000)));
-        long[] factors = new long[5];
+        long[] factors = new long[6];
         for (int i = 0; i < factors.length; i++) {
             assertThat(b.reserve(0, 0).granted()).as("token %d of the first burst", i + 1).isTrue();
             factors[i] = b.rate.factorPpm();
         }
-        assertThat(factors).containsExactly(200_000, 200_000, 400_000, 400_000, 400_000);
-        // booked at 1 s, 500 ms twice and 250 ms twice: the 2.5 s burst of capacity 10 at 0.4, so the sixth waits
-        assertThat(b.tats).containsExactly(2500);
+        assertThat(factors).containsExactly(100_000, 200_000, 200_000, 200_000, 200_000, 400_000);
+        // booked at 1 s twice and 500 ms four times: past the 2.5 s burst of capacity 10 at 0.4, so the seventh
+        // waits
+        assertThat(b.tats).containsExactly(4000);
         assertThat(b.reserve(0, 0).granted()).isFalse();
         // from the ceiling the same burst is 10 tokens
         Bucket ceiling = new Bucket(Limits.of(Limit.of(10, 10, 1000)).withAdaptive(AIMD));
@@ -306,7 +332,7 @@ class AdaptiveMathTest {
     @Test
     void anIdleKeyForgetsBackToTheStartAfterTheMemory() {
         Bucket b = new Bucket(SLOW_TEN);
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 8; i++) {
             b.reserve(0, NO_LIMIT);
         }
         b.throttle(10_000); // 0.175: emptied, full again one 572 ms interval later
@@ -382,6 +408,40 @@ class AdaptiveMathTest {
             }
         }
         return new Run(sent, refused, first);
+    }
+
+    @Test
+    void aTargetsBurstOfAPeriodAtItsLimitDoesNotHideADoublingPastTwiceTheLimit() {
+        // the example's defaults (issue 21): a ceiling of 15/s (burst 1) from 0.1, cut by 0.9, +0.012, hold 200 ms,
+        // against a target that accepts 3/s with a burst of 3 (nginx's limit_req burst=3: one period at its
+        // limit). At 3/s the burst stays full; at 6/s it covers 3 of the excess for a second, so a doubling per
+        // refill period went on to 12/s before the first refusal, and its halving left the key at 5.4/s, each
+        // further cut of 0.9 drawing a refusal of its own. Two periods per doubling: refused first at 6/s, cut
+        // to 2.7/s, below the limit, and refused no more
+        Adaptive defaults = Adaptive.of(50_000, 900_000, 12_000, 200, 60_000).withStart(100_000);
+        Bucket b = new Bucket(Limits.of(Limit.of(1, 15, 1000)).withAdaptive(defaults));
+        long limitInterval = 333;
+        long targetTat = 0;
+        List<Long> refusedAtFactor = new ArrayList<>();
+        List<Long> refusedAt = new ArrayList<>();
+        List<RateState> afterCut = new ArrayList<>();
+        for (long t = 0; t < 20_000; t++) {
+            long factor = b.factor(t);
+            if (!b.reserve(t, 0).granted()) {
+                continue;
+            }
+            if (targetTat - t > 2 * limitInterval) { // a burst of 3: two intervals of debt ahead of this one
+                refusedAt.add(t);
+                refusedAtFactor.add(factor);
+                afterCut.add(b.throttle(t).rate());
+            } else {
+                targetTat = Math.max(targetTat, t) + limitInterval;
+            }
+        }
+        assertThat(refusedAtFactor).containsExactly(400_000L); // at 6/s, twice the limit; once in 20 s
+        assertThat(refusedAt.get(0)).isBetween(4000L, 5000L); // 3 tokens at 1.5/s, 6 at 3/s, then 6/s
+        assertThat(afterCut.get(0).factorPpm()).isEqualTo(180_000); // 2.7/s, below the limit
+        assertThat(afterCut.get(0).starting()).isFalse();
     }
 
     @Test

@@ -182,7 +182,8 @@ public interface AdaptiveStoreContract {
 
     /**
      * A slow start from 0.125 of 4 an hour (burst 100: no waits), cut to 0.7 after it, +0.25 a step, hold and memory
-     * an hour: a step per ceil(4 × f) tokens, 1 at 0.125 and 0.25, 2 at 0.5.
+     * an hour: a step per ceil(4 × f) tokens, 1 at 0.125 and 0.25, 2 at 0.5; while starting, a doubling per two
+     * steps' worth (AdaptiveMath.START_STEPS), ceil(2 × 4 × f): 1 token at 0.125, 2 at 0.25, 4 at 0.5.
      */
     private static Limits slowStart() {
         return Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1))).withAdaptive(Adaptive.of(100_000, 700_000,
@@ -190,15 +191,16 @@ public interface AdaptiveStoreContract {
     }
 
     @Test
-    default void aFreshKeyStartsAtTheStartDoublesPerStepAndItsFirstSignalHalves() {
+    default void aFreshKeyStartsAtTheStartDoublesPerTwoStepsAndItsFirstSignalHalves() {
         Limits slow = slowStart();
         assertThat(Rate.of(get(contractStore().rate("start", slow)))).isEqualTo(new Rate(false, 125_000, true));
-        long[] factors = new long[5];
+        long[] factors = new long[9];
         for (int i = 0; i < factors.length; i++) {
             assertThat(reserve("start", slow, 0).granted()).isTrue();
             factors[i] = get(contractStore().rate("start", slow)).factorPpm();
         }
-        assertThat(factors).containsExactly(250_000, 500_000, 500_000, Adaptive.PPM, Adaptive.PPM);
+        assertThat(factors).containsExactly(250_000, 250_000, 500_000, 500_000, 500_000, 500_000, Adaptive.PPM,
+                Adaptive.PPM, Adaptive.PPM);
         assertThat(get(contractStore().rate("start", slow)).starting()).as("at the ceiling, still starting").isTrue();
         // the first signal halves, then cuts by 0.7, and ends the start; the next, within the hold, is ignored
         assertThat(Rate.of(get(contractStore().throttle("start", slow)))).isEqualTo(new Rate(true, 350_000, false));
@@ -211,6 +213,20 @@ public interface AdaptiveStoreContract {
     }
 
     @Test
+    default void aSignalStillAtTheStartCutsByTheDecreaseAlone() {
+        // from 0.25 (a doubling per 2 tokens), floor 0.01: no rate has passed yet, nothing to halve back to
+        Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1))).withAdaptive(Adaptive.of(10_000, 700_000,
+                250_000, TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1)).withStart(250_000));
+        assertThat(reserve("at-start", slow, 0).granted()).isTrue();
+        assertThat(Rate.of(get(contractStore().throttle("at-start", slow)))).isEqualTo(new Rate(true, 175_000, false));
+        // a key that has doubled (two tokens at 0.25) is halved first: 0.5 / 2 × 0.7
+        assertThat(reserve("doubled", slow, 0).granted()).isTrue();
+        assertThat(reserve("doubled", slow, 0).granted()).isTrue();
+        assertThat(Rate.of(get(contractStore().rate("doubled", slow)))).isEqualTo(new Rate(false, 500_000, true));
+        assertThat(Rate.of(get(contractStore().throttle("doubled", slow)))).isEqualTo(new Rate(true, 175_000, false));
+    }
+
+    @Test
     default void aSlowStartIsSharedByEveryInstanceOnTheSameState() {
         BucketStore other = anotherInstance();
         assumeTrue(other != null, "this store keeps its state in one instance");
@@ -218,9 +234,12 @@ public interface AdaptiveStoreContract {
             Limits slow = slowStart();
             assertThat(reserve("shared-start", slow, 0).granted()).isTrue();
             assertThat(Rate.of(get(other.rate("shared-start", slow)))).isEqualTo(new Rate(false, 250_000, true));
+            // the credit is shared: one token there and one here make the next doubling's two tokens
             assertThat(get(other.reserve("shared-start", slow, 1, 0)).granted()).isTrue();
-            assertThat(Rate.of(get(contractStore().rate("shared-start", slow)))).isEqualTo(new Rate(false, 500_000,
+            assertThat(Rate.of(get(contractStore().rate("shared-start", slow)))).isEqualTo(new Rate(false, 250_000,
                     true));
+            assertThat(reserve("shared-start", slow, 0).granted()).isTrue();
+            assertThat(Rate.of(get(other.rate("shared-start", slow)))).isEqualTo(new Rate(false, 500_000, true));
             assertThat(Rate.of(get(other.throttle("shared-start", slow)))).isEqualTo(new Rate(true, 175_000, false));
             assertThat(get(contractStore().throttle("shared-start", slow)).cut()).as("the hold is shared too")
                     .isFalse();

@@ -37,8 +37,8 @@ class AdaptiveDefaultsTest {
             TokenBucketConfiguration throttle = throttle(scraper);
             assertThat(throttle.isAdaptive()).isTrue();
             assertThat(throttle.getMaxWait()).as("maxWait, ms").isEqualTo(100L);
-            assertThat(throttle.getAdaptiveStart()).as("a slow start, from below a fifth of the ceiling")
-                    .isLessThan(0.2).isGreaterThanOrEqualTo(throttle.getAdaptiveFloor());
+            assertThat(throttle.getAdaptiveStart()).as("a slow start, from at most a fifth of the ceiling")
+                    .isLessThanOrEqualTo(0.2).isGreaterThanOrEqualTo(throttle.getAdaptiveFloor());
             assertThat(scraper.pairRate("p1")).as("a pair never seen").isEqualTo(throttle.getAdaptiveStart());
         }
     }

@@ -29,13 +29,14 @@ class AdaptivePairTest {
     @ValueSource(strings = { "java", "yaml" })
     void theHostsOwn429sCutThePairsRateAndEachIsOneRequestAtTheTarget(String dsl) throws Exception {
         // one proxy; one host allowing 4 pages a second from one address (nginx-like, one more at once), no
-        // Retry-After; the pair's ceiling 16 a second: its first requests are refused, each refusal cuts the rate
+        // Retry-After; the pair's ceiling 16 a second, starting at 8 (a start at the limit, 0.25, would double only
+        // after 8 pages, two periods' worth): its first requests are refused, each refusal cuts the rate
         try (DemoSite site = new DemoSite(dir, 1, "50/1s", 0, DemoTarget.hiddenPerIpLikeNginx(4, 1, 1),
                 DemoProxy.Mode.KEEPALIVE);
              ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
                      "example.pairLimit", "16/1s:1", "example.adaptiveDecrease", "0.5", "example.adaptiveHold",
                      "100ms", "example.adaptiveIncrease", "0.05", "example.adaptiveFloor", "0.1",
-                     "example.adaptiveStart", "0.25", "example.maxAttempts", "10"))) {
+                     "example.adaptiveStart", "0.5", "example.maxAttempts", "10"))) {
             site.warmUp();
             scraper.scrape(scraper.pages(12));
 
@@ -60,16 +61,19 @@ class AdaptivePairTest {
                      "example.pairLimit", "8/1s:8", "example.adaptiveStart", "0.125", "example.adaptiveFloor",
                      "0.125"))) {
             assertThat(scraper.pairRate("p1")).as("a pair never seen, at the start").isEqualTo(0.125);
-            // a step is a refill amount's worth of tokens at the current rate, ceil(8 x rate), and doubles the rate:
-            // 1 page at 0.125, 2 at 0.25, 4 at 0.5, then the ceiling. (Per second, not per hour: the turns booked at
-            // a lower rate count for more tokens at the doubled one, which a slow refill would make hours.)
+            // a step is a refill amount's worth of tokens at the current rate, ceil(8 x rate), and two steps' worth,
+            // ceil(2 x 8 x rate), double the rate while starting: 2 pages at 0.125, 4 at 0.25, 8 at 0.5, then the
+            // ceiling. (Per second, not per hour: the turns booked at a lower rate count for more tokens at the
+            // doubled one, which a slow refill would make hours.)
+            scraper.scrape(scraper.pages(1));
+            assertThat(scraper.pairRate("p1")).as("one page of the two at 0.125").isEqualTo(0.125);
             scraper.scrape(scraper.pages(1));
             assertThat(scraper.pairRate("p1")).isEqualTo(0.25);
-            scraper.scrape(scraper.pages(1));
-            assertThat(scraper.pairRate("p1")).as("one page of the two at 0.25").isEqualTo(0.25);
+            scraper.scrape(scraper.pages(3));
+            assertThat(scraper.pairRate("p1")).as("three pages of the four at 0.25").isEqualTo(0.25);
             scraper.scrape(scraper.pages(1));
             assertThat(scraper.pairRate("p1")).isEqualTo(0.5);
-            scraper.scrape(scraper.pages(4));
+            scraper.scrape(scraper.pages(8));
             assertThat(scraper.pairRate("p1")).isEqualTo(1.0);
         }
     }

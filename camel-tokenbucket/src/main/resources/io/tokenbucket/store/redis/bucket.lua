@@ -371,12 +371,14 @@ local function general()
   local CEILING = { f = PPM, credit = 0, cut_us = 0, starting = false }
 
   -- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them, which adds the increase
-  -- of the current factor (doubles the factor while starting)
+  -- of the current factor (while starting, a doubling per two steps' worth)
   local function earn(rate, n, adapt)
     if rate == nil or rate.f >= PPM or holding(rate, adapt) then
       return rate
     end
-    local threshold = math.max(1, math.ceil(adapt.step * rate.f / PPM))
+    -- while starting AdaptiveMath.START_STEPS (2) steps' worth, rounded up once, at most Adaptive.MAX_STEP_TOKENS
+    local periods = rate.starting and 2 or 1
+    local threshold = math.min(1e9, math.max(1, math.ceil(periods * adapt.step * rate.f / PPM)))
     local credit = rate.credit + n
     local steps = math.floor(credit / threshold)
     if steps == 0 then
@@ -402,13 +404,15 @@ local function general()
     return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false }
   end
 
-  -- AdaptiveMath.cut: the factor times the decrease (while starting, the factor halved, then times the decrease,
-  -- which ends the start), at least the floor, held; answers rate itself while holding
+  -- AdaptiveMath.cut: the factor times the decrease (while starting, the factor halved if it has doubled since the
+  -- start, then times the decrease, which ends the start), at least the floor, held; answers rate itself while
+  -- holding
   local function cut(rate, adapt)
     if holding(rate, adapt) then
       return rate
     end
-    local f = math.floor((rate.starting and math.floor(rate.f / 2) or rate.f) * adapt.decrease / PPM)
+    local halved = rate.starting and rate.f > adapt.start
+    local f = math.floor((halved and math.floor(rate.f / 2) or rate.f) * adapt.decrease / PPM)
     return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false }
   end
 
