@@ -186,4 +186,35 @@ public interface InFlightStoreContract {
             other.close();
         }
     }
+
+    @Test
+    default void twoWaitersOfTheSameTwoKeysNeverHoldEachOtherUpForEver() {
+        if (anotherInstance() == null) {
+            return; // no tickets: a store of one instance serves its waiters in its own queue
+        }
+        anotherInstance().close();
+        BucketStore store = contractStore();
+        Limits one = Limits.inFlightOnly(1);
+        String tag = UUID.randomUUID().toString();
+        String a = "{" + tag + "}a";
+        String b = "{" + tag + "}b";
+        StoreCommand.Lease holdsA = lease();
+        StoreCommand.Lease holdsB = lease();
+        // x and y (two instances' first waiters) each want both keys; x is refused while only a is taken
+        Step both = new Step(Step.Op.RESERVE, new int[] {1}, List.of(one, one), 1, BucketStore.MAX_WAIT_NANOS);
+        StoreCommand x = new StoreCommand(List.of(a, b), both, lease().withTicket());
+        StoreCommand y = new StoreCommand(List.of(a, b), both, lease().withTicket());
+        assertThat(take(store, a, one, holdsA).granted()).isTrue();
+        assertThat(get(store.execute(x)).slotless()).isTrue();
+        take(store, b, one, holdsB); // a newcomer on b: granted unless b is kept for x
+        assertThat(get(store.execute(y)).slotless()).isTrue();
+        release(store, List.of(a), List.of(one), Step.Op.RELEASE, holdsA);
+        release(store, List.of(b), List.of(one), Step.Op.RELEASE, holdsB);
+        // both keys free: the two keep trying (as waiters do) and one of them gets both
+        boolean admitted = false;
+        for (int i = 0; i < 5 && !admitted; i++) {
+            admitted = get(store.execute(x)).granted() || get(store.execute(y)).granted();
+        }
+        assertThat(admitted).as("one of two waiters admitted once both keys are free").isTrue();
+    }
 }
