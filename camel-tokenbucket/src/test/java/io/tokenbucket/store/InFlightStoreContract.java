@@ -217,4 +217,22 @@ public interface InFlightStoreContract {
         }
         assertThat(admitted).as("one of two waiters admitted once both keys are free").isTrue();
     }
+
+    @Test
+    default void aLeaseNamedAsAWordOfAStoredStateIsRefusedOrHoldsItsSlot() {
+        BucketStore store = contractStore();
+        Limits one = Limits.inFlightOnly(1);
+        for (String id : List.of("q", "s", "r")) { // the words that mark the parts of a Redis state
+            StoreCommand.Lease odd;
+            try {
+                odd = new StoreCommand.Lease(id, TimeUnit.MINUTES.toNanos(1));
+            } catch (IllegalArgumentException refused) {
+                assertThat(refused).hasMessageContaining("'" + id + "'");
+                continue;
+            }
+            String key = "odd-" + UUID.randomUUID();
+            assertThat(take(store, key, one, odd).granted()).isTrue();
+            assertThat(take(store, key, one, lease()).slotless()).as("the slot of lease '%s' is held", id).isTrue();
+        }
+    }
 }
