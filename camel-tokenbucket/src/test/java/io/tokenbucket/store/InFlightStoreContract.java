@@ -235,4 +235,27 @@ public interface InFlightStoreContract {
             assertThat(take(store, key, one, lease()).slotless()).as("the slot of lease '%s' is held", id).isTrue();
         }
     }
+
+    @Test
+    default void refundPenalizeThrottleRatePeekKeepTheSlotsOfAKeyWhoseRateAdapts() {
+        BucketStore store = contractStore();
+        Limits limits = Limits.of(Limit.of(10, 10, TimeUnit.SECONDS.toNanos(1)))
+                .withAdaptive(io.tokenbucket.math.Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)))
+                .withInFlight(2);
+        String key = "kept-" + UUID.randomUUID();
+        StoreCommand.Lease first = lease();
+        StoreCommand.Lease second = lease();
+        assertThat(take(store, key, limits, first).granted()).isTrue();
+        assertThat(take(store, key, limits, second).granted()).isTrue();
+        get(store.refund(key, limits, 5));
+        get(store.penalize(key, limits, TimeUnit.MILLISECONDS.toNanos(1)));
+        get(store.throttle(key, limits));
+        get(store.rate(key, limits));
+        assertThat(get(store.peek(key, limits, 1)).slotless()).isTrue();
+        assertThat(take(store, key, limits, lease()).slotless()).as("both slots still held").isTrue();
+        release(store, List.of(key), List.of(limits), Step.Op.RENEW, second); // a renewal keeps it
+        assertThat(get(store.peek(key, limits, 1)).slotless()).isTrue();
+        release(store, List.of(key), List.of(limits), Step.Op.RELEASE, first);
+        assertThat(get(store.peek(key, limits, 1)).slotless()).as("first's slot back").isFalse();
+    }
 }
