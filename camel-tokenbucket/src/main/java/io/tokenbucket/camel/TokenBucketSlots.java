@@ -146,13 +146,12 @@ final class TokenBucketSlots {
         if (!keys.isEmpty()) {
             Release release = new Release(keys, lease);
             endpoint.getStatistics().inFlight(1);
-            @SuppressWarnings("unchecked")
-            List<Release> taken = exchange.getProperty(heldProperty(), List.class);
+            Held taken = held(exchange);
             if (taken == null) {
-                taken = new ArrayList<>(1);
+                taken = new Held(exchange);
                 exchange.setProperty(heldProperty(), taken);
             }
-            taken.add(release);
+            taken.releases.add(release);
             if (shared()) {
                 held.add(release);
                 scheduleRenewal();
@@ -167,15 +166,33 @@ final class TokenBucketSlots {
     }
 
     /**
+     * The releases of the slots {@code exchange} itself holds on this endpoint, or null. A copy of an exchange (split,
+     * multicast, wire tap) has its properties, this one too, but none of its slots: those stay the original's.
+     */
+    private Held held(Exchange exchange) {
+        Held taken = exchange.getProperty(heldProperty(), Held.class);
+        return taken != null && taken.owner == exchange ? taken : null;
+    }
+
+    /** The releases of the slots one exchange, its owner, holds on an endpoint (an exchange property's value). */
+    private static final class Held {
+        private final Exchange owner;
+        private final List<Release> releases = new ArrayList<>(1);
+
+        Held(Exchange owner) {
+            this.owner = owner;
+        }
+    }
+
+    /**
      * Gives back now every slot {@code exchange} holds on this endpoint (operation {@code release}); each is given
      * back once, so its release when the exchange ends does nothing.
      */
     void releaseNow(Exchange exchange) {
-        @SuppressWarnings("unchecked")
-        List<Release> taken = exchange.getProperty(heldProperty(), List.class);
+        Held taken = held(exchange);
         if (taken != null) {
             exchange.removeProperty(heldProperty());
-            taken.forEach(Release::release);
+            taken.releases.forEach(Release::release);
         }
     }
 

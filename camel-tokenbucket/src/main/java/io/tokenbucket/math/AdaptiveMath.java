@@ -144,7 +144,8 @@ public final class AdaptiveMath {
             Limit l = limits.get(i);
             scaled[i] = l.withInterval(scaledInterval(l.interval(), l.capacity(), factorPpm, Limit.MAX_BURST_TICKS));
         }
-        return Limits.of(scaled).withAdaptive(limits.adaptive());
+        Limits at = Limits.of(scaled).withAdaptive(limits.adaptive());
+        return limits.inFlight() > 0 ? at.withInFlight(limits.inFlight()) : at; // the slots do not adapt
     }
 
     /** True while a cut holds: less than the hold time ago, never while starting (no cut yet) nor at the ceiling. */

@@ -1,13 +1,16 @@
 package io.tokenbucket.store;
 
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.Step;
 
 /**
  * A remote store with a policy for its failures: each call goes to the primary store; when that fails (an
@@ -20,6 +23,10 @@ import io.tokenbucket.math.Outcome;
  * no rate and ignores it (answering the ceiling); {@code local} cuts the key's local rate, which then throttles the
  * fallback's exchanges, while the rate kept in the primary is left as it was (it is not reconciled when the primary
  * answers again: its own signals take it from there).
+ *
+ * <p>An in-flight slot goes back to the store that gave it: the release (and renewal) of a lease the fallback granted
+ * goes to the fallback, whatever the primary does by then, and that of any other lease to the primary alone, never to
+ * the fallback, whose slots are other exchanges' (a lease the primary cannot release in an outage expires there).
  */
 public final class FallbackBucketStore implements BucketStore {
 
@@ -36,6 +43,8 @@ public final class FallbackBucketStore implements BucketStore {
     private final LongAdder fallbacks = new LongAdder();
     private volatile long bypassUntilNanos;
     private volatile Throwable lastFailure;
+    /** The leases whose slots the fallback granted, until their release: as many as their exchanges in flight. */
+    private final Set<String> fallbackLeases = ConcurrentHashMap.newKeySet();
 
     /**
      * @param primary  the store to use while it answers
@@ -49,9 +58,44 @@ public final class FallbackBucketStore implements BucketStore {
         this.bypassUntilNanos = clock.getAsLong();
     }
 
-    /** Runs {@code command} on the primary, or on the fallback as the policy says: every operation alike. */
+    /**
+     * Runs {@code command} on the primary, or on the fallback as the policy says: every operation alike, but the
+     * release or renewal of an in-flight lease, which goes to the store that granted it.
+     */
     @Override
     public CompletionStage<Outcome> execute(StoreCommand command) {
+        StoreCommand.Lease lease = command.lease();
+        Step.Op op = command.step().op();
+        if (lease != null && (op == Step.Op.RELEASE || op == Step.Op.RENEW)) {
+            boolean granted = op == Step.Op.RELEASE ? fallbackLeases.remove(lease.id())
+                    : fallbackLeases.contains(lease.id());
+            if (granted) {
+                return fallback.execute(command);
+            }
+            if (isBypassing()) {
+                return CompletableFuture.failedFuture(lastFailure);
+            }
+            return primaryAlone(command);
+        }
+        return primaryOrFallback(command);
+    }
+
+    private CompletionStage<Outcome> primaryAlone(StoreCommand command) {
+        try {
+            return primary.execute(command).whenComplete((value, failure) -> {
+                if (failure != null) {
+                    failed(failure);
+                }
+            });
+        } catch (IllegalArgumentException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            failed(e);
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletionStage<Outcome> primaryOrFallback(StoreCommand command) {
         if (isBypassing()) {
             return onFailure(command, lastFailure);
         }
@@ -67,13 +111,18 @@ public final class FallbackBucketStore implements BucketStore {
             if (failure == null) {
                 return CompletableFuture.completedFuture(value);
             }
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
-            failures.increment();
-            lastFailure = cause;
-            bypassUntilNanos = clock.getAsLong() + PROBE_INTERVAL_NANOS;
-            return onFailure(command, cause).toCompletableFuture();
+            return onFailure(command, failed(failure)).toCompletableFuture();
         }).thenCompose(f -> f);
+    }
+
+    /** Counts a failure of the primary and bypasses it for a while; answers its cause. */
+    private Throwable failed(Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        failures.increment();
+        lastFailure = cause;
+        bypassUntilNanos = clock.getAsLong() + PROBE_INTERVAL_NANOS;
+        return cause;
     }
 
     /** Calls that failed on the primary store (including timeouts). */
@@ -96,7 +145,17 @@ public final class FallbackBucketStore implements BucketStore {
             return CompletableFuture.failedFuture(cause);
         }
         fallbacks.increment();
-        return fallback.execute(command);
+        StoreCommand.Lease lease = command.lease();
+        if (lease == null || command.step().op() != Step.Op.RESERVE) {
+            return fallback.execute(command);
+        }
+        // recorded before the caller sees the grant, so its release finds it
+        return fallback.execute(command).thenApply(outcome -> {
+            if (outcome.granted()) {
+                fallbackLeases.add(lease.id());
+            }
+            return outcome;
+        });
     }
 
     /**

@@ -25,13 +25,16 @@ import io.tokenbucket.math.Step;
  */
 public record StoreCommand(List<String> keys, Step step, Lease lease) {
 
+    private static final java.util.Set<String> STATE_WORDS = java.util.Set.of("r", "s", "q");
     private static final java.util.regex.Pattern LEASE_ID = java.util.regex.Pattern.compile("[A-Za-z0-9._:-]{1,64}");
 
     /**
      * An in-flight lease: its id, unique among the holders of a store's slots, and how long a slot taken under it
      * lasts without a renewal.
      *
-     * @param id     at most 64 characters of letters, digits, {@code - _ . :}
+     * @param id     at most 64 characters of letters, digits, {@code - _ . :}, and not one of the words that mark
+     *               the parts of a stored state ({@code r}, {@code s}, {@code q}: a slot of lease {@code q} would read
+     *               as the start of the waiters' queue, and be lost)
      * @param nanos  the lease time in nanoseconds, from 1 ms to 365 days
      * @param ticket whether a reservation refused for want of a slot (and accepting a wait) takes a ticket in its
      *               keys' queues on a shared store: its place among the waiters of every instance, which each of its
@@ -52,9 +55,9 @@ public record StoreCommand(List<String> keys, Step step, Lease lease) {
 
         /** The id and time checked. */
         public Lease {
-            if (id == null || !LEASE_ID.matcher(id).matches()) {
-                throw new IllegalArgumentException("a lease id must be 1 to 64 letters, digits or - _ . :, was '"
-                        + id + "'");
+            if (id == null || !LEASE_ID.matcher(id).matches() || STATE_WORDS.contains(id)) {
+                throw new IllegalArgumentException("a lease id must be 1 to 64 letters, digits or - _ . :, other than"
+                        + " r, s and q, was '" + id + "'");
             }
             if (nanos < 1_000_000 || nanos > BucketStore.MAX_WAIT_NANOS) {
                 throw new IllegalArgumentException("a lease time must be from 1 ms to 365 days, was " + nanos

@@ -155,4 +155,19 @@ class BucketMathInFlightTest {
         TWO_IN_FLIGHT.checkCost(Long.MAX_VALUE);
         assertThatThrownBy(() -> TWO_IN_FLIGHT.checkCost(0)).hasMessageContaining("was 0");
     }
+
+    @Test
+    void anAdaptiveKeyBelowItsCeilingKeepsItsInFlightLimit() {
+        // a rate that adapts, cut to half: its limits are scaled, and the in-flight limit must stay with them
+        Limits adaptive = Limits.of(Limit.of(100, 100, 1000)).withAdaptive(Adaptive.of(100_000, 500_000, 250_000,
+                0, 3_600_000)).withInFlight(1);
+        Keys k = new Keys(List.of(adaptive), 0);
+        k.step(Step.of(Step.Op.THROTTLE, adaptive, 1), 0);
+        assertThat(k.rates[0].factorPpm()).isLessThan(Adaptive.PPM);
+        assertThat(k.step(reserve(adaptive, NO_LIMIT), 0).granted()).isTrue();
+        Outcome second = k.step(reserve(adaptive, NO_LIMIT), 0);
+        assertThat(second.granted()).isFalse();
+        assertThat(second.slotless()).isTrue();
+        assertThat(k.slots[0]).isEqualTo(1);
+    }
 }

@@ -186,4 +186,76 @@ public interface InFlightStoreContract {
             other.close();
         }
     }
+
+    @Test
+    default void twoWaitersOfTheSameTwoKeysNeverHoldEachOtherUpForEver() {
+        if (anotherInstance() == null) {
+            return; // no tickets: a store of one instance serves its waiters in its own queue
+        }
+        anotherInstance().close();
+        BucketStore store = contractStore();
+        Limits one = Limits.inFlightOnly(1);
+        String tag = UUID.randomUUID().toString();
+        String a = "{" + tag + "}a";
+        String b = "{" + tag + "}b";
+        StoreCommand.Lease holdsA = lease();
+        StoreCommand.Lease holdsB = lease();
+        // x and y (two instances' first waiters) each want both keys; x is refused while only a is taken
+        Step both = new Step(Step.Op.RESERVE, new int[] {1}, List.of(one, one), 1, BucketStore.MAX_WAIT_NANOS);
+        StoreCommand x = new StoreCommand(List.of(a, b), both, lease().withTicket());
+        StoreCommand y = new StoreCommand(List.of(a, b), both, lease().withTicket());
+        assertThat(take(store, a, one, holdsA).granted()).isTrue();
+        assertThat(get(store.execute(x)).slotless()).isTrue();
+        take(store, b, one, holdsB); // a newcomer on b: granted unless b is kept for x
+        assertThat(get(store.execute(y)).slotless()).isTrue();
+        release(store, List.of(a), List.of(one), Step.Op.RELEASE, holdsA);
+        release(store, List.of(b), List.of(one), Step.Op.RELEASE, holdsB);
+        // both keys free: the two keep trying (as waiters do) and one of them gets both
+        boolean admitted = false;
+        for (int i = 0; i < 5 && !admitted; i++) {
+            admitted = get(store.execute(x)).granted() || get(store.execute(y)).granted();
+        }
+        assertThat(admitted).as("one of two waiters admitted once both keys are free").isTrue();
+    }
+
+    @Test
+    default void aLeaseNamedAsAWordOfAStoredStateIsRefusedOrHoldsItsSlot() {
+        BucketStore store = contractStore();
+        Limits one = Limits.inFlightOnly(1);
+        for (String id : List.of("q", "s", "r")) { // the words that mark the parts of a Redis state
+            StoreCommand.Lease odd;
+            try {
+                odd = new StoreCommand.Lease(id, TimeUnit.MINUTES.toNanos(1));
+            } catch (IllegalArgumentException refused) {
+                assertThat(refused).hasMessageContaining("'" + id + "'");
+                continue;
+            }
+            String key = "odd-" + UUID.randomUUID();
+            assertThat(take(store, key, one, odd).granted()).isTrue();
+            assertThat(take(store, key, one, lease()).slotless()).as("the slot of lease '%s' is held", id).isTrue();
+        }
+    }
+
+    @Test
+    default void refundPenalizeThrottleRatePeekKeepTheSlotsOfAKeyWhoseRateAdapts() {
+        BucketStore store = contractStore();
+        Limits limits = Limits.of(Limit.of(10, 10, TimeUnit.SECONDS.toNanos(1)))
+                .withAdaptive(io.tokenbucket.math.Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)))
+                .withInFlight(2);
+        String key = "kept-" + UUID.randomUUID();
+        StoreCommand.Lease first = lease();
+        StoreCommand.Lease second = lease();
+        assertThat(take(store, key, limits, first).granted()).isTrue();
+        assertThat(take(store, key, limits, second).granted()).isTrue();
+        get(store.refund(key, limits, 5));
+        get(store.penalize(key, limits, TimeUnit.MILLISECONDS.toNanos(1)));
+        get(store.throttle(key, limits));
+        get(store.rate(key, limits));
+        assertThat(get(store.peek(key, limits, 1)).slotless()).isTrue();
+        assertThat(take(store, key, limits, lease()).slotless()).as("both slots still held").isTrue();
+        release(store, List.of(key), List.of(limits), Step.Op.RENEW, second); // a renewal keeps it
+        assertThat(get(store.peek(key, limits, 1)).slotless()).isTrue();
+        release(store, List.of(key), List.of(limits), Step.Op.RELEASE, first);
+        assertThat(get(store.peek(key, limits, 1)).slotless()).as("first's slot back").isFalse();
+    }
 }

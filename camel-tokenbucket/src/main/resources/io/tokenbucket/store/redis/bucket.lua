@@ -491,9 +491,13 @@ local function general()
     if best_full or best_wait_us > max_wait_us then
       out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = best_full and -1 or 0, best_wait_us, fewest, best,
           now_us
-      if best_full and candidates == 1 and max_wait_us > 0 then -- it will wait: a ticket on each full key
+      -- it will wait: a ticket on each of its keys with an in-flight limit, full or not, all in this one step, so
+      -- two waiters of the same keys stand in the same order on each (a ticket on the full keys alone let x stand
+      -- first on a and y first on b, each refused for the other's ticket for ever); a key held for a waiter that
+      -- waits on another is what this instance's own queue does (TokenBucketSlots)
+      if best_full and candidates == 1 and max_wait_us > 0 then
         for k = 1, count do
-          if full(l[k], held[k]) and l[k].inflight.ticket then
+          if l[k].inflight ~= nil and l[k].inflight.ticket then
             charge(key[k], tats_us[k], rate[k], l[k].adapt, with_ticket(l[k], held[k]))
           end
         end
