@@ -42,7 +42,7 @@ import org.apache.camel.spi.Synchronization;
  * <p>On a shared store the store also keeps, per key, a queue of the waiters' tickets (each instance's first waiter
  * of a key holds one, renewed by its tries, expiring half a second after its last): a freed slot goes to the oldest
  * ticket, whichever instance holds it, so instances are served in turn instead of the releasing one re-taking its
- * slot (for an acquire of one candidate group; the freest of several candidates takes no ticket).
+ * slot. A waiter of several candidates holds a ticket on each, and gives up the others when one admits it.
  *
  * <p>On a shared store each lease lasts {@code inFlightLease} unless renewed, and every lease of a running exchange
  * is renewed a third of that time after its last renewal, so a live exchange never loses its slot and a dead
@@ -114,6 +114,21 @@ final class TokenBucketSlots {
             keys.addAll(stored(slotKeys(any.chosen(c))));
         }
         return keys;
+    }
+
+    /** The keys with an in-flight limit of every candidate (and group) of {@code request} and its all-of keys, once. */
+    private static List<Key> allSlotKeys(TokenBucketRequest request) {
+        if (request instanceof Acquire a) {
+            return slotKeys(a);
+        }
+        AcquireAny any = (AcquireAny) request;
+        java.util.Map<String, Key> keys = new java.util.LinkedHashMap<>();
+        for (int c = 0; c < any.candidates().size(); c++) {
+            for (Key k : slotKeys(any.chosen(c))) {
+                keys.putIfAbsent(k.stored(), k);
+            }
+        }
+        return new ArrayList<>(keys.values());
     }
 
     private static Set<String> stored(List<Key> keys) {
@@ -499,7 +514,7 @@ final class TokenBucketSlots {
          * one that gives up withdraws it, so it holds up nobody until it expires. A release of its lease does that.
          */
         private void withdrawTicket() {
-            List<Key> keys = slotKeys(shown);
+            List<Key> keys = allSlotKeys(request);
             if (lease == null || keys.isEmpty()) {
                 return;
             }

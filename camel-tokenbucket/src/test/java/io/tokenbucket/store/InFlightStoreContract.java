@@ -154,6 +154,34 @@ public interface InFlightStoreContract {
     }
 
     @Test
+    default void aWaiterOfSeveralCandidatesHoldsItsPlaceOnEachAndGivesUpTheOthersWhenAdmitted() {
+        if (anotherInstance() == null) {
+            return; // the local store has no tickets: its waiters queue in the endpoint
+        }
+        BucketStore store = contractStore();
+        Limits one = Limits.inFlightOnly(1);
+        String tag = UUID.randomUUID().toString();
+        String a = "{" + tag + "}a";
+        String b = "{" + tag + "}b";
+        StoreCommand.Lease holdsA = lease();
+        StoreCommand.Lease holdsB = lease();
+        assertThat(take(store, a, one, holdsA).granted()).isTrue();
+        assertThat(take(store, b, one, holdsB).granted()).isTrue();
+        StoreCommand waits = new StoreCommand(List.of(a, b), new Step(Step.Op.RESERVE, new int[] {1, 1},
+                List.of(one, one), 1, BucketStore.MAX_WAIT_NANOS), lease().withTicket());
+        assertThat(get(store.execute(waits)).slotless()).isTrue();
+        release(store, List.of(a), List.of(one), Step.Op.RELEASE, holdsA);
+        assertThat(take(store, a, one, lease()).slotless()).as("a newcomer on a, behind the waiter's ticket")
+                .isTrue();
+        Outcome admitted = get(store.execute(waits));
+        assertThat(admitted.granted()).isTrue();
+        assertThat(admitted.chosen()).isZero();
+        release(store, List.of(b), List.of(one), Step.Op.RELEASE, holdsB);
+        assertThat(take(store, b, one, lease()).granted()).as("b: the admitted waiter's ticket there is gone")
+                .isTrue();
+    }
+
+    @Test
     default void removeKeepsTheSlotsOfExchangesStillRunning() {
         BucketStore store = contractStore();
         Limits one = Limits.of(Limit.of(1, 1, TimeUnit.HOURS.toNanos(1))).withInFlight(1);

@@ -495,7 +495,7 @@ local function general()
       -- two waiters of the same keys stand in the same order on each (a ticket on the full keys alone let x stand
       -- first on a and y first on b, each refused for the other's ticket for ever); a key held for a waiter that
       -- waits on another is what this instance's own queue does (TokenBucketSlots)
-      if best_full and candidates == 1 and max_wait_us > 0 then
+      if best_full and max_wait_us > 0 then -- with candidates: on every candidate's keys, whichever frees first
         for k = 1, count do
           if l[k].inflight ~= nil and l[k].inflight.ticket then
             charge(key[k], tats_us[k], rate[k], l[k].adapt, with_ticket(l[k], held[k]))
@@ -520,6 +520,9 @@ local function general()
         if fewest == nil or a < fewest then
           fewest = a
         end
+      elseif l[k].inflight ~= nil and ahead(l[k], held[k]) < #(held[k].queue or {}) then
+        -- a candidate not chosen: its ticket there goes, the waiter waits no more
+        charge(key[k], tats_us[k], rate[k], l[k].adapt, copy(l[k], held[k], false, false))
       end
     end
     out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = 1, best_wait_us, fewest, best, now_us
