@@ -133,4 +133,21 @@ class TokenBucketRedisInFlightOutageTest extends TokenBucketRedisTestSupport {
                 .hasMessageContaining("stopped");
         assertThat(context.getEndpoint(waiting, TokenBucketEndpoint.class).getSlotWaitingCount()).isZero();
     }
+
+    @Test
+    void aReservationThatTimedOutButRanLateGivesItsSlotBackAtOnce() throws Exception {
+        String timed = "tokenbucket:late?store=redis&redisUri=" + redis.uri() + "&maxInFlight=1&mode=reject";
+        // connected, and its script loaded: the reservation below is sent at once
+        assertThat(template.request(timed, e -> e.getMessage().setHeader(TokenBucketConstants.KEY, "warm"))
+                .getException()).isNull();
+        // Redis runs the reservation after the store timeout (300 ms): the exchange failed, yet its slot was taken
+        redis.command("CLIENT", "PAUSE", "700");
+        Exchange failed = template.request(timed, e -> { });
+        assertThat(failed.getException()).isInstanceOf(TokenBucketStoreException.class);
+        redis.command("PING"); // answered once the pause is over, after the late reservation
+        FallbackBucketStore store = (FallbackBucketStore) context.getEndpoint(timed, TokenBucketEndpoint.class).store();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !store.isBypassing());
+        // not held for the lease time (30 s) by an exchange that ended long ago
+        assertThat(template.request(timed, e -> { }).getException()).isNull();
+    }
 }
