@@ -133,6 +133,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         if (place && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
             slots.await(exchange, callback, request, request instanceof Acquire a ? a
                     : ((AcquireAny) request).chosen(0), lease, start, maxWait);
+            if (!isRunAllowed()) {
+                slots.abandonAll("the producer stopped");
+            }
             return false;
         }
         CompletableFuture<Outcome> answer;
@@ -215,6 +218,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         if (!r.granted() && r.slotless() && place) { // waits for a slot in its place
             slots.await(exchange, callback, request, acquire, lease, start,
                     TokenBucketLimitSource.maxWaitNanos(config));
+            if (!isRunAllowed()) {
+                slots.abandonAll("the producer stopped"); // stopped while the store answered: nobody else will
+            }
             return false;
         }
         // a granted wait always holds a place: a reservation without one accepted no wait (BucketStore#reserve)

@@ -111,8 +111,28 @@ public final class FallbackBucketStore implements BucketStore {
             if (failure == null) {
                 return CompletableFuture.completedFuture(value);
             }
-            return onFailure(command, failed(failure)).toCompletableFuture();
+            Throwable cause = failed(failure);
+            if (command.lease() != null && command.step().op() == Step.Op.RESERVE) {
+                releaseLate(command);
+            }
+            return onFailure(command, cause).toCompletableFuture();
         }).thenCompose(f -> f);
+    }
+
+    /**
+     * A reservation the primary did not answer in time may still be carried out there, late, taking slots for an
+     * exchange that has gone on without them (failed, or admitted by the fallback): its lease's slots (and ticket) are
+     * given back to the primary at once, on the same connection after it, instead of after the lease time. A
+     * reservation that never ran there finds nothing to give back.
+     */
+    private void releaseLate(StoreCommand reserve) {
+        Step step = reserve.step();
+        try {
+            primary.execute(new StoreCommand(reserve.keys(), new Step(Step.Op.RELEASE,
+                    new int[] {reserve.keys().size()}, step.limits(), 0, 0), reserve.lease()));
+        } catch (RuntimeException e) {
+            // the primary is unreachable: the lease expires there on its own
+        }
     }
 
     /** Counts a failure of the primary and bypasses it for a while; answers its cause. */

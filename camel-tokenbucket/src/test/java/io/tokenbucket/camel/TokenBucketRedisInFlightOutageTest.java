@@ -8,9 +8,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.store.FallbackBucketStore;
+import org.apache.camel.AsyncProducer;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
 import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.support.DefaultExchange;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -110,5 +112,42 @@ class TokenBucketRedisInFlightOutageTest extends TokenBucketRedisTestSupport {
         } finally {
             redis.start();
         }
+    }
+
+    @Test
+    void anExchangeRefusedASlotAfterItsProducerStoppedIsAbandonedNotLeftWaiting() throws Exception {
+        String waiting = "tokenbucket:stopping?store=redis&redisUri=" + redis.uri() + "&maxInFlight=1&maxWait=60s";
+        AsyncProducer producer = context.getEndpoint(waiting).createAsyncProducer();
+        producer.start();
+        CountDownLatch first = new CountDownLatch(1);
+        producer.process(new DefaultExchange(context), done -> first.countDown()); // takes the key's one slot
+        assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
+        // Redis answers the second reservation only after the producer has stopped: every slot is taken
+        redis.command("CLIENT", "PAUSE", "150"); // within the store timeout of 300 ms
+        Exchange second = new DefaultExchange(context);
+        CountDownLatch answered = new CountDownLatch(1);
+        assertThat(producer.process(second, done -> answered.countDown())).isFalse();
+        producer.stop();
+        assertThat(answered.await(10, TimeUnit.SECONDS)).as("called back well before its maxWait").isTrue();
+        assertThat(second.getException()).isInstanceOf(TokenBucketException.class)
+                .hasMessageContaining("stopped");
+        assertThat(context.getEndpoint(waiting, TokenBucketEndpoint.class).getSlotWaitingCount()).isZero();
+    }
+
+    @Test
+    void aReservationThatTimedOutButRanLateGivesItsSlotBackAtOnce() throws Exception {
+        String timed = "tokenbucket:late?store=redis&redisUri=" + redis.uri() + "&maxInFlight=1&mode=reject";
+        // connected, and its script loaded: the reservation below is sent at once
+        assertThat(template.request(timed, e -> e.getMessage().setHeader(TokenBucketConstants.KEY, "warm"))
+                .getException()).isNull();
+        // Redis runs the reservation after the store timeout (300 ms): the exchange failed, yet its slot was taken
+        redis.command("CLIENT", "PAUSE", "700");
+        Exchange failed = template.request(timed, e -> { });
+        assertThat(failed.getException()).isInstanceOf(TokenBucketStoreException.class);
+        redis.command("PING"); // answered once the pause is over, after the late reservation
+        FallbackBucketStore store = (FallbackBucketStore) context.getEndpoint(timed, TokenBucketEndpoint.class).store();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !store.isBypassing());
+        // not held for the lease time (30 s) by an exchange that ended long ago
+        assertThat(template.request(timed, e -> { }).getException()).isNull();
     }
 }
