@@ -461,6 +461,9 @@ final class TokenBucketSlots {
             }
             leave();
             if (failure == null && !outcome.slotless()) { // admitted or refused for its tokens, even if late
+                if (!outcome.granted()) {
+                    withdrawTicket(); // an admission takes its ticket out; a refusal must, or it holds up the key
+                }
                 continueOnWorker(() -> retry.decide(exchange, callback, request, lease, outcome, start));
             } else if (failure != null) {
                 endpoint.stopWaiting();

@@ -150,4 +150,44 @@ class TokenBucketRedisInFlightOutageTest extends TokenBucketRedisTestSupport {
         // not held for the lease time (30 s) by an exchange that ended long ago
         assertThat(template.request(timed, e -> { }).getException()).isNull();
     }
+
+    @Test
+    void aWaiterRefusedForItsTokensWhenItsSlotCameLeavesNoTicketBehind() throws Exception {
+        String uri = "tokenbucket:tickets?store=redis&redisUri=" + redis.uri()
+                + "&keyHeader=k&maxInFlight=1&maxWait=5s&keyLimits=rate-*=1/1h";
+        String slotKey = "tokenbucket:tickets:slot";
+        gates.put("holder", new CountDownLatch(1));
+        context.addRoutes(new RouteBuilder() {
+            @Override
+            public void configure() {
+                from("direct:tickets").to(uri).process(e -> {
+                    CountDownLatch gate = gates.get(e.getMessage().getBody(String.class));
+                    if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("gate never opened");
+                    }
+                });
+            }
+        });
+        // the all-of key's one token is gone for an hour; the slot key's one slot is held
+        assertThat(template.request(uri, e -> e.getMessage().setHeader("k", "rate-1")).getException()).isNull();
+        Future<Exchange> holder = template.asyncSend("direct:tickets", e -> {
+            e.getMessage().setBody("holder");
+            e.getMessage().setHeader("k", "slot");
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> redis.command("GET", slotKey) != null);
+        // the waiter needs the slot and the all-of key's token: it waits for the slot, its ticket in the key
+        Future<Exchange> waiter = template.asyncSend("direct:tickets", e -> {
+            e.getMessage().setBody("waiter");
+            e.getMessage().setHeader("k", "slot");
+            e.getMessage().setHeader(TokenBucketConstants.ALL_OF, "rate-1");
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> String.valueOf(redis.command("GET", slotKey))
+                .contains(" q "));
+        gates.get("holder").countDown(); // the slot comes free; the token not for an hour: the waiter is refused
+        assertThat(holder.get(10, TimeUnit.SECONDS).getException()).isNull();
+        assertThat(waiter.get(10, TimeUnit.SECONDS).getException()).isInstanceOf(TokenBucketRejectedException.class);
+        // nobody waits for the slot any more: it is free for the next exchange, not kept for a ticket of nobody's
+        Exchange next = template.request(uri + "&mode=reject", e -> e.getMessage().setHeader("k", "slot"));
+        assertThat(next.getException()).isNull();
+    }
 }
