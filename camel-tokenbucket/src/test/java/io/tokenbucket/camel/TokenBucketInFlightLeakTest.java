@@ -94,11 +94,14 @@ class TokenBucketInFlightLeakTest {
             await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint.getInFlightCount() == 0);
             assertThat(endpoint.getSlotWaitingCount()).isZero();
             assertThat(endpoint.getWaitingCount()).isZero();
-            Exchange peek = template.request(uri, e -> e.getMessage().setHeader(TokenBucketConstants.OPERATION,
-                    "peek"));
-            assertThat(peek.getException()).isNull();
-            assertThat(peek.getMessage().getHeader(TokenBucketConstants.REMAINING, Long.class))
-                    .as("every slot free on the store").isEqualTo(2L);
+            // every slot free on the store: asked until it says so (a peek may meet the store timeout on a loaded
+            // machine; the releases of the last exchanges are asynchronous)
+            await().atMost(30, TimeUnit.SECONDS).until(() -> {
+                Exchange peek = template.request(uri, e -> e.getMessage().setHeader(TokenBucketConstants.OPERATION,
+                        "peek"));
+                return peek.getException() == null
+                        && Long.valueOf(2).equals(peek.getMessage().getHeader(TokenBucketConstants.REMAINING));
+            });
         } finally {
             camel.stop();
             if (redis != null) {
