@@ -105,15 +105,7 @@ final class TokenBucketSlots {
      * may take a slot of: of every candidate and group, and its all-of keys.
      */
     private static Set<String> anySlotKeys(TokenBucketRequest request) {
-        if (request instanceof Acquire a) {
-            return stored(slotKeys(a));
-        }
-        AcquireAny any = (AcquireAny) request;
-        Set<String> keys = new HashSet<>();
-        for (int c = 0; c < any.candidates().size(); c++) {
-            keys.addAll(stored(slotKeys(any.chosen(c))));
-        }
-        return keys;
+        return stored(allSlotKeys(request));
     }
 
     /** The keys with an in-flight limit of every candidate (and group) of {@code request} and its all-of keys, once. */
@@ -326,11 +318,6 @@ final class TokenBucketSlots {
         for (SlotWaiter w : all) {
             w.fail(true, why);
         }
-    }
-
-    /** The number of exchanges waiting for a slot. */
-    synchronized int size() {
-        return queue.size();
     }
 
     /**

@@ -101,17 +101,12 @@ final class TokenBucketStoreBinding {
 
     /**
      * On a Redis store, calls {@code onRelease} whenever any instance releases an in-flight slot that waiters asked
-     * for (the store publishes it), from the first call until the binding closes; once per binding. When the
-     * subscription cannot be made (Redis is down), the waiters' own poll finds the slots, and the next call tries
-     * again.
+     * for (the store publishes it), from the first call until the binding closes; once per binding. The subscription
+     * is made in the background (never on the calling thread); until it is, the waiters' own poll finds the slots.
      */
     synchronized void watchReleases(Runnable onRelease) {
         if (releasesWatched == null && releases != null) {
-            try {
-                releasesWatched = releases.apply(onRelease);
-            } catch (RuntimeException e) {
-                // no subscription: the poll of TokenBucketSlots still finds every freed slot
-            }
+            releasesWatched = releases.apply(onRelease);
         }
     }
 

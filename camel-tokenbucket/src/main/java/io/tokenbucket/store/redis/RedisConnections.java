@@ -91,22 +91,14 @@ public final class RedisConnections implements AutoCloseable {
         /**
          * Calls {@code onMessage} on every message published to {@code channel}, on a publish/subscribe connection of
          * its own made on this lease's client (Lettuce subscribes again after a reconnect), until the answer is
-         * closed. Runs on Lettuce's I/O thread: {@code onMessage} must not block.
-         *
-         * @throws RuntimeException when the connection cannot be made (Redis is down): the caller goes without
+         * closed. The connection is made in the background, on the thread of the background connects, and tried
+         * again every second while Redis cannot be reached, so the caller never waits for it. {@code onMessage} runs
+         * on Lettuce's I/O thread and must not block.
          */
         public AutoCloseable subscribe(String channel, Runnable onMessage) {
-            AbstractRedisClient client = connection.client;
-            StatefulRedisPubSubConnection<String, String> pubSub = client instanceof RedisClusterClient cluster
-                    ? cluster.connectPubSub() : ((RedisClient) client).connectPubSub();
-            pubSub.addListener(new RedisPubSubAdapter<>() {
-                @Override
-                public void message(String from, String message) {
-                    onMessage.run();
-                }
-            });
-            pubSub.async().subscribe(channel);
-            return pubSub::closeAsync;
+            Subscription subscription = new Subscription(connection.client, channel, onMessage);
+            connector().execute(subscription::open);
+            return subscription;
         }
 
         /** Gives the lease back; the last one closes the connection, and the client when it was created here. */
@@ -161,6 +153,48 @@ public final class RedisConnections implements AutoCloseable {
         }
         s.leases++;
         return new Lease(client, s);
+    }
+
+    /** A subscription of {@link Lease#subscribe}: opened in the background, again while it fails, until closed. */
+    private final class Subscription implements AutoCloseable {
+        private final AbstractRedisClient client;
+        private final String channel;
+        private final Runnable onMessage;
+        private StatefulRedisPubSubConnection<String, String> pubSub; // guarded by this
+        private boolean closed; // guarded by this
+
+        Subscription(AbstractRedisClient client, String channel, Runnable onMessage) {
+            this.client = client;
+            this.channel = channel;
+            this.onMessage = onMessage;
+        }
+
+        synchronized void open() {
+            if (closed) {
+                return;
+            }
+            try {
+                pubSub = client instanceof RedisClusterClient cluster ? cluster.connectPubSub()
+                        : ((RedisClient) client).connectPubSub();
+                pubSub.addListener(new RedisPubSubAdapter<>() {
+                    @Override
+                    public void message(String from, String message) {
+                        onMessage.run();
+                    }
+                });
+                pubSub.async().subscribe(channel);
+            } catch (RuntimeException unreachable) {
+                connector().schedule(this::open, 1, TimeUnit.SECONDS);
+            }
+        }
+
+        @Override
+        public synchronized void close() {
+            closed = true;
+            if (pubSub != null) {
+                pubSub.closeAsync();
+            }
+        }
     }
 
     /** Closes every connection and every client created here, and the shared client resources. */
