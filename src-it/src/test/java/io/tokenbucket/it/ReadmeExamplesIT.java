@@ -20,7 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The YAML routes shown in the Markdown docs load into Camel as they are written, and the penalize example does
  * what its page says. A route is a {@code ```yaml} block that starts with {@code - route:}; the README keeps the
- * 30-second route, the other pages the rest.
+ * 30-second route, the other pages the rest. The component reference's {@code [source,yaml]} blocks that hold a
+ * {@code - route:} load too, with their beans and error handlers, and start as many routes as they show.
  */
 class ReadmeExamplesIT {
 
@@ -29,6 +30,14 @@ class ReadmeExamplesIT {
             "docs/how-it-works.md");
 
     private static final Pattern YAML_BLOCK = Pattern.compile("```yaml\n(.*?)```", Pattern.DOTALL);
+
+    /** The component reference, relative to the repository root. */
+    private static final String REFERENCE = "camel-tokenbucket/src/main/docs/tokenbucket-component.adoc";
+
+    private static final Pattern ADOC_YAML_BLOCK = Pattern.compile("\\[source,yaml]\n----\n(.*?)\n----\n",
+            Pattern.DOTALL);
+
+    private static final Pattern ROUTE_LINE = Pattern.compile("(?m)^- route:");
 
     /** The YAML routes of {@code page}, in page order. */
     private static List<String> yamlRoutes(String page) throws Exception {
@@ -67,6 +76,26 @@ class ReadmeExamplesIT {
                 load(camel, yaml);
                 camel.start();
                 assertThat(camel.getRoutes()).as(yaml).hasSize(1);
+            }
+        }
+    }
+
+    @Test
+    void everyYamlRouteOfTheReferenceLoadsAndStarts() throws Exception {
+        String text = Files.readString(Path.of(System.getProperty("basedir", "."), "..", REFERENCE));
+        List<String> blocks = new ArrayList<>();
+        Matcher m = ADOC_YAML_BLOCK.matcher(text);
+        while (m.find()) {
+            if (ROUTE_LINE.matcher(m.group(1)).find()) {
+                blocks.add(m.group(1) + "\n");
+            }
+        }
+        assertThat(blocks).as("YAML routes in " + REFERENCE).hasSizeGreaterThanOrEqualTo(8);
+        for (String yaml : blocks) {
+            try (CamelContext camel = new DefaultCamelContext()) {
+                load(camel, yaml);
+                camel.start();
+                assertThat(camel.getRoutes()).as(yaml).hasSize((int) ROUTE_LINE.matcher(yaml).results().count());
             }
         }
     }
