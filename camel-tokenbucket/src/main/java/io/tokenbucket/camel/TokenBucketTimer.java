@@ -15,9 +15,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It exists for the waiting exchanges' release times. The thread parks until the earliest deadline less a
  * short margin ({@code spinNanos}) and spins for the rest, so a release does not also pay the wake-up latency of
- * a parked thread (about 0.1 ms at the median on a 2-core VM: the kernel's timer slack and the scheduler; in the
- * accuracy benchmark the timer's own median lateness fell from 0.094 ms to 0.002 ms locally, from 0.165 ms to
- * 0.002 ms on Redis: measurement6-accuracy-timer-2026-12-01.txt). The spinning is bounded:
+ * a parked thread (the kernel's timer slack and the scheduler, on the order of 0.1 ms; BENCHMARKS.md, section 6,
+ * compares releases with and without the spinning). The spinning is bounded:
  * at most {@code spinNanos} per wake-up, and in total at most one eighth of the thread's time over each 100 ms,
  * so dense deadlines never turn it into a busy core (beyond the budget it parks to the deadline itself, as a
  * plain scheduler would).
@@ -51,9 +50,9 @@ final class TokenBucketTimer implements Runnable {
     };
 
     /**
-     * The default margin before a deadline at which the timer stops parking and spins: 0.2 ms (twice the median
-     * wake-up latency measured); the component's {@code timerSpinMicros} option sets another (0 parks to each
-     * deadline).
+     * The default margin before a deadline at which the timer stops parking and spins: 0.2 ms, about twice a parked
+     * thread's typical wake-up latency, so most wake-ups come before the deadline; the component's
+     * {@code timerSpinMicros} option sets another (0 parks to each deadline).
      */
     static final long DEFAULT_SPIN_NANOS = 200_000L;
 

@@ -68,7 +68,7 @@ public final class Adaptive {
 
     /**
      * This adaptation with a slow start: a key without state starts at factor {@code startPpm}, and until its first
-     * cut each increase step doubles its factor ({@link AdaptiveMath}).
+     * cut every {@link AdaptiveMath#START_STEPS} increase steps double its factor ({@link AdaptiveMath}).
      *
      * @param startPpm from {@link #floorPpm()} to {@link #PPM} (option adaptiveStart; {@code PPM}, the default, is
      *                 no slow start: a key without state is at the ceiling)

@@ -8,8 +8,8 @@ package io.tokenbucket.math;
  * @param credit     tokens granted since the last step, towards the next increase (fewer than one step's worth)
  * @param cutAtTicks the instant of the last cut, in ticks of the store's clock (read by wrapping difference);
  *                   meaningless at the ceiling and while starting
- * @param starting   true from a key's first decision until its first cut: each step doubles the factor, and the
- *                   first cut halves it ({@link AdaptiveMath})
+ * @param starting   true from a key's first decision until its first cut: every two steps double the factor, and
+ *                   the first cut halves it once it has doubled ({@link AdaptiveMath})
  */
 public record RateState(long factorPpm, long credit, long cutAtTicks, boolean starting) {
 

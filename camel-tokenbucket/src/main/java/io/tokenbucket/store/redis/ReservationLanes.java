@@ -51,9 +51,9 @@ final class ReservationLanes {
     }
 
     /**
-     * The most reservations in one script call: 256. Redis runs a script alone, and a batch costs it 3 to 9
-     * microseconds per reservation (INFO commandstats in measurement2-redis-acquire-batching-2026-12-02.txt: hot
-     * key, random keys), so one call holds other clients up for at most about 2.3 ms.
+     * The most reservations in one script call: 256. Redis runs a script alone and each reservation of a batch is a
+     * few microseconds of its work, so the cap bounds how long one call holds other clients up to a few
+     * milliseconds (BENCHMARKS.md, section 2, has the cost per reservation).
      */
     static final int MAX_BATCH = 256;
 

@@ -68,9 +68,9 @@ local function bounded(tat_us)
   return tat_us
 end
 
--- The steps below the reservation loop's short branch, built only when a call needs them: a script that makes
--- ~15 closures and tables on every call costs Redis about 4 microseconds more per call, and most calls do not
--- need them (INFO commandstats, EVALSHA of one reservation: 7.2 against 10.5 to 12.4 microseconds).
+-- The steps below the reservation loop's short branch, built only when a call needs them: making ~15 closures
+-- and tables is a large share of a small call's work in Redis (BENCHMARKS.md, section 2), and most calls do not
+-- need them.
 local function general()
   -- the limits of each key: optionally 'F' and its in-flight limit, then optionally 'A' and its adaptation, then m
   -- and m pairs of C and T, from ARGV[pos]; answers them and the position after them
@@ -542,7 +542,7 @@ if op == 'reserve' then
   local pos, ki, members = 2, 1, 0
   -- a key's state as the reservations before left it, read from Redis at its first reservation: false (no key, a
   -- full bucket), one number (one tat without a rate state, the common state, kept without a table: a table per
-  -- reservation costs Redis measurably) or the table of its tats, with its rate state in rates
+  -- reservation is Redis work the commonest call does not need) or the table of its tats, with its rate state in rates
   local function load(key)
     local state = states[key]
     if state == nil then
