@@ -1,10 +1,12 @@
 package io.tokenbucket.camel;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
 
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
@@ -38,8 +40,9 @@ final class TokenBucketExceptions {
 
     /** Header {@code CamelTokenBucketOperation} names no operation. */
     static IllegalArgumentException badOperation(Object raw) {
-        return new IllegalArgumentException("Header " + TokenBucketConstants.OPERATION + " must be one of acquire,"
-                + " refund, remove, peek, penalize, throttled or rate, was '" + shown(raw) + "'");
+        return new IllegalArgumentException("Header " + TokenBucketConstants.OPERATION + " must be one of "
+                + Arrays.stream(TokenBucketOperation.values()).map(Enum::name)
+                        .collect(Collectors.joining(", ")) + ", was '" + shown(raw) + "'");
     }
 
     /**

@@ -79,7 +79,8 @@ class TokenBucketOperationsTest extends TokenBucketTestSupport {
     @Test
     void badOperationOrPenaltyHeadersFailNamingThem() {
         assertThat(fleet("steal", "p1", Map.of()).getException()).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(TokenBucketConstants.OPERATION).hasMessageContaining("'steal'");
+                .hasMessageContaining(TokenBucketConstants.OPERATION).hasMessageContaining("'steal'")
+                .hasMessageContaining("rate, release");
         assertThat(fleet("penalize", "p1", Map.of()).getException()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(TokenBucketConstants.PENALTY).hasMessageContaining("'null'");
         assertThat(fleet("penalize", "p1", Map.of(TokenBucketConstants.PENALTY, "soon")).getException())
