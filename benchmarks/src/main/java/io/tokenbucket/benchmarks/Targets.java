@@ -11,6 +11,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +32,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.tokenbucket.benchmarks.RedisAcquire.Peer;
 import io.tokenbucket.benchmarks.RedisAcquire.Run;
+import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.HdrHistogram.Histogram;
@@ -52,6 +54,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *                                  [--no-route] [--no-accuracy] [--options '&amp;name=value'] [--only text]
  * </pre>
  * {@code --options} appends endpoint options to ours in the Redis runs (say {@code &redisBatching=true});
+ * {@code --inline-worker} is a diagnosis, not a setting to run with: the component's {@code workerPool} runs each
+ * continuation on the thread that completes it, so the route after the step runs on Lettuce's event loop, which a
+ * route that blocks there would stall; ours with it against ours without is what the hop to the worker pool costs.
  * {@code --only} keeps the Redis cases whose name contains the text (say {@code random}: with
  * {@code -XX:StartFlightRecording}, a profile of that case alone).
  * <ol>
@@ -134,7 +139,7 @@ public final class Targets {
 
     /** Settings of one run of the whole set. */
     record Settings(double seconds, double warmup, int rounds, int keys, int forks, boolean route, boolean accuracy,
-                    int accuracySeconds, String options, String only) {
+                    int accuracySeconds, String options, String only, boolean inlineWorker) {
         static Settings parse(String[] args) {
             double seconds = 5;
             double warmup = 2;
@@ -145,6 +150,7 @@ public final class Targets {
             boolean accuracy = true;
             String options = "";
             String only = "";
+            boolean inlineWorker = false;
             for (int a = 0; a < args.length; a++) {
                 switch (args[a]) {
                     case "--seconds" -> seconds = Double.parseDouble(args[++a]);
@@ -156,13 +162,15 @@ public final class Targets {
                     case "--no-accuracy" -> accuracy = false;
                     case "--options" -> options = args[++a];
                     case "--only" -> only = args[++a];
+                    case "--inline-worker" -> inlineWorker = true;
                     default -> throw new IllegalArgumentException("unknown argument " + args[a]
                             + "; usage: targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3]"
                             + " [--no-route] [--no-accuracy] [--options '&name=value...']"
-                            + " [--only 'part of a case name']");
+                            + " [--only 'part of a case name'] [--inline-worker]");
                 }
             }
-            return new Settings(seconds, warmup, rounds, keys, forks, route, accuracy, 10, options, only);
+            return new Settings(seconds, warmup, rounds, keys, forks, route, accuracy, 10, options, only,
+                    inlineWorker);
         }
     }
 
@@ -230,8 +238,9 @@ public final class Targets {
             System.out.println(rb == null ? "redis-benchmark: not on PATH, its cross-check is skipped"
                     + " (Debian: apt-get install -y redis-tools)" : "redis-benchmark: " + rb);
             System.out.println("ours: tokenbucket: with store=redis" + (s.options().isEmpty() ? ", every other option"
-                    + " at its default" : " and " + s.options()));
-            try (Peer ours = route(redis.uri(), s.options());
+                    + " at its default" : " and " + s.options()) + (s.inlineWorker() ? "; DIAGNOSIS: workerPool runs"
+                    + " every continuation on the thread that completes it (Lettuce's event loop)" : ""));
+            try (Peer ours = route(redis.uri(), s.options(), s.inlineWorker());
                  Peer bucket4j = RedisAcquire.bucket4j(redis, keyNames)) {
                 for (Peer p : List.of(ours, bucket4j)) {
                     warm(p, keyNames);
@@ -300,9 +309,14 @@ public final class Targets {
     }
 
     /** {@code direct:free} and {@code direct:hot} -> {@code tokenbucket:} on Redis, every other option its default. */
-    static Peer route(String redisUri, String options) throws Exception {
+    static Peer route(String redisUri, String options, boolean inlineWorker) throws Exception {
         String common = "?store=redis&redisUri=" + redisUri + "&keyHeader=k&";
         CamelContext camel = new DefaultCamelContext();
+        if (inlineWorker) {
+            TokenBucketComponent component = new TokenBucketComponent();
+            component.setWorkerPool(new InlineExecutor());
+            camel.addComponent("tokenbucket", component);
+        }
         camel.addRoutes(new RouteBuilder() {
             @Override
             public void configure() {
@@ -935,5 +949,41 @@ public final class Targets {
 
     private static double ms(long nanos) {
         return nanos / 1e6;
+    }
+
+    /** Runs each task on the thread that submits it ({@code --inline-worker}). */
+    static final class InlineExecutor extends AbstractExecutorService {
+        private volatile boolean shut;
+
+        @Override
+        public void execute(Runnable task) {
+            task.run();
+        }
+
+        @Override
+        public void shutdown() {
+            shut = true;
+        }
+
+        @Override
+        public List<Runnable> shutdownNow() {
+            shut = true;
+            return List.of();
+        }
+
+        @Override
+        public boolean isShutdown() {
+            return shut;
+        }
+
+        @Override
+        public boolean isTerminated() {
+            return shut;
+        }
+
+        @Override
+        public boolean awaitTermination(long timeout, TimeUnit unit) {
+            return true;
+        }
     }
 }
