@@ -4,11 +4,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 
+import io.tokenbucket.example.broker.BrokerRun;
 import io.tokenbucket.example.demo.Convergence;
 import io.tokenbucket.example.demo.ConvergencePlot;
 import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
+import io.tokenbucket.example.proxy.ProxyStats;
 import org.apache.camel.main.Main;
 
 /**

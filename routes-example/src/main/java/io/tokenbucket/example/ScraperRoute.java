@@ -4,6 +4,19 @@ import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.camel.TokenBucketOperation;
 import io.tokenbucket.camel.TokenBucketRejectedException;
 import io.tokenbucket.camel.TokenBucketStoreException;
+import io.tokenbucket.example.fetch.FetchOutcome;
+import io.tokenbucket.example.fetch.Scrape;
+import io.tokenbucket.example.fetch.ScrapeResult;
+import io.tokenbucket.example.fetch.ScrapeStart;
+import io.tokenbucket.example.fetch.StoreUnavailable;
+import io.tokenbucket.example.proxy.ProxyChooser;
+import io.tokenbucket.example.proxy.ProxyClient;
+import io.tokenbucket.example.proxy.ProxyClients;
+import io.tokenbucket.example.proxy.ProxyInUse;
+import io.tokenbucket.example.proxy.ProxyLimits;
+import io.tokenbucket.example.proxy.ProxyPool;
+import io.tokenbucket.example.proxy.ProxyStats;
+import io.tokenbucket.example.proxy.TokenBucketProxyBuckets;
 import org.apache.camel.builder.RouteBuilder;
 
 /**

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.fetch.HostKey;
+import io.tokenbucket.example.proxy.ProxyChooser;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -15,6 +15,8 @@ import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
+import io.tokenbucket.example.fetch.HostKey;
+import io.tokenbucket.example.proxy.ProxyLimits;
 import io.tokenbucket.testsupport.redis.RedisClusterHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.Endpoint;
