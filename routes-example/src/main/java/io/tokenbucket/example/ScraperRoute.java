@@ -31,7 +31,7 @@ import org.apache.camel.builder.RouteBuilder;
  * ({@code example.choose=roundrobin}: the chooser names one in round robin and the bucket waits for its proxy's,
  * pair's and host's tokens), {@link ProxyInUse} puts that proxy's client and the URL on the exchange, camel-http
  * fetches the URL through the proxy, and {@link FetchOutcome} classifies the answer, blames the proxy or the URL,
- * updates the proxy's health (a 429 rests the (proxy, host) pair and penalises its bucket, a host's own 429 or 503
+ * updates the proxy's health (a 429 rests the (proxy, host) pair and penalizes its bucket, a host's own 429 or 503
  * cuts the pair's adaptive rate: {@link TokenBucketProxyBuckets}; health never touches a bucket) and decides: done,
  * or another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
  * times to the dead letter, each as one JSON line ({@link ScrapeResult}).

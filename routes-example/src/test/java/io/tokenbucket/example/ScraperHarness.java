@@ -133,7 +133,7 @@ public final class ScraperHarness implements AutoCloseable {
 
     /**
      * The milliseconds until the bucket of the pair (proxy, the demo target's first host), as this instance's
-     * throttle sees it, has a token: what a 429 there penalises.
+     * throttle sees it, has a token: what a 429 there penalizes.
      */
     long millisUntilPairToken(String proxyId) {
         return bucketOperation(pairKey(proxyId), "peek").getMessage()

@@ -28,7 +28,7 @@ import org.apache.camel.support.service.ServiceHelper;
  *     per available proxy this URL has not tried yet, {@code [proxy id, pair key]} (a {@link List} of lists, so
  *     any character of an id is data): the throttle takes the group whose proxy and (proxy, host) pair, with the
  *     host, allow soonest and writes its proxy's id into header {@value ProxyStats#PROXY_HEADER}. A URL thus never
- *     waits on a slow proxy, nor on a pair that a 429 penalised or cut (here or, with Redis, on another instance),
+ *     waits on a slow proxy, nor on a pair that a 429 penalized or cut (here or, with Redis, on another instance),
  *     while another proxy is free for its host;</li>
  * <li>with {@code example.choose=roundrobin} (and whenever the throttle is off) it sets
  *     {@value ProxyStats#PROXY_HEADER} itself, in round robin, and names the pair as an all-of key;</li>

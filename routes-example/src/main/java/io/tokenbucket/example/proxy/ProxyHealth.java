@@ -218,7 +218,7 @@ final class ProxyHealth {
      *
      * @return the rest in milliseconds
      */
-    synchronized long penalise(long now, String host, long askedMillis) {
+    synchronized long penalize(long now, String host, long askedMillis) {
         Rest rest = rest(host);
         long millis = rest.backoff.next(now, askedMillis);
         long until = now + millis * 1_000_000L; // at most a day in nanoseconds: no overflow

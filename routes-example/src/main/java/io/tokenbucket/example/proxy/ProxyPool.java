@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #choose} hands out the available proxies in round robin, preferring one the URL has not tried
  * yet; {@link #candidates} lists them all for {@code tokenbucket:} to take the freest. A proxy is unavailable
- * while it is unhealthy (cooldown), and for one host while that host rests it (a 429: {@link #penalise}). The
+ * while it is unhealthy (cooldown), and for one host while that host rests it (a 429: {@link #penalize}). The
  * list comes from a
  * {@link ProxySource}; {@link #refresh()} re-reads it when it changed, keeping the health of the proxies that
  * stay. Time is a nanosecond clock given to the constructor, so the tests need no sleeps.
@@ -252,12 +252,12 @@ public class ProxyPool {
      *
      * @return the rest in milliseconds (0 when the proxy is no longer in the pool)
      */
-    public long penalise(String id, String host, long askedMillis) {
+    public long penalize(String id, String host, long askedMillis) {
         Entry e = entries.get(id);
         if (e == null) {
             return 0;
         }
-        long millis = e.health.penalise(clock.getAsLong(), host, askedMillis);
+        long millis = e.health.penalize(clock.getAsLong(), host, askedMillis);
         buckets.penalize(id, host, millis);
         return millis;
     }
@@ -307,7 +307,7 @@ public class ProxyPool {
      * the host asked for less), without backoff, and the rests this URL's earlier refusals started on passing pairs
      * are cut back to one short penalty from their start, in this instance and (never having been told more) in
      * their buckets. Otherwise the 429 is <em>the host's word</em> about the pair: the pair rests as
-     * {@link #penalise} says and counts as refused. A pair that was passing cannot yet tell which it is: its bucket
+     * {@link #penalize} says and counts as refused. A pair that was passing cannot yet tell which it is: its bucket
      * is told one short penalty at once and the rest of the rest at the URL's next outcome, unless that outcome
      * finds the 429 to be the URL's own ({@link #settle}). The host's word also cuts the pair's adaptive rate
      * ({@link #throttled}); the URL's own cuts nothing. The earlier refusals still pending are confirmed by a host's
@@ -345,7 +345,7 @@ public class ProxyPool {
         }
         e.health.refused(now, host);
         throttled(id, host);
-        long rest = askedMillis < 0 ? 0 : e.health.penalise(now, host, askedMillis);
+        long rest = askedMillis < 0 ? 0 : e.health.penalize(now, host, askedMillis);
         boolean pending = passing && rest > shortMillis;
         if (rest > 0) {
             buckets.penalize(id, host, pending ? shortMillis : rest);

@@ -50,13 +50,13 @@ class ProxyPoolTest {
         assertThat(pool.candidates(Set.of())).containsExactly("p1", "p2", "p3");
         assertThat(pool.candidates(Set.of())).containsExactly("p2", "p3", "p1"); // equals are not always p1
         assertThat(pool.candidates(Set.of("p1"))).containsExactlyInAnyOrder("p2", "p3");
-        pool.penalise("p2", "a.example", 1_000);
+        pool.penalize("p2", "a.example", 1_000);
         assertThat(pool.candidates(Set.of("p1"), "a.example")).containsExactly("p3");
         assertThat(pool.candidates(Set.of("p1", "p3"), "a.example")).containsExactlyInAnyOrder("p1", "p3");
         assertThat(pool.candidates(Set.of("p1"), "b.example")).as("another host: p2 is fine there")
                 .containsExactlyInAnyOrder("p2", "p3");
-        pool.penalise("p1", "a.example", 1_000);
-        pool.penalise("p3", "a.example", 1_000);
+        pool.penalize("p1", "a.example", 1_000);
+        pool.penalize("p3", "a.example", 1_000);
         assertThat(pool.candidates(Set.of(), "a.example")).isEmpty();
         assertThat(pool.candidates(Set.of(), "b.example")).hasSize(3);
     }
@@ -84,7 +84,7 @@ class ProxyPoolTest {
     @Test
     void aPenaltyRestsTheProxyForThatHostOnlyAndWhenAllRestTheWaitIsKnown() {
         ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1"), 2, 5_000, buckets, nanos::get);
-        assertThat(pool.penalise("p1", "a.example", 1_500)).as("a first 429 rests what it asks").isEqualTo(1_500);
+        assertThat(pool.penalize("p1", "a.example", 1_500)).as("a first 429 rests what it asks").isEqualTo(1_500);
         assertThat(pool.choose(Set.of(), "a.example")).isNull();
         assertThat(pool.millisUntilAvailable("a.example")).isEqualTo(1_500);
         assertThat(pool.choose(Set.of(), "b.example").id()).isEqualTo("p1");
@@ -100,12 +100,12 @@ class ProxyPoolTest {
         // a generator whose every draw is its highest: the rest is the decorrelated jitter's ceiling
         ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1"), 2, 5_000, buckets, nanos::get,
                 new RestBackoff.Policy(1_000, 60_000, 10_000, RestBackoffTest.highest()));
-        assertThat(pool.penalise("p1", "a.example", 1_000)).isEqualTo(1_000);
+        assertThat(pool.penalize("p1", "a.example", 1_000)).isEqualTo(1_000);
         nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_000));
-        assertThat(pool.penalise("p1", "a.example", 1_000)).isEqualTo(3_000);
+        assertThat(pool.penalize("p1", "a.example", 1_000)).isEqualTo(3_000);
         assertThat(pool.millisUntilAvailable("a.example")).isEqualTo(3_000);
         nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(3_000 + 10_000)); // rested, then quiet for 10 s
-        assertThat(pool.penalise("p1", "a.example", 1_000)).as("forgiven").isEqualTo(1_000);
+        assertThat(pool.penalize("p1", "a.example", 1_000)).as("forgiven").isEqualTo(1_000);
         assertThat(bucketCalls).containsExactly("penalize p1 a.example 1000", "penalize p1 a.example 3000",
                 "penalize p1 a.example 1000");
     }
