@@ -145,27 +145,8 @@ public class ProxyPool {
      * {@code tried}; null when none is available now (see {@link #millisUntilAvailable(String)}).
      */
     public ProxyConfig choose(Collection<String> tried, String host) {
-        List<String> ids = orderedIds;
-        Map<String, Entry> current = entries;
-        long now = clock.getAsLong();
-        int n = ids.size();
-        if (n == 0) {
-            return null;
-        }
-        long start = turn.getAndIncrement();
-        ProxyConfig fallback = null;
-        for (int i = 0; i < n; i++) {
-            Entry e = current.get(ids.get((int) Math.floorMod(start + i, (long) n)));
-            if (e != null && available(e, now, host)) {
-                if (!tried.contains(e.config.id())) {
-                    return e.config;
-                }
-                if (fallback == null) {
-                    fallback = e.config; // every available proxy was tried: the same one again beats waiting
-                }
-            }
-        }
-        return fallback;
+        List<Entry> found = scan(tried, host);
+        return found.isEmpty() ? null : found.get(0).config;
     }
 
     /**
@@ -183,19 +164,28 @@ public class ProxyPool {
      * whose pair with that host rests after a 429 is no candidate for it, and still one for every other host.
      */
     public List<String> candidates(Collection<String> tried, String host) {
+        return scan(tried, host).stream().map(e -> e.config.id()).toList();
+    }
+
+    /**
+     * The one scan behind {@link #choose} and {@link #candidates}: the entries available for {@code host} now,
+     * starting at the next turn, those not in {@code tried} only unless every available one was tried (the same
+     * proxy again beats waiting); empty when none is available. Takes one turn when the pool is not empty.
+     */
+    private List<Entry> scan(Collection<String> tried, String host) {
         List<String> ids = orderedIds;
         Map<String, Entry> current = entries;
         long now = clock.getAsLong();
         int n = ids.size();
-        List<String> untried = new ArrayList<>(n);
-        List<String> available = new ArrayList<>(n);
+        List<Entry> untried = new ArrayList<>(n);
+        List<Entry> available = new ArrayList<>(n);
         long start = n == 0 ? 0 : turn.getAndIncrement();
         for (int i = 0; i < n; i++) {
             Entry e = current.get(ids.get((int) Math.floorMod(start + i, (long) n)));
             if (e != null && available(e, now, host)) {
-                available.add(e.config.id());
+                available.add(e);
                 if (!tried.contains(e.config.id())) {
-                    untried.add(e.config.id());
+                    untried.add(e);
                 }
             }
         }
