@@ -77,7 +77,7 @@ public final class ExampleApp {
      * @param args Camel Main command line arguments (none needed)
      */
     public static void main(String[] args) throws Exception {
-        DemoRun run = new DemoRun(System.out);
+        ScrapeRun run = new ScrapeRun(System.out);
         Main main;
         DemoSite demo = null;
         if (Boolean.parseBoolean(setting("example.demo", "true"))) {
@@ -202,7 +202,7 @@ public final class ExampleApp {
      * @param site      the demo site
      * @param outputDir where {@code results.jsonl} and {@code dead-letter.jsonl} go
      */
-    public static Main createMain(DemoRun run, DemoSite site, Path outputDir) {
+    public static Main createMain(ScrapeRun run, DemoSite site, Path outputDir) {
         Main main = createMain(run);
         main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
         main.addOverrideProperty("example.urlFile", site.urlFile().toString());
@@ -215,7 +215,7 @@ public final class ExampleApp {
      *
      * @param run the listener that feeds the URLs and prints the summary
      */
-    public static Main createMain(DemoRun run) {
+    public static Main createMain(ScrapeRun run) {
         // no main class on purpose: Main(Class) scans its package for RouteBuilders, and the routes are chosen
         // by ExampleConfiguration from example.dsl instead
         Main main = new Main();

@@ -36,7 +36,7 @@ public class BrokerRun extends MainListenerSupport {
             });
             queue.feed(main.getCamelContext(), complete);
         } catch (Exception e) {
-            // not thrown: Camel Main would leave Camel's threads running (see DemoRun); the run ends instead
+            // not thrown: Camel Main would leave Camel's threads running (see ScrapeRun); the run ends instead
             problem = e;
             LOG.error("Feeding broker queue {} failed: {}", queue.settings().queue(), e.toString());
             complete.run();

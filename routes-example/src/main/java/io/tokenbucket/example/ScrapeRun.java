@@ -30,11 +30,13 @@ import org.slf4j.LoggerFactory;
  * queue it feeds nothing and the application runs until stopped (broker mode feeds and ends as {@link BrokerRun}
  * says).
  *
- * <p>Kept out of the routes on purpose: the routes stay the reusable part, and the tests feed them directly.
+ * <p>Every run has one, the demo's and one on your own proxies and URLs; the demo only adds its lines under the
+ * summary ({@link #footer}). Kept out of the routes on purpose: the routes stay the reusable part, and the tests
+ * feed them directly.
  */
-public class DemoRun extends MainListenerSupport {
+public class ScrapeRun extends MainListenerSupport {
 
-    private static final Logger LOG = LoggerFactory.getLogger(DemoRun.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ScrapeRun.class);
 
     private final PrintStream out;
     private final AtomicLong finished = new AtomicLong();
@@ -49,7 +51,7 @@ public class DemoRun extends MainListenerSupport {
     private volatile Exception problem;
 
     /** @param out where the summary table goes */
-    public DemoRun(PrintStream out) {
+    public ScrapeRun(PrintStream out) {
         this.out = out;
     }
 
@@ -75,7 +77,7 @@ public class DemoRun extends MainListenerSupport {
             // never thrown out of here: Camel Main would log it but leave Camel's threads running, so under
             // exec:java the program would hang on them; completing Main stops Camel the normal way instead
             problem = e;
-            LOG.error("The demo run failed: {}", e.getMessage());
+            LOG.error("The run failed: {}", e.getMessage());
             allFinished.set(true);
             whenAllFinished.run();
         }
