@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 import io.tokenbucket.camel.TokenBucketConstants;
+import io.tokenbucket.example.proxy.BucketSteps;
+import io.tokenbucket.example.proxy.ProxyBuckets;
 import io.tokenbucket.example.proxy.ProxyConfig;
 import io.tokenbucket.example.proxy.ProxyPool;
 import io.tokenbucket.example.proxy.ProxyStats;
@@ -68,6 +70,7 @@ public class FetchOutcome implements Processor {
     private final int maxAttempts;
     private final RetryAfter retryAfter;
     private final boolean adaptive;
+    private final boolean routeSteps;
 
     /**
      * Without the adaptive rate: every 429 rests its pair.
@@ -90,7 +93,24 @@ public class FetchOutcome implements Processor {
      *                    rate, it does not rest the pair
      */
     public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, RetryAfter retryAfter, boolean adaptive) {
+        this(pool, stats, maxAttempts, retryAfter, adaptive, false);
+    }
+
+    /**
+     * @param pool        told about each proxy's success, failure, penalty or throttling
+     * @param stats       counts per proxy
+     * @param maxAttempts attempts per URL before it goes to the dead letter, at least 1
+     * @param retryAfter  how long a 429 asks its (proxy, host) pair to rest
+     * @param adaptive    {@code example.adaptive}: a host's 429 without {@code Retry-After} only cuts the pair's
+     *                    rate, it does not rest the pair
+     * @param routeSteps  whether the pairs' buckets are told by the route ({@link BucketSteps}, with the throttle):
+     *                    the penalties and cuts an attempt owes go on the exchange instead of to the pool's own
+     *                    {@link ProxyBuckets}
+     */
+    public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, RetryAfter retryAfter, boolean adaptive,
+                        boolean routeSteps) {
         this.adaptive = adaptive;
+        this.routeSteps = routeSteps;
         if (maxAttempts < 1) {
             throw new IllegalArgumentException("example.maxAttempts must be at least 1, was " + maxAttempts);
         }
@@ -110,6 +130,7 @@ public class FetchOutcome implements Processor {
         Integer status = error == null ? exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class)
                 : null;
         exchange.setProperty(Scrape.STATUS, status);
+        ProxyBuckets tell = routeSteps ? BucketSteps.of(exchange, adaptive) : pool.buckets();
 
         String failure;
         Blame blame;
@@ -120,10 +141,10 @@ public class FetchOutcome implements Processor {
             String host = exchange.getProperty(Scrape.HOST, String.class);
             String asked = exchange.getMessage().getHeader("Retry-After", String.class);
             if (exchange.getMessage().getHeader("Proxy-Status") == null) {
-                failure = hostRefused(exchange, proxy, host, asked);
+                failure = hostRefused(exchange, proxy, host, asked, tell);
             } else {
                 // the proxy's own 429: its pair rests, nothing is cut
-                failure = "HTTP 429 (rests " + pool.penalize(proxy, host, retryAfter.millis(asked)) + " ms)";
+                failure = "HTTP 429 (rests " + pool.penalize(proxy, host, retryAfter.millis(asked), tell) + " ms)";
             }
             blame = null; // not a failure of anyone: the pair rests or slows down, the URL is tried elsewhere
             stats.tooManyRequests(proxy, waited);
@@ -133,10 +154,10 @@ public class FetchOutcome implements Processor {
             failure = "HTTP " + status + (status == 407 || via ? "" : " from the proxy");
             if (status == 503 && via) {
                 // the target's own 503 (overloaded): the pair slows down; a 503 without Via is the proxy's own
-                pool.throttled(proxy, exchange.getProperty(Scrape.HOST, String.class));
+                pool.throttled(proxy, exchange.getProperty(Scrape.HOST, String.class), tell);
             }
         } else {
-            fetched(exchange, proxy, waited);
+            fetched(exchange, proxy, waited, tell);
             return;
         }
         if (blame != null) {
@@ -151,7 +172,7 @@ public class FetchOutcome implements Processor {
         boolean last = exchange.getProperty(Scrape.ATTEMPTS, 0, Integer.class) >= maxAttempts;
         if (status == null || status != 429 || last) {
             // no 429 of the URL's own follows any more: its 429s still pending were the host's word
-            pool.settle(refusals(exchange), exchange.getProperty(Scrape.HOST, String.class));
+            pool.settle(refusals(exchange), exchange.getProperty(Scrape.HOST, String.class), tell);
         }
         if (last) {
             deadLetter(exchange, stats);
@@ -168,10 +189,10 @@ public class FetchOutcome implements Processor {
      *
      * @return the attempt's failure, for the URL's reason
      */
-    private String hostRefused(Exchange exchange, String proxy, String host, String asked) {
+    private String hostRefused(Exchange exchange, String proxy, String host, String asked, ProxyBuckets tell) {
         List<ProxyPool.Refusal> refusals = refusals(exchange);
         ProxyPool.Refusal refusal = pool.refused(proxy, host, adaptive && asked == null ? -1
-                : retryAfter.millis(asked), refusals);
+                : retryAfter.millis(asked), refusals, tell);
         refusals.add(refusal);
         String rest = refusal.restMillis() > 0 ? "rests " + refusal.restMillis() + " ms" : null;
         if (!refusal.alone()) {
@@ -194,14 +215,14 @@ public class FetchOutcome implements Processor {
         return refusals;
     }
 
-    private void fetched(Exchange exchange, String proxy, long waited) {
+    private void fetched(Exchange exchange, String proxy, long waited, ProxyBuckets tell) {
         String host = exchange.getProperty(Scrape.HOST, String.class);
         pool.success(proxy, host);
         int status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, 0, Integer.class);
         if (status >= 200 && status < 300) {
             pool.passed(proxy, host);
         }
-        pool.settle(refusals(exchange), host);
+        pool.settle(refusals(exchange), host, tell);
         // the target answered through this proxy, so the unclear failures of this URL through other proxies were
         // theirs; one through this same proxy was passing
         @SuppressWarnings("unchecked")

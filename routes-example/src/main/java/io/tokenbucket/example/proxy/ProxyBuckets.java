@@ -4,9 +4,9 @@ import io.tokenbucket.example.ScraperRoute;
 
 /**
  * What the pool tells the buckets: a (proxy, host) pair's penalty, and (with {@code example.adaptive}) that the
- * host refused the pair, nothing else. The application uses
- * {@link TokenBucketProxyBuckets}, which sends the component's {@code penalize} bucket operation to the pair's
- * bucket (on {@link ScraperRoute#THROTTLE}), so a penalty also holds back the exchanges queued on that pair and, with
+ * host refused the pair, nothing else. With the throttle the application uses {@link BucketSteps}, which puts the
+ * component's {@code penalize} and {@code throttled} operations on the exchange for the route to run as steps of
+ * {@link ScraperRoute#THROTTLE}, so a penalty also holds back the exchanges queued on that pair and, with
  * {@code store=redis}, every instance sees it. {@link #NONE} (without the throttle, and in unit tests) leaves
  * the penalty to the {@link ProxyPool} alone, which simply stops handing the proxy out.
  *

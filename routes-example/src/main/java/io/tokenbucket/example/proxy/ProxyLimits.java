@@ -91,7 +91,7 @@ public class ProxyLimits implements TokenBucketLimitResolver.Text {
 
     /**
      * The key of a (proxy, host) pair's bucket, charged with its proxy's in the proxy's candidate group
-     * ({@link ProxyChooser}) and what a 429 penalizes ({@link TokenBucketProxyBuckets}):
+     * ({@link ProxyChooser}) and what a 429 penalizes ({@link BucketSteps}):
      * {@code "pair <proxy id> <host key>"}.
      */
     public static String pairKey(String proxyId, String host) {

@@ -243,12 +243,17 @@ public class ProxyPool {
      * @return the rest in milliseconds (0 when the proxy is no longer in the pool)
      */
     public long penalize(String id, String host, long askedMillis) {
+        return penalize(id, host, askedMillis, buckets);
+    }
+
+    /** As {@link #penalize(String, String, long)}, the pair's bucket told through {@code tell}. */
+    public long penalize(String id, String host, long askedMillis, ProxyBuckets tell) {
         Entry e = entries.get(id);
         if (e == null) {
             return 0;
         }
         long millis = e.health.penalize(clock.getAsLong(), host, askedMillis);
-        buckets.penalize(id, host, millis);
+        tell.penalize(id, host, millis);
         return millis;
     }
 
@@ -306,6 +311,11 @@ public class ProxyPool {
      * @return the judgement, to add to the URL's list
      */
     public Refusal refused(String id, String host, long askedMillis, List<Refusal> urlRefusals) {
+        return refused(id, host, askedMillis, urlRefusals, buckets);
+    }
+
+    /** As {@link #refused(String, String, long, List)}, the pairs' buckets told through {@code tell}. */
+    public Refusal refused(String id, String host, long askedMillis, List<Refusal> urlRefusals, ProxyBuckets tell) {
         long now = clock.getAsLong();
         Entry e = entries.get(id);
         if (e == null || host == null) {
@@ -319,7 +329,7 @@ public class ProxyPool {
             long rest = Math.min(Math.max(0, askedMillis), shortMillis);
             if (rest > 0) {
                 e.health.restBriefly(now, host, rest);
-                buckets.penalize(id, host, rest);
+                tell.penalize(id, host, rest);
             }
             for (int i = 0; i < urlRefusals.size(); i++) {
                 Refusal earlier = urlRefusals.get(i);
@@ -334,13 +344,13 @@ public class ProxyPool {
             return new Refusal(id, now, rest, true, true, false);
         }
         e.health.refused(now, host);
-        throttled(id, host);
+        throttled(id, host, tell);
         long rest = askedMillis < 0 ? 0 : e.health.penalize(now, host, askedMillis);
         boolean pending = passing && rest > shortMillis;
         if (rest > 0) {
-            buckets.penalize(id, host, pending ? shortMillis : rest);
+            tell.penalize(id, host, pending ? shortMillis : rest);
         }
-        settle(urlRefusals, host);
+        settle(urlRefusals, host, tell);
         return new Refusal(id, now, rest, passing, false, pending);
     }
 
@@ -360,6 +370,11 @@ public class ProxyPool {
      * bucket is told what is left of the pair's rest. The list is updated.
      */
     public void settle(List<Refusal> urlRefusals, String host) {
+        settle(urlRefusals, host, buckets);
+    }
+
+    /** As {@link #settle(List, String)}, the pairs' buckets told through {@code tell}. */
+    public void settle(List<Refusal> urlRefusals, String host, ProxyBuckets tell) {
         long now = clock.getAsLong();
         for (int i = 0; i < urlRefusals.size(); i++) {
             Refusal r = urlRefusals.get(i);
@@ -369,7 +384,7 @@ public class ProxyPool {
             Entry e = entries.get(r.proxy());
             long left = e == null ? 0 : e.health.restLeft(now, host);
             if (left > 0) {
-                buckets.penalize(r.proxy(), host, TimeUnit.NANOSECONDS.toMillis(left + 999_999));
+                tell.penalize(r.proxy(), host, TimeUnit.NANOSECONDS.toMillis(left + 999_999));
             }
             urlRefusals.set(i, r.settled());
         }
@@ -381,9 +396,19 @@ public class ProxyPool {
      * is not touched: the proxy did its job.
      */
     public void throttled(String id, String host) {
+        throttled(id, host, buckets);
+    }
+
+    /** As {@link #throttled(String, String)}, the pair's bucket told through {@code tell}. */
+    public void throttled(String id, String host, ProxyBuckets tell) {
         if (entries.containsKey(id)) {
-            buckets.throttled(id, host);
+            tell.throttled(id, host);
         }
+    }
+
+    /** What the pool tells the buckets by default: the seam it was built with. */
+    public ProxyBuckets buckets() {
+        return buckets;
     }
 
     /** The health word of each proxy (healthy, probing, rests 0.8s, DOWN 4.2s), in pool order. */

@@ -4,7 +4,7 @@
  * ({@link io.tokenbucket.example.proxy.ProxyPool}, {@link io.tokenbucket.example.proxy.ProxyHealth},
  * {@link io.tokenbucket.example.proxy.RestBackoff}), the choice of one per URL
  * ({@link io.tokenbucket.example.proxy.ProxyChooser}), their limits in {@code tokenbucket:}
- * ({@link io.tokenbucket.example.proxy.ProxyLimits}, {@link io.tokenbucket.example.proxy.TokenBucketProxyBuckets}),
+ * ({@link io.tokenbucket.example.proxy.ProxyLimits}, {@link io.tokenbucket.example.proxy.BucketSteps}),
  * one HTTP client each ({@link io.tokenbucket.example.proxy.ProxyClients}) and their counters
  * ({@link io.tokenbucket.example.proxy.ProxyStats}).
  */
