@@ -3,12 +3,15 @@ package io.tokenbucket.example;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Map;
 
+import io.tokenbucket.example.broker.BrokerRun;
 import io.tokenbucket.example.demo.Convergence;
 import io.tokenbucket.example.demo.ConvergencePlot;
 import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
+import io.tokenbucket.example.proxy.ProxyStats;
 import org.apache.camel.main.Main;
 
 /**
@@ -65,6 +68,17 @@ public final class ExampleApp {
     /** The file the demo's page requests at the target go to, in {@code example.outputDir} ({@link #writeHits}). */
     static final String DEMO_HITS = "hits.csv";
 
+    /**
+     * What the demo runs with unless set as a system property or environment variable: the demo's own settings and
+     * the three of {@code application.properties} it overrides ({@code example.hostLimit}, {@code example.pairLimit},
+     * {@code example.adaptive}). The README's settings table is checked against it ({@code ReadmeSettingsTest});
+     * {@code example.demoHiddenBurst} is half the hidden limit.
+     */
+    static final Map<String, String> DEMO_SETTINGS = Map.of("example.demoHiddenLimit", DEMO_HIDDEN_LIMIT,
+            "example.demoPages", DEMO_URLS, "example.demoProxyLimit", DEMO_PROXY_LIMIT, "example.demoProxyMode",
+            "keepalive", "example.hostLimit", DEMO_HOST_LIMIT, "example.pairLimit", DEMO_PAIR_LIMIT,
+            "example.adaptive", "true");
+
     private ExampleApp() {
     }
 
@@ -75,7 +89,7 @@ public final class ExampleApp {
      * @param args Camel Main command line arguments (none needed)
      */
     public static void main(String[] args) throws Exception {
-        DemoRun run = new DemoRun(System.out);
+        ScrapeRun run = new ScrapeRun(System.out);
         Main main;
         DemoSite demo = null;
         if (Boolean.parseBoolean(setting("example.demo", "true"))) {
@@ -83,18 +97,18 @@ public final class ExampleApp {
             // a run's results only: the results endpoints append
             Files.deleteIfExists(dir.resolve("results.jsonl"));
             Files.deleteIfExists(dir.resolve("dead-letter.jsonl"));
-            int hidden = demoNumber("example.demoHiddenLimit", DEMO_HIDDEN_LIMIT);
+            int hidden = demoNumber("example.demoHiddenLimit", DEMO_SETTINGS.get("example.demoHiddenLimit"));
             // nginx's limit_req per address per host, by default with half a second's burst, and no Retry-After on
             // its 429s: the scraper is told nothing but "no"
             int burst = demoNumber("example.demoHiddenBurst", String.valueOf(Math.max(1, hidden / 2)));
-            demo = new DemoSite(dir, 3, setting("example.demoProxyLimit", DEMO_PROXY_LIMIT),
-                    demoNumber("example.demoPages", DEMO_URLS), DemoTarget.hiddenPerIpLikeNginx(hidden, burst,
-                            DEMO_HOSTS),
-                    DemoProxy.Mode.of(setting("example.demoProxyMode", "keepalive")));
+            demo = new DemoSite(dir, 3, demoSetting("example.demoProxyLimit"),
+                    demoNumber("example.demoPages", DEMO_SETTINGS.get("example.demoPages")),
+                    DemoTarget.hiddenPerIpLikeNginx(hidden, burst, DEMO_HOSTS),
+                    DemoProxy.Mode.of(demoSetting("example.demoProxyMode")));
             main = createMain(run, demo, dir);
-            main.addOverrideProperty("example.hostLimit", setting("example.hostLimit", DEMO_HOST_LIMIT));
-            main.addOverrideProperty("example.pairLimit", setting("example.pairLimit", DEMO_PAIR_LIMIT));
-            main.addOverrideProperty("example.adaptive", setting("example.adaptive", "true"));
+            main.addOverrideProperty("example.hostLimit", demoSetting("example.hostLimit"));
+            main.addOverrideProperty("example.pairLimit", demoSetting("example.pairLimit"));
+            main.addOverrideProperty("example.adaptive", demoSetting("example.adaptive"));
             DemoSite site = demo;
             run.footer(() -> demoFooter(site, dir));
         } else {
@@ -136,11 +150,11 @@ public final class ExampleApp {
                 + ", hidden limit " + site.target().hiddenLimit() + "/s per proxy address per host)" + nl);
         Convergence convergence = site.target().convergence(site.proxies().stream().map(DemoProxy::id).toList());
         text.append(convergence.summary()).append(nl);
-        text.append(Boolean.parseBoolean(setting("example.adaptive", "true"))
-                ? "Adaptive rate per (proxy, host): on, each pair's ceiling " + setting("example.pairLimit",
-                        DEMO_PAIR_LIMIT) + ", cut by the host's 429s"
-                : "Adaptive rate per (proxy, host): off, each pair at its fixed limit " + setting("example.pairLimit",
-                        DEMO_PAIR_LIMIT)).append(nl);
+        text.append(Boolean.parseBoolean(demoSetting("example.adaptive"))
+                ? "Adaptive rate per (proxy, host): on, each pair's ceiling " + demoSetting("example.pairLimit")
+                        + ", cut by the host's 429s"
+                : "Adaptive rate per (proxy, host): off, each pair at its fixed limit "
+                        + demoSetting("example.pairLimit")).append(nl);
         try {
             text.append("Hits: ").append(writeHits(site.target().hits(), dir.resolve(DEMO_HITS)).toAbsolutePath())
                     .append(nl);
@@ -186,6 +200,15 @@ public final class ExampleApp {
         throw new IllegalArgumentException(key + " must be a whole number from 1 to 100000, was '" + value + "'");
     }
 
+    /** A demo setting ({@link #DEMO_SETTINGS}) before Camel runs: system property, environment variable, default. */
+    static String demoSetting(String key) {
+        String defaultValue = DEMO_SETTINGS.get(key);
+        if (defaultValue == null) {
+            throw new IllegalArgumentException("No demo default for " + key);
+        }
+        return setting(key, defaultValue);
+    }
+
     /** A setting before Camel runs: system property, then environment variable (EXAMPLE_DEMO), then default. */
     static String setting(String key, String defaultValue) {
         String env = System.getenv(key.replace('.', '_').toUpperCase(Locale.ROOT));
@@ -200,7 +223,7 @@ public final class ExampleApp {
      * @param site      the demo site
      * @param outputDir where {@code results.jsonl} and {@code dead-letter.jsonl} go
      */
-    public static Main createMain(DemoRun run, DemoSite site, Path outputDir) {
+    public static Main createMain(ScrapeRun run, DemoSite site, Path outputDir) {
         Main main = createMain(run);
         main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
         main.addOverrideProperty("example.urlFile", site.urlFile().toString());
@@ -213,7 +236,7 @@ public final class ExampleApp {
      *
      * @param run the listener that feeds the URLs and prints the summary
      */
-    public static Main createMain(DemoRun run) {
+    public static Main createMain(ScrapeRun run) {
         // no main class on purpose: Main(Class) scans its package for RouteBuilders, and the routes are chosen
         // by ExampleConfiguration from example.dsl instead
         Main main = new Main();

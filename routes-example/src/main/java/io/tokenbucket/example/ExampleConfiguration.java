@@ -6,6 +6,23 @@ import java.util.Locale;
 
 import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.camel.TokenBucketStoreType;
+import io.tokenbucket.example.broker.BrokerQueue;
+import io.tokenbucket.example.broker.BrokerSettings;
+import io.tokenbucket.example.fetch.FetchOutcome;
+import io.tokenbucket.example.fetch.InFlightLimit;
+import io.tokenbucket.example.fetch.RetryAfter;
+import io.tokenbucket.example.fetch.ScrapeHeaders;
+import io.tokenbucket.example.fetch.ScrapeStart;
+import io.tokenbucket.example.fetch.StoreUnavailable;
+import io.tokenbucket.example.proxy.ProxyBuckets;
+import io.tokenbucket.example.proxy.ProxyChooser;
+import io.tokenbucket.example.proxy.ProxyClients;
+import io.tokenbucket.example.proxy.ProxyInUse;
+import io.tokenbucket.example.proxy.ProxyLimits;
+import io.tokenbucket.example.proxy.ProxyPool;
+import io.tokenbucket.example.proxy.ProxySource;
+import io.tokenbucket.example.proxy.ProxyStats;
+import io.tokenbucket.example.proxy.RestBackoff;
 import org.apache.camel.CamelConfiguration;
 import org.apache.camel.CamelContext;
 import org.apache.camel.builder.ThreadPoolProfileBuilder;
@@ -83,8 +100,8 @@ public class ExampleConfiguration implements CamelConfiguration {
             throw new IllegalArgumentException("example.choose must be freest or roundrobin, was '" + choose + "'");
         }
         // penalties go to the pairs' buckets too (every instance sharing Redis sees them) and, with
-        // example.adaptive, the host's own 429s and 503s cut the pair's rate (operation throttled); without the
-        // throttle there are no buckets to tell
+        // example.adaptive, the host's own 429s and 503s cut the pair's rate (operation throttled): steps of the
+        // route after the outcome (BucketSteps); without the throttle there are no buckets to tell
         boolean adaptive = throttle && Boolean.parseBoolean(property(context, "example.adaptive", "false"));
         if (adaptive) {
             // the pairs' keys adapt, the proxies' and hosts' on the same endpoint keep their rates
@@ -96,14 +113,12 @@ public class ExampleConfiguration implements CamelConfiguration {
                 context.getPropertiesComponent().addOverrideProperty(PAIR_MAX_WAIT, ADAPTIVE_PAIR_MAX_WAIT);
             }
         }
-        ProxyBuckets buckets = throttle ? new TokenBucketProxyBuckets(context, ScraperRoute.THROTTLE, adaptive)
-                : ProxyBuckets.NONE;
         // a 429 rests its (proxy, host) pair: what the host asked, longer with jitter while its 429s keep coming
         RestBackoff.Policy rests = new RestBackoff.Policy(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), millis(context, "example.forgiveAfter", "10s"),
                 new java.util.Random());
         ProxyPool pool = new ProxyPool(source, (int) number(context, "example.failuresToUnhealthy", "3"),
-                millis(context, "example.cooldown", "5s"), buckets, System::nanoTime, rests);
+                millis(context, "example.cooldown", "5s"), ProxyBuckets.NONE, System::nanoTime, rests);
         ProxyStats stats = new ProxyStats();
         context.getRegistry().bind(ProxyPool.BEAN, pool);
         context.getRegistry().bind(ProxyStats.BEAN, stats);
@@ -143,7 +158,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         RetryAfter retryAfter = new RetryAfter(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), Clock.systemUTC());
         context.getRegistry().bind(FetchOutcome.BEAN, new FetchOutcome(pool, stats,
-                (int) number(context, "example.maxAttempts", "4"), retryAfter, adaptive));
+                (int) number(context, "example.maxAttempts", "4"), retryAfter, adaptive, throttle));
         long progress = millis(context, "example.progressInterval", "0");
         if (progress > 0) {
             context.addService(new ProgressReporter(context, stats, pool, progress, System.out));

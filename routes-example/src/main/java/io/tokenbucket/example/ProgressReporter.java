@@ -6,6 +6,8 @@ import java.time.temporal.ChronoUnit;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.example.proxy.ProxyPool;
+import io.tokenbucket.example.proxy.ProxyStats;
 import org.apache.camel.CamelContext;
 import org.apache.camel.support.service.ServiceSupport;
 

@@ -4,6 +4,20 @@ import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.camel.TokenBucketOperation;
 import io.tokenbucket.camel.TokenBucketRejectedException;
 import io.tokenbucket.camel.TokenBucketStoreException;
+import io.tokenbucket.example.fetch.FetchOutcome;
+import io.tokenbucket.example.fetch.Scrape;
+import io.tokenbucket.example.fetch.ScrapeResult;
+import io.tokenbucket.example.fetch.ScrapeStart;
+import io.tokenbucket.example.fetch.StoreUnavailable;
+import io.tokenbucket.example.proxy.ProxyChooser;
+import io.tokenbucket.example.proxy.ProxyClient;
+import io.tokenbucket.example.proxy.ProxyClients;
+import io.tokenbucket.example.proxy.ProxyInUse;
+import io.tokenbucket.example.proxy.ProxyLimits;
+import io.tokenbucket.example.proxy.ProxyPool;
+import io.tokenbucket.example.proxy.ProxyStats;
+import io.tokenbucket.example.proxy.BucketSteps;
+import org.apache.camel.LoggingLevel;
 import org.apache.camel.builder.RouteBuilder;
 
 /**
@@ -18,9 +32,10 @@ import org.apache.camel.builder.RouteBuilder;
  * ({@code example.choose=roundrobin}: the chooser names one in round robin and the bucket waits for its proxy's,
  * pair's and host's tokens), {@link ProxyInUse} puts that proxy's client and the URL on the exchange, camel-http
  * fetches the URL through the proxy, and {@link FetchOutcome} classifies the answer, blames the proxy or the URL,
- * updates the proxy's health (a 429 rests the (proxy, host) pair and penalises its bucket, a host's own 429 or 503
- * cuts the pair's adaptive rate: {@link TokenBucketProxyBuckets}; health never touches a bucket) and decides: done,
- * or another attempt. A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
+ * updates the proxy's health (a 429 rests the (proxy, host) pair; health never touches a bucket) and decides: done,
+ * or another attempt. The attempt's in-flight slots go back ({@code release}), and what the outcome owes the pairs'
+ * buckets runs as steps of {@link #THROTTLE} ({@link BucketSteps}: a 429's {@code penalize}, a host's own 429 or
+ * 503's {@code throttled}). A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
  * times to the dead letter, each as one JSON line ({@link ScrapeResult}).
  */
 public class ScraperRoute extends RouteBuilder {
@@ -48,7 +63,7 @@ public class ScraperRoute extends RouteBuilder {
      * {@link ProxyChooser} names them: a group per candidate proxy, {@code [proxy, pair]}, and the host as an all-of
      * key; the group that allows soonest is charged with the host, at one release instant, or nothing is.
      * {@code requireKey} makes a missing proxy id an error instead of a silently shared bucket.
-     * {@link TokenBucketProxyBuckets} sends its {@code penalize} and {@code throttled} operations for a pair to
+     * The {@code penalize} and {@code throttled} operations an outcome owes a pair ({@link BucketSteps}) are steps to
      * this same endpoint.
      *
      * <p>{@code maxWait} is {@code example.pairMaxWait} (with {@code example.adaptive}, unset:
@@ -130,6 +145,22 @@ public class ScraperRoute extends RouteBuilder {
                     .setHeader(TokenBucketConstants.OPERATION, constant(TokenBucketOperation.release.name()))
                     .to(THROTTLE)
                     .removeHeader(TokenBucketConstants.OPERATION)
+                    // what the outcome owes the pairs' buckets (BucketSteps), each a step of this same throttle on
+                    // the pair's key: a 429's rest (operation penalize) and, with example.adaptive, the host's own
+                    // refusal (operation throttled). A failure is logged: this instance's pool still rests the pair
+                    .split(exchangeProperty(BucketSteps.PROPERTY))
+                        .removeHeaders("*")
+                        .setHeader(ProxyStats.PROXY_HEADER, simple("${body[key]}"))
+                        .setHeader(TokenBucketConstants.OPERATION, simple("${body[operation]}"))
+                        .setHeader(TokenBucketConstants.PENALTY, simple("${body[penalty]}"))
+                        .doTry()
+                            .to(THROTTLE)
+                        .doCatch(Exception.class)
+                            .log(LoggingLevel.WARN, "Could not ${body[operation]} the bucket of ${body[key]}: "
+                                    + "${exception.message}").id("bucket-step-error")
+                        .end()
+                    .end()
+                    .removeProperty(BucketSteps.PROPERTY)
                 .end()
             .end()
             .choice()

@@ -1,13 +1,14 @@
 /**
  * The example application of the {@code tokenbucket:} component: a Camel Main scraper that takes URLs from a
- * queue, chooses a healthy proxy in round robin ({@link io.tokenbucket.example.ProxyPool},
- * {@link io.tokenbucket.example.ProxyChooser}), waits for that proxy's token in {@code tokenbucket:}, fetches
- * the URL through the proxy with camel-http and records the outcome ({@link io.tokenbucket.example.FetchOutcome},
- * {@link io.tokenbucket.example.ScrapeResult}).
+ * queue, chooses a proxy for each ({@link io.tokenbucket.example.proxy}), waits for that proxy's token in
+ * {@code tokenbucket:}, fetches the URL through the proxy with camel-http and records the outcome
+ * ({@link io.tokenbucket.example.fetch}). URLs come from a {@code seda:} queue fed from a file, or from a JMS broker
+ * shared by a fleet of instances ({@link io.tokenbucket.example.broker}).
  *
- * <p>The route exists twice, in the Java DSL ({@link io.tokenbucket.example.ScraperRoute}) and in the YAML DSL
- * ({@code routes/scraper.yaml}); {@link io.tokenbucket.example.ExampleConfiguration} loads the one that
- * {@code example.dsl} names. {@link io.tokenbucket.example.ExampleApp} runs it, by default against the offline
- * demo of package {@code demo}.
+ * <p>This package holds the application itself: the route in the Java DSL ({@link io.tokenbucket.example.ScraperRoute};
+ * the YAML DSL's is {@code routes/scraper.yaml}), the configuration that binds its beans and loads the route that
+ * {@code example.dsl} names ({@link io.tokenbucket.example.ExampleConfiguration}), and the program that runs it
+ * ({@link io.tokenbucket.example.ExampleApp}), by default against the offline demo of
+ * {@link io.tokenbucket.example.demo}.
  */
 package io.tokenbucket.example;

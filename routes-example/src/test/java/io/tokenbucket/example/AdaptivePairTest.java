@@ -10,6 +10,7 @@ import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
+import io.tokenbucket.example.proxy.StaleConnectionRetry;
 import org.apache.camel.util.json.JsonObject;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

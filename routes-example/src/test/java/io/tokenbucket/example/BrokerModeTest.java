@@ -11,8 +11,8 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 import jakarta.jms.JMSConsumer;
 import jakarta.jms.JMSContext;
 
+import io.tokenbucket.example.broker.BrokerQueue;
+import io.tokenbucket.example.broker.BrokerSettings;
 import io.tokenbucket.example.demo.DemoSite;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.apache.camel.CamelContext;
@@ -266,34 +268,6 @@ class BrokerModeTest {
         return Thread.getAllStackTraces().keySet().stream().filter(t -> !before.contains(t) && t.isAlive())
                 .map(Thread::getName).filter(n -> n.toLowerCase(java.util.Locale.ROOT).contains("activemq")
                         || n.toLowerCase(java.util.Locale.ROOT).contains("artemis")).sorted().toList();
-    }
-
-    @Test
-    void aRedeliveredLineAlreadyAtTheEndOfItsFileIsNotWrittenAgain() throws Exception {
-        String first = "{\"url\":\"http:\\/\\/127.0.0.1\\/page\\/1\",\"status\":200,\"deliveries\":1}\n";
-        String second = "{\"url\":\"http:\\/\\/127.0.0.1\\/page\\/2\",\"status\":200,\"deliveries\":1}\n";
-        String uri = "file:" + dir + "?fileName=results.jsonl&fileExist=Append";
-        try (CamelContext context = new DefaultCamelContext()) {
-            context.start();
-            AlreadyWritten written = new AlreadyWritten(uri);
-            // no file yet: write
-            assertThat(written.matches(line(context, first, true))).isFalse();
-            java.nio.file.Files.writeString(dir.resolve("results.jsonl"), first + second);
-            // the writer died after appending the second line, before its commit: it comes again, redelivered
-            assertThat(written.matches(line(context, second, true))).as("redelivered, the file's last line").isTrue();
-            // a line that is not the last one, or not redelivered, is written (only the last can be uncommitted)
-            assertThat(written.matches(line(context, first, true))).as("redelivered, not the last line").isFalse();
-            assertThat(written.matches(line(context, second, false))).as("first delivery").isFalse();
-            // not a file endpoint: nothing to compare with, written
-            assertThat(new AlreadyWritten("log:results").matches(line(context, second, true))).isFalse();
-        }
-    }
-
-    private static Exchange line(CamelContext context, String body, boolean redelivered) {
-        Exchange exchange = new org.apache.camel.support.DefaultExchange(context);
-        exchange.getMessage().setBody(body);
-        exchange.getMessage().setHeader(AlreadyWritten.REDELIVERED, redelivered);
-        return exchange;
     }
 
     private Map<String, String> broker(int port, String deliveries) {

@@ -28,7 +28,7 @@ class ExampleAppTest {
     void scrapesEveryUrlThroughTheProxiesWritesJsonLinesAndPrintsTheSummary(String dsl, @TempDir Path dir)
             throws Exception {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
-        DemoRun run = new DemoRun(new PrintStream(printed, true, StandardCharsets.UTF_8));
+        ScrapeRun run = new ScrapeRun(new PrintStream(printed, true, StandardCharsets.UTF_8));
         try (DemoSite site = new DemoSite(dir, 3, "3/300ms", 12, 1000, 1000)) {
             Main main = ExampleApp.createMain(run, site, dir.resolve("out"));
             main.addOverrideProperty("example.dsl", dsl);
@@ -55,7 +55,7 @@ class ExampleAppTest {
     @ValueSource(strings = { "java", "yaml" })
     @Timeout(30)
     void withABookingHorizonAUrlBookedOutIsRedeliveredAndFetchedOnce(String dsl, @TempDir Path dir) throws Exception {
-        DemoRun run = new DemoRun(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        ScrapeRun run = new ScrapeRun(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
         // one proxy, 2 at once then one every 500 ms; a URL may book at most 300 ms ahead, so most are booked out
         // at first and come back every 50 ms until their turn is near
         try (DemoSite site = new DemoSite(dir, 1, "2/1s", 6, 1000, 1000)) {
@@ -86,7 +86,7 @@ class ExampleAppTest {
     @Test
     @Timeout(30)
     void anUnreadableUrlFileEndsTheRunWithTheReason(@TempDir Path dir) throws Exception {
-        DemoRun run = new DemoRun(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        ScrapeRun run = new ScrapeRun(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
         Main main = ExampleApp.createMain(run);
         main.addOverrideProperty("example.proxies", "http://127.0.0.1:9 id=nowhere");
         main.addOverrideProperty("example.urlFile", dir.resolve("missing.txt").toString());

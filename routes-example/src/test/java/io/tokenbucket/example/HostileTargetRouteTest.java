@@ -16,6 +16,7 @@ import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
+import io.tokenbucket.example.fetch.Scrape;
 import org.apache.camel.builder.NotifyBuilder;
 import org.apache.camel.util.json.JsonObject;
 import org.junit.jupiter.api.io.TempDir;

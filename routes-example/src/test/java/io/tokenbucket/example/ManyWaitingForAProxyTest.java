@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.fetch.HostKey;
+import io.tokenbucket.example.proxy.ProxyChooser;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,7 +32,7 @@ class ManyWaitingForAProxyTest {
                      String.valueOf(URLS + 300), "example.queue", "seda:urls?size=10000&concurrentConsumers=4"))) {
             List<String> urls = scraper.pages(URLS);
             // the only proxy rests at the URLs' host: the chooser has no proxy to offer, every URL waits on its timer
-            long rest = scraper.pool().penalise("p1", HostKey.of(urls.get(0)), 3_000);
+            long rest = scraper.pool().penalize("p1", HostKey.of(urls.get(0)), 3_000);
             assertThat(rest).isGreaterThanOrEqualTo(3_000);
             scraper.scrape(urls);
 

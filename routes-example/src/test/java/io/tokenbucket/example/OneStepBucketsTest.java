@@ -15,6 +15,8 @@ import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
+import io.tokenbucket.example.fetch.HostKey;
+import io.tokenbucket.example.proxy.ProxyLimits;
 import io.tokenbucket.testsupport.redis.RedisClusterHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.Endpoint;
@@ -26,7 +28,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The proxy's, the (proxy, host) pair's and the host's buckets in one step ({@link ScraperRoute#THROTTLE}): each
- * attempt charges all three together, so a penalised or cut pair is a reason to choose another proxy, not a wait
+ * attempt charges all three together, so a penalized or cut pair is a reason to choose another proxy, not a wait
  * after the host's token is spent. Limits refill per hour, so what each bucket holds after a run is exactly what the
  * run took from it.
  */

@@ -17,6 +17,7 @@ import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
+import io.tokenbucket.example.fetch.FetchOutcome;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

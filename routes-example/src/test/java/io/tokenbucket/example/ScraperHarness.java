@@ -14,6 +14,10 @@ import java.util.function.Supplier;
 
 import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.fetch.HostKey;
+import io.tokenbucket.example.proxy.ProxyLimits;
+import io.tokenbucket.example.proxy.ProxyPool;
+import io.tokenbucket.example.proxy.ProxyStats;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.ProducerTemplate;
@@ -28,7 +32,7 @@ import org.apache.camel.util.json.Jsoner;
  * plain Camel context, reading {@code application.properties} with test overrides, against a real
  * {@link DemoSite} on loopback; results and dead letters go to mocks.
  */
-final class ScraperHarness implements AutoCloseable {
+public final class ScraperHarness implements AutoCloseable {
 
     final DemoSite site;
     final CamelContext context = new DefaultCamelContext();
@@ -107,7 +111,7 @@ final class ScraperHarness implements AutoCloseable {
      * @return the first answer {@code done} accepted
      * @throws AssertionError with {@code what} and the last answer, when the deadline passed first
      */
-    static <T> T awaitUntil(String what, Supplier<T> value, Predicate<T> done, Duration timeout) {
+    public static <T> T awaitUntil(String what, Supplier<T> value, Predicate<T> done, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             T answer = value.get();
@@ -129,7 +133,7 @@ final class ScraperHarness implements AutoCloseable {
 
     /**
      * The milliseconds until the bucket of the pair (proxy, the demo target's first host), as this instance's
-     * throttle sees it, has a token: what a 429 there penalises.
+     * throttle sees it, has a token: what a 429 there penalizes.
      */
     long millisUntilPairToken(String proxyId) {
         return bucketOperation(pairKey(proxyId), "peek").getMessage()

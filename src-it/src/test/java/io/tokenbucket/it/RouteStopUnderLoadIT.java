@@ -5,24 +5,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
-import io.tokenbucket.example.DemoRun;
+import io.tokenbucket.camel.TokenBucketException;
 import io.tokenbucket.example.ExampleApp;
+import io.tokenbucket.example.ScrapeRun;
 import io.tokenbucket.example.ScraperRoute;
 import io.tokenbucket.example.demo.DemoSite;
-import io.tokenbucket.camel.TokenBucketException;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
-import org.apache.camel.spi.CamelEvent;
-import org.apache.camel.support.EventNotifierSupport;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.Main;
 import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.support.EventNotifierSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,7 +42,7 @@ class RouteStopUnderLoadIT {
     @Test
     void stoppingTheRouteWhileThousandsWaitLeavesNoneHanging() throws Exception {
         try (DemoSite site = new DemoSite(dir, 3, "1/1h", URLS, 1_000, 1000)) {
-            DemoRun run = new DemoRun(System.out);
+            ScrapeRun run = new ScrapeRun(System.out);
             Main main = ExampleApp.createMain(run, site, dir.resolve("out"));
             AtomicReference<CamelContext> context = new AtomicReference<>();
             Map<String, Long> failures = new ConcurrentHashMap<>();

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.tokenbucket.example.DemoRun;
 import io.tokenbucket.example.ExampleApp;
+import io.tokenbucket.example.ScrapeRun;
 import io.tokenbucket.example.ScraperRoute;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
@@ -75,7 +75,7 @@ class YamlRouteFromFileIT {
     private Run scrape(String name, Map<String, String> settings) throws Exception {
         Path runDir = Files.createDirectories(dir.resolve(name));
         try (DemoSite site = new DemoSite(runDir, 3, "3/1s", URLS, 12, 1000)) {
-            DemoRun run = new DemoRun(System.out);
+            ScrapeRun run = new ScrapeRun(System.out);
             Main main = ExampleApp.createMain(run, site, runDir.resolve("out"));
             AtomicReference<String> source = new AtomicReference<>();
             main.addMainListener(new MainListenerSupport() {
