@@ -210,7 +210,7 @@ final class TokenBucketExceptions {
             why = "no in-flight slot free, and maxWaiting " + config.getMaxWaiting()
                     + " exchanges are waiting already";
         }
-        List<String> slotKeys = TokenBucketSlots.slotKeys(acquire).stream().map(k -> "'" + shown(k.sent()) + "' ("
+        List<String> slotKeys = TokenBucketLeases.slotKeys(acquire).stream().map(k -> "'" + shown(k.sent()) + "' ("
                 + k.limits().inFlight() + " in flight)").toList();
         return new TokenBucketRejectedException(endpointName, acquire.key().sent(), acquire.tokens(), 0,
                 "tokenbucket:" + endpointName + " rejected key '" + shown(acquire.key().sent()) + "': " + why

@@ -47,12 +47,14 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private final TokenBucketConfiguration config;
     private final TokenBucketWaiters waiters;
     private final TokenBucketSlots slots;
+    private final TokenBucketLeases leases;
 
     /** A producer for {@code endpoint}. */
     public TokenBucketProducer(TokenBucketEndpoint endpoint) {
         super(endpoint);
         this.endpoint = endpoint;
         this.config = endpoint.getConfiguration();
+        this.leases = new TokenBucketLeases(endpoint);
         this.slots = new TokenBucketSlots(endpoint, new TokenBucketSlots.Retry() {
             @Override
             public CompletionStage<Outcome> reserve(TokenBucketRequest request, StoreCommand.Lease lease,
@@ -85,7 +87,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (request instanceof Acquire || request instanceof AcquireAny) {
                 return acquire(exchange, callback, store, request, start);
             } else if (request instanceof TokenBucketRequest.ReleaseSlots) {
-                slots.releaseNow(exchange);
+                leases.releaseNow(exchange);
                 callback.done(true);
                 return true;
             } else if (request instanceof Refund r) {
@@ -129,7 +131,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
-        StoreCommand.Lease lease = slots.lease(request); // null unless a key has an in-flight limit on Redis
+        StoreCommand.Lease lease = leases.lease(request); // null unless a key has an in-flight limit on Redis
         if (place && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
             slots.await(exchange, callback, request, request instanceof Acquire a ? a
                     : ((AcquireAny) request).chosen(0), lease, start, maxWait);
@@ -243,7 +245,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(sync);
             return sync;
         }
-        slots.holdUntilDone(exchange, acquire, lease);
+        leases.holdUntilDone(exchange, acquire, lease);
         if (r.waitTicks() == 0) {
             endpoint.getStatistics().admitted(acquire.key().stored(), 0);
             passed(message, config, 0, r.remaining());

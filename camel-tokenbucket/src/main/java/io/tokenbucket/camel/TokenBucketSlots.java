@@ -7,26 +7,21 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
-import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
 import io.tokenbucket.camel.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
 import io.tokenbucket.store.StoreCommand;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
-import org.apache.camel.spi.Synchronization;
 
 /**
- * The in-flight slots of one producer's exchanges: each admitted exchange holds its slots under a lease of its own
- * and gives them back exactly once, when its unit of work ends (completed or failed, however it ends); the exchanges
- * that found every slot taken wait here, holding no thread, until a release lets them in, in the order they came.
+ * The exchanges of one producer that found every in-flight slot of their keys taken: they wait here, holding no
+ * thread, until a release lets them in, in the order they came (the slots admitted exchanges hold, and their leases,
+ * are {@link TokenBucketLeases}'s).
  *
  * <p>A release anywhere under the endpoint's name in this Camel context wakes every producer's queue of that name
  * ({@link TokenBucketComponent#slotsReleased}). On a shared store (Redis) a slot may also come free in another
@@ -43,28 +38,18 @@ import org.apache.camel.spi.Synchronization;
  * of a key holds one, renewed by its tries, expiring half a second after its last): a freed slot goes to the oldest
  * ticket, whichever instance holds it, so instances are served in turn instead of the releasing one re-taking its
  * slot. A waiter of several candidates holds a ticket on each, and gives up the others when one admits it.
- *
- * <p>On a shared store each lease lasts {@code inFlightLease} unless renewed, and every lease of a running exchange
- * is renewed a third of that time after its last renewal, so a live exchange never loses its slot and a dead
- * instance's slots come back after at most the lease time. The local store's slots live as long as their JVM.
  */
 final class TokenBucketSlots {
 
     /** How often waiters on a shared store try again without a release in this context: 20 ms. */
     static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
-    /** This JVM's part of every lease id: random, so that two instances never share an id. */
-    private static final String INSTANCE = Long.toString(Math.abs(new java.security.SecureRandom().nextLong()), 36);
-    private static final AtomicLong LEASES = new AtomicLong();
-
     private final TokenBucketEndpoint endpoint;
     private final Retry retry;
     private final ArrayDeque<SlotWaiter> queue = new ArrayDeque<>(); // guarded by this
-    private final Set<Release> held = ConcurrentHashMap.newKeySet();
     private boolean draining; // guarded by this
     private boolean again; // guarded by this
     private TokenBucketTimer.Entry poll; // guarded by this
-    private volatile TokenBucketTimer.Entry renewal;
 
     /** Runs a waiter's reservation again and acts on a grant or a refusal that is not for want of a slot. */
     interface Retry {
@@ -86,127 +71,6 @@ final class TokenBucketSlots {
         return endpoint.getName();
     }
 
-    /** The keys of {@code acquire} (its key and all-of keys) that have an in-flight limit. */
-    static List<Key> slotKeys(Acquire acquire) {
-        List<Key> keys = new ArrayList<>(1 + acquire.allOf().size());
-        if (acquire.key().limits().inFlight() > 0) {
-            keys.add(acquire.key());
-        }
-        for (Key k : acquire.allOf()) {
-            if (k.limits().inFlight() > 0) {
-                keys.add(k);
-            }
-        }
-        return keys;
-    }
-
-    /**
-     * The stored keys with an in-flight limit that {@code request} (an acquire, or an acquire of the freest candidate)
-     * may take a slot of: of every candidate and group, and its all-of keys.
-     */
-    private static Set<String> anySlotKeys(TokenBucketRequest request) {
-        return stored(allSlotKeys(request));
-    }
-
-    /** The keys with an in-flight limit of every candidate (and group) of {@code request} and its all-of keys, once. */
-    private static List<Key> allSlotKeys(TokenBucketRequest request) {
-        if (request instanceof Acquire a) {
-            return slotKeys(a);
-        }
-        AcquireAny any = (AcquireAny) request;
-        java.util.Map<String, Key> keys = new java.util.LinkedHashMap<>();
-        for (int c = 0; c < any.candidates().size(); c++) {
-            for (Key k : slotKeys(any.chosen(c))) {
-                keys.putIfAbsent(k.stored(), k);
-            }
-        }
-        return new ArrayList<>(keys.values());
-    }
-
-    private static Set<String> stored(List<Key> keys) {
-        Set<String> stored = new HashSet<>();
-        for (Key k : keys) {
-            stored.add(k.stored());
-        }
-        return stored;
-    }
-
-    /**
-     * A lease for a reservation of {@code request} on a shared store; null when none of its keys has an in-flight limit,
-     * and on the local store, whose slots need none.
-     */
-    StoreCommand.Lease lease(TokenBucketRequest request) {
-        if (!shared() || anySlotKeys(request).isEmpty()) {
-            return null;
-        }
-        return new StoreCommand.Lease(INSTANCE + ":" + Long.toString(LEASES.incrementAndGet(), 36),
-                TimeUnit.MILLISECONDS.toNanos(endpoint.getConfiguration().getInFlightLease()));
-    }
-
-    /**
-     * Gives the slots {@code acquire} took under {@code lease} back when {@code exchange}'s unit of work ends, exactly
-     * once, and renews them until then on a shared store. Call it when the reservation is granted; nothing happens
-     * when it took none.
-     */
-    void holdUntilDone(Exchange exchange, Acquire acquire, StoreCommand.Lease lease) {
-        List<Key> keys = slotKeys(acquire);
-        if (!keys.isEmpty()) {
-            Release release = new Release(keys, lease);
-            endpoint.getStatistics().inFlight(1);
-            Held taken = held(exchange);
-            if (taken == null) {
-                taken = new Held(exchange);
-                exchange.setProperty(heldProperty(), taken);
-            }
-            taken.releases.add(release);
-            if (shared()) {
-                held.add(release);
-                scheduleRenewal();
-            }
-            exchange.getExchangeExtension().addOnCompletion(release);
-        }
-    }
-
-    /** The exchange property that lists the releases of the slots an exchange holds on this endpoint. */
-    private String heldProperty() {
-        return "CamelTokenBucketSlots." + endpoint.getName();
-    }
-
-    /**
-     * The releases of the slots {@code exchange} itself holds on this endpoint, or null. A copy of an exchange (split,
-     * multicast, wire tap) has its properties, this one too, but none of its slots: those stay the original's.
-     */
-    private Held held(Exchange exchange) {
-        Held taken = exchange.getProperty(heldProperty(), Held.class);
-        return taken != null && taken.owner == exchange ? taken : null;
-    }
-
-    /** The releases of the slots one exchange, its owner, holds on an endpoint (an exchange property's value). */
-    private static final class Held {
-        private final Exchange owner;
-        private final List<Release> releases = new ArrayList<>(1);
-
-        Held(Exchange owner) {
-            this.owner = owner;
-        }
-    }
-
-    /**
-     * Gives back now every slot {@code exchange} holds on this endpoint (operation {@code release}); each is given
-     * back once, so its release when the exchange ends does nothing.
-     */
-    void releaseNow(Exchange exchange) {
-        Held taken = held(exchange);
-        if (taken != null) {
-            exchange.removeProperty(heldProperty());
-            taken.releases.forEach(Release::release);
-        }
-    }
-
-    private boolean shared() {
-        return endpoint.getConfiguration().getStore() != TokenBucketStoreType.local;
-    }
-
     /** Whether an exchange of {@code request} must queue behind waiters that share one of its slot keys. */
     boolean mustQueue(TokenBucketRequest request) {
         synchronized (this) {
@@ -214,7 +78,7 @@ final class TokenBucketSlots {
                 return false;
             }
         }
-        Set<String> mine = anySlotKeys(request);
+        Set<String> mine = TokenBucketLeases.anySlotKeys(request);
         return !mine.isEmpty() && waitingKeys().stream().anyMatch(mine::contains);
     }
 
@@ -255,6 +119,10 @@ final class TokenBucketSlots {
         drain(); // a slot released between the refusal and the queueing is not missed
     }
 
+    private boolean shared() {
+        return endpoint.getConfiguration().getStore() != TokenBucketStoreType.local;
+    }
+
     /** Tries the queue every {@link #POLL_NANOS} while it holds waiters; under this object's lock. */
     private void schedulePoll() {
         try {
@@ -270,34 +138,6 @@ final class TokenBucketSlots {
             }, System.nanoTime() + POLL_NANOS);
         } catch (RejectedExecutionException stopping) {
             poll = null; // the component stops: the waiters are abandoned with it
-        }
-    }
-
-    /** Renews every held lease a third of the lease time from now, and again after that while any is held. */
-    private void scheduleRenewal() {
-        if (renewal != null) {
-            return;
-        }
-        synchronized (this) {
-            if (renewal != null) {
-                return;
-            }
-            long every = TimeUnit.MILLISECONDS.toNanos(endpoint.getConfiguration().getInFlightLease()) / 3;
-            try {
-                renewal = endpoint.getComponent().timer().schedule(() -> {
-                    renewal = null;
-                    if (!held.isEmpty()) {
-                        scheduleRenewal();
-                        try {
-                            endpoint.getComponent().worker().execute(() -> held.forEach(Release::renew));
-                        } catch (RejectedExecutionException stopping) {
-                            // the context stops; its exchanges end and release their slots
-                        }
-                    }
-                }, System.nanoTime() + every);
-            } catch (RejectedExecutionException stopping) {
-                renewal = null;
-            }
         }
     }
 
@@ -409,7 +249,7 @@ final class TokenBucketSlots {
             this.lease = lease;
             this.start = start;
             this.deadline = deadline;
-            this.keys = anySlotKeys(request);
+            this.keys = TokenBucketLeases.anySlotKeys(request);
         }
 
         /**
@@ -504,7 +344,7 @@ final class TokenBucketSlots {
          * one that gives up withdraws it, so it holds up nobody until it expires. A release of its lease does that.
          */
         private void withdrawTicket() {
-            List<Key> keys = allSlotKeys(request);
+            List<Key> keys = TokenBucketLeases.allSlotKeys(request);
             if (lease == null || keys.isEmpty()) {
                 return;
             }
@@ -532,56 +372,5 @@ final class TokenBucketSlots {
         }
     }
 
-    /** Gives an exchange's slots back when its unit of work ends, once, then wakes the waiters of the name. */
-    private final class Release extends AtomicBoolean implements Synchronization {
-        private static final long serialVersionUID = 1L;
-        private final transient List<Key> keys;
-        private final transient StoreCommand.Lease lease;
 
-        Release(List<Key> keys, StoreCommand.Lease lease) {
-            this.keys = keys;
-            this.lease = lease;
-        }
-
-        @Override
-        public void onComplete(Exchange exchange) {
-            release();
-        }
-
-        @Override
-        public void onFailure(Exchange exchange) {
-            release();
-        }
-
-        private StoreCommand command(Step.Op op) {
-            return new StoreCommand(Key.stored(keys), new Step(op, new int[] {keys.size()}, Key.limits(keys), 0, 0),
-                    lease);
-        }
-
-        /** Keeps the slots from expiring (a shared store's leases), unless they were released meanwhile. */
-        void renew() {
-            if (!get()) {
-                try {
-                    endpoint.store().execute(command(Step.Op.RENEW));
-                } catch (RuntimeException e) {
-                    // the next renewal tries again, well within the lease
-                }
-            }
-        }
-
-        private void release() {
-            if (!compareAndSet(false, true)) {
-                return;
-            }
-            endpoint.getStatistics().inFlight(-1);
-            held.remove(this);
-            CompletionStage<Outcome> released;
-            try {
-                released = endpoint.store().execute(command(Step.Op.RELEASE));
-            } catch (RuntimeException e) {
-                released = CompletableFuture.failedFuture(e); // a shared store's lease then expires on its own
-            }
-            released.whenComplete((done, failure) -> endpoint.getComponent().slotsReleased(endpoint.getName()));
-        }
-    }
 }
