@@ -13,6 +13,7 @@ import io.tokenbucket.example.fetch.InFlightLimit;
 import io.tokenbucket.example.fetch.RetryAfter;
 import io.tokenbucket.example.fetch.ScrapeHeaders;
 import io.tokenbucket.example.fetch.ScrapeStart;
+import io.tokenbucket.example.fetch.RouteFailure;
 import io.tokenbucket.example.fetch.StoreUnavailable;
 import io.tokenbucket.example.proxy.ProxyBuckets;
 import io.tokenbucket.example.proxy.ProxyChooser;
@@ -154,6 +155,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         long storeRetries = number(context, "example.storeRetries", "120");
         number(context, "example.storeRetryDelay", "500");
         context.getRegistry().bind(StoreUnavailable.BEAN, new StoreUnavailable(stats, storeRetries));
+        context.getRegistry().bind(RouteFailure.BEAN, new RouteFailure(stats));
         // a 429's Retry-After is the target's word: capped, so a hostile target cannot rest a proxy for a year
         RetryAfter retryAfter = new RetryAfter(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), Clock.systemUTC());

@@ -5,6 +5,7 @@ import io.tokenbucket.camel.TokenBucketOperation;
 import io.tokenbucket.camel.TokenBucketRejectedException;
 import io.tokenbucket.camel.TokenBucketStoreException;
 import io.tokenbucket.example.fetch.FetchOutcome;
+import io.tokenbucket.example.fetch.RouteFailure;
 import io.tokenbucket.example.fetch.Scrape;
 import io.tokenbucket.example.fetch.ScrapeResult;
 import io.tokenbucket.example.fetch.ScrapeStart;
@@ -117,6 +118,11 @@ public class ScraperRoute extends RouteBuilder {
             .asyncDelayedRedelivery()
             .handled(true)
             .process(StoreUnavailable.BEAN)
+            .to("{{example.deadLetter}}");
+        // any other exception that escapes a step: the URL goes to the dead letter with it, at once, never lost
+        onException(Exception.class)
+            .handled(true)
+            .process(RouteFailure.BEAN)
             .to("{{example.deadLetter}}");
 
         from("{{example.queue}}").routeId(ROUTE_ID)

@@ -41,6 +41,12 @@ public final class ScraperHarness implements AutoCloseable {
     private final AtomicInteger sent = new AtomicInteger();
 
     ScraperHarness(String dsl, Path dir, DemoSite site, Map<String, String> overrides) throws Exception {
+        this(dsl, dir, site, overrides, context -> { });
+    }
+
+    /** As above, with {@code beforeStart} run on the configured context before it starts (to replace a bean). */
+    ScraperHarness(String dsl, Path dir, DemoSite site, Map<String, String> overrides,
+                   java.util.function.Consumer<CamelContext> beforeStart) throws Exception {
         this.site = site;
         Properties properties = new Properties();
         properties.setProperty("example.dsl", dsl);
@@ -54,6 +60,7 @@ public final class ScraperHarness implements AutoCloseable {
         context.getPropertiesComponent().setLocation("classpath:application.properties");
         context.getPropertiesComponent().setOverrideProperties(properties);
         new ExampleConfiguration().configure(context);
+        beforeStart.accept(context);
         context.start();
         results = context.getEndpoint("mock:results", MockEndpoint.class);
         dead = context.getEndpoint("mock:dead", MockEndpoint.class);

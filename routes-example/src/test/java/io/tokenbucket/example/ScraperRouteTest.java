@@ -14,8 +14,11 @@ import java.util.stream.Stream;
 import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
+import io.tokenbucket.example.fetch.Scrape;
+import io.tokenbucket.example.proxy.ProxyChooser;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
+import org.apache.camel.Processor;
 import org.apache.camel.util.json.JsonObject;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -215,6 +218,35 @@ class ScraperRouteTest {
             assertThat(scraper.stats().deadLetters()).isEqualTo(2);
             // the store's failure is no proxy's fault
             assertThat(scraper.pool().health().values()).containsOnly("healthy");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void aUrlWhoseRouteFailsUnexpectedlyGoesToTheDeadLetterWithTheError(String dsl) throws Exception {
+        try (DemoSite site = new DemoSite(dir, 2, "10/100ms", 0, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of(), context -> {
+                 // a step outside the fetch's try block that throws for one URL, as a bug or a bad bean would
+                 Processor chooser = context.getRegistry().lookupByNameAndType(ProxyChooser.BEAN, Processor.class);
+                 context.getRegistry().unbind(ProxyChooser.BEAN);
+                 context.getRegistry().bind(ProxyChooser.BEAN, Processor.class, (Processor) exchange -> {
+                     if (String.valueOf(exchange.getProperty(Scrape.URL)).endsWith("/page/1")) {
+                         throw new IllegalStateException("a step failed");
+                     }
+                     chooser.process(exchange);
+                 });
+             })) {
+            List<String> urls = scraper.pages(3);
+            scraper.scrape(urls);
+
+            assertEachUrlExactlyOnce(scraper, urls);
+            assertThat(scraper.deadLines()).singleElement().satisfies(dead -> {
+                assertThat(dead.getString("url")).contains("/page/1");
+                assertThat(dead.getString("reason"))
+                        .isEqualTo("the route failed: IllegalStateException: a step failed");
+            });
+            assertThat(scraper.resultLines()).hasSize(2);
+            assertThat(scraper.stats().deadLetters()).isEqualTo(1);
         }
     }
 
