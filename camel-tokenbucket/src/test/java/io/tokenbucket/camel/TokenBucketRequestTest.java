@@ -138,7 +138,7 @@ class TokenBucketRequestTest {
                 .isInstanceOf(Remove.class);
         assertThatThrownBy(() -> read(header(TokenBucketConstants.OPERATION, "drop")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("Header CamelTokenBucketOperation must be"
-                        + " one of acquire, refund, remove, peek, penalize, throttled or rate, was 'drop'");
+                        + " one of acquire, refund, remove, peek, penalize, throttled, rate, release, was 'drop'");
     }
 
     @Test
