@@ -31,7 +31,7 @@ import org.apache.camel.main.Main;
  * {@code -Dexample.demo=false} scrapes {@code example.urlFile} through {@code example.proxyFile} instead.
  *
  * <p>Settings come from {@code application.properties}, overridable as system properties or environment
- * variables ({@code EXAMPLE_CAPACITY=5}).
+ * variables ({@code EXAMPLE_PROXYLIMIT=5/1s}).
  */
 public final class ExampleApp {
 

@@ -17,6 +17,7 @@ import io.tokenbucket.example.fetch.RouteFailure;
 import io.tokenbucket.example.fetch.StoreUnavailable;
 import io.tokenbucket.example.proxy.ProxyBuckets;
 import io.tokenbucket.example.proxy.ProxyChooser;
+import io.tokenbucket.example.proxy.ProxyConfig;
 import io.tokenbucket.example.proxy.ProxyClients;
 import io.tokenbucket.example.proxy.ProxyInUse;
 import io.tokenbucket.example.proxy.ProxyLimits;
@@ -134,9 +135,16 @@ public class ExampleConfiguration implements CamelConfiguration {
         context.getRegistry().bind(ProxyChooser.BEAN, new ProxyChooser(pool, freest,
                 millis(context, "example.maxBackoff", "2s"), context, throttle && hostLimit != null));
         String pairLimit = property(context, "example.pairLimit", "");
-        context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool, number(context, "example.capacity", "2"),
-                millis(context, "example.refillPeriod", "1s"), pairLimit, property(context, "example.hostLimit", ""),
-                hostInFlight));
+        // settings that example.proxyLimit replaced: refused by name rather than ignored
+        for (String renamed : new String[] {"capacity", "refillPeriod"}) {
+            if (context.getPropertiesComponent().resolveProperty("example." + renamed).isPresent()) {
+                throw new IllegalArgumentException("example." + renamed + " is now example.proxyLimit=N/period (2/1s)");
+            }
+        }
+        String proxyLimitText = property(context, "example.proxyLimit", "2/1s");
+        long[] proxyLimit = ProxyConfig.rate(proxyLimitText, "example.proxyLimit", "'" + proxyLimitText + "'");
+        context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool, proxyLimit[0], proxyLimit[1], pairLimit,
+                property(context, "example.hostLimit", ""), hostInFlight));
         // one HttpClient per proxy, with the proxy's address and exact credentials, made before the routes start
         ProxyClients clients = new ProxyClients(context, stats,
                 Boolean.parseBoolean(property(context, "example.warmUp", "true")));

@@ -55,7 +55,7 @@ public class ScraperRoute extends RouteBuilder {
     /**
      * The throttle: every bucket of the scraper, in one endpoint and one atomic step per attempt. Its keys
      * ({@link ProxyLimits}, also their limits, {@code limitResolver=#proxyLimits}): each proxy's id, at the proxy's
-     * own {@code limit=} or {@code example.capacity} per {@code example.refillPeriod}; each (proxy, host) pair's
+     * own {@code limit=} or {@code example.proxyLimit}; each (proxy, host) pair's
      * {@code "pair <proxy id> <host key>"}, at {@code example.pairLimit} or its proxy's rate, and with
      * {@code example.adaptive} at a rate that adapts (AIMD, the component's {@code adaptive} options from
      * {@code example.adaptive*}, for the pairs alone: {@code adaptiveKeys}): the host's own 429s and 503s cut it
@@ -78,7 +78,7 @@ public class ScraperRoute extends RouteBuilder {
      */
     public static final String THROTTLE = "tokenbucket:proxies?keyHeader=" + ProxyStats.PROXY_HEADER
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
-            + "&capacity={{example.capacity}}&refillPeriod={{example.refillPeriod}}"
+            + "&limits={{example.proxyLimit}}"
             + "&adaptive={{example.adaptive}}&adaptiveKeys={{?" + ADAPTIVE_KEYS_PROPERTY + "}}"
             + "&adaptiveDecrease={{example.adaptiveDecrease}}&adaptiveIncrease={{example.adaptiveIncrease}}"
             + "&adaptiveHold={{example.adaptiveHold}}&adaptiveFloor={{example.adaptiveFloor}}"

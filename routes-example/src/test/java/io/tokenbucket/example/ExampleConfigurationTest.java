@@ -37,6 +37,17 @@ class ExampleConfigurationTest {
     }
 
     @Test
+    void aBadProxyLimitOrItsOldNamesFailTheStartByName() throws Exception {
+        for (String bad : new String[] {"2", "0/1s", "2/0s", "2/soon", "-1/1s", "99999999999999999999/1s", "/"}) {
+            assertRejected("example.proxyLimit", bad, "example.proxyLimit must be N/period with N and the period at"
+                    + " least 1 (4/1s), was '" + bad + "'");
+        }
+        assertRejected("example.capacity", "5", "example.capacity is now example.proxyLimit=N/period (2/1s)");
+        assertRejected("example.refillPeriod", "2s", "example.refillPeriod is now example.proxyLimit=N/period"
+                + " (2/1s)");
+    }
+
+    @Test
     void aBadHostLimitFailsTheStartByName() throws Exception {
         try (CamelContext context = new DefaultCamelContext()) {
             Properties properties = new Properties();

@@ -30,7 +30,7 @@ class InFlightCapsTest {
         try (DemoSite site = new DemoSite(dir, 3, "100/1s,2inflight", 0, DemoTarget.hiddenPerIp(1000, 2, true),
                 DemoProxy.Mode.KEEPALIVE);
              ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.hostInFlight", "3",
-                     "example.capacity", "100", "example.queue", "seda:urls?size=10000&concurrentConsumers=12"))) {
+                     "example.proxyLimit", "100/1s", "example.queue", "seda:urls?size=10000&concurrentConsumers=12"))) {
             site.warmUp();
             List<String> hosts = site.target().baseUrls();
             List<String> urls = new ArrayList<>();

@@ -63,7 +63,7 @@ class InFlightFleetIT {
                     Path urlFile = Files.write(runDir.resolve("urls-" + i + ".txt"), urls);
                     instances.add(ExampleInstance.start(label + "-" + i, runDir, Map.of(
                             "example.proxyFile", site.proxyFile().toString(), "example.urlFile", urlFile.toString(),
-                            "example.redisUri", redisUri, "example.hostInFlight", "3", "example.capacity", "100")));
+                            "example.redisUri", redisUri, "example.hostInFlight", "3", "example.proxyLimit", "100/1s")));
                 }
                 for (ExampleInstance instance : instances) {
                     assertThat(instance.awaitExit(RUN_TIMEOUT)).as(instance.logTail()).isZero();

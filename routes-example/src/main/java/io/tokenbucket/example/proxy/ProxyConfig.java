@@ -85,12 +85,9 @@ public record ProxyConfig(String id, String host, int port, String username, Str
                     if (slots.matches() && inFlight == 0) {
                         inFlight = inFlight(slots.group(1), option);
                     } else if (item.contains("/") && capacity == 0) {
-                        String[] limit = item.split("/", 2);
-                        capacity = number(limit[0], option);
-                        periodMs = TimeUtils.toMilliSeconds(limit[1]);
-                        if (capacity < 1 || periodMs < 1) {
-                            throw new IllegalArgumentException("limit must be N/period with N >= 1, was " + option);
-                        }
+                        long[] rate = rate(item, "limit", option);
+                        capacity = rate[0];
+                        periodMs = rate[1];
                     } else {
                         throw new IllegalArgumentException("limit must be N/period, Ninflight or both separated by"
                                 + " a comma (4/1s,8inflight), each once, was " + option);
@@ -102,6 +99,33 @@ public record ProxyConfig(String id, String host, int port, String username, Str
             }
         }
         return new ProxyConfig(id, uri.getHost(), uri.getPort(), user, password, capacity, periodMs, inFlight);
+    }
+
+    /**
+     * A rate {@code N/period} ({@code 4/1s}): {@code N} tokens, all of them refilled per {@code period}; as
+     * {@code {N, period in milliseconds}}.
+     *
+     * @param name  what the text is, for the error ({@code limit}, {@code example.proxyLimit})
+     * @param shown the text as the error shows it
+     * @throws IllegalArgumentException naming {@code name} and {@code shown} unless N and the period are at least 1
+     */
+    public static long[] rate(String text, String name, String shown) {
+        String[] parts = text.strip().split("/", 2);
+        long periodMs = -1;
+        long n = -1;
+        if (parts.length == 2) {
+            try {
+                n = Long.parseLong(parts[0].strip());
+                periodMs = TimeUtils.toMilliSeconds(parts[1].strip());
+            } catch (RuntimeException e) { // Camel's duration parser also throws index errors on some text
+                n = -1;
+            }
+        }
+        if (n < 1 || periodMs < 1) {
+            throw new IllegalArgumentException(name + " must be N/period with N and the period at least 1 (4/1s),"
+                    + " was " + shown);
+        }
+        return new long[] {n, periodMs};
     }
 
     private static final Pattern IN_FLIGHT = Pattern.compile("(\\d+)inflight", Pattern.CASE_INSENSITIVE);

@@ -12,8 +12,7 @@ import io.tokenbucket.example.fetch.HostKey;
  *
  * <ul>
  * <li>a proxy: its id ({@link ProxyConfig#id()}, which holds no whitespace), with its own limit
- *     ({@code limit=N/period} in the proxy file), or null for the endpoint's default ({@code example.capacity} per
- *     {@code example.refillPeriod});</li>
+ *     ({@code limit=N/period} in the proxy file), or null for the endpoint's default ({@code example.proxyLimit});</li>
  * <li>a (proxy, host) pair: {@link #pairKey} {@code "pair <proxy id> <host key>"}, with {@code example.pairLimit}
  *     when it is set: the most one proxy's address may send to one host, the ceiling of the pair's adaptive rate
  *     ({@code example.adaptive}, for these keys only: {@link #ADAPTIVE_KEYS}), which finds the host's real limit
@@ -52,8 +51,8 @@ public class ProxyLimits implements TokenBucketLimitResolver.Text {
 
     /**
      * @param pool            where the proxies' limits come from
-     * @param defaultCapacity {@code example.capacity}: the bucket of a proxy without {@code limit=}
-     * @param defaultPeriodMs {@code example.refillPeriod} in milliseconds
+     * @param defaultCapacity the N of {@code example.proxyLimit}: the bucket of a proxy without {@code limit=}
+     * @param defaultPeriodMs the period of {@code example.proxyLimit}, in milliseconds
      * @param pairLimit       {@code example.pairLimit}: every pair's limits in the component's {@code limits}
      *                        syntax ({@code 12/1s:2}); empty: its proxy's rate with twice its burst
      * @param hostLimit       {@code example.hostLimit}: every host's limits ({@link #hostKey}), in that syntax

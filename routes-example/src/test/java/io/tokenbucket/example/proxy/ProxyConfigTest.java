@@ -72,7 +72,8 @@ class ProxyConfigTest {
         assertThat(slots.capacity()).isEqualTo(4);
         assertThat(ProxyConfig.parse("http://h:1 limit=3inflight").capacity()).as("the pool's rate").isZero();
         for (String bad : new String[] {"limit=0inflight", "limit=2inflight,3inflight", "limit=4/1s,5/1s",
-                "limit=4/1s,", "limit=99999999999999999999inflight", "limit=1000000001inflight", "limit=x"}) {
+                "limit=4/1s,", "limit=99999999999999999999inflight", "limit=1000000001inflight", "limit=x",
+                "limit=4/soon", "limit=0/1s", "limit=4/0s"}) {
             assertThatThrownBy(() -> ProxyConfig.parse("http://u:secret@h:1 " + bad)).as(bad)
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit")
                     .hasMessageNotContaining("secret");
