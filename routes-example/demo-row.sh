@@ -1,7 +1,7 @@
 #!/bin/bash
-# One row of the README's table "A host's limit you do not know": the demo against a hidden limit the scraper is not
-# told, with only example.adaptive=true and a ceiling (example.pairLimit) set, and the row's figures from what the
-# target saw (target/demo-row/<time>/hits.csv).
+# One row of benchmarks/results/example-adaptive-demo-rows.md (the README's "A host's limit you do not know"): the
+# demo against a hidden limit the scraper is not told, with only example.adaptive=true and a ceiling
+# (example.pairLimit) set, and the row's figures from what the target saw (target/demo-row/<time>/hits.csv).
 #
 #   routes-example/demo-row.sh LIMIT BURST FACTOR [-Dexample.setting=value ...]
 #   routes-example/demo-row.sh 20 10 2          # hidden 20/s burst 10, ceiling 40/1s:2, 2400 pages (20 s)

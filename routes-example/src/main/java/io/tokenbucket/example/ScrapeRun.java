@@ -12,6 +12,7 @@ import io.tokenbucket.example.proxy.ProxyPool;
 import io.tokenbucket.example.proxy.ProxyStats;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
+import org.apache.camel.ExchangePropertyKey;
 import org.apache.camel.ProducerTemplate;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.MainListenerSupport;
@@ -177,8 +178,11 @@ public class ScrapeRun extends MainListenerSupport {
         @Override
         public void notify(CamelEvent event) {
             Exchange exchange = ((ExchangeEvent) event).getExchange();
-            // the producer template's own exchanges finish too; only the route's copies count
-            if (!ScraperRoute.ROUTE_ID.equals(exchange.getFromRouteId())) {
+            // the producer template's own exchanges finish too; only the route's copies count, and of those not the
+            // parts of its split (the bucket steps an attempt owes), which finish as exchanges of their own: counted,
+            // a run with 429s would complete Main, and print its summary, before its last URLs had their outcome
+            if (!ScraperRoute.ROUTE_ID.equals(exchange.getFromRouteId())
+                    || exchange.getProperty(ExchangePropertyKey.SPLIT_INDEX) != null) {
                 return;
             }
             if (event.getType() == CamelEvent.Type.ExchangeFailed) {

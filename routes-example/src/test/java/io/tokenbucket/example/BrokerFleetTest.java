@@ -3,25 +3,25 @@ package io.tokenbucket.example;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.testsupport.jvm.ExampleJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A broker fleet as an operator meets it: two instances of the example application, each a JVM of its own started as
- * {@code java io.tokenbucket.example.ExampleApp} with {@code -D} settings (this test's class path), on a real embedded
+ * {@code java io.tokenbucket.example.ExampleApp} with {@code -D} settings (this test's class path, test-support's
+ * {@link ExampleJvm}), on a real embedded
  * Artemis and a real target behind real forward proxies on loopback. The first holds the broker, feeds it the URLs
  * and records every line; the second connects to it. What they print is what is checked: a clean run has no ERROR
  * line and no stack trace; each start-up line says how its instance will end; the holder, once its run is done,
@@ -34,6 +34,8 @@ class BrokerFleetTest {
     /** The peer's bound: short, so that the test does not wait long for its end. */
     private static final String WAIT = "3s";
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(120);
+    /** The instances' class path: this test's own. */
+    private static final String CLASS_PATH = System.getProperty("java.class.path");
 
     @TempDir
     Path dir;
@@ -46,10 +48,10 @@ class BrokerFleetTest {
         try (DemoSite site = new DemoSite(dir, 2, "4/1s", URLS, 1000, 1000)) {
             Map<String, String> common = Map.of("example.proxyFile", site.proxyFile().toString(),
                     "example.urlFile", site.urlFile().toString());
-            try (Instance holder = Instance.start("holder", dir, with(common, Map.of("example.broker", "embedded",
+            try (ExampleJvm holder = ExampleJvm.start("holder", dir, CLASS_PATH, with(common, Map.of("example.broker", "embedded",
                          "example.brokerPort", String.valueOf(port), "example.brokerConsumers", "2")))) {
                 holder.awaitLine("Sending " + URLS + " URLs", RUN_TIMEOUT);
-                try (Instance peer = Instance.start("peer", dir, with(common, Map.of("example.broker",
+                try (ExampleJvm peer = ExampleJvm.start("peer", dir, CLASS_PATH, with(common, Map.of("example.broker",
                         "tcp://127.0.0.1:" + port, "example.brokerWait", WAIT)))) {
                     // once its summary is out, nothing may keep the holder's JVM alive: no thread of Artemis or other
                     holder.awaitLine("== summary ==", RUN_TIMEOUT);
@@ -59,7 +61,7 @@ class BrokerFleetTest {
                     assertThat(peer.awaitExit(Duration.ofSeconds(60))).as("peer's exit code%s", peer.logTail()).isZero();
                     long peerMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - holderEnded);
 
-                    List<String> lines = Files.readAllLines(holder.dir.resolve("results.jsonl")).stream()
+                    List<String> lines = Files.readAllLines(holder.dir().resolve("results.jsonl")).stream()
                             .filter(l -> !l.isBlank()).toList();
                     assertThat(lines).as("result lines").hasSize(URLS);
                     assertThat(lines).as("lines fetched by the peer: it took part")
@@ -97,7 +99,7 @@ class BrokerFleetTest {
     }
 
     /** No ERROR line, no stack trace, no thread complaint: what a clean run prints. */
-    private static void assertClean(String log, Instance instance) {
+    private static void assertClean(String log, ExampleJvm instance) {
         assertThat(log.lines().filter(l -> l.contains(" ERROR ") || l.startsWith("ERROR")
                 || l.matches("\\s+at [\\w.$]+\\(.*") || l.contains("Exception:") || l.contains("Exception ")
                 || l.contains("linger")).toList()).as("error lines and stack traces of %s%s", instance,
@@ -117,102 +119,6 @@ class BrokerFleetTest {
     private static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
-        }
-    }
-
-    /** The example application in a JVM of its own, on this test's class path; its output in {@code output.log}. */
-    private static final class Instance implements AutoCloseable {
-        private final String name;
-        private final Path dir;
-        private final Process process;
-
-        private Instance(String name, Path dir, Process process) {
-            this.name = name;
-            this.dir = dir;
-            this.process = process;
-        }
-
-        static Instance start(String name, Path root, Map<String, String> settings) throws IOException {
-            Path dir = Files.createDirectories(root.resolve(name));
-            Map<String, String> all = new LinkedHashMap<>();
-            all.put("example.demo", "false");
-            all.put("example.outputDir", dir.toString());
-            all.put("example.progressInterval", "0");
-            all.putAll(settings);
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                    .toString(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
-            all.forEach((key, value) -> command.add("-D" + key + "=" + value));
-            command.addAll(List.of("-cp", System.getProperty("java.class.path"), ExampleApp.class.getName()));
-            Process process = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(dir.resolve("output.log").toFile()).start();
-            return new Instance(name, dir, process);
-        }
-
-        /** Waits (checking every 20 ms) until a line of the output contains {@code text}. */
-        void awaitLine(String text, Duration timeout) {
-            ScraperHarness.awaitUntil(name + "'s line '" + text + "'", this::log,
-                    log -> log.contains(text) || !process.isAlive(), timeout);
-            assertThat(log()).as("%s's output%s", name, logTail()).contains(text);
-        }
-
-        int awaitExit(Duration timeout) throws InterruptedException {
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new AssertionError(name + " still running after " + timeout + logTail() + nonDaemonThreads());
-            }
-            return process.exitValue();
-        }
-
-        /** What keeps the JVM alive: its non-daemon threads, from {@code jcmd <pid> Thread.print}. */
-        private String nonDaemonThreads() {
-            try {
-                Path dump = dir.resolve("threads.txt");
-                Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
-                        String.valueOf(process.pid()), "Thread.print").redirectErrorStream(true)
-                        .redirectOutput(dump.toFile()).start();
-                if (!jcmd.waitFor(30, TimeUnit.SECONDS)) {
-                    jcmd.destroyForcibly();
-                }
-                StringBuilder text = new StringBuilder(System.lineSeparator() + "--- non-daemon threads of " + name
-                        + " ---" + System.lineSeparator());
-                for (String thread : Files.readString(dump).split("\\R\\R")) {
-                    if (thread.startsWith("\"") && !thread.lines().findFirst().orElse("").contains(" daemon ")) {
-                        text.append(thread).append(System.lineSeparator());
-                    }
-                }
-                return text.toString();
-            } catch (IOException | InterruptedException | RuntimeException e) {
-                return System.lineSeparator() + "(no thread dump: " + e + ")";
-            }
-        }
-
-        long pid() {
-            return process.pid();
-        }
-
-        String log() {
-            try {
-                return Files.readString(dir.resolve("output.log"));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        String logTail() {
-            String log = log();
-            return System.lineSeparator() + "--- " + name + " ---" + System.lineSeparator()
-                    + log.substring(Math.max(0, log.length() - 6000));
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            if (process.isAlive()) {
-                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
-        }
-
-        @Override
-        public String toString() {
-            return name + " (pid " + process.pid() + ")";
         }
     }
 }

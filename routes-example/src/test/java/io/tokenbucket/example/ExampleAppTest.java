@@ -84,6 +84,33 @@ class ExampleAppTest {
     }
 
     @Test
+    @Timeout(60)
+    void theSummaryWaitsForEveryUrlWhenItsAttemptsOweBucketSteps(@TempDir Path dir) throws Exception {
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        ScrapeRun run = new ScrapeRun(new PrintStream(printed, true, StandardCharsets.UTF_8));
+        // each proxy gets one page a minute through: the other URLs answer 429 on every attempt, and each 429 owes
+        // its pair a penalize step, a split of the route whose parts finish as exchanges of their own
+        try (DemoSite site = new DemoSite(dir, 2, null, 6, 1, 60_000)) {
+            Main main = ExampleApp.createMain(run, site, dir.resolve("out"));
+            main.addOverrideProperty("example.progressInterval", "0");
+            main.addOverrideProperty("example.penalty", "50ms");
+            main.addOverrideProperty("example.maxRetryAfter", "50ms");
+            main.addOverrideProperty("example.maxBackoff", "50ms");
+
+            assertThat(main.run(new String[0])).isZero();
+        }
+        assertThat(run.stats().tooManyRequests()).as("429s").isPositive();
+        assertThat(run.stats().fetched() + run.stats().deadLetters()).isEqualTo(6);
+        // printed when Main completed: every URL had its outcome by then
+        java.util.regex.Matcher summary = java.util.regex.Pattern
+                .compile("(\\d+) fetched, \\d+ failed attempts, \\d+ answered 429, (\\d+) dead letters")
+                .matcher(printed.toString(StandardCharsets.UTF_8));
+        assertThat(summary.find()).as(printed.toString(StandardCharsets.UTF_8)).isTrue();
+        assertThat(Long.parseLong(summary.group(1)) + Long.parseLong(summary.group(2))).as(summary.group())
+                .isEqualTo(6);
+    }
+
+    @Test
     @Timeout(30)
     void anUnreadableUrlFileEndsTheRunWithTheReason(@TempDir Path dir) throws Exception {
         ScrapeRun run = new ScrapeRun(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));

@@ -5,12 +5,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.testsupport.jvm.ExampleJvm;
 import org.apache.camel.util.json.JsonObject;
 import org.apache.camel.util.json.Jsoner;
 
@@ -19,26 +17,23 @@ import org.apache.camel.util.json.Jsoner;
  * runs them: {@code java -cp 'example-app/*' io.tokenbucket.example.ExampleApp} with {@code -D} settings, where
  * {@code example-app} is the folder Maven filled in {@code pre-integration-test} with the routes-example and
  * camel-tokenbucket jars and their runtime dependencies (system property {@code example.app}). Nothing of the
- * test classpath reaches it.
+ * test classpath reaches it. The JVM is test-support's {@link ExampleJvm} (its defaults: {@code example.demo=false},
+ * a folder of its own, no progress table); this adds the folder's check and the instance's results, parsed.
  *
- * <p>It runs with {@code example.demo=false}: it reads its URLs from {@code example.urlFile}, its proxies from
- * {@code example.proxyFile}, writes {@code results.jsonl} and {@code dead-letter.jsonl} into a folder of its own,
- * and ends by itself once every URL has an outcome (exit code 0; not 0 when one has none).
+ * <p>It reads its URLs from {@code example.urlFile}, its proxies from {@code example.proxyFile}, writes
+ * {@code results.jsonl} and {@code dead-letter.jsonl} into its folder, and ends by itself once every URL has an
+ * outcome (exit code 0; not 0 when one has none).
  */
 final class ExampleInstance implements AutoCloseable {
 
     /** The folder with the application's jars. */
     static final Path APP = Path.of(System.getProperty("example.app", "target/example-app"));
 
-    private final String name;
-    private final Path dir;
-    private final Process process;
+    private final ExampleJvm jvm;
     private final Path urlFile;
 
-    private ExampleInstance(String name, Path dir, Process process, Path urlFile) {
-        this.name = name;
-        this.dir = dir;
-        this.process = process;
+    private ExampleInstance(ExampleJvm jvm, Path urlFile) {
+        this.jvm = jvm;
         this.urlFile = urlFile;
     }
 
@@ -47,26 +42,16 @@ final class ExampleInstance implements AutoCloseable {
      *
      * @param name     its name (its folder under {@code root}, and in messages)
      * @param root     where its folder is made
-     * @param settings {@code example.*} and {@code camel.*} settings, passed as system properties
+     * @param settings {@code example.*} and {@code camel.*} settings, passed as system properties; they name
+     *                 {@code example.urlFile}
      */
     static ExampleInstance start(String name, Path root, Map<String, String> settings) throws IOException {
         if (!Files.isDirectory(APP)) {
             throw new IllegalStateException("No application folder " + APP.toAbsolutePath() + ": run through"
                     + " `mvn verify` (its pre-integration-test phase copies the built jars there)");
         }
-        Path dir = Files.createDirectories(root.resolve(name));
-        Map<String, String> all = new LinkedHashMap<>();
-        all.put("example.demo", "false");
-        all.put("example.outputDir", dir.toString());
-        all.put("example.progressInterval", "0");
-        all.putAll(settings);
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
-        all.forEach((key, value) -> command.add("-D" + key + "=" + value));
-        command.addAll(List.of("-cp", APP.toAbsolutePath().resolve("*").toString(), "io.tokenbucket.example.ExampleApp"));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("output.log").toFile()).start();
-        return new ExampleInstance(name, dir, process, Path.of(all.get("example.urlFile")));
+        ExampleJvm jvm = ExampleJvm.start(name, root, APP.toAbsolutePath().resolve("*").toString(), settings);
+        return new ExampleInstance(jvm, Path.of(settings.get("example.urlFile")));
     }
 
     /**
@@ -76,11 +61,7 @@ final class ExampleInstance implements AutoCloseable {
      * @throws AssertionError when it is still running after {@code timeout} (it is killed; its log in the message)
      */
     int awaitExit(Duration timeout) throws InterruptedException {
-        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            throw new AssertionError(name + " still running after " + timeout + ": " + logTail());
-        }
-        return process.exitValue();
+        return jvm.awaitExit(timeout);
     }
 
     /** The fetched URLs' lines ({@code results.jsonl}), parsed. */
@@ -94,7 +75,7 @@ final class ExampleInstance implements AutoCloseable {
     }
 
     private List<JsonObject> lines(String file) {
-        Path path = dir.resolve(file);
+        Path path = jvm.dir().resolve(file);
         if (!Files.exists(path)) {
             return List.of();
         }
@@ -108,18 +89,12 @@ final class ExampleInstance implements AutoCloseable {
 
     /** Its standard output and error (the log and the final summary). */
     String log() {
-        try {
-            return Files.readString(dir.resolve("output.log"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return jvm.log();
     }
 
     /** The last lines of its log, for failure messages. */
     String logTail() {
-        String log = log();
-        return System.lineSeparator() + "--- " + name + " (" + dir.resolve("output.log") + ") ---"
-                + System.lineSeparator() + log.substring(Math.max(0, log.length() - 4000));
+        return jvm.logTail();
     }
 
     /** The file of URLs it was given ({@code example.urlFile}). */
@@ -129,34 +104,32 @@ final class ExampleInstance implements AutoCloseable {
 
     /** Whether it is still running. */
     boolean isAlive() {
-        return process.isAlive();
+        return jvm.isAlive();
     }
 
     /** Its process id (in broker mode its result lines name it: {@code "instance":"<pid>@<host>"}). */
     long pid() {
-        return process.pid();
+        return jvm.pid();
     }
 
     /** Kills it at once (SIGKILL: no shutdown hook, no commit, its sockets closed by the kernel); returns once gone. */
     void kill() throws InterruptedException {
-        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        jvm.kill();
     }
 
     /** Its name. */
     String name() {
-        return name;
+        return jvm.name();
     }
 
     /** Kills it if it is still running. */
     @Override
     public void close() throws InterruptedException {
-        if (process.isAlive()) {
-            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
+        jvm.close();
     }
 
     @Override
     public String toString() {
-        return name + " (pid " + process.pid() + ")";
+        return jvm.toString();
     }
 }
