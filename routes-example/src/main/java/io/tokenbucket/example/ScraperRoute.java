@@ -96,6 +96,13 @@ public class ScraperRoute extends RouteBuilder {
      */
     public static final String FETCH = fetchUri("${exchangeProperty." + Scrape.PROXY_CLIENT + "}");
 
+    /**
+     * When a failure no other handler takes goes to the dead letter ({@link RouteFailure}): without a broker, and not
+     * a {@code TokenBucketException}.
+     */
+    public static final String ROUTE_FAILURE_HANDLED = "'{{example.broker}}' == ''"
+            + " && ${exception} !is 'io.tokenbucket.camel.TokenBucketException'";
+
     /** The fetch endpoint URI of the {@link ProxyClient} bound as {@code clientName}. */
     public static String fetchUri(String clientName) {
         return "http://scrape-target?throwExceptionOnFailure=false&httpClientConfigurer=#" + clientName;
@@ -119,8 +126,11 @@ public class ScraperRoute extends RouteBuilder {
             .handled(true)
             .process(StoreUnavailable.BEAN)
             .to("{{example.deadLetter}}");
-        // any other exception that escapes a step: the URL goes to the dead letter with it, at once, never lost
+        // any other exception that escapes a step, with a seda: queue: the URL goes to the dead letter with it, at
+        // once, never lost. Not from a broker, which delivers the URL again (example.brokerDeliveries) before its
+        // own dead letter; not a TokenBucketException (the route stops: its waiters fail with it, as documented)
         onException(Exception.class)
+            .onWhen(simple(ROUTE_FAILURE_HANDLED))
             .handled(true)
             .process(RouteFailure.BEAN)
             .to("{{example.deadLetter}}");

@@ -8,7 +8,8 @@ import org.apache.camel.Processor;
  * The dead letter of a URL whose route failed with an exception no other step handles (a bean that throws, a bad
  * header, a bug): without it Camel would log the failure and the URL would have neither a result nor a dead letter.
  * It goes at once, without redelivery (the same step would fail the same way), with the exception's class and
- * message as the reason. Its in-flight slots go back as for any exchange that ends. Bound as {@value #BEAN}.
+ * message as the reason. Not from a broker, which delivers the URL again before its own dead letter, and not for a
+ * {@code TokenBucketException}: a route that stops fails its waiting exchanges with it. Its in-flight slots go back as for any exchange that ends. Bound as {@value #BEAN}.
  */
 public class RouteFailure implements Processor {
 
