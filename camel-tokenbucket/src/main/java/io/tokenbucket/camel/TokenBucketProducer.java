@@ -18,6 +18,7 @@ import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.StoreCommand;
+import io.tokenbucket.store.local.LocalBucketStore;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -138,15 +139,20 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             }
             return false;
         }
-        CompletableFuture<Outcome> answer;
+        Outcome atOnce;
+        CompletableFuture<Outcome> answer = null;
         try {
-            answer = reserve(store, request, accept, lease).toCompletableFuture();
+            atOnce = reserveAtOnce(store, request, accept, lease);
+            if (atOnce == null) {
+                answer = reserve(store, request, accept, lease).toCompletableFuture();
+                atOnce = answer.isDone() && !answer.isCompletedExceptionally() ? answer.join() : null;
+            }
         } catch (RuntimeException e) {
             leave(place);
             throw e;
         }
-        if (answer.isDone() && !answer.isCompletedExceptionally()) {
-            return decide(exchange, callback, request, lease, answer.join(), place, start, true);
+        if (atOnce != null) {
+            return decide(exchange, callback, request, lease, atOnce, place, start, true);
         }
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
         // never blocking); every other outcome continues the route, which happens on the worker pool.
@@ -167,6 +173,20 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             });
         });
         return false;
+    }
+
+    /**
+     * The answer of {@link #reserve} when the store is the local one and the acquire names one key and takes no
+     * lease: the same reservation ({@link LocalBucketStore#reserve} is this call, completed), without a stage per
+     * exchange; null otherwise.
+     */
+    private static Outcome reserveAtOnce(BucketStore store, TokenBucketRequest request, long accept,
+                                         StoreCommand.Lease lease) {
+        if (store instanceof LocalBucketStore local && request instanceof Acquire a && a.allOf().isEmpty()
+                && lease == null) {
+            return local.reserveNow(a.key().stored(), a.key().limits(), a.tokens(), accept);
+        }
+        return null;
     }
 
     /**
