@@ -213,6 +213,10 @@ final class TokenBucketSlots {
 
     /** Whether an exchange of {@code request} must queue behind waiters that share one of its slot keys. */
     boolean mustQueue(TokenBucketRequest request) {
+        // the common case, answered without the lock every exchange of the endpoint would share: no slot to queue for
+        if (request instanceof Acquire a && slotKeys(a).isEmpty()) {
+            return false;
+        }
         synchronized (this) {
             if (queue.isEmpty()) {
                 return false;
