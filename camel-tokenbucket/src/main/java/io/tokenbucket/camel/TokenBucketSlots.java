@@ -239,7 +239,7 @@ final class TokenBucketSlots {
      * call.
      *
      * @param shown the acquire its messages name (its own, or the candidate a refusal named)
-     * @param start when the producer received the exchange ({@link System#nanoTime()}): its maxWait counts from then
+     * @param start when the exchange asked for its tokens ({@link System#nanoTime()}): its maxWait counts from then
      */
     void await(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Acquire shown,
                StoreCommand.Lease lease, long start, long maxWaitNanos) {
