@@ -126,6 +126,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         // one and nothing booked is ever given back (giving back tokens cannot cancel one particular slot). With
         // every place taken only an exchange that need not wait may pass: maxWait 0, and a refusal consumes nothing.
         long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
+        if (maxWait > 0) {
+            Outcome passed = passAtOnce(store, request);
+            if (passed != null && passed.granted()) {
+                return decide(exchange, callback, request, null, passed, false, 0, true);
+            }
+        }
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
         StoreCommand.Lease lease = slots.lease(request); // null unless a key has an in-flight limit on Redis
@@ -174,6 +180,22 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             });
         });
         return false;
+    }
+
+    /**
+     * The reservation, without a wait, of an acquire that may wait, when the local store can answer it as one
+     * compare-and-set (one key of a fixed rate, no in-flight limit), else null. Granted, it is what the reservation
+     * accepting a wait would have been ({@code LocalBucketStoreTest}: a refusal changes nothing, and a grant without
+     * a wait does not depend on the wait accepted), and the exchange passes without touching the count of waiting
+     * places that every exchange of the endpoint shares; refused, it has consumed nothing, and the exchange takes a
+     * place and reserves as any other.
+     */
+    private static Outcome passAtOnce(BucketStore store, TokenBucketRequest request) {
+        if (store instanceof LocalBucketStore local && request instanceof Acquire a && a.allOf().isEmpty()
+                && a.key().limits().adaptive() == null && a.key().limits().inFlight() == 0) {
+            return local.reserveNow(a.key().stored(), a.key().limits(), a.tokens(), 0);
+        }
+        return null;
     }
 
     /**
