@@ -19,6 +19,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar local  [JMH options]   measurement 1, 1 and 2 threads, with ratios
  * java -jar benchmarks/target/benchmarks.jar route  [JMH options]   measurement 3, 1 and 2 threads, with ratios
+ * java -jar benchmarks/target/benchmarks.jar route-cpu [keys rounds exchanges threads]   measurement 3 in CPU time
  * java -XX:+UseSerialGC -Xmx3g -jar benchmarks/target/benchmarks.jar memory [keys]   measurement 5
  * java -XX:+UseSerialGC -jar benchmarks/target/benchmarks.jar waiting [exchanges] [blocking senders]   measurement 4
  * java -jar benchmarks/target/benchmarks.jar accuracy [--store local|redis] [--instances n] [keys seconds capacity periodMillis png]   measurement 6
@@ -51,6 +52,7 @@ public final class Bench {
                             List.of("tokenbucket"), run(RouteOverhead.class, threads, rest));
                 }
             }
+            case "route-cpu" -> RouteCpu.main(rest);
             case "memory" -> MemoryPerKey.main(rest);
             case "waiting" -> WaitingWithoutThreads.main(rest);
             case "accuracy" -> Accuracy.main(rest);
@@ -58,7 +60,7 @@ public final class Bench {
             case "targets" -> Targets.main(rest);
             case "inflight" -> InFlight.main(rest);
             case "jmh" -> org.openjdk.jmh.Main.main(rest);
-            default -> System.out.println("usage: java -jar benchmarks.jar local|route|memory [keys]|waiting [n] [senders]|accuracy [...]|redis [...]|targets [...]|inflight [...]|jmh [JMH options]");
+            default -> System.out.println("usage: java -jar benchmarks.jar local|route|route-cpu [...]|memory [keys]|waiting [n] [senders]|accuracy [...]|redis [...]|targets [...]|inflight [...]|jmh [JMH options]");
         }
     }
 

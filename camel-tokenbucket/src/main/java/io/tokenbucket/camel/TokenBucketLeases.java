@@ -48,8 +48,12 @@ final class TokenBucketLeases {
 
     /** The keys of {@code acquire} (its key and all-of keys) that have an in-flight limit. */
     static List<Key> slotKeys(Acquire acquire) {
+        boolean own = acquire.key().limits().inFlight() > 0;
+        if (acquire.allOf().isEmpty()) { // the common case, asked by every granted acquire: no list built
+            return own ? List.of(acquire.key()) : List.of();
+        }
         List<Key> keys = new ArrayList<>(1 + acquire.allOf().size());
-        if (acquire.key().limits().inFlight() > 0) {
+        if (own) {
             keys.add(acquire.key());
         }
         for (Key k : acquire.allOf()) {

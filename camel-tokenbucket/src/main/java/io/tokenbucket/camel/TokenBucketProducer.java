@@ -18,6 +18,7 @@ import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.StoreCommand;
+import io.tokenbucket.store.local.LocalBucketStore;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -78,14 +79,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        long start = System.nanoTime();
         try {
             TokenBucketRequest request = TokenBucketRequest.read(exchange, endpoint.getName(), config,
                     endpoint.limitSource());
             BucketStore store = endpoint.store();
             CompletionStage<Outcome> answer;
             if (request instanceof Acquire || request instanceof AcquireAny) {
-                return acquire(exchange, callback, store, request, start);
+                return acquire(exchange, callback, store, request);
             } else if (request instanceof TokenBucketRequest.ReleaseSlots) {
                 leases.releaseNow(exchange);
                 callback.done(true);
@@ -123,38 +123,51 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         });
     }
 
-    private boolean acquire(Exchange exchange, AsyncCallback callback, BucketStore store, TokenBucketRequest request,
-                            long start) {
+    private boolean acquire(Exchange exchange, AsyncCallback callback, BucketStore store, TokenBucketRequest request) {
         // A place among maxWaiting is taken before the reservation, so a reservation that has to wait always has
         // one and nothing booked is ever given back (giving back tokens cannot cancel one particular slot). With
         // every place taken only an exchange that need not wait may pass: maxWait 0, and a refusal consumes nothing.
         long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
+        if (maxWait > 0) {
+            Outcome passed = passAtOnce(store, request);
+            if (passed != null && passed.granted()) {
+                return decide(exchange, callback, request, null, passed, false, 0, true);
+            }
+        }
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
         StoreCommand.Lease lease = leases.lease(request); // null unless a key has an in-flight limit on Redis
         if (place && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
             slots.await(exchange, callback, request, request instanceof Acquire a ? a
-                    : ((AcquireAny) request).chosen(0), lease, start, maxWait);
+                    : ((AcquireAny) request).chosen(0), lease, System.nanoTime(), maxWait);
             if (!isRunAllowed()) {
                 slots.abandonAll("the producer stopped");
             }
             return false;
         }
-        CompletableFuture<Outcome> answer;
+        Outcome atOnce;
+        CompletableFuture<Outcome> answer = null;
+        long start = 0; // the clock is read for an answer that may come later only: see decide
         try {
-            answer = reserve(store, request, accept, lease).toCompletableFuture();
+            atOnce = reserveAtOnce(store, request, accept, lease);
+            if (atOnce == null) {
+                start = System.nanoTime();
+                answer = reserve(store, request, accept, lease).toCompletableFuture();
+                atOnce = answer.isDone() && !answer.isCompletedExceptionally() ? answer.join() : null;
+            }
         } catch (RuntimeException e) {
             leave(place);
             throw e;
         }
-        if (answer.isDone() && !answer.isCompletedExceptionally()) {
-            return decide(exchange, callback, request, lease, answer.join(), place, start, true);
+        if (atOnce != null) {
+            return decide(exchange, callback, request, lease, atOnce, place, 0, true);
         }
+        long sent = start;
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
         // never blocking); every other outcome continues the route, which happens on the worker pool.
         answer.whenComplete((value, failure) -> {
             if (value != null && value.granted() && value.waitTicks() > 0) {
-                decide(exchange, callback, request, lease, value, place, start, false);
+                decide(exchange, callback, request, lease, value, place, sent, false);
                 return;
             }
             waiters.continueOnWorker(exchange, callback, () -> {
@@ -164,11 +177,41 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                     exchange.setException(storeFailed(failure));
                     callback.done(false);
                 } else {
-                    decide(exchange, callback, request, lease, value, place, start, false);
+                    decide(exchange, callback, request, lease, value, place, sent, false);
                 }
             });
         });
         return false;
+    }
+
+    /**
+     * The reservation, without a wait, of an acquire that may wait, when the local store can answer it as one
+     * compare-and-set (one key of a fixed rate, no in-flight limit), else null. Granted, it is what the reservation
+     * accepting a wait would have been ({@code LocalBucketStoreTest}: a refusal changes nothing, and a grant without
+     * a wait does not depend on the wait accepted), and the exchange passes without touching the count of waiting
+     * places that every exchange of the endpoint shares; refused, it has consumed nothing, and the exchange takes a
+     * place and reserves as any other.
+     */
+    private static Outcome passAtOnce(BucketStore store, TokenBucketRequest request) {
+        if (store instanceof LocalBucketStore local && request instanceof Acquire a && a.allOf().isEmpty()
+                && a.key().limits().adaptive() == null && a.key().limits().inFlight() == 0) {
+            return local.reserveNow(a.key().stored(), a.key().limits(), a.tokens(), 0);
+        }
+        return null;
+    }
+
+    /**
+     * The answer of {@link #reserve} when the store is the local one and the acquire names one key and takes no
+     * lease: the same reservation ({@link LocalBucketStore#reserve} is this call, completed), without a stage per
+     * exchange; null otherwise.
+     */
+    private static Outcome reserveAtOnce(BucketStore store, TokenBucketRequest request, long accept,
+                                         StoreCommand.Lease lease) {
+        if (store instanceof LocalBucketStore local && request instanceof Acquire a && a.allOf().isEmpty()
+                && lease == null) {
+            return local.reserveNow(a.key().stored(), a.key().limits(), a.tokens(), accept);
+        }
+        return null;
     }
 
     /**
@@ -205,6 +248,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      *
      * @param r      the store's answer, naming the chosen candidate when the exchange named candidates
      * @param place  whether the exchange holds one of the endpoint's maxWaiting places (without one it may not wait)
+     * @param start  when the reservation was sent ({@link System#nanoTime()}): the exchange's wait and maxWait count
+     *               from then; ignored when {@code sync}, as an answer given in the same call counts them from now, a
+     *               clock reading the exchange that passes at once (nearly all of them) never needs
+     * @param sync   whether the answer was given in the calling thread, within the reservation's call
      */
     private boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
                            StoreCommand.Lease lease, Outcome r, boolean place, long start, boolean sync) {
@@ -218,7 +265,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         TokenBucketMode mode = config.getMode();
         if (!r.granted() && r.slotless() && place) { // waits for a slot in its place
-            slots.await(exchange, callback, request, acquire, lease, start,
+            slots.await(exchange, callback, request, acquire, lease, sync ? System.nanoTime() : start,
                     TokenBucketLimitSource.maxWaitNanos(config));
             if (!isRunAllowed()) {
                 slots.abandonAll("the producer stopped"); // stopped while the store answered: nobody else will
@@ -252,7 +299,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(sync);
             return sync;
         }
-        TokenBucketWaiters.Waiter waiter = waiters.schedule(exchange, callback, acquire, r, start);
+        TokenBucketWaiters.Waiter waiter = waiters.schedule(exchange, callback, acquire, r,
+                sync ? System.nanoTime() : start);
         if (!isRunAllowed()) {
             waiter.abandon("the producer stopped"); // stopped between the reservation and the scheduling
         }

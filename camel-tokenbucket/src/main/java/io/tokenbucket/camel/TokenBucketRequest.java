@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -162,11 +163,12 @@ sealed interface TokenBucketRequest {
     static TokenBucketRequest read(Exchange exchange, String name, TokenBucketConfiguration config,
                                    TokenBucketLimitSource limitSource) throws NoSuchHeaderException {
         Message message = exchange.getMessage();
-        TokenBucketOperation operation = operationOf(message);
+        boolean asks = mayAsk(message);
+        TokenBucketOperation operation = asks ? operationOf(message) : TokenBucketOperation.acquire;
         if (operation == TokenBucketOperation.release) {
             return ReleaseSlots.INSTANCE;
         }
-        if (operation == TokenBucketOperation.acquire) {
+        if (operation == TokenBucketOperation.acquire && asks) {
             TokenBucketKeyLists.Candidates candidates = TokenBucketKeyLists.candidates(message, name, config,
                     limitSource);
             if (candidates != null) {
@@ -176,8 +178,9 @@ sealed interface TokenBucketRequest {
         Key key = Key.of(keyOf(exchange, name, config), limitSource);
         return switch (operation) {
             case acquire -> {
-                List<Key> allOf = TokenBucketKeyLists.allOf(message, name, config, limitSource, key.sent());
-                yield new Acquire(key, allOf, tokensOf(message, name, config,
+                List<Key> allOf = asks || config.getAllOf() != null
+                        ? TokenBucketKeyLists.allOf(message, name, config, limitSource, key.sent()) : List.of();
+                yield new Acquire(key, allOf, tokensOf(asks ? message : null, name, config,
                         Math.min(key.limits().capacity(), Key.smallestCapacity(allOf))));
             }
             // a refund of more than the capacity is accepted: it fills the bucket and no more
@@ -223,6 +226,39 @@ sealed interface TokenBucketRequest {
         return new AcquireAny(candidates.list(), allOf, tokensOf(message, name, config, capacity));
     }
 
+    /** The headers that make a request more than an acquire of one key at the cost option; each starts with PREFIX. */
+    List<String> ASKING = List.of(TokenBucketConstants.ALL_OF, TokenBucketConstants.CANDIDATES,
+            TokenBucketConstants.COST, TokenBucketConstants.OPERATION);
+
+    /** The prefix of every header of this component ({@link TokenBucketConstants}). */
+    String PREFIX = "CamelTokenBucket";
+
+    /**
+     * False when {@code message} surely has none of the {@link #ASKING} headers, so the common request looks none of
+     * them up: Camel's own headers map is sorted case-insensitively, so the component's headers sit together from
+     * {@link #PREFIX} on, and the few usually there (the default key header, results of an earlier step) are passed in
+     * one walk. True when it cannot tell (another headers map, or more than a few of the component's headers).
+     */
+    private static boolean mayAsk(Message message) {
+        if (!(message.getHeaders() instanceof NavigableMap<String, Object> sorted)
+                || sorted.comparator() != String.CASE_INSENSITIVE_ORDER) {
+            return true;
+        }
+        String next = sorted.ceilingKey(PREFIX);
+        for (int seen = 0; next != null && next.regionMatches(true, 0, PREFIX, 0, PREFIX.length()); seen++) {
+            if (seen == ASKING.size()) {
+                return true; // many of them: the lookups themselves cost less than this walk
+            }
+            for (String asking : ASKING) {
+                if (asking.equalsIgnoreCase(next)) {
+                    return true;
+                }
+            }
+            next = sorted.higherKey(next);
+        }
+        return false;
+    }
+
     private static TokenBucketOperation operationOf(Message message) {
         Object raw = message.getHeader(TokenBucketConstants.OPERATION);
         if (raw == null) {
@@ -251,9 +287,12 @@ sealed interface TokenBucketRequest {
         return key;
     }
 
-    /** The exchange's cost: header {@code CamelTokenBucketCost} or the cost option, from 1 to {@code capacity}. */
+    /**
+     * The exchange's cost: header {@code CamelTokenBucketCost} (of {@code message}; none when it is null) or the cost
+     * option, from 1 to {@code capacity}.
+     */
     private static long tokensOf(Message message, String name, TokenBucketConfiguration config, long capacity) {
-        Object raw = message.getHeader(TokenBucketConstants.COST);
+        Object raw = message == null ? null : message.getHeader(TokenBucketConstants.COST);
         long tokens;
         if (raw == null) {
             tokens = config.getCost();

@@ -73,6 +73,10 @@ final class TokenBucketSlots {
 
     /** Whether an exchange of {@code request} must queue behind waiters that share one of its slot keys. */
     boolean mustQueue(TokenBucketRequest request) {
+        // the common case, answered without the lock every exchange of the endpoint would share: no slot to queue for
+        if (request instanceof Acquire a && TokenBucketLeases.slotKeys(a).isEmpty()) {
+            return false;
+        }
         synchronized (this) {
             if (queue.isEmpty()) {
                 return false;
@@ -95,7 +99,7 @@ final class TokenBucketSlots {
      * call.
      *
      * @param shown the acquire its messages name (its own, or the candidate a refusal named)
-     * @param start when the producer received the exchange ({@link System#nanoTime()}): its maxWait counts from then
+     * @param start when the exchange asked for its tokens ({@link System#nanoTime()}): its maxWait counts from then
      */
     void await(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Acquire shown,
                StoreCommand.Lease lease, long start, long maxWaitNanos) {

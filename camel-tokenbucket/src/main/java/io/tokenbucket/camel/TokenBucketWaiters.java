@@ -48,7 +48,7 @@ final class TokenBucketWaiters {
      * Makes {@code exchange} wait for its granted reservation, holding the waiting place it took; its callback is
      * called later, never from this call.
      *
-     * @param start when the producer received the exchange ({@link System#nanoTime()}), for its waited time
+     * @param start when the exchange asked for its tokens ({@link System#nanoTime()}), for its waited time
      * @return the waiter, to abandon if the producer stopped meanwhile
      */
     Waiter schedule(Exchange exchange, AsyncCallback callback, Acquire request, Outcome reservation,

@@ -242,4 +242,28 @@ class TokenBucketRequestTest {
         assertThatThrownBy(() -> read(header(TokenBucketConstants.OPERATION, long70)))
                 .hasMessageEndingWith("was '" + "x".repeat(64) + "... (70 characters)'");
     }
+
+    /**
+     * The request headers are found in any case among many other headers of the component (results of earlier steps,
+     * the default key header), which the hot path walks instead of looking each request header up.
+     */
+    @Test
+    void requestHeadersAreReadInAnyCaseAmongTheComponentsOtherHeaders() throws Exception {
+        Consumer<Exchange> others = header(TokenBucketConstants.KEY, "k")
+                .andThen(header(TokenBucketConstants.ALLOWED, true)).andThen(header(TokenBucketConstants.REMAINING, 3L))
+                .andThen(header(TokenBucketConstants.WAITED, 0L))
+                .andThen(header(TokenBucketConstants.RATE, 1.0)).andThen(header(TokenBucketConstants.RATE_CUT, false))
+                .andThen(header(TokenBucketConstants.WAIT_ESTIMATE, 0L)).andThen(header("CamelTokenBucketZ", "z"))
+                .andThen(header("proxyId", "p1"));
+        assertThat(acquire(others).tokens()).isEqualTo(1);
+        assertThat(acquire(others).allOf()).isEmpty();
+        assertThat(acquire(others.andThen(header("cameltokenbucketCOST", 4))).tokens()).isEqualTo(4);
+        assertThat(Key.sent(acquire(others.andThen(header("CAMELTOKENBUCKETALLOF", "host"))).allOf()))
+                .containsExactly("host");
+        assertThat(read(others.andThen(header("camelTokenBucketOperation", "peek")))).isInstanceOf(Peek.class);
+        assertThat(candidateKeys(others.andThen(header("CamelTokenBucketcandidates", "a,b"))))
+                .containsExactly("a", "b");
+        // and alone, with no other header of the component
+        assertThat(acquire(header("cameltokenbucketcost", 2)).tokens()).isEqualTo(2);
+    }
 }

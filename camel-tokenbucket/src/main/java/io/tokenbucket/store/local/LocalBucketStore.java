@@ -65,6 +65,15 @@ public final class LocalBucketStore implements BucketStore {
         return CompletableFuture.completedFuture(executeNow(command));
     }
 
+    /**
+     * {@link #reserveNow}, completed: the same answer as the default (a one-key command through {@link #execute}),
+     * without building the command on the lock-free path.
+     */
+    @Override
+    public CompletionStage<Outcome> reserve(String key, Limits limits, long tokens, long maxWaitNanos) {
+        return CompletableFuture.completedFuture(reserveNow(key, limits, tokens, maxWaitNanos));
+    }
+
     /** The synchronous form of {@link #execute}: the answer, decided and committed atomically. */
     public Outcome executeNow(StoreCommand command) {
         Step step = command.step();

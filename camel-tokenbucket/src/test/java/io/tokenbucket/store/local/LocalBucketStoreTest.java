@@ -100,6 +100,41 @@ class LocalBucketStoreTest {
         assertThat(lockFreeGrants).as("grants on the lock-free path, of 20,000 steps").isGreaterThan(5_000);
     }
 
+    /**
+     * On one key of a fixed rate, a reservation accepting a wait is the same as one accepting none followed, when that
+     * is refused, by the one accepting the wait: the same answers and the same states at the same instants. The
+     * producer relies on it to let an exchange that passes at once take no waiting place
+     * ({@code TokenBucketProducer.passAtOnce}).
+     */
+    @Test
+    void aReservationWithoutWaitThenWithItAnswersAsTheOneAcceptingTheWait() {
+        java.util.Random random = new java.util.Random(23);
+        LocalBucketStore direct = new LocalBucketStore(clock::get);
+        int grantedFirst = 0;
+        int askedTwice = 0;
+        for (int i = 0; i < 20_000; i++) {
+            String key = "k" + random.nextInt(4);
+            Limits limits = Limits.of(Limit.of(1 + random.nextInt(20), 1 + random.nextInt(10),
+                    (1 + random.nextInt(1000)) * MS));
+            long tokens = 1 + random.nextInt((int) limits.capacity());
+            long maxWait = random.nextInt(4) == 0 ? BucketMath.NO_LIMIT : random.nextInt(2000) * MS;
+            Outcome expected = direct.reserveNow(key, limits, tokens, maxWait);
+            Outcome actual = store.reserveNow(key, limits, tokens, 0);
+            if (actual.granted()) {
+                grantedFirst++;
+            } else {
+                askedTwice++;
+                actual = store.reserveNow(key, limits, tokens, maxWait);
+            }
+            assertThat(actual).as("step %d on %s", i, key).isEqualTo(expected);
+            assertThat(store.peek(key, limits, 1).toCompletableFuture().join()).as("state after step %d", i)
+                    .isEqualTo(direct.peek(key, limits, 1).toCompletableFuture().join());
+            clock.addAndGet(random.nextInt(4) == 0 ? 0 : random.nextInt(300) * MS);
+        }
+        assertThat(grantedFirst).as("granted without a wait, of 20,000 steps").isGreaterThan(2_000);
+        assertThat(askedTwice).as("refused without a wait, of 20,000 steps").isGreaterThan(2_000);
+    }
+
     @Test
     void theFreestCandidateIsChosenAtOneInstantEvenWhenTimePassesBetweenReadings() {
         AtomicLong step = new AtomicLong(); // how far the clock moves at each reading
