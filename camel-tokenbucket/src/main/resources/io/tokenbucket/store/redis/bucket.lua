@@ -427,17 +427,21 @@ local function general()
   -- a key whose limits adapt earns credit for the tokens as a reservation of its own would (AdaptiveMath.earn).
   -- Appends the reply: the chosen candidate's position (1..c), the fewest tokens of the charged keys. Answers the
   -- positions in ARGV and KEYS after it.
+  -- A reservation on one key that the short branch does not take is this with one group of one key and no
+  -- 'C' header: its limits start at pos + 2.
   local function reserve_all(keys, ki, pos, n, max_wait_us, load, charge, out)
-    local count, candidates = tonumber(ARGV[pos + 3]), tonumber(ARGV[pos + 4])
-    local sizes, p = {}, pos + 5
-    if ARGV[p] == 'G' then
-      for c = 1, candidates do
-        sizes[c] = tonumber(ARGV[p + c])
-      end
-      p = p + 1 + candidates
-    else
-      for c = 1, candidates do
-        sizes[c] = 1
+    local count, candidates, sizes, p = 1, 1, { 1 }, pos + 2
+    if ARGV[pos + 2] == 'C' then
+      count, candidates, p = tonumber(ARGV[pos + 3]), tonumber(ARGV[pos + 4]), pos + 5
+      if ARGV[p] == 'G' then
+        for c = 1, candidates do
+          sizes[c] = tonumber(ARGV[p + c])
+        end
+        p = p + 1 + candidates
+      else
+        for c = 1, candidates do
+          sizes[c] = 1
+        end
       end
     end
     local key, l, sl, tats_us, rate, held = {}, {}, {}, {}, {}, {}
@@ -586,13 +590,10 @@ if op == 'reserve' then
     local o = #out
     local key = KEYS[ki]
     local state = load(key)
-    if ARGV[pos + 2] == 'C' then
-      g = g or general()
-      pos, ki = g.reserve_all(KEYS, ki, pos, n, max_wait_us, load_tats, charge, out)
     -- the short branch: one fixed limit on a state of at most one number without a rate state, BucketMath.decide
     -- for one key of one limit without the general steps' tables (BucketScriptBatchDifferentialTest and
     -- BucketScriptDifferentialTest run both against BucketMath: a limit count '01' takes the general steps)
-    elseif ARGV[pos + 2] == '1' and type(state) ~= 'table' then
+    if ARGV[pos + 2] == '1' and type(state) ~= 'table' then
       ki = ki + 1
       local capacity, interval_us = tonumber(ARGV[pos + 3]), tonumber(ARGV[pos + 4])
       pos = pos + 5
@@ -616,29 +617,8 @@ if op == 'reserve' then
       local a = math.floor((burst_us - (next_us - now_us)) / interval_us)
       out[o + 2], out[o + 3], out[o + 4], out[o + 5] = wait_us, a > 0 and a or 0, 1, now_us
     else
-      ki = ki + 1
       g = g or general()
-      local read_limits, align, current, reserve, scaled, available, earn =
-          g.read_limits, g.align, g.current, g.reserve, g.scaled, g.available, g.earn
-      local l
-      l, pos = read_limits(pos + 2)
-      local stored_us, stored_rate, slots = load_tats(key)
-      local tats_us = align(stored_us, #l)
-      local rate = current(stored_rate, tats_us, l)
-      local next_us, wait_us = reserve(tats_us, scaled(l, rate), n)
-      if g.full(l, slots) or wait_us > max_wait_us then
-        out[o + 1], out[o + 2], out[o + 3] = g.full(l, slots) and -1 or 0, wait_us,
-            available(tats_us, scaled(l, rate), slots)
-        if g.full(l, slots) and max_wait_us > 0 and l.inflight.ticket then -- it waits: its ticket in the queue
-          charge(key, tats_us, rate, l.adapt, g.with_ticket(l, slots))
-        end
-      else
-        -- what store() would write: the first m numbers (a reserve always owes time, so never a DEL)
-        local taken = g.with_lease(l, slots)
-        charge(key, next_us, earn(rate, n, l.adapt), l.adapt, taken)
-        out[o + 1], out[o + 2], out[o + 3] = 1, wait_us, available(next_us, scaled(l, rate), taken)
-      end
-      out[o + 4], out[o + 5] = 1, now_us
+      pos, ki = g.reserve_all(KEYS, ki, pos, n, max_wait_us, load_tats, charge, out)
     end
   end
   for key in pairs(written) do
