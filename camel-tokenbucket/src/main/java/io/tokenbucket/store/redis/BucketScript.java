@@ -22,6 +22,9 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
  */
 final class BucketScript {
 
+    private static final String INCLUDE = "--#include ";
+
+    /** The script's source: {@code bucket.lua} with its parts ({@code bucket-state.lua}, {@code bucket-math.lua}). */
     static final String SOURCE = load();
 
     /** The SHA-1 of the source, hex: what {@code EVALSHA} names it by (computed here: no connection needed). */
@@ -60,10 +63,24 @@ final class BucketScript {
         }
     }
 
+    /**
+     * {@code bucket.lua} with each line {@code --#include <file>} replaced by that file of this package: Redis
+     * scripts have no {@code require}, and one script on the wire keeps one {@code EVALSHA} per call, so the parts
+     * are joined here, once.
+     */
     private static String load() {
-        try (InputStream in = BucketScript.class.getResourceAsStream("bucket.lua")) {
+        StringBuilder script = new StringBuilder();
+        for (String line : resource("bucket.lua").split("\n", -1)) {
+            String include = line.startsWith(INCLUDE) ? line.substring(INCLUDE.length()).trim() : null;
+            script.append(include == null ? line : resource(include).stripTrailing()).append('\n');
+        }
+        return script.substring(0, script.length() - 1);
+    }
+
+    private static String resource(String name) {
+        try (InputStream in = BucketScript.class.getResourceAsStream(name)) {
             if (in == null) {
-                throw new IllegalStateException("bucket.lua is missing from the classpath");
+                throw new IllegalStateException(name + " is missing from the classpath");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {

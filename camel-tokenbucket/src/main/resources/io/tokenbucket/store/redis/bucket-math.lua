@@ -1,0 +1,281 @@
+-- Part of bucket.lua, pasted into its general() where it says --#include bucket-math.lua (after
+-- bucket-state.lua, whose functions it uses): BucketMath and AdaptiveMath step for step, and the one general
+-- reservation, reserve_all.
+
+  -- BucketMath.align: the stored states by position, a missing one is a full limit (the key's limits may have
+  -- changed since the state was written)
+  local function align(stored_us, m)
+    local tats_us = {}
+    for i = 1, math.max(m, #stored_us) do
+      tats_us[i] = stored_us[i] or now_us
+    end
+    return tats_us
+  end
+
+  -- BucketMath.available: the fewest whole tokens of any limit, and with slots, at most the free slots (a key of
+  -- no rate limit answers its free slots)
+  local function available(tats_us, l, slots)
+    local fewest = nil
+    for i = 1, #l do
+      local burst_us = l[i].capacity * l[i].interval_us
+      local a = math.max(0, math.floor((burst_us - math.max(0, tats_us[i] - now_us)) / l[i].interval_us))
+      if fewest == nil or a < fewest then
+        fewest = a
+      end
+    end
+    if l.inflight ~= nil and slots ~= nil then
+      local f = math.max(0, l.inflight.n - #slots)
+      if fewest == nil or f < fewest then
+        fewest = f
+      end
+    end
+    return fewest or 0
+  end
+
+  -- BucketMath.decide on one key without the decision: the latest wait W of its limits (step 3), and the next
+  -- states with every limit charged at the release instant now + W (step 5)
+  local function reserve(tats_us, l, n)
+    local next_us, wait_us = {}, 0
+    for i = 1, #l do
+      wait_us = math.max(wait_us, math.max(tats_us[i], now_us) + (n - l[i].capacity) * l[i].interval_us - now_us)
+    end
+    for i = 1, #l do
+      next_us[i] = math.max(tats_us[i], now_us + wait_us) + n * l[i].interval_us
+    end
+    return next_us, wait_us
+  end
+
+  -- AdaptiveMath, step for step; a rate is nil for fixed limits, which have none
+
+  -- AdaptiveMath.current: the stored rate, or the fresh one when there is none or the bucket has been full for the
+  -- memory (now - the latest tat); a starting one raised to the start (the ceiling's when there is no slow start),
+  -- another to the floor, when written with a lower one
+  local function current(rate, tats_us, l)
+    local adapt = l.adapt
+    if adapt == nil then
+      return nil
+    end
+    local idle_us = nil
+    for i = 1, #l do -- the limits' tats (align keeps any further ones stored, which BucketMath.align drops)
+      local d = now_us - tats_us[i]
+      if idle_us == nil or d < idle_us then
+        idle_us = d
+      end
+    end
+    if rate == nil or idle_us >= adapt.memory_us then
+      return fresh(adapt)
+    end
+    if rate.starting then
+      if adapt.start >= PPM then
+        return fresh(adapt)
+      end
+      if rate.f < adapt.start then
+        return { f = adapt.start, credit = rate.credit, cut_us = rate.cut_us, starting = true }
+      end
+      return rate
+    end
+    if rate.f >= PPM then
+      return { f = PPM, credit = 0, cut_us = 0, starting = false }
+    end
+    if rate.f < adapt.floor then
+      return { f = adapt.floor, credit = rate.credit, cut_us = rate.cut_us, starting = false }
+    end
+    return rate
+  end
+
+  -- AdaptiveMath.scaledInterval: ceil(T * PPM / f), saturating at MAX_BURST_US / C
+  local function scaled_interval(t, c, f)
+    if f >= PPM then
+      return t
+    end
+    local cap = math.floor(MAX_BURST_US / c)
+    local q = math.floor(t / f)
+    local r = t - q * f
+    if q > math.floor(cap / PPM) then
+      return cap
+    end
+    return math.min(q * PPM + math.ceil(r * PPM / f), cap)
+  end
+
+  -- AdaptiveMath.scaled: the limits at the rate's factor
+  local function scaled(l, rate)
+    if rate == nil or rate.f >= PPM then
+      return l
+    end
+    local s = { adapt = l.adapt, inflight = l.inflight }
+    for i = 1, #l do
+      s[i] = { capacity = l[i].capacity, interval_us = scaled_interval(l[i].interval_us, l[i].capacity, rate.f) }
+    end
+    return s
+  end
+
+  -- AdaptiveMath.holding: never while starting nor at the ceiling
+  local function holding(rate, adapt)
+    return not rate.starting and rate.f < PPM and now_us - rate.cut_us < adapt.hold_us
+  end
+
+  -- the ceiling past (or without) a slow start: RateState.CEILING
+  local CEILING = { f = PPM, credit = 0, cut_us = 0, starting = false }
+
+  -- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them, which adds the increase
+  -- of the current factor (while starting, a doubling per two steps' worth)
+  local function earn(rate, n, adapt)
+    if rate == nil or rate.f >= PPM or holding(rate, adapt) then
+      return rate
+    end
+    -- while starting AdaptiveMath.START_STEPS (2) steps' worth, rounded up once, at most Adaptive.MAX_STEP_TOKENS
+    local periods = rate.starting and 2 or 1
+    local threshold = math.min(1e9, math.max(1, math.ceil(periods * adapt.step * rate.f / PPM)))
+    local credit = rate.credit + n
+    local steps = math.floor(credit / threshold)
+    if steps == 0 then
+      return { f = rate.f, credit = credit, cut_us = rate.cut_us, starting = rate.starting }
+    end
+    if rate.starting then
+      local f, s = rate.f, 0
+      while s < steps and f < PPM do -- at most 20 doublings from 1 ppm to the ceiling
+        f = math.min(PPM, 2 * f)
+        s = s + 1
+      end
+      return { f = f, credit = f >= PPM and 0 or credit - steps * threshold, cut_us = rate.cut_us, starting = true }
+    end
+    -- AdaptiveMath.increaseStep: the increase of the current factor, at least 1 ppm
+    local step = math.max(1, math.floor(rate.f * adapt.increase / PPM))
+    if steps > math.floor((PPM - rate.f) / step) then
+      return CEILING
+    end
+    local f = rate.f + steps * step
+    if f >= PPM then
+      return CEILING
+    end
+    return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false }
+  end
+
+  -- AdaptiveMath.cut: the factor times the decrease (while starting, the factor halved if it has doubled since the
+  -- start, then times the decrease, which ends the start), at least the floor, held; answers rate itself while
+  -- holding
+  local function cut(rate, adapt)
+    if holding(rate, adapt) then
+      return rate
+    end
+    local halved = rate.starting and rate.f > adapt.start
+    local f = math.floor((halved and math.floor(rate.f / 2) or rate.f) * adapt.decrease / PPM)
+    return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false }
+  end
+
+  -- A reservation on several keys (AdaptiveMath.reserveAll, BucketMath.reserveAll): the freest candidate group and
+  -- every shared key, all charged or none. Its ARGV from pos: tokens n, the longest wait, 'C', its number of keys,
+  -- the number of candidates c, optionally 'G' and the number of keys of each candidate's group (its candidate key
+  -- and the keys charged with it; without 'G' one each), then the limits of each key in turn; its keys are
+  -- keys[ki..]: each group in turn, its candidate key first, then the shared keys. Every key is decided at its
+  -- current rate (AdaptiveMath.current, scaled), a group's wait is the longest of its keys' and the shared keys',
+  -- its tokens the fewest of its keys'. Each key is charged at the common release instant now + wait
+  -- (max(tat, now + wait) + n*T), not from its own base, so a key whose own wait is shorter is not handed out early;
+  -- a key whose limits adapt earns credit for the tokens as a reservation of its own would (AdaptiveMath.earn).
+  -- Appends the reply: the chosen candidate's position (1..c), the fewest tokens of the charged keys. Answers the
+  -- positions in ARGV and KEYS after it.
+  -- A reservation on one key that the short branch does not take is this with one group of one key and no
+  -- 'C' header: its limits start at pos + 2.
+  local function reserve_all(keys, ki, pos, n, max_wait_us, load, charge, out)
+    local count, candidates, sizes, p = 1, 1, { 1 }, pos + 2
+    if ARGV[pos + 2] == 'C' then
+      count, candidates, p = tonumber(ARGV[pos + 3]), tonumber(ARGV[pos + 4]), pos + 5
+      if ARGV[p] == 'G' then
+        for c = 1, candidates do
+          sizes[c] = tonumber(ARGV[p + c])
+        end
+        p = p + 1 + candidates
+      else
+        for c = 1, candidates do
+          sizes[c] = 1
+        end
+      end
+    end
+    local key, l, sl, tats_us, rate, held = {}, {}, {}, {}, {}, {}
+    for k = 1, count do
+      key[k] = keys[ki + k - 1]
+      l[k], p = read_limits(p)
+      local stored_us, stored_rate
+      stored_us, stored_rate, held[k] = load(key[k])
+      tats_us[k] = align(stored_us, #l[k])
+      rate[k] = current(stored_rate, tats_us[k], l[k])
+      sl[k] = scaled(l[k], rate[k])
+    end
+    local first, grouped = {}, 0
+    for c = 1, candidates do
+      first[c] = grouped + 1
+      grouped = grouped + sizes[c]
+    end
+    -- the longest own wait, the fewest tokens (and free slots) and whether a key is full, of keys from..to (0, nil
+    -- and false when there are none)
+    local function span(from, to)
+      local wait_us, fewest_of, any_full = 0, nil, false
+      for k = from, to do
+        local _, w = reserve(tats_us[k], sl[k], n)
+        wait_us = math.max(wait_us, w)
+        local a = available(tats_us[k], sl[k], held[k])
+        if fewest_of == nil or a < fewest_of then
+          fewest_of = a
+        end
+        any_full = any_full or full(l[k], held[k])
+      end
+      return wait_us, fewest_of, any_full
+    end
+    local shared_wait_us, shared_available, shared_full = span(grouped + 1, count)
+    -- the group whose wait with the shared keys' is shortest; of equals, the one with most tokens, then the first;
+    -- a group with no key full before any with one
+    local best, best_wait_us, best_available, best_full
+    for c = 1, candidates do
+      local w, a, f = span(first[c], first[c] + sizes[c] - 1)
+      w = math.max(w, shared_wait_us)
+      f = f or shared_full
+      if best == nil or (best_full and not f)
+          or (f == best_full and (w < best_wait_us or (w == best_wait_us and a > best_available))) then
+        best, best_wait_us, best_available, best_full = c, w, a, f
+      end
+    end
+    local fewest = best_available
+    if shared_available ~= nil and shared_available < fewest then
+      fewest = shared_available
+    end
+    local o = #out
+    if best_full or best_wait_us > max_wait_us then
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = best_full and -1 or 0, best_wait_us, fewest, best,
+          now_us
+      -- it will wait: a ticket on each of its keys with an in-flight limit, full or not, all in this one step, so
+      -- two waiters of the same keys stand in the same order on each (a ticket on the full keys alone let x stand
+      -- first on a and y first on b, each refused for the other's ticket for ever); a key held for a waiter that
+      -- waits on another is what this instance's own queue does (TokenBucketSlots)
+      if best_full and max_wait_us > 0 then -- with candidates: on every candidate's keys, whichever frees first
+        for k = 1, count do
+          if l[k].inflight ~= nil and l[k].inflight.ticket then
+            charge(key[k], tats_us[k], rate[k], l[k].adapt, with_ticket(l[k], held[k]))
+          end
+        end
+      end
+      return p, ki + count
+    end
+    -- BucketMath.reserveAt on the chosen group's keys and every shared key, each at its rate, earning credit
+    local release_us = now_us + best_wait_us
+    local from, to = first[best], first[best] + sizes[best] - 1
+    fewest = nil
+    for k = 1, count do
+      if (k >= from and k <= to) or k > grouped then
+        local next_us = {}
+        for i = 1, #sl[k] do
+          next_us[i] = math.max(tats_us[k][i], release_us) + n * sl[k][i].interval_us
+        end
+        local taken = with_lease(l[k], held[k])
+        charge(key[k], next_us, earn(rate[k], n, l[k].adapt), l[k].adapt, taken)
+        local a = available(next_us, sl[k], taken)
+        if fewest == nil or a < fewest then
+          fewest = a
+        end
+      elseif l[k].inflight ~= nil and ahead(l[k], held[k]) < #(held[k].queue or {}) then
+        -- a candidate not chosen: its ticket there goes, the waiter waits no more
+        charge(key[k], tats_us[k], rate[k], l[k].adapt, copy(l[k], held[k], false, false))
+      end
+    end
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = 1, best_wait_us, fewest, best, now_us
+    return p, ki + count
+  end
