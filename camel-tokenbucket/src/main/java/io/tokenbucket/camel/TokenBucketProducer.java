@@ -18,7 +18,6 @@ import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.StoreCommand;
-import io.tokenbucket.store.local.LocalBucketStore;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -128,8 +127,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         // one and nothing booked is ever given back (giving back tokens cannot cancel one particular slot). With
         // every place taken only an exchange that need not wait may pass: maxWait 0, and a refusal consumes nothing.
         long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
-        if (maxWait > 0) {
-            Outcome passed = passAtOnce(store, request);
+        if (maxWait > 0 && request instanceof Acquire a && a.key().limits().adaptive() == null
+                && a.key().limits().inFlight() == 0) {
+            // a fixed rate without slots, first without a wait: a grant is what the reservation accepting a wait
+            // would have been (LocalBucketStoreTest: a refusal changes nothing, a grant without a wait does not
+            // depend on the wait accepted), and it passes without the count of waiting places every exchange of the
+            // endpoint shares; a refusal consumed nothing, and the exchange takes a place and reserves as any other
+            Outcome passed = reserveNow(store, request, 0, null);
             if (passed != null && passed.granted()) {
                 return decide(exchange, callback, request, null, passed, false, 0, true);
             }
@@ -149,7 +153,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         CompletableFuture<Outcome> answer = null;
         long start = 0; // the clock is read for an answer that may come later only: see decide
         try {
-            atOnce = reserveAtOnce(store, request, accept, lease);
+            atOnce = reserveNow(store, request, accept, lease);
             if (atOnce == null) {
                 start = System.nanoTime();
                 answer = reserve(store, request, accept, lease).toCompletableFuture();
@@ -185,33 +189,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     /**
-     * The reservation, without a wait, of an acquire that may wait, when the local store can answer it as one
-     * compare-and-set (one key of a fixed rate, no in-flight limit), else null. Granted, it is what the reservation
-     * accepting a wait would have been ({@code LocalBucketStoreTest}: a refusal changes nothing, and a grant without
-     * a wait does not depend on the wait accepted), and the exchange passes without touching the count of waiting
-     * places that every exchange of the endpoint shares; refused, it has consumed nothing, and the exchange takes a
-     * place and reserves as any other.
+     * The store's answer within the call ({@link BucketStore#reserveNow}) to an acquire of one key without a lease,
+     * accepting a wait of {@code accept} nanoseconds; null when it has none (a remote store, several keys, a lease).
      */
-    private static Outcome passAtOnce(BucketStore store, TokenBucketRequest request) {
-        if (store instanceof LocalBucketStore local && request instanceof Acquire a && a.allOf().isEmpty()
-                && a.key().limits().adaptive() == null && a.key().limits().inFlight() == 0) {
-            return local.reserveNow(a.key().stored(), a.key().limits(), a.tokens(), 0);
-        }
-        return null;
-    }
-
-    /**
-     * The answer of {@link #reserve} when the store is the local one and the acquire names one key and takes no
-     * lease: the same reservation ({@link LocalBucketStore#reserve} is this call, completed), without a stage per
-     * exchange; null otherwise.
-     */
-    private static Outcome reserveAtOnce(BucketStore store, TokenBucketRequest request, long accept,
-                                         StoreCommand.Lease lease) {
-        if (store instanceof LocalBucketStore local && request instanceof Acquire a && a.allOf().isEmpty()
-                && lease == null) {
-            return local.reserveNow(a.key().stored(), a.key().limits(), a.tokens(), accept);
-        }
-        return null;
+    private static Outcome reserveNow(BucketStore store, TokenBucketRequest request, long accept,
+                                      StoreCommand.Lease lease) {
+        return request instanceof Acquire a && a.allOf().isEmpty() && lease == null
+                ? store.reserveNow(a.key().stored(), a.key().limits(), a.tokens(), accept) : null;
     }
 
     /**

@@ -66,6 +66,15 @@ public interface BucketStore extends AutoCloseable {
         return execute(new StoreCommand(List.of(key), Step.reserve(limits, tokens, maxWaitNanos)));
     }
 
+    /**
+     * The answer of {@link #reserve} when this store gives it within the call (a store in this JVM), else null: the
+     * same reservation, committed, without a stage for a caller that would only wait for it. Default: null, the
+     * answer comes through {@link #reserve}.
+     */
+    default Outcome reserveNow(String key, Limits limits, long tokens, long maxWaitNanos) {
+        return null;
+    }
+
     /** What a reservation of {@code tokens} would get now, without consuming anything. */
     default CompletionStage<Outcome> peek(String key, Limits limits, long tokens) {
         return execute(StoreCommand.of(Step.Op.PEEK, key, limits, tokens));

@@ -89,6 +89,7 @@ public final class LocalBucketStore implements BucketStore {
      * {@link StoreCommand} does and checks the tokens as {@link Step} does, so it answers what {@link #executeNow}
      * answers for the same reservation.
      */
+    @Override
     public Outcome reserveNow(String key, Limits limits, long tokens, long maxWaitNanos) {
         long nowNanos = clock.getAsLong();
         Outcome lockFree = reserveLockFree(key, limits, tokens,
