@@ -23,13 +23,18 @@ fi
 if [ "${1:-}" = "--" ]; then
   shift
   flags=("$@")
-  limit=$(printf '%s\n' "$@" | sed -n 's/^-Dexample.demoHiddenLimit=//p'); limit=${limit:-20}
+  # the hidden limit's pages per second, from N/1s[:burst] (the figures below assume a period of 1s)
+  hidden=$(printf '%s\n' "$@" | sed -n 's/^-Dexample.demoHiddenLimit=//p'); hidden=${hidden:-20/1s}
+  case "$hidden" in
+    */1s|*/1s:*) limit=${hidden%%/*} ;;
+    *) echo "demo-row.sh: give -Dexample.demoHiddenLimit as N/1s[:burst], was $hidden" >&2; exit 2 ;;
+  esac
   pages=$(printf '%s\n' "$@" | sed -n 's/^-Dexample.demoPages=//p'); pages=${pages:-2400}
 else
   limit=$1; burst=$2; factor=$3; shift 3
   ceiling=$((limit * factor)); pair_burst=$([ "$limit" -lt 10 ] && echo 1 || echo 2)
   pages=$((limit * 6 * 20))
-  flags=(-Dexample.demoHiddenLimit="$limit" -Dexample.demoHiddenBurst="$burst" -Dexample.demoPages="$pages"
+  flags=(-Dexample.demoHiddenLimit="$limit/1s:$burst" -Dexample.demoPages="$pages"
     -Dexample.pairLimit="$ceiling/1s:$pair_burst" -Dexample.demoProxyLimit="$((ceiling * 5 / 2))/1s"
     -Dexample.hostLimit="$((ceiling * 3))/1s:6" "$@")
 fi

@@ -1,10 +1,13 @@
 package io.tokenbucket.example;
 
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.camel.TokenBucketLimitResolver;
 import io.tokenbucket.example.broker.BrokerRun;
 import io.tokenbucket.example.demo.Convergence;
 import io.tokenbucket.example.demo.ConvergencePlot;
@@ -12,19 +15,22 @@ import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
 import io.tokenbucket.example.proxy.ProxyStats;
+import io.tokenbucket.math.Limit;
+import io.tokenbucket.math.Limits;
 import org.apache.camel.main.Main;
 
 /**
  * Runs the scraper: {@code mvn -B -DskipTests install && mvn -B -pl routes-example exec:java}.
  *
  * <p>By default ({@code example.demo=true}) it first starts the offline demo on loopback (a target site of two
- * hosts with a limit it does not tell: {@value #DEMO_HIDDEN_LIMIT} pages per second per client address per host,
- * {@code example.demoHiddenLimit}, as nginx's {@code limit_req} with a burst of {@code example.demoHiddenBurst}, by
- * default half of it; and three Jetty forward proxies with credentials, each connecting from an address of its own
- * and limited to {@value #DEMO_PROXY_LIMIT} in the proxy file, {@code example.demoProxyLimit}), scrapes its
- * {@value #DEMO_URLS} pages with {@code example.hostLimit=}{@value #DEMO_HOST_LIMIT} and the adaptive rate per
- * (proxy, host) below {@code example.pairLimit=}{@value #DEMO_PAIR_LIMIT} (the other adaptive settings are those
- * {@code example.adaptive=true} brings anywhere: {@link ExampleConfiguration}), prints the summary and the
+ * hosts with a limit it does not tell: {@value #DEMO_HIDDEN_LIMIT} pages per client address per host,
+ * {@code example.demoHiddenLimit}, as nginx's {@code limit_req} with a burst of half the rate unless the setting
+ * gives one ({@link HiddenLimit}); and three Jetty forward proxies with credentials, each connecting from an address
+ * of its own and limited to {@value #DEMO_PROXY_LIMIT} in the proxy file, {@code example.demoProxyLimit}), scrapes
+ * its {@value #DEMO_URLS} pages with {@code example.hostLimit=}{@value #DEMO_HOST_LIMIT} and the adaptive rate per
+ * (proxy, host) below {@code example.pairLimit=}{@value #DEMO_PAIR_LIMIT} (tuned as {@code example.adaptive=true}
+ * is anywhere: the component's {@code camel.component.tokenbucket.adaptive-*} of {@code application.properties},
+ * and the booking horizon of {@link ExampleConfiguration}), prints the summary and the
  * convergence line, writes the plot {@code convergence.png} next to the results, and ends by itself.
  * {@code -Dexample.throttle=false} runs the same without {@code tokenbucket:}, to see the 429s it prevents;
  * {@code -Dexample.demoProxyMode=close} (or {@code http10}) gives the demo proxies the manners of real ones.
@@ -46,10 +52,10 @@ public final class ExampleApp {
      */
     static final String DEMO_PROXY_LIMIT = "50/1s";
     /**
-     * The demo target's hidden limit (setting {@code example.demoHiddenLimit}): pages per second per client address
-     * per host.
+     * The demo target's hidden limit (setting {@code example.demoHiddenLimit}, {@link HiddenLimit}): pages per client
+     * address per host, with nginx's burst of half the rate.
      */
-    static final String DEMO_HIDDEN_LIMIT = "20";
+    static final String DEMO_HIDDEN_LIMIT = "20/1s";
     /** The demo target's hosts (127.0.0.2, 127.0.0.3). */
     static final int DEMO_HOSTS = 2;
     /**
@@ -60,7 +66,8 @@ public final class ExampleApp {
     static final String DEMO_HOST_LIMIT = "120/1s:6";
     /**
      * The demo's (proxy, host) limit, the adaptive rate's ceiling: twice the hidden limit, in bursts of 2. The rate
-     * starts at {@code example.adaptiveStart} of it and finds the limit from there.
+     * starts at the component's {@code adaptiveStart} of it ({@code application.properties}) and finds the limit
+     * from there.
      */
     static final String DEMO_PAIR_LIMIT = "40/1s:2";
     /** The file the demo's convergence plot goes to, in {@code example.outputDir}. */
@@ -71,8 +78,7 @@ public final class ExampleApp {
     /**
      * What the demo runs with unless set as a system property or environment variable: the demo's own settings and
      * the three of {@code application.properties} it overrides ({@code example.hostLimit}, {@code example.pairLimit},
-     * {@code example.adaptive}). The README's settings table is checked against it ({@code ReadmeSettingsTest});
-     * {@code example.demoHiddenBurst} is half the hidden limit.
+     * {@code example.adaptive}). The README's settings table is checked against it ({@code ReadmeSettingsTest}).
      */
     static final Map<String, String> DEMO_SETTINGS = Map.of("example.demoHiddenLimit", DEMO_HIDDEN_LIMIT,
             "example.demoPages", DEMO_URLS, "example.demoProxyLimit", DEMO_PROXY_LIMIT, "example.demoProxyMode",
@@ -97,18 +103,15 @@ public final class ExampleApp {
             // a run's results only: the results endpoints append
             Files.deleteIfExists(dir.resolve("results.jsonl"));
             Files.deleteIfExists(dir.resolve("dead-letter.jsonl"));
-            int hidden = demoNumber("example.demoHiddenLimit", DEMO_SETTINGS.get("example.demoHiddenLimit"));
-            // nginx's limit_req per address per host, by default with half a second's burst, and no Retry-After on
-            // its 429s: the scraper is told nothing but "no"
-            int burst = demoNumber("example.demoHiddenBurst", String.valueOf(Math.max(1, hidden / 2)));
+            refuseRemovedDemoSettings();
+            // nginx's limit_req per address per host, and no Retry-After on its 429s: the scraper is told nothing
+            // but "no"
+            HiddenLimit hidden = HiddenLimit.parse(demoSetting("example.demoHiddenLimit"));
             demo = new DemoSite(dir, 3, demoSetting("example.demoProxyLimit"),
                     demoNumber("example.demoPages", DEMO_SETTINGS.get("example.demoPages")),
-                    DemoTarget.hiddenPerIpLikeNginx(hidden, burst, DEMO_HOSTS),
+                    DemoTarget.hiddenPerIpLikeNginx(hidden.perSecond(), hidden.burst(), DEMO_HOSTS),
                     DemoProxy.Mode.of(demoSetting("example.demoProxyMode")));
-            main = createMain(run, demo, dir);
-            main.addOverrideProperty("example.hostLimit", demoSetting("example.hostLimit"));
-            main.addOverrideProperty("example.pairLimit", demoSetting("example.pairLimit"));
-            main.addOverrideProperty("example.adaptive", demoSetting("example.adaptive"));
+            main = createDemoMain(run, demo, dir);
             DemoSite site = demo;
             run.footer(() -> demoFooter(site, dir));
         } else {
@@ -186,12 +189,76 @@ public final class ExampleApp {
         return Files.writeString(file, text);
     }
 
+    /**
+     * The demo target's hidden limit, {@code example.demoHiddenLimit}: {@code N/period[:burst]} in the component's
+     * limits syntax ({@link TokenBucketLimitResolver#parse}, as {@code example.hostLimit}), read as nginx's
+     * {@code limit_req rate=... burst=...}: a whole number of pages per second from 1 to {@value #MAX_DEMO_NUMBER}
+     * ({@code 20/1s}, {@code 1200/1m}), and nginx's {@code burst} from 1 to {@value #MAX_DEMO_NUMBER}, by default
+     * half the rate (at least 1): {@code 20/1s} is {@code 20/1s:10}.
+     *
+     * @param perSecond pages per second per client address per host
+     * @param burst     nginx's {@code burst}: requests beyond the rate it lets through at once
+     */
+    record HiddenLimit(int perSecond, int burst) {
+
+        private static final String KEY = "example.demoHiddenLimit";
+
+        /** Parses {@link #KEY}'s text; refuses, naming the setting and the text, anything else. */
+        static HiddenLimit parse(String text) {
+            Limits limits;
+            try {
+                limits = TokenBucketLimitResolver.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(KEY + " must be N/period[:burst] such as 20/1s or 20/1s:10, was '"
+                        + text + "' (" + e.getMessage() + ")", e);
+            }
+            if (limits.size() != 1 || limits.inFlight() != 0) {
+                throw new IllegalArgumentException(KEY + " must be one N/period[:burst] such as 20/1s, was '" + text
+                        + "'");
+            }
+            Limit limit = limits.get(0);
+            // pages per second: N per period, whole (nginx's rate is r/s or r/m; the demo's target counts per second)
+            BigInteger[] perSecond = BigInteger.valueOf(limit.refillAmount())
+                    .multiply(BigInteger.valueOf(TimeUnit.SECONDS.toNanos(1)))
+                    .divideAndRemainder(BigInteger.valueOf(limit.refillPeriod()));
+            if (perSecond[1].signum() != 0 || perSecond[0].compareTo(BigInteger.ONE) < 0
+                    || perSecond[0].compareTo(BigInteger.valueOf(MAX_DEMO_NUMBER)) > 0) {
+                throw new IllegalArgumentException(KEY + " must be a whole number of pages per second from 1 to "
+                        + MAX_DEMO_NUMBER + " (20/1s, 1200/1m), was '" + text + "'");
+            }
+            int rate = perSecond[0].intValueExact();
+            // without :burst the component's parser gives the rate as the burst: the demo's default is half of it
+            long burst = text.contains(":") ? limit.capacity() : Math.max(1, rate / 2);
+            if (burst > MAX_DEMO_NUMBER) {
+                throw new IllegalArgumentException(KEY + "'s burst must be from 1 to " + MAX_DEMO_NUMBER + ", was '"
+                        + text + "'");
+            }
+            return new HiddenLimit(rate, (int) burst);
+        }
+    }
+
+    /** The largest number a demo setting takes. */
+    static final int MAX_DEMO_NUMBER = 100_000;
+
+    /**
+     * Refuses, naming its successor, a demo setting that was removed: set anyway, it would be ignored without a word.
+     * The name is built, not written out, so that the README's settings table (checked against every
+     * {@code "example.*"} literal of the code) does not list it.
+     */
+    static void refuseRemovedDemoSettings() {
+        String burst = "example." + "demoHiddenBurst";
+        if (setting(burst, null) != null) {
+            throw new IllegalArgumentException(burst + " was removed: the burst is part of example.demoHiddenLimit,"
+                    + " N/period:burst (20/1s:10)");
+        }
+    }
+
     /** A whole-number demo setting from 1 to 100,000, refused by name otherwise. */
     static int demoNumber(String key, String defaultValue) {
         String value = setting(key, defaultValue).strip();
         try {
             int n = Integer.parseInt(value);
-            if (n >= 1 && n <= 100_000) {
+            if (n >= 1 && n <= MAX_DEMO_NUMBER) {
                 return n;
             }
         } catch (NumberFormatException e) {
@@ -228,6 +295,19 @@ public final class ExampleApp {
         main.addOverrideProperty("example.proxyFile", site.proxyFile().toString());
         main.addOverrideProperty("example.urlFile", site.urlFile().toString());
         main.addOverrideProperty("example.outputDir", outputDir.toString());
+        return main;
+    }
+
+    /**
+     * A Camel Main set up as {@link #main} sets it up for the demo: {@link #createMain(ScrapeRun, DemoSite, Path)}
+     * with the demo's settings ({@link #DEMO_SETTINGS}: {@code example.hostLimit}, {@code example.pairLimit},
+     * {@code example.adaptive}) unless given as system properties or environment variables; not yet started.
+     */
+    static Main createDemoMain(ScrapeRun run, DemoSite site, Path outputDir) {
+        Main main = createMain(run, site, outputDir);
+        for (String key : new String[] {"example.hostLimit", "example.pairLimit", "example.adaptive"}) {
+            main.addOverrideProperty(key, demoSetting(key));
+        }
         return main;
     }
 

@@ -57,8 +57,9 @@ public class ScraperRoute extends RouteBuilder {
      * ({@link ProxyLimits}, also their limits, {@code limitResolver=#proxyLimits}): each proxy's id, at the proxy's
      * own {@code limit=} or {@code example.proxyLimit}; each (proxy, host) pair's
      * {@code "pair <proxy id> <host key>"}, at {@code example.pairLimit} or its proxy's rate, and with
-     * {@code example.adaptive} at a rate that adapts (AIMD, the component's {@code adaptive} options from
-     * {@code example.adaptive*}, for the pairs alone: {@code adaptiveKeys}): the host's own 429s and 503s cut it
+     * {@code example.adaptive} at a rate that adapts (AIMD, tuned by the component's own {@code adaptive*} options,
+     * {@code camel.component.tokenbucket.adaptive-*} in {@code application.properties}; for the pairs alone:
+     * {@code adaptiveKeys}): the host's own 429s and 503s cut it
      * ({@link ProxyPool#throttled}), tokens granted raise it back towards that limit, so each pair finds the rate
      * the host allows that address; and with {@code example.hostLimit} each target host's {@code "host <host key>"}.
      * {@link ProxyChooser} names them: a group per candidate proxy, {@code [proxy, pair]}, and the host as an all-of
@@ -80,9 +81,6 @@ public class ScraperRoute extends RouteBuilder {
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
             + "&limits={{example.proxyLimit}}"
             + "&adaptive={{example.adaptive}}&adaptiveKeys={{?" + ADAPTIVE_KEYS_PROPERTY + "}}"
-            + "&adaptiveDecrease={{example.adaptiveDecrease}}&adaptiveIncrease={{example.adaptiveIncrease}}"
-            + "&adaptiveHold={{example.adaptiveHold}}&adaptiveFloor={{example.adaptiveFloor}}"
-            + "&adaptiveMemory={{example.adaptiveMemory}}&adaptiveStart={{example.adaptiveStart}}"
             + "&maxWait={{?example.pairMaxWait}}";
 
     /**

@@ -23,6 +23,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class AdaptivePairTest {
 
+    /** The adaptive rate's tuning: the component's own options. */
+    private static final String TUNING = "camel.component.tokenbucket.adaptive-";
+
     @TempDir
     Path dir;
 
@@ -35,9 +38,9 @@ class AdaptivePairTest {
         try (DemoSite site = new DemoSite(dir, 1, "50/1s", 0, DemoTarget.hiddenPerIpLikeNginx(4, 1, 1),
                 DemoProxy.Mode.KEEPALIVE);
              ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
-                     "example.pairLimit", "16/1s:1", "example.adaptiveDecrease", "0.5", "example.adaptiveHold",
-                     "100ms", "example.adaptiveIncrease", "0.05", "example.adaptiveFloor", "0.1",
-                     "example.adaptiveStart", "0.5", "example.maxAttempts", "10"))) {
+                     "example.pairLimit", "16/1s:1", TUNING + "decrease", "0.5", TUNING + "hold", "100ms",
+                     TUNING + "increase", "0.05", TUNING + "floor", "0.1", TUNING + "start", "0.5",
+                     "example.maxAttempts", "10"))) {
             site.warmUp();
             scraper.scrape(scraper.pages(12));
 
@@ -54,12 +57,12 @@ class AdaptivePairTest {
 
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })
-    void aNewPairStartsAtExampleAdaptiveStartOfItsCeilingAndDoublesFromThere(String dsl) throws Exception {
+    void aNewPairStartsAtAdaptiveStartOfItsCeilingAndDoublesFromThere(String dsl) throws Exception {
         // a target with no hidden limit to speak of: nothing cuts the pair, its slow start only doubles
         try (DemoSite site = new DemoSite(dir, 1, "1000/1s", 0, DemoTarget.hiddenPerIpLikeNginx(1000, 100, 1),
                 DemoProxy.Mode.KEEPALIVE);
              ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
-                     "example.pairLimit", "8/1s:8", "example.adaptiveStart", "0.125", "example.adaptiveFloor",
+                     "example.pairLimit", "8/1s:8", TUNING + "start", "0.125", TUNING + "floor",
                      "0.125"))) {
             assertThat(scraper.pairRate("p1")).as("a pair never seen, at the start").isEqualTo(0.125);
             // a step is a refill amount's worth of tokens at the current rate, ceil(8 x rate), and two steps' worth,

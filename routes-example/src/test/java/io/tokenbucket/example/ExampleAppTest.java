@@ -1,18 +1,27 @@
 package io.tokenbucket.example;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketEndpoint;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
+import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.Main;
+import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.util.TimeUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,6 +58,63 @@ class ExampleAppTest {
         assertThat(table).contains("== summary ==", "rate/s", "wait ms", "failures", "429s", "health")
                 .containsPattern("(?m)^all\\s+12\\s").contains("12 fetched, 0 failed attempts, 0 answered 429");
         assertThat(table).doesNotContain("s3cret");
+    }
+
+    /**
+     * The adaptive rate's tuning is the component's own options in {@code application.properties}
+     * ({@code camel.component.tokenbucket.adaptive-*}), which no URI names: Camel Main must set them on the component
+     * before the throttle's endpoint copies them, whichever DSL makes it ({@code main}: Camel Main loads the YAML
+     * route itself). The demo's own set-up, with its adaptive rate on.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml", "main" })
+    @Timeout(30)
+    void theDemosThrottleRunsTheExamplesAdaptiveTuningNotTheComponentsDefaults(String dsl, @TempDir Path dir)
+            throws Exception {
+        ScrapeRun run = new ScrapeRun(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        List<TokenBucketConfiguration> throttles = new CopyOnWriteArrayList<>();
+        try (DemoSite site = new DemoSite(dir, 3, "50/1s", 6, 1000, 1000)) {
+            Main main = ExampleApp.createDemoMain(run, site, dir.resolve("out"));
+            main.addOverrideProperty("example.dsl", dsl);
+            if (dsl.equals("main")) {
+                main.addOverrideProperty("camel.main.routes-include-pattern", ExampleConfiguration.YAML_ROUTE);
+            }
+            main.addOverrideProperty("example.progressInterval", "0");
+            main.addMainListener(new MainListenerSupport() {
+                @Override
+                public void afterStart(BaseMainSupport started) {
+                    started.getCamelContext().getEndpoints().stream().filter(TokenBucketEndpoint.class::isInstance)
+                            .map(e -> ((TokenBucketEndpoint) e).getConfiguration()).forEach(throttles::add);
+                }
+            });
+
+            assertThat(main.run(new String[0])).isZero();
+        }
+        assertThat(run.stats().fetched()).isEqualTo(6);
+        Properties app = new Properties();
+        try (InputStream in = ExampleAppTest.class.getResourceAsStream("/application.properties")) {
+            app.load(in);
+        }
+        String tuning = "camel.component.tokenbucket.adaptive-";
+        double decrease = Double.parseDouble(app.getProperty(tuning + "decrease"));
+        double increase = Double.parseDouble(app.getProperty(tuning + "increase"));
+        long hold = TimeUtils.toMilliSeconds(app.getProperty(tuning + "hold"));
+        double floor = Double.parseDouble(app.getProperty(tuning + "floor"));
+        long memory = TimeUtils.toMilliSeconds(app.getProperty(tuning + "memory"));
+        double start = Double.parseDouble(app.getProperty(tuning + "start"));
+        TokenBucketConfiguration defaults = new TokenBucketConfiguration();
+        assertThat(new Object[] {decrease, increase, hold, floor, start}).as("the example's tuning, not the defaults")
+                .doesNotContain(defaults.getAdaptiveDecrease(), defaults.getAdaptiveIncrease(),
+                        defaults.getAdaptiveHold(), defaults.getAdaptiveFloor(), defaults.getAdaptiveStart());
+        assertThat(throttles).as("the route's tokenbucket: endpoints").isNotEmpty().allSatisfy(throttle -> {
+            assertThat(throttle.isAdaptive()).isTrue();
+            assertThat(throttle.getAdaptiveDecrease()).isEqualTo(decrease);
+            assertThat(throttle.getAdaptiveIncrease()).isEqualTo(increase);
+            assertThat(throttle.getAdaptiveHold()).isEqualTo(hold);
+            assertThat(throttle.getAdaptiveFloor()).isEqualTo(floor);
+            assertThat(throttle.getAdaptiveMemory()).isEqualTo(memory);
+            assertThat(throttle.getAdaptiveStart()).isEqualTo(start);
+        });
     }
 
     @ParameterizedTest
@@ -108,6 +174,45 @@ class ExampleAppTest {
         assertThat(summary.find()).as(printed.toString(StandardCharsets.UTF_8)).isTrue();
         assertThat(Long.parseLong(summary.group(1)) + Long.parseLong(summary.group(2))).as(summary.group())
                 .isEqualTo(6);
+    }
+
+    @Test
+    void theDemosHiddenLimitIsReadByTheComponentsParserWithNginxsBurstHalfTheRateByDefault() {
+        assertThat(ExampleApp.HiddenLimit.parse(ExampleApp.DEMO_HIDDEN_LIMIT))
+                .isEqualTo(new ExampleApp.HiddenLimit(20, 10));
+        assertThat(ExampleApp.HiddenLimit.parse("20/1s:3")).isEqualTo(new ExampleApp.HiddenLimit(20, 3));
+        assertThat(ExampleApp.HiddenLimit.parse("3/1s")).isEqualTo(new ExampleApp.HiddenLimit(3, 1));
+        assertThat(ExampleApp.HiddenLimit.parse("1/1s")).as("a burst of at least 1")
+                .isEqualTo(new ExampleApp.HiddenLimit(1, 1));
+        assertThat(ExampleApp.HiddenLimit.parse(" 1200 / 1m : 5 ")).isEqualTo(new ExampleApp.HiddenLimit(20, 5));
+        for (String bad : new String[] {"20", "lots", "0/1s", "20/0s", "20/1s:0", "20/soon", ""}) {
+            assertThatIllegalArgumentException().as(bad).isThrownBy(() -> ExampleApp.HiddenLimit.parse(bad))
+                    .withMessageStartingWith("example.demoHiddenLimit must be N/period[:burst] such as 20/1s or"
+                            + " 20/1s:10, was '" + bad + "' (limits");
+        }
+        for (String bad : new String[] {"1/2s", "30/1m", "3/2s", "100001/1s"}) {
+            assertThatIllegalArgumentException().as(bad).isThrownBy(() -> ExampleApp.HiddenLimit.parse(bad))
+                    .withMessage("example.demoHiddenLimit must be a whole number of pages per second from 1 to"
+                            + " 100000 (20/1s, 1200/1m), was '" + bad + "'");
+        }
+        assertThatIllegalArgumentException().isThrownBy(() -> ExampleApp.HiddenLimit.parse("20/1s,100/1m"))
+                .withMessage("example.demoHiddenLimit must be one N/period[:burst] such as 20/1s, was '20/1s,100/1m'");
+        assertThatIllegalArgumentException().isThrownBy(() -> ExampleApp.HiddenLimit.parse("20/1s:100001"))
+                .withMessage("example.demoHiddenLimit's burst must be from 1 to 100000, was '20/1s:100001'");
+    }
+
+    @Test
+    void theRemovedDemoBurstIsRefusedNamingWhereTheBurstGoesNow() {
+        String removed = "example.demoHidden" + "Burst";
+        System.setProperty(removed, "10");
+        try {
+            assertThatIllegalArgumentException().isThrownBy(ExampleApp::refuseRemovedDemoSettings)
+                    .withMessage(removed + " was removed: the burst is part of example.demoHiddenLimit,"
+                            + " N/period:burst (20/1s:10)");
+        } finally {
+            System.clearProperty(removed);
+        }
+        ExampleApp.refuseRemovedDemoSettings();
     }
 
     @Test

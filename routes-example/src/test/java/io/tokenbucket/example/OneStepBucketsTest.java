@@ -178,7 +178,8 @@ class OneStepBucketsTest {
      */
     private static Map<String, String> limits(Map<String, String> more) {
         Map<String, String> overrides = new HashMap<>(Map.of("example.hostLimit", HOST_LIMIT, "example.pairLimit",
-                PAIR_LIMIT, "example.adaptive", "true", "example.maxAttempts", "1", "example.adaptiveStart", "1.0"));
+                PAIR_LIMIT, "example.adaptive", "true", "example.maxAttempts", "1",
+                "camel.component.tokenbucket.adaptive-start", "1.0"));
         overrides.putAll(more);
         return overrides;
     }

@@ -28,8 +28,8 @@ class ReadmeSettingsTest {
     private static final Path README = Path.of(System.getProperty("basedir", "."), "README.md");
 
     /** Settings that only the demo reads, with their defaults in the demo's code. */
-    private static final Set<String> DEMO_ONLY = Set.of("example.demoHiddenLimit", "example.demoHiddenBurst",
-            "example.demoPages", "example.demoProxyLimit", "example.demoProxyMode");
+    private static final Set<String> DEMO_ONLY = Set.of("example.demoHiddenLimit", "example.demoPages",
+            "example.demoProxyLimit", "example.demoProxyMode");
 
     /** A row of the table: {@code | `example.x` | default | demo | meaning |}. */
     private static final Pattern ROW = Pattern.compile("^\\| `(example\\.\\w+)` \\| ([^|]*) \\| ([^|]*) \\|",
@@ -47,9 +47,7 @@ class ReadmeSettingsTest {
             String shown = value(row.getValue()[0]);
             String demo = value(row.getValue()[1]);
             String expected;
-            if (key.equals("example.demoHiddenBurst")) {
-                expected = String.valueOf(Math.max(1, Integer.parseInt(ExampleApp.DEMO_HIDDEN_LIMIT) / 2));
-            } else if (DEMO_ONLY.contains(key)) {
+            if (DEMO_ONLY.contains(key)) {
                 expected = ExampleApp.DEMO_SETTINGS.get(key);
             } else if (key.equals(ExampleConfiguration.PAIR_MAX_WAIT)) {
                 expected = "unset";

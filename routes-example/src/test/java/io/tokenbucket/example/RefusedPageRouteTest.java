@@ -91,8 +91,9 @@ class RefusedPageRouteTest {
         try (DemoSite site = new DemoSite(dir, PROXIES, "10/1s", 0, new DemoTarget(1000, 1000),
                 DemoProxy.Mode.KEEPALIVE);
              ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
-                     "example.pairLimit", "10/1s:2", "example.adaptiveStart", "1.0", "example.maxAttempts", "4",
-                     "example.penalty", "200ms", "example.queue", "seda:urls?size=10000&concurrentConsumers=8"))) {
+                     "example.pairLimit", "10/1s:2", "camel.component.tokenbucket.adaptive-start", "1.0",
+                     "example.maxAttempts", "4", "example.penalty", "200ms",
+                     "example.queue", "seda:urls?size=10000&concurrentConsumers=8"))) {
             List<String> urls = new ArrayList<>();
             for (int i = 1; i <= 3; i++) {
                 urls.add(site.target().baseUrl() + "/retry-after/1?u=" + i);

@@ -3,6 +3,7 @@ package io.tokenbucket.example;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -19,11 +20,14 @@ import io.tokenbucket.example.proxy.ProxyLimits;
 import io.tokenbucket.example.proxy.ProxyPool;
 import io.tokenbucket.example.proxy.ProxyStats;
 import org.apache.camel.CamelContext;
+import org.apache.camel.Component;
 import org.apache.camel.Exchange;
 import org.apache.camel.ProducerTemplate;
 import org.apache.camel.builder.NotifyBuilder;
 import org.apache.camel.component.mock.MockEndpoint;
 import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.support.PropertyBindingSupport;
+import org.apache.camel.util.StringHelper;
 import org.apache.camel.util.json.JsonObject;
 import org.apache.camel.util.json.Jsoner;
 
@@ -59,11 +63,35 @@ public final class ScraperHarness implements AutoCloseable {
         properties.putAll(overrides);
         context.getPropertiesComponent().setLocation("classpath:application.properties");
         context.getPropertiesComponent().setOverrideProperties(properties);
+        configureComponent(context, properties);
         new ExampleConfiguration().configure(context);
         beforeStart.accept(context);
         context.start();
         results = context.getEndpoint("mock:results", MockEndpoint.class);
         dead = context.getEndpoint("mock:dead", MockEndpoint.class);
+    }
+
+    /**
+     * Sets the {@code tokenbucket} component's options from the {@code camel.component.tokenbucket.*} properties
+     * ({@code application.properties}, then {@code overrides}), as Camel Main does for the application: this plain
+     * context has no Main to do it. {@code ExampleAppTest} checks that Main does.
+     */
+    private static void configureComponent(CamelContext context, Properties overrides) {
+        String prefix = "camel.component.tokenbucket.";
+        Map<String, Object> unbound = new LinkedHashMap<>();
+        Properties all = context.getPropertiesComponent().loadProperties(k -> k.startsWith(prefix));
+        all.putAll(overrides);
+        all.stringPropertyNames().stream().filter(k -> k.startsWith(prefix)).sorted().forEach(k -> unbound.put(
+                StringHelper.dashToCamelCase(k.substring(prefix.length())),
+                all.getProperty(k).strip()));
+        Component component = context.getComponent("tokenbucket");
+        // through the component's generated configurer, as Camel Main binds them; each one bound is removed
+        PropertyBindingSupport.build().withCamelContext(context).withIgnoreCase(true).withRemoveParameters(true)
+                .withConfigurer(component.getComponentPropertyConfigurer()).withTarget(component)
+                .withProperties(unbound).bind();
+        if (!unbound.isEmpty()) {
+            throw new IllegalArgumentException("Not options of the tokenbucket component: " + unbound.keySet());
+        }
     }
 
     /** Sends the URLs and waits (generously, returning as soon as it is true) until each has an outcome. */

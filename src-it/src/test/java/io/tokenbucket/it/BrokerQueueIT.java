@@ -90,7 +90,8 @@ class BrokerQueueIT {
                     "example.hostLimit", HOST_LIMIT, "example.pairLimit", PAIR_LIMIT, "example.adaptive", "true",
                     // the pairs' ceiling is a quarter above the hidden limit: no slow start from below it, and an
                     // increase of 0.01 of the current rate a step (about what 0.01 of a ceiling that close was)
-                    "example.adaptiveStart", "1.0", "example.adaptiveIncrease", "0.01");
+                    "camel.component.tokenbucket.adaptive-start", "1.0",
+                    "camel.component.tokenbucket.adaptive-increase", "0.01");
             long began = System.nanoTime();
             try (ExampleInstance first = ExampleInstance.start("broker-1", DIR, with(common, Map.of(
                          "example.broker", "embedded", "example.brokerPort", String.valueOf(port),
