@@ -126,7 +126,24 @@ class DocPagesIT {
             return Optional.of(target + " -> no heading of " + root().relativize(resolved)
                     + " has the anchor #" + anchor);
         }
+        if (anchor != null && resolved.toString().endsWith(".adoc")
+                && !adocIds(Files.readString(resolved)).contains(anchor)) {
+            return Optional.of(target + " -> no section or anchor of " + root().relativize(resolved)
+                    + " has the id " + anchor);
+        }
         return Optional.empty();
+    }
+
+    /**
+     * The ids an AsciiDoc page's sections and anchors get: explicit anchors as written, a section title as
+     * Asciidoctor makes its id by default ({@code _} first, lower case, every run of other characters one {@code _}).
+     */
+    private static Set<String> adocIds(String text) {
+        Set<String> ids = new java.util.HashSet<>(adocTargets(text));
+        String prose = FENCE.matcher(text).replaceAll("");
+        ADOC_TITLE.matcher(prose).results().map(r -> "_" + r.group(1).toLowerCase(Locale.ROOT)
+                .replaceAll("[^\\p{L}\\p{N}]+", "_").replaceAll("^_+|_+$", "")).forEach(ids::add);
+        return ids;
     }
 
     /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
