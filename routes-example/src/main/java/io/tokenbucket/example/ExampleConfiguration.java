@@ -17,6 +17,7 @@ import io.tokenbucket.example.fetch.ScrapeHeaders;
 import io.tokenbucket.example.fetch.ScrapeStart;
 import io.tokenbucket.example.fetch.RouteFailure;
 import io.tokenbucket.example.fetch.StoreUnavailable;
+import io.tokenbucket.example.proxy.PoolRests;
 import io.tokenbucket.example.proxy.ProxyBuckets;
 import io.tokenbucket.example.proxy.ProxyChooser;
 import io.tokenbucket.example.proxy.ProxyConfig;
@@ -103,7 +104,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         if (!choose.equals("freest") && !choose.equals("roundrobin")) {
             throw new IllegalArgumentException("example.choose must be freest or roundrobin, was '" + choose + "'");
         }
-        // penalties go to the pairs' buckets too (every instance sharing Redis sees them) and, with
+        // penalties go to the pairs' buckets (every instance sharing Redis sees them) and, with
         // example.adaptive, the host's own 429s and 503s cut the pair's rate (operation throttled): steps of the
         // route after the outcome (BucketSteps); without the throttle there are no buckets to tell
         boolean adaptive = throttle && Boolean.parseBoolean(property(context, "example.adaptive", "false"));
@@ -121,8 +122,10 @@ public class ExampleConfiguration implements CamelConfiguration {
         RestBackoff.Policy rests = new RestBackoff.Policy(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), millis(context, "example.forgiveAfter", "10s"),
                 new java.util.Random());
+        // a pair's rest in one place: its bucket with the throttle (told by the route's steps), else the pool's own
         ProxyPool pool = new ProxyPool(source, (int) number(context, "example.failuresToUnhealthy", "3"),
-                millis(context, "example.cooldown", "5s"), ProxyBuckets.NONE, System::nanoTime, rests);
+                millis(context, "example.cooldown", "5s"), throttle ? ProxyBuckets.NONE
+                : new PoolRests(System::nanoTime), System::nanoTime, rests);
         ProxyStats stats = new ProxyStats();
         context.getRegistry().bind(ProxyPool.BEAN, pool);
         context.getRegistry().bind(ProxyStats.BEAN, stats);

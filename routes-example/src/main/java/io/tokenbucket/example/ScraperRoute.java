@@ -26,18 +26,18 @@ import org.apache.camel.builder.RouteBuilder;
  *
  * <p>Each URL from the queue is checked by {@link ScrapeStart} (not http or https, no host: to the dead letter at
  * once) and then tried until it has an outcome: {@link ProxyChooser} offers the healthy proxies this URL has not
- * tried and whose pair with its host does not rest (waiting without a thread when none is available), each in a
- * group with its (proxy, host) pair, and, with {@code example.hostLimit}, names the URL's host's bucket as an
+ * tried (waiting without a thread when none is available), each in a group with its (proxy, host) pair, whose
+ * bucket is where a 429 rests the pair, and, with {@code example.hostLimit}, names the URL's host's bucket as an
  * all-of key; {@link #THROTTLE} reserves on the group whose proxy, pair and host allow soonest, all three in one
  * atomic step at one release instant, and names its proxy in header {@code proxyId}
  * ({@code example.choose=roundrobin}: the chooser names one in round robin and the bucket waits for its proxy's,
  * pair's and host's tokens), {@link ProxyInUse} puts that proxy's client and the URL on the exchange, camel-http
  * fetches the URL through the proxy, and {@link FetchOutcome} classifies the answer, blames the proxy or the URL,
- * updates the proxy's health (a 429 rests the (proxy, host) pair; health never touches a bucket) and decides: done,
- * or another attempt. The attempt's in-flight slots go back ({@code release}), and what the outcome owes the pairs'
- * buckets runs as steps of {@link #THROTTLE} ({@link BucketSteps}: a 429's {@code penalize}, a host's own 429 or
- * 503's {@code throttled}). A fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts}
- * times to the dead letter, each as one JSON line ({@link ScrapeResult}).
+ * updates the proxy's health (health never touches a bucket) and decides: done, or another attempt. The attempt's
+ * in-flight slots go back ({@code release}), and what the outcome owes the pairs' buckets runs as steps of
+ * {@link #THROTTLE} ({@link BucketSteps}: a 429's {@code penalize}, a host's own 429 or 503's {@code throttled}). A
+ * fetched URL goes to the results endpoint, one that failed {@code example.maxAttempts} times to the dead letter,
+ * each as one JSON line ({@link ScrapeResult}).
  */
 public class ScraperRoute extends RouteBuilder {
 
@@ -161,7 +161,8 @@ public class ScraperRoute extends RouteBuilder {
                     .removeHeader(TokenBucketConstants.OPERATION)
                     // what the outcome owes the pairs' buckets (BucketSteps), each a step of this same throttle on
                     // the pair's key: a 429's rest (operation penalize) and, with example.adaptive, the host's own
-                    // refusal (operation throttled). A failure is logged: this instance's pool still rests the pair
+                    // refusal (operation throttled). A failure is logged; the pair then does not rest (its bucket is
+                    // the one place its rest is kept)
                     .split(exchangeProperty(BucketSteps.PROPERTY))
                         .removeHeaders("*")
                         .setHeader(ProxyStats.PROXY_HEADER, simple("${body[key]}"))

@@ -29,7 +29,9 @@ class ManyWaitingForAProxyTest {
     void twelveHundredUrlsWaitingForOneRestingProxyAreAllFetched() throws Exception {
         try (DemoSite site = new DemoSite(dir, 1, "100000/1s", 0, 1_000_000, 1000);
              ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.maxInFlight",
-                     String.valueOf(URLS + 300), "example.queue", "seda:urls?size=10000&concurrentConsumers=4"))) {
+                     String.valueOf(URLS + 300), "example.queue", "seda:urls?size=10000&concurrentConsumers=4",
+                     // the pool keeps the pairs' rests only without the throttle (with it, the pair's bucket does)
+                     "example.throttle", "false"))) {
             List<String> urls = scraper.pages(URLS);
             // the only proxy rests at the URLs' host: the chooser has no proxy to offer, every URL waits on its timer
             long rest = scraper.pool().penalize("p1", HostKey.of(urls.get(0)), 3_000);

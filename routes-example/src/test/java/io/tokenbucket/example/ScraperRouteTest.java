@@ -171,6 +171,35 @@ class ScraperRouteTest {
 
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })
+    void withTheThrottleA429RestsThePairInItsBucketAndTheOtherProxiesServeTheHost(String dsl) throws Exception {
+        // the throttle on (the default): the pair's bucket is its rest, the pool keeps none beside it. One URL
+        // refused with Retry-After: 2, then pages of the same host: none goes through the refused pair for the 2 s
+        try (DemoSite site = new DemoSite(dir, 3, "5/1s", 0, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.maxAttempts", "1"))) {
+            scraper.scrape(List.of(site.target().baseUrl() + "/retry-after/2"));
+            assertThat(scraper.deadLines()).singleElement().satisfies(line -> assertThat(line.getString("reason"))
+                    .startsWith("HTTP 429 (rests 2000 ms) via "));
+            List<String> pages = scraper.pages(20);
+            scraper.scrape(pages);
+
+            assertThat(scraper.resultLines()).hasSize(pages.size());
+            List<Hit> hits = site.target().hits();
+            Hit refused = hits.stream().filter(h -> h.status() == 429).findFirst().orElseThrow();
+            // the rest starts once the 429 is read, so no slack below
+            assertThat(hits).filteredOn(h -> h.client().equals(refused.client()) && h != refused)
+                    .as("requests via %s while its pair rests", refused.client())
+                    .allSatisfy(h -> assertThat(TimeUnit.NANOSECONDS.toMillis(h.nanos() - refused.nanos()))
+                            .isGreaterThanOrEqualTo(2000));
+            assertThat(hits).filteredOn(h -> !h.client().equals(refused.client())
+                    && h.nanos() - refused.nanos() < TimeUnit.SECONDS.toNanos(2))
+                    .as("pages through the other proxies meanwhile").isNotEmpty();
+            assertThat(scraper.pool().candidates(List.of(), scraper.host()))
+                    .as("the pool keeps no rest beside the bucket's").hasSize(3);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
     @SuppressWarnings("unchecked")
     void aUrlThatFailsEverywhereGoesToTheDeadLetterWithItsReason(String dsl) throws Exception {
         try (DemoSite site = new DemoSite(dir, 3, "10/100ms", 0, 1000, 1000);

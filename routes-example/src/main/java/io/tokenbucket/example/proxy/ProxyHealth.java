@@ -1,6 +1,5 @@
 package io.tokenbucket.example.proxy;
 
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -8,24 +7,24 @@ import java.util.Map;
 import io.tokenbucket.example.fetch.FetchOutcome;
 
 /**
- * The health of one proxy and the rests of its (proxy, host) pairs, on a nanosecond clock passed in by the caller
- * (so tests need no sleeps).
+ * The health of one proxy and what it remembers of its (proxy, host) pairs, on a nanosecond clock passed in by the
+ * caller (so tests need no sleeps).
  *
  * <p>{@code failuresToUnhealthy} consecutive failures blamed on the proxy ({@link FetchOutcome} says which)
  * make it unhealthy for {@code cooldown}; after it the proxy is offered again ("probing"): one success makes it
  * healthy, one more failure sends it back for another cooldown. A 429 is not a failure of the proxy but the word
- * of one host about this proxy's address: the pair (this proxy, that host) rests ({@link RestBackoff}: what the
- * host asked, growing with jitter while its 429s keep coming, forgiven after a quiet period), and the proxy stays
- * available for every other host. It also remembers when the host last passed a page through the pair (a 2xx)
- * and last refused one (its own 429), which tells a 429 of one URL from the host's word about the pair
- * ({@link #passing}, {@link ProxyPool#refused}). Health and rests are this instance's view only; the rest also
- * goes to the pair's bucket ({@link ProxyPool}), which every instance sharing the store sees. At most
- * {@value #MAX_HOSTS} hosts are remembered per proxy, the least recently used forgotten first. Synchronized:
- * attempts report on many threads.
+ * of one host about this proxy's address: the pair (this proxy, that host) rests, and the proxy stays available for
+ * every other host. Of each pair it keeps how long its next rest should be ({@link RestBackoff}: what the host
+ * asked, growing with jitter while its 429s keep coming, forgiven after a quiet period), and when the host last
+ * passed a page through the pair (a 2xx) and last refused one (its own 429), which tells a 429 of one URL from the
+ * host's word about the pair ({@link #passing}, {@link ProxyPool#refused}). The rest itself is not kept here but in
+ * one place, the pair's bucket with the throttle, {@link PoolRests} without ({@link ProxyBuckets}). This instance's
+ * view only. At most {@value #MAX_HOSTS} hosts are remembered per proxy, the least recently used forgotten first.
+ * Synchronized: attempts report on many threads.
  */
 final class ProxyHealth {
 
-    /** The most (proxy, host) rests one proxy remembers. */
+    /** The most (proxy, host) pairs one proxy remembers. */
     static final int MAX_HOSTS = 10_000;
 
     private final int failuresToUnhealthy;
@@ -42,12 +41,11 @@ final class ProxyHealth {
     };
 
     /**
-     * One pair's record: its rest (until when, and how its next one grows), and when the host last passed a page
-     * through it and last refused one (for {@link #passing}).
+     * One pair's record: how its next rest grows, and when the host last passed a page through it and last refused
+     * one (for {@link #passing}).
      */
     private static final class Rest {
         final RestBackoff backoff;
-        long until;
         boolean passed;
         long lastPass;
         boolean refused;
@@ -62,7 +60,7 @@ final class ProxyHealth {
 
         /** Nothing left to remember at {@code now}: no rest running or growing, no recent page passed. */
         boolean idle(long now, long recentNanos) {
-            return until - now <= 0 && backoff.forgiven(now) && (!passed || now - lastPass >= recentNanos);
+            return backoff.forgiven(now) && (!passed || now - lastPass >= recentNanos);
         }
     }
 
@@ -77,20 +75,9 @@ final class ProxyHealth {
         return !unhealthy || now - unhealthyUntil >= 0;
     }
 
-    /** Whether the proxy may be handed out at {@code now} for {@code host}: healthy and the pair not resting. */
-    synchronized boolean available(long now, String host) {
-        return available(now) && nanosResting(now, host) == 0;
-    }
-
-    /** Nanoseconds from {@code now} until the proxy is available for {@code host} again (0 when it is). */
-    synchronized long nanosUntilAvailable(long now, String host) {
-        long wait = unhealthy ? unhealthyUntil - now : 0;
-        return Math.max(0, Math.max(wait, nanosResting(now, host)));
-    }
-
-    private long nanosResting(long now, String host) {
-        Rest rest = host == null ? null : rests.get(host);
-        return rest == null ? 0 : Math.max(0, rest.until - now);
+    /** Nanoseconds from {@code now} until the proxy is healthy or probed again (0 when it is available). */
+    synchronized long nanosUntilAvailable(long now) {
+        return unhealthy ? Math.max(0, unhealthyUntil - now) : 0;
     }
 
     /**
@@ -136,11 +123,11 @@ final class ProxyHealth {
 
     /**
      * The 429 marked at {@code refusedAt} ({@link #refused}) that rested the pair {@code restMillis} turned out to
-     * be one URL's own: it no longer counts against the pair's passing, and, with {@code shorten}, its rest ends at
-     * most {@code shortMillis} after it began, unless a later 429 has set the rest since (then that one stands);
-     * the pair's backoff starts over.
+     * be one URL's own: it no longer counts against the pair's passing, and, with {@code forgive} (its rest was
+     * told only one short penalty, never more), the pair's backoff starts over, unless a later 429 has grown it
+     * since (then that one stands).
      */
-    synchronized void release(String host, long refusedAt, long restMillis, long shortMillis, boolean shorten) {
+    synchronized void release(String host, long refusedAt, long restMillis, boolean forgive) {
         Rest rest = host == null ? null : rests.get(host);
         if (rest == null) {
             return;
@@ -149,30 +136,9 @@ final class ProxyHealth {
             rest.refused = rest.priorRefused;
             rest.lastRefusal = rest.priorRefusal;
         }
-        if (shorten && restMillis > 0 && rest.until == refusedAt + restMillis * 1_000_000L) {
-            long shortUntil = refusedAt + Math.min(restMillis, shortMillis) * 1_000_000L;
-            if (shortUntil - rest.until < 0) {
-                rest.until = shortUntil;
-            }
+        if (forgive && restMillis > 0 && rest.backoff.lastRestEndsAt(refusedAt + restMillis * 1_000_000L)) {
             rest.backoff.success();
         }
-    }
-
-    /**
-     * A 429 that is one URL's own, at {@code now}: the pair rests {@code millis} (one short penalty), not
-     * growing its backoff; a longer rest already running is kept.
-     */
-    synchronized void restBriefly(long now, String host, long millis) {
-        Rest rest = rest(host);
-        long until = now + millis * 1_000_000L;
-        if (until - rest.until > 0) {
-            rest.until = until;
-        }
-    }
-
-    /** Nanoseconds from {@code now} until the rest of the pair with {@code host} ends (0: not resting). */
-    synchronized long restLeft(long now, String host) {
-        return nanosResting(now, host);
     }
 
     private Rest rest(String host) {
@@ -213,35 +179,20 @@ final class ProxyHealth {
     }
 
     /**
-     * {@code host} answered 429 through this proxy at {@code now}, asking for {@code askedMillis}: the pair rests,
-     * for what was asked or (a repeated 429) longer; a longer rest already running is kept.
+     * {@code host} answered 429 through this proxy at {@code now}, asking for {@code askedMillis}: how long the
+     * pair is to rest, what was asked or (a repeated 429) longer. The caller tells the pair's rest to its keeper.
      *
      * @return the rest in milliseconds
      */
     synchronized long penalize(long now, String host, long askedMillis) {
-        Rest rest = rest(host);
-        long millis = rest.backoff.next(now, askedMillis);
-        long until = now + millis * 1_000_000L; // at most a day in nanoseconds: no overflow
-        if (until - rest.until > 0) {
-            rest.until = until;
-        }
-        return millis;
+        return rest(host).backoff.next(now, askedMillis);
     }
 
-    /** A short word for the progress table: healthy, probing, DOWN 4.2s; and "rests on N hosts" while any do. */
+    /** A short word for the progress table: healthy, probing, DOWN 4.2s. */
     synchronized String describe(long now) {
-        int resting = 0;
-        for (Iterator<Rest> it = rests.values().iterator(); it.hasNext(); ) {
-            Rest rest = it.next();
-            if (rest.until - now > 0) {
-                resting++;
-            } else if (rest.idle(now, recentNanos())) {
-                it.remove(); // quiet long enough: nothing left to remember
-            }
-        }
-        String word = unhealthy && unhealthyUntil - now > 0
+        rests.values().removeIf(rest -> rest.idle(now, recentNanos())); // quiet long enough: nothing to remember
+        return unhealthy && unhealthyUntil - now > 0
                 ? String.format(Locale.ROOT, "DOWN %.1fs", (unhealthyUntil - now) / 1e9)
                 : unhealthy ? "probing" : "healthy";
-        return resting == 0 ? word : word + ", rests on " + resting + (resting == 1 ? " host" : " hosts");
     }
 }

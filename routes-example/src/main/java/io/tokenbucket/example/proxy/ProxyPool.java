@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #choose} hands out the available proxies in round robin, preferring one the URL has not tried
  * yet; {@link #candidates} lists them all for {@code tokenbucket:} to take the freest. A proxy is unavailable
- * while it is unhealthy (cooldown), and for one host while that host rests it (a 429: {@link #penalize}). The
- * list comes from a
+ * while it is unhealthy (cooldown) and, when the pool keeps the pairs' rests itself ({@link PoolRests}, without the
+ * throttle), for one host while that host rests it (a 429: {@link #penalize}). With the throttle a pair's rest is
+ * its bucket's alone ({@link ProxyBuckets}): the pool then offers a resting pair's proxy for the host like any
+ * other, and the throttle passes it by for a free one or waits for its token. The list comes from a
  * {@link ProxySource}; {@link #refresh()} re-reads it when it changed, keeping the health of the proxies that
  * stay. Time is a nanosecond clock given to the constructor, so the tests need no sleeps.
  */
@@ -47,7 +49,8 @@ public class ProxyPool {
      * @param source              where the proxy list comes from
      * @param failuresToUnhealthy consecutive failures that make a proxy unhealthy, at least 1
      * @param cooldownMillis      how long an unhealthy proxy is left alone before it is tried again
-     * @param buckets             told about penalties (the seam for the bucket operation)
+     * @param buckets             what keeps the pairs' rests, told about penalties and consulted for the rests it
+     *                            keeps ({@link PoolRests} without the throttle, {@link ProxyBuckets#NONE} with it)
      * @param clock               nanosecond clock ({@code System::nanoTime})
      */
     public ProxyPool(ProxySource source, int failuresToUnhealthy, long cooldownMillis, ProxyBuckets buckets,
@@ -59,7 +62,8 @@ public class ProxyPool {
      * @param source              where the proxy list comes from
      * @param failuresToUnhealthy consecutive failures that make a proxy unhealthy, at least 1
      * @param cooldownMillis      how long an unhealthy proxy is left alone before it is tried again
-     * @param buckets             told about penalties (the seam for the bucket operation)
+     * @param buckets             what keeps the pairs' rests ({@link #ProxyPool(ProxySource, int, long, ProxyBuckets,
+     *                            LongSupplier)})
      * @param clock               nanosecond clock ({@code System::nanoTime})
      * @param restPolicy          how a (proxy, host) pair's rests grow after repeated 429s
      */
@@ -161,7 +165,8 @@ public class ProxyPool {
 
     /**
      * As {@link #candidates(Collection)}, of the proxies available for {@code host} (null: any host): a proxy
-     * whose pair with that host rests after a 429 is no candidate for it, and still one for every other host.
+     * whose pair with that host rests in the pool's own rests ({@link PoolRests}) is no candidate for it, and still
+     * one for every other host.
      */
     public List<String> candidates(Collection<String> tried, String host) {
         return scan(tried, host).stream().map(e -> e.config.id()).toList();
@@ -182,7 +187,8 @@ public class ProxyPool {
         long start = n == 0 ? 0 : turn.getAndIncrement();
         for (int i = 0; i < n; i++) {
             Entry e = current.get(ids.get((int) Math.floorMod(start + i, (long) n)));
-            if (e != null && available(e, now, host)) {
+            if (e != null && e.health.available(now) && (host == null
+                    || buckets.restingNanos(e.config.id(), host) == 0)) {
                 available.add(e);
                 if (!tried.contains(e.config.id())) {
                     untried.add(e);
@@ -192,16 +198,17 @@ public class ProxyPool {
         return untried.isEmpty() ? available : untried;
     }
 
-    private static boolean available(Entry e, long now, String host) {
-        return host == null ? e.health.available(now) : e.health.available(now, host);
-    }
-
-    /** Milliseconds until the first proxy becomes available for {@code host} again; -1 when the pool is empty. */
+    /**
+     * Milliseconds until the first proxy becomes available for {@code host} again, as the pool sees it: healthy, or
+     * out of its cooldown, and its pair not resting in the pool's own rests ({@link PoolRests}); -1 when the pool
+     * is empty. With the throttle, the pairs' rests are the buckets' and count here as none.
+     */
     public long millisUntilAvailable(String host) {
         long now = clock.getAsLong();
         long best = Long.MAX_VALUE;
         for (Entry e : entries.values()) {
-            best = Math.min(best, e.health.nanosUntilAvailable(now, host));
+            long resting = host == null ? 0 : buckets.restingNanos(e.config.id(), host);
+            best = Math.min(best, Math.max(e.health.nanosUntilAvailable(now), resting));
         }
         return best == Long.MAX_VALUE ? -1 : TimeUnit.NANOSECONDS.toMillis(best);
     }
@@ -237,8 +244,8 @@ public class ProxyPool {
     /**
      * {@code host} answered 429 through this proxy, asking for {@code askedMillis} (its {@code Retry-After},
      * capped): the pair (proxy, host) rests, for that or, while its 429s keep coming, longer
-     * ({@link RestBackoff}); the proxy stays available for other hosts. The rest also goes to the pair's bucket
-     * ({@link ProxyBuckets}), so the instances sharing it rest the pair too.
+     * ({@link RestBackoff}); the proxy stays available for other hosts. The rest goes to what keeps the pairs'
+     * rests ({@link ProxyBuckets}): the pair's bucket, which the instances sharing it see too, or the pool's own.
      *
      * @return the rest in milliseconds (0 when the proxy is no longer in the pool)
      */
@@ -274,10 +281,10 @@ public class ProxyPool {
      *
      * @param proxy      the proxy it came through
      * @param atNanos    when it was judged, on the pool's clock
-     * @param restMillis the rest it gave the (proxy, host) pair, 0 for none
+     * @param restMillis the rest it gave the (proxy, host) pair from {@code atNanos}, 0 for none
      * @param passing    whether the pair passed the host's other pages just before it ({@link ProxyHealth#passing})
      * @param alone      whether it was judged the URL's own refusal rather than the host's word about the pair
-     * @param pending    whether the pair's bucket was told only one short penalty of a longer rest, the rest of it
+     * @param pending    whether the pair's rest was told only one short penalty of a longer rest, the rest of it
      *                   owed once the URL's next outcome confirms the 429 as the host's word ({@link #settle})
      */
     public record Refusal(String proxy, long atNanos, long restMillis, boolean passing, boolean alone,
@@ -298,15 +305,15 @@ public class ProxyPool {
      * <p>The rule: the 429 is <em>the URL's own</em> when the pair passed the host's other pages just before it
      * (a 2xx through it within {@code example.forgiveAfter}, and no other 429 of the host through it for as long:
      * {@link ProxyHealth#passing}) and the same URL was refused before, through another proxy, whose pair passed
-     * the host's pages then too. Those earlier refusals then no longer count against their pairs' passing. Then this pair rests at most one short penalty ({@code example.penalty}, less when
-     * the host asked for less), without backoff, and the rests this URL's earlier refusals started on passing pairs
-     * are cut back to one short penalty from their start, in this instance and (never having been told more) in
-     * their buckets. Otherwise the 429 is <em>the host's word</em> about the pair: the pair rests as
-     * {@link #penalize} says and counts as refused. A pair that was passing cannot yet tell which it is: its bucket
-     * is told one short penalty at once and the rest of the rest at the URL's next outcome, unless that outcome
-     * finds the 429 to be the URL's own ({@link #settle}). The host's word also cuts the pair's adaptive rate
-     * ({@link #throttled}); the URL's own cuts nothing. The earlier refusals still pending are confirmed by a host's
-     * word now.
+     * the host's pages then too. Those earlier refusals then no longer count against their pairs' passing. Then this
+     * pair rests at most one short penalty ({@code example.penalty}, less when the host asked for less), without
+     * backoff, and the rests this URL's earlier refusals started on passing pairs stay one short penalty from their
+     * start (never having been told more), their backoff starting over. Otherwise the 429 is <em>the host's
+     * word</em> about the pair: the pair rests as {@link #penalize} says and counts as refused. A pair that was
+     * passing cannot yet tell which it is: its rest's keeper is told one short penalty at once and the rest of the
+     * rest at the URL's next outcome, unless that outcome finds the 429 to be the URL's own ({@link #settle}). The
+     * host's word also cuts the pair's adaptive rate ({@link #throttled}); the URL's own cuts nothing. The earlier
+     * refusals still pending are confirmed by a host's word now.
      *
      * @return the judgement, to add to the URL's list
      */
@@ -328,16 +335,15 @@ public class ProxyPool {
         if (alone) {
             long rest = Math.min(Math.max(0, askedMillis), shortMillis);
             if (rest > 0) {
-                e.health.restBriefly(now, host, rest);
                 tell.penalize(id, host, rest);
             }
             for (int i = 0; i < urlRefusals.size(); i++) {
                 Refusal earlier = urlRefusals.get(i);
                 Entry other = entries.get(earlier.proxy());
                 if (earlier.passing() && !earlier.alone() && other != null) {
-                    // a rest its bucket was told in full stays: this instance's view is not shortened beside it
-                    other.health.release(host, earlier.atNanos(), earlier.restMillis(), shortMillis,
-                            earlier.pending());
+                    // one still pending was told one short penalty only, which stays its whole rest; a rest told in
+                    // full cannot be taken back from a bucket, and its backoff stands with it
+                    other.health.release(host, earlier.atNanos(), earlier.restMillis(), earlier.pending());
                     urlRefusals.set(i, earlier.settled());
                 }
             }
@@ -366,8 +372,11 @@ public class ProxyPool {
 
     /**
      * The URL's next outcome was no 429 of its own (a page, another failure, a 429 that is the host's word, or the
-     * end of its attempts): each of its refusals still pending was the host's word after all, so the pair's
-     * bucket is told what is left of the pair's rest. The list is updated.
+     * end of its attempts): each of its refusals still pending was the host's word after all, so the pair's rest's
+     * keeper is told what is left of that refusal's own rest, counted from the refusal ({@link Refusal#atNanos} plus
+     * {@link Refusal#restMillis}, rounded up to the millisecond); nothing when it is over. A longer rest the pair
+     * got since (a later 429) is not shortened by it: the component's {@code penalize} keeps the longer of the debt
+     * a bucket owes and the new penalty, and {@link PoolRests} keeps the later end. The list is updated.
      */
     public void settle(List<Refusal> urlRefusals, String host) {
         settle(urlRefusals, host, buckets);
@@ -381,9 +390,8 @@ public class ProxyPool {
             if (!r.pending()) {
                 continue;
             }
-            Entry e = entries.get(r.proxy());
-            long left = e == null ? 0 : e.health.restLeft(now, host);
-            if (left > 0) {
+            long left = r.atNanos() + r.restMillis() * 1_000_000L - now;
+            if (left > 0 && entries.containsKey(r.proxy())) {
                 tell.penalize(r.proxy(), host, TimeUnit.NANOSECONDS.toMillis(left + 999_999));
             }
             urlRefusals.set(i, r.settled());
@@ -406,16 +414,24 @@ public class ProxyPool {
         }
     }
 
-    /** What the pool tells the buckets by default: the seam it was built with. */
+    /** What keeps the pairs' rests when the caller names nothing else: the seam the pool was built with. */
     public ProxyBuckets buckets() {
         return buckets;
     }
 
-    /** The health word of each proxy (healthy, probing, rests 0.8s, DOWN 4.2s), in pool order. */
+    /**
+     * The health word of each proxy (healthy, probing, DOWN 4.2s), in pool order; when the pool keeps the pairs'
+     * rests itself ({@link PoolRests}, without the throttle) followed by "rests on N hosts" while any do. With the
+     * throttle the rests are the buckets' and the word says nothing of them (the table's 429s column counts them).
+     */
     public Map<String, String> health() {
         long now = clock.getAsLong();
         Map<String, String> health = new LinkedHashMap<>();
-        entries.forEach((id, e) -> health.put(id, e.health.describe(now)));
+        entries.forEach((id, e) -> {
+            int resting = buckets.restingHosts(id);
+            health.put(id, e.health.describe(now)
+                    + (resting == 0 ? "" : ", rests on " + resting + (resting == 1 ? " host" : " hosts")));
+        });
         Map<String, String> ordered = new LinkedHashMap<>();
         for (String id : orderedIds) {
             if (health.containsKey(id)) {

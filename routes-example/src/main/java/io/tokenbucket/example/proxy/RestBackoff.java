@@ -93,6 +93,11 @@ public final class RestBackoff {
         return rest;
     }
 
+    /** Whether the last rest drawn ({@link #next}) ends at {@code nanos}: no later 429 has grown it since. */
+    boolean lastRestEndsAt(long nanos) {
+        return any && restEnd == nanos;
+    }
+
     /** The host answered through the pair: its next 429 is a first one again. */
     void success() {
         any = false;

@@ -18,7 +18,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
+import io.tokenbucket.example.proxy.BucketSteps;
+import io.tokenbucket.example.proxy.PoolRests;
 import io.tokenbucket.example.proxy.ProxyBuckets;
+import io.tokenbucket.example.proxy.ProxyLimits;
 import io.tokenbucket.example.proxy.ProxyPool;
 import io.tokenbucket.example.proxy.ProxySource;
 import io.tokenbucket.example.proxy.ProxyStats;
@@ -44,9 +47,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 class FetchOutcomeTest {
 
     private final AtomicLong nanos = new AtomicLong(1_000);
-    // one failure blamed on a proxy takes it out, so its health word shows every blame
+    // one failure blamed on a proxy takes it out, so its health word shows every blame; without the throttle the
+    // pool keeps the pairs' rests itself
     private final ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2"), 1, 5_000,
-            ProxyBuckets.NONE, nanos::get);
+            new PoolRests(nanos::get), nanos::get);
     private final ProxyStats stats = new ProxyStats();
     private final FetchOutcome outcome = new FetchOutcome(pool, stats, 2, new RetryAfter(1_000, 60_000,
             Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
@@ -178,6 +182,27 @@ class FetchOutcomeTest {
     }
 
     @Test
+    void withTheThrottleA429RestsThePairInItsBucketAloneAndThePoolKeepsNoRestBesideIt() {
+        ProxyPool throttled = new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2"), 1, 5_000,
+                ProxyBuckets.NONE, nanos::get);
+        FetchOutcome withSteps = new FetchOutcome(throttled, stats, 4, new RetryAfter(1_000, 60_000,
+                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)), false, true);
+        Exchange url = newUrl();
+        Exchange refused = answered(url, "p1", 429, true);
+        refused.getMessage().setHeader("Retry-After", "30");
+        withSteps.process(refused);
+
+        assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rests 30000 ms) via p1");
+        assertThat(url.getProperty(BucketSteps.PROPERTY, List.class)).as("the step the route runs on the throttle")
+                .containsExactly(Map.of("operation", "penalize", "key", ProxyLimits.pairKey("p1", "target"),
+                        "penalty", 30_000L));
+        assertThat(throttled.candidates(List.of(), "target")).as("the throttle passes p1's pair by, not the pool")
+                .containsExactlyInAnyOrder("p1", "p2");
+        assertThat(throttled.millisUntilAvailable("target")).isZero();
+        assertThat(throttled.health()).containsEntry("p1", "healthy");
+    }
+
+    @Test
     void withTheAdaptiveRateTheHostsOwn429And503CutThePairAndA429WithoutRetryAfterDoesNotRestIt() {
         List<String> told = new ArrayList<>();
         ProxyBuckets recording = new ProxyBuckets() {
@@ -241,13 +266,23 @@ class FetchOutcomeTest {
         assertThat(url.getProperty(Scrape.REASON)).isEqualTo("HTTP 429 (rests 1000 ms) via p1");
     }
 
-    /** p1, p2, p3 with a recording bucket seam; what was told to the buckets goes to {@code told}. */
+    /**
+     * p1, p2, p3 with a recording seam; what was told to the pairs' rests goes to {@code told}, and the pool keeps
+     * the rests it is told ({@link PoolRests}, as without the throttle; with it a bucket is told the same).
+     */
     private ProxyPool recordingPool(List<String> told) {
+        PoolRests rests = new PoolRests(nanos::get);
         return new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2, http://h:3 id=p3"), 3, 5_000,
                 new ProxyBuckets() {
                     @Override
                     public void penalize(String proxyId, String host, long millis) {
                         told.add("penalize " + proxyId + " " + host + " " + millis);
+                        rests.penalize(proxyId, host, millis);
+                    }
+
+                    @Override
+                    public long restingNanos(String proxyId, String host) {
+                        return rests.restingNanos(proxyId, host);
                     }
 
                     @Override
@@ -373,6 +408,28 @@ class FetchOutcomeTest {
                 "throttled p3 target", "penalize p3 target 1000", // url through p3: pending
                 "throttled p2 target", "penalize p2 target 30000", "penalize p3 target 30000");
         assertThat(pool.candidates(List.of(), "target")).as("every pair rests its 30 s").isEmpty();
+    }
+
+    @Test
+    void aPendingRefusalSettlesWhatIsLeftOfItsOwnRestNotOfALongerOneThePairGotSince() {
+        List<String> told = new ArrayList<>();
+        ProxyPool pool = recordingPool(told);
+        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
+                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        pagesPass(outcome, "p1", "p2");
+        Exchange url = newUrl();
+        outcome.process(refused(url, "p1", "30")); // p1 was passing: pending, told one short penalty
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(100));
+        // another URL refused through p1, which no longer passes: the host's word, the cap at once
+        outcome.process(refused(newUrl(), "p1", "60"));
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(100));
+        told.clear();
+        outcome.process(answered(url, "p2", 200, true));
+        // 30 s from the first refusal, 200 ms ago; the minute told since stays, kept as the longer one
+        assertThat(told).containsExactly("penalize p1 target 29800");
+        nanos.addAndGet(TimeUnit.SECONDS.toNanos(40));
+        assertThat(pool.candidates(List.of(), "target")).as("p1 still rests its minute")
+                .containsExactlyInAnyOrder("p2", "p3");
     }
 
     @Test

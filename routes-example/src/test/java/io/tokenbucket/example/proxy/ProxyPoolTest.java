@@ -15,17 +15,36 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Round robin, health, cooldown, penalty and reloading, on a fake clock: no sleeps. */
+/**
+ * Round robin, health, cooldown, penalty and reloading, on a fake clock: no sleeps. The pool keeps the pairs' rests
+ * itself ({@link PoolRests}, as without the throttle) unless a test says otherwise.
+ */
 class ProxyPoolTest {
 
     private final AtomicLong nanos = new AtomicLong(1_000);
     private final List<String> bucketCalls = new ArrayList<>();
-    private final ProxyBuckets buckets = new ProxyBuckets() {
-        @Override
-        public void penalize(String proxyId, String host, long millis) {
-            bucketCalls.add("penalize " + proxyId + " " + host + " " + millis);
-        }
-    };
+    private final ProxyBuckets buckets = recording(new PoolRests(nanos::get));
+
+    /** Records what it is told, and keeps the rests as {@code keeper} does. */
+    private ProxyBuckets recording(ProxyBuckets keeper) {
+        return new ProxyBuckets() {
+            @Override
+            public void penalize(String proxyId, String host, long millis) {
+                bucketCalls.add("penalize " + proxyId + " " + host + " " + millis);
+                keeper.penalize(proxyId, host, millis);
+            }
+
+            @Override
+            public long restingNanos(String proxyId, String host) {
+                return keeper.restingNanos(proxyId, host);
+            }
+
+            @Override
+            public int restingHosts(String proxyId) {
+                return keeper.restingHosts(proxyId);
+            }
+        };
+    }
 
     private ProxyPool pool(ProxySource source) {
         return new ProxyPool(source, 2, 5_000, buckets, nanos::get);
@@ -93,6 +112,42 @@ class ProxyPoolTest {
         assertThat(bucketCalls).as("the pair's bucket, not the proxy's").containsExactly("penalize p1 a.example 1500");
         nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_500));
         assertThat(pool.choose(Set.of(), "a.example").id()).isEqualTo("p1");
+    }
+
+    @Test
+    void withTheThrottleTheRestIsThePairsBucketsAloneAndThePoolStillOffersTheProxy() {
+        // the seam of the application with the throttle: the buckets keep the rests, the pool none beside them
+        ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2"), 2, 5_000,
+                recording(ProxyBuckets.NONE), nanos::get,
+                new RestBackoff.Policy(1_000, 60_000, 10_000, RestBackoffTest.highest()));
+        assertThat(pool.penalize("p1", "a.example", 1_500)).as("the backoff still says how long").isEqualTo(1_500);
+        assertThat(bucketCalls).containsExactly("penalize p1 a.example 1500");
+        assertThat(pool.candidates(Set.of(), "a.example")).as("the throttle passes the resting pair by, not the pool")
+                .containsExactlyInAnyOrder("p1", "p2");
+        assertThat(pool.millisUntilAvailable("a.example")).isZero();
+        assertThat(pool.health()).containsEntry("p1", "healthy");
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(500));
+        assertThat(pool.penalize("p1", "a.example", 1_000)).as("repeated: the pool's backoff grows it")
+                .isEqualTo(4_500);
+        assertThat(bucketCalls).containsExactly("penalize p1 a.example 1500", "penalize p1 a.example 4500");
+    }
+
+    @Test
+    void thePoolsOwnRestsKeepTheLongerOfARunningRestAndANewPenalty() {
+        PoolRests rests = new PoolRests(nanos::get);
+        rests.penalize("p1", "a.example", 3_000);
+        rests.penalize("p1", "a.example", 1_000);
+        assertThat(rests.restingNanos("p1", "a.example")).isEqualTo(TimeUnit.MILLISECONDS.toNanos(3_000));
+        rests.penalize("p1", "b.example", 1_000);
+        rests.penalize("p1", "b.example", 2_000);
+        assertThat(rests.restingNanos("p1", "b.example")).isEqualTo(TimeUnit.MILLISECONDS.toNanos(2_000));
+        assertThat(rests.restingNanos("p2", "a.example")).isZero();
+        assertThat(rests.restingHosts("p1")).isEqualTo(2);
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(2_000));
+        assertThat(rests.restingHosts("p1")).as("b.example's rest is over").isEqualTo(1);
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_000));
+        assertThat(rests.restingHosts("p1")).isZero();
+        assertThat(rests.restingNanos("p1", "a.example")).isZero();
     }
 
     @Test
