@@ -122,15 +122,17 @@ public class ExampleConfiguration implements CamelConfiguration {
         RestBackoff.Policy rests = new RestBackoff.Policy(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), millis(context, "example.forgiveAfter", "10s"),
                 new java.util.Random());
-        // a pair's rest in one place: its bucket with the throttle (told by the route's steps), else the pool's own
+        // the freest proxy needs the throttle to choose it; without the throttle it is round robin
+        boolean freest = throttle && choose.equals("freest");
+        // a pair's rest where the choice reads it: with the freest choice its bucket alone (told by the route's
+        // steps; the throttle passes a resting pair by); when the pool chooses in turn, the pool's own, so that its
+        // turn skips the pair (with the throttle the bucket is told too, for the other instances)
         ProxyPool pool = new ProxyPool(source, (int) number(context, "example.failuresToUnhealthy", "3"),
-                millis(context, "example.cooldown", "5s"), throttle ? ProxyBuckets.NONE
+                millis(context, "example.cooldown", "5s"), freest ? ProxyBuckets.NONE
                 : new PoolRests(System::nanoTime), System::nanoTime, rests);
         ProxyStats stats = new ProxyStats();
         context.getRegistry().bind(ProxyPool.BEAN, pool);
         context.getRegistry().bind(ProxyStats.BEAN, stats);
-        // the freest proxy needs the throttle to choose it; without the throttle it is round robin
-        boolean freest = throttle && choose.equals("freest");
         long hostInFlight = number(context, "example.hostInFlight", "0");
         if (hostInFlight < 0) {
             throw new IllegalArgumentException("example.hostInFlight must be 0 (none) or more, was " + hostInFlight);

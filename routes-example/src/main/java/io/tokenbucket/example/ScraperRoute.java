@@ -161,8 +161,8 @@ public class ScraperRoute extends RouteBuilder {
                     .removeHeader(TokenBucketConstants.OPERATION)
                     // what the outcome owes the pairs' buckets (BucketSteps), each a step of this same throttle on
                     // the pair's key: a 429's rest (operation penalize) and, with example.adaptive, the host's own
-                    // refusal (operation throttled). A failure is logged; the pair then does not rest (its bucket is
-                    // the one place its rest is kept)
+                    // refusal (operation throttled). A failure is logged; with the freest choice the pair then does
+                    // not rest (its bucket is the one place its rest is kept)
                     .split(exchangeProperty(BucketSteps.PROPERTY))
                         .removeHeaders("*")
                         .setHeader(ProxyStats.PROXY_HEADER, simple("${body[key]}"))

@@ -200,6 +200,30 @@ class ScraperRouteTest {
 
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })
+    void withRoundRobinTheTurnSkipsARestingPairInsteadOfWaitingForItsBucket(String dsl) throws Exception {
+        // the pool chooses in turn: it keeps the pair's rest itself, so that no URL of the host lands on the pair and
+        // waits out its bucket's penalty (the bucket is told too, for the other instances)
+        try (DemoSite site = new DemoSite(dir, 3, "5/1s", 0, 1000, 1000);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site,
+                     Map.of("example.maxAttempts", "1", "example.choose", "roundrobin"))) {
+            scraper.scrape(List.of(site.target().baseUrl() + "/retry-after/2"));
+            String reason = scraper.deadLines().get(0).getString("reason");
+            assertThat(reason).startsWith("HTTP 429 (rests 2000 ms) via ");
+            String refusedProxy = reason.substring("HTTP 429 (rests 2000 ms) via ".length()).trim();
+            assertThat(scraper.pool().candidates(List.of(), scraper.host()))
+                    .as("the pool's turn skips the resting pair").hasSize(2).doesNotContain(refusedProxy);
+            List<String> pages = scraper.pages(12);
+            scraper.scrape(pages);
+
+            assertThat(scraper.resultLines()).hasSize(pages.size());
+            assertThat(scraper.resultLines()).filteredOn(l -> l.getString("proxy").equals(refusedProxy))
+                    .as("pages that went through %s: none waited out its rest", refusedProxy)
+                    .allSatisfy(l -> assertThat(l.getLong("waitedMs")).isLessThan(1000));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
     @SuppressWarnings("unchecked")
     void aUrlThatFailsEverywhereGoesToTheDeadLetterWithItsReason(String dsl) throws Exception {
         try (DemoSite site = new DemoSite(dir, 3, "10/100ms", 0, 1000, 1000);

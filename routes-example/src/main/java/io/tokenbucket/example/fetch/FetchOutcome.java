@@ -131,7 +131,7 @@ public class FetchOutcome implements Processor {
         Integer status = error == null ? exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class)
                 : null;
         exchange.setProperty(Scrape.STATUS, status);
-        ProxyBuckets tell = routeSteps ? BucketSteps.of(exchange, adaptive) : pool.buckets();
+        ProxyBuckets tell = routeSteps ? BucketSteps.of(exchange, adaptive).and(pool.buckets()) : pool.buckets();
 
         String failure;
         Blame blame;

@@ -6,8 +6,9 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
- * The (proxy, host) pairs' rests when there is no bucket to keep them ({@code example.throttle=false}): the pool
- * hands a proxy out for a host only once its pair's rest here is over. A penalty rests the pair until
+ * The (proxy, host) pairs' rests when the pool chooses in turn ({@code example.choose=roundrobin}, or
+ * {@code example.throttle=false}, where no bucket keeps them): the pool hands a proxy out for a host only once its
+ * pair's rest here is over. A penalty rests the pair until
  * {@code now + millis}, or keeps a longer rest already running, as the component's {@code penalize} keeps the
  * longer debt: the pool tells both the same things. This instance's view only, on the pool's nanosecond clock.
  * At most {@value ProxyHealth#MAX_HOSTS} hosts are remembered per proxy, as its {@link ProxyHealth} does, the

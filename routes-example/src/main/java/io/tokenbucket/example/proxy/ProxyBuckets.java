@@ -4,16 +4,19 @@ import io.tokenbucket.example.ScraperRoute;
 
 /**
  * What the pool tells the keeper of the (proxy, host) pairs' rests: a pair's penalty, and (with
- * {@code example.adaptive}) that the host refused the pair, nothing else. A pair's rest is kept in one place:
+ * {@code example.adaptive}) that the host refused the pair, nothing else. A pair's rest is kept where the choice of
+ * a proxy reads it:
  * <ul>
- * <li>with the throttle, in the pair's bucket: the application uses {@link BucketSteps}, which puts the component's
- *     {@code penalize} and {@code throttled} operations on the exchange for the route to run as steps of
- *     {@link ScraperRoute#THROTTLE}. The throttle's candidate groups hold each pair's key ({@link ProxyChooser}), so
- *     the freest choice passes a resting pair by, a penalty also holds back the exchanges queued on that pair and,
- *     with {@code store=redis}, every instance sees it. The pool keeps no rest beside it (its seam is
- *     {@link #NONE});</li>
- * <li>without the throttle ({@code example.throttle=false}), in the pool's {@link PoolRests}, which the pool
- *     consults ({@link #restingNanos}) so that it hands the proxy out to no URL of that host meanwhile.</li>
+ * <li>with the freest choice (the throttle's, the default), in the pair's bucket alone: the application uses
+ *     {@link BucketSteps}, which puts the component's {@code penalize} and {@code throttled} operations on the
+ *     exchange for the route to run as steps of {@link ScraperRoute#THROTTLE}. The throttle's candidate groups hold
+ *     each pair's key ({@link ProxyChooser}), so the freest choice passes a resting pair by, a penalty also holds
+ *     back the exchanges queued on that pair and, with {@code store=redis}, every instance sees it. The pool keeps
+ *     no rest beside it (its seam is {@link #NONE});</li>
+ * <li>when the pool chooses in turn (round robin, always without the throttle), in the pool's {@link PoolRests},
+ *     which the pool consults ({@link #restingNanos}) so that its turn skips the pair for that host meanwhile;
+ *     with the throttle the pair's bucket is told too ({@link #and}), for the other instances and the turns
+ *     booked.</li>
  * </ul>
  * Either keeps the longer of a running rest and a new penalty, so a penalty told late or twice never shortens one.
  *
@@ -54,5 +57,40 @@ public interface ProxyBuckets {
     /** On how many hosts the proxy's pairs rest here now (0 when the rests are kept by the buckets). */
     default int restingHosts(String proxyId) {
         return 0;
+    }
+
+    /**
+     * Tells this and {@code also} every penalty and cut; the rests are {@code also}'s. This itself when
+     * {@code also} is {@link #NONE}. With round robin and the throttle the pool keeps the rests its turn skips
+     * ({@link PoolRests}) while the pair's bucket is told too ({@link BucketSteps}), for the other instances.
+     */
+    default ProxyBuckets and(ProxyBuckets also) {
+        if (also == NONE) {
+            return this;
+        }
+        ProxyBuckets first = this;
+        return new ProxyBuckets() {
+            @Override
+            public void penalize(String proxyId, String host, long millis) {
+                first.penalize(proxyId, host, millis);
+                also.penalize(proxyId, host, millis);
+            }
+
+            @Override
+            public void throttled(String proxyId, String host) {
+                first.throttled(proxyId, host);
+                also.throttled(proxyId, host);
+            }
+
+            @Override
+            public long restingNanos(String proxyId, String host) {
+                return also.restingNanos(proxyId, host);
+            }
+
+            @Override
+            public int restingHosts(String proxyId) {
+                return also.restingHosts(proxyId);
+            }
+        };
     }
 }

@@ -35,14 +35,13 @@ import org.apache.camel.support.service.ServiceHelper;
  * <li>with {@code example.hostLimit} the URL's host's bucket is an all-of key ({@code CamelTokenBucketAllOf}),
  *     charged with whichever proxy is chosen.</li>
  * </ul>
- * {@link ProxyInUse} then puts the chosen proxy's settings on the exchange. A pair's rest after a 429 is kept in
- * one place ({@link ProxyBuckets}): with the throttle in the pair's bucket, which the freest choice passes by while
- * another proxy is free for the host and round robin waits for like any of its tokens; without the throttle in the
- * pool, whose resting pair's proxy is no candidate for that host
- * ({@link ProxyPool#candidates(java.util.Collection, String)}), and still one for other hosts. Bound as
- * {@value #BEAN}.
+ * {@link ProxyInUse} then puts the chosen proxy's settings on the exchange. A pair's rest after a 429 is kept where
+ * the choice reads it ({@link ProxyBuckets}): with the freest choice in the pair's bucket, which the throttle passes
+ * by while another proxy is free for the host; in round robin in the pool, whose resting pair's proxy is no
+ * candidate for that host ({@link ProxyPool#candidates(java.util.Collection, String)}), and still one for other
+ * hosts (with the throttle its bucket is told too). Bound as {@value #BEAN}.
  *
- * <p>When no proxy is available for the URL's host (all unhealthy, or resting there without the throttle, or the
+ * <p>When no proxy is available for the URL's host (all unhealthy, or resting there in round robin, or the
  * pool is empty) the exchange waits without
  * holding a thread: the attempt is scheduled again when the first proxy comes back, or with a backoff that
  * doubles from {@value #MIN_BACKOFF_MS} ms up to {@code maxBackoffMillis} when nobody knows. No busy loop,
@@ -123,7 +122,7 @@ public class ProxyChooser extends AsyncProcessorSupport {
         pool.refresh();
         @SuppressWarnings("unchecked")
         List<String> tried = exchange.getProperty(Scrape.TRIED, List.class);
-        // without the throttle, a proxy whose pair with this URL's host rests after a 429 is no candidate for it
+        // in round robin, a proxy whose pair with this URL's host rests after a 429 is no candidate for it
         String host = exchange.getProperty(Scrape.HOST, String.class);
         if (freest) {
             List<String> candidates = pool.candidates(tried, host);

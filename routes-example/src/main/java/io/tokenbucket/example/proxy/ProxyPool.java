@@ -20,10 +20,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #choose} hands out the available proxies in round robin, preferring one the URL has not tried
  * yet; {@link #candidates} lists them all for {@code tokenbucket:} to take the freest. A proxy is unavailable
- * while it is unhealthy (cooldown) and, when the pool keeps the pairs' rests itself ({@link PoolRests}, without the
- * throttle), for one host while that host rests it (a 429: {@link #penalize}). With the throttle a pair's rest is
- * its bucket's alone ({@link ProxyBuckets}): the pool then offers a resting pair's proxy for the host like any
- * other, and the throttle passes it by for a free one or waits for its token. The list comes from a
+ * while it is unhealthy (cooldown) and, when the pool keeps the pairs' rests itself ({@link PoolRests}: round
+ * robin, with or without the throttle), for one host while that host rests it (a 429: {@link #penalize}). With the
+ * freest choice a pair's rest is its bucket's alone ({@link ProxyBuckets}): the pool then offers a resting pair's
+ * proxy for the host like any other, and the throttle passes it by for a free one. The list comes from a
  * {@link ProxySource}; {@link #refresh()} re-reads it when it changed, keeping the health of the proxies that
  * stay. Time is a nanosecond clock given to the constructor, so the tests need no sleeps.
  */
@@ -50,7 +50,8 @@ public class ProxyPool {
      * @param failuresToUnhealthy consecutive failures that make a proxy unhealthy, at least 1
      * @param cooldownMillis      how long an unhealthy proxy is left alone before it is tried again
      * @param buckets             what keeps the pairs' rests, told about penalties and consulted for the rests it
-     *                            keeps ({@link PoolRests} without the throttle, {@link ProxyBuckets#NONE} with it)
+     *                            keeps ({@link PoolRests} in round robin, {@link ProxyBuckets#NONE} with the
+     *                            freest choice)
      * @param clock               nanosecond clock ({@code System::nanoTime})
      */
     public ProxyPool(ProxySource source, int failuresToUnhealthy, long cooldownMillis, ProxyBuckets buckets,
@@ -421,8 +422,8 @@ public class ProxyPool {
 
     /**
      * The health word of each proxy (healthy, probing, DOWN 4.2s), in pool order; when the pool keeps the pairs'
-     * rests itself ({@link PoolRests}, without the throttle) followed by "rests on N hosts" while any do. With the
-     * throttle the rests are the buckets' and the word says nothing of them (the table's 429s column counts them).
+     * rests itself ({@link PoolRests}, in round robin) followed by "rests on N hosts" while any do. With the freest
+     * choice the rests are the buckets' and the word says nothing of them (the table's 429s column counts them).
      */
     public Map<String, String> health() {
         long now = clock.getAsLong();
