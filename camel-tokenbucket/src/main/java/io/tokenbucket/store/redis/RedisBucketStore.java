@@ -117,7 +117,7 @@ public final class RedisBucketStore implements BucketStore {
             return CompletableFuture.failedFuture(
                     new RedisConnectionException("Not connected to Redis yet (connecting in the background)"));
         }
-        CompletableFuture<T> timed = op.apply(c).orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+        CompletableFuture<T> timed = CallTimeouts.within(op.apply(c), c, timeoutNanos);
         if (clock != null) {
             timed.whenComplete((value, failure) -> {
                 if (failure != null) {
