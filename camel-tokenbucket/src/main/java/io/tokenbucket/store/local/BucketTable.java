@@ -10,7 +10,6 @@ import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.AdaptiveMath;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
-import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.RateState;
 import io.tokenbucket.math.Step;
@@ -166,7 +165,8 @@ final class BucketTable {
             RateState[] givenRates = new RateState[n];
             long[] slots = new long[n];
             for (int i = 0; i < n; i++) {
-                given[i] = states(before[i], buckets[i].moreTatNanos, nowNanos, step.limits().get(i));
+                given[i] = BucketMath.align(allTats(before[i], buckets[i].moreTatNanos), nowNanos,
+                        step.limits().get(i));
                 givenRates[i] = buckets[i].rate;
                 slots[i] = buckets[i].slots;
             }
@@ -288,18 +288,6 @@ final class BucketTable {
      */
     private static long storable(long tatNanos) {
         return tatNanos <= HELD ? HELD + 1 : tatNanos;
-    }
-
-    private static long[] states(long tatNanos, long[] moreTatNanos, long nowNanos, Limits limits) {
-        long[] tats = new long[limits.size()];
-        if (tats.length == 0) {
-            return tats;
-        }
-        tats[0] = tatNanos;
-        for (int i = 1; i < tats.length; i++) {
-            tats[i] = moreTatNanos != null && i - 1 < moreTatNanos.length ? moreTatNanos[i - 1] : nowNanos;
-        }
-        return tats;
     }
 
     private Bucket bucketOf(String key, long nowNanos) {
