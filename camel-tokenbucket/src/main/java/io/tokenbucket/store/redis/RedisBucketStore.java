@@ -174,15 +174,18 @@ public final class RedisBucketStore implements BucketStore {
                             + " on store=redis, was keys " + keys);
                 }
                 return reserve(c);
-            case REMOVE: {
-                // each key's in-flight slots stay: they belong to exchanges still running
-                CompletableFuture<Outcome> all = null;
+            case REMOVE, REFUND: {
+                // one call per key, answering the fewest tokens left; a remove keeps each key's in-flight slots
+                // (they belong to exchanges still running) and answers the first key's capacity
+                boolean remove = step.op() == Step.Op.REMOVE;
+                CompletableFuture<Outcome> fewest = null;
                 for (int i = 0; i < keys.size(); i++) {
-                    CompletableFuture<Outcome> one = call("remove", List.of(keys.get(i)), List.of(limits.get(i)), 1,
-                            "-1", null);
-                    all = all == null ? one : all.thenCombine(one, (a, b) -> a);
+                    CompletableFuture<Outcome> one = call(remove ? "remove" : "refund", List.of(keys.get(i)),
+                            List.of(limits.get(i)), remove ? 1 : step.amount(), "-1", null);
+                    fewest = fewest == null ? one : fewest.thenCombine(one,
+                            (a, b) -> a.remaining() <= b.remaining() ? a : b);
                 }
-                return all.thenApply(done -> Outcome.granted(limits.get(0).capacity()));
+                return remove ? fewest.thenApply(done -> Outcome.granted(limits.get(0).capacity())) : fewest;
             }
             case RELEASE, RENEW:
                 if (c.lease() == null) {
@@ -190,16 +193,6 @@ public final class RedisBucketStore implements BucketStore {
                 }
                 return call(step.op() == Step.Op.RELEASE ? "release" : "renew", keys, limits, 1, releasedChannel(),
                         c.lease());
-            case REFUND: {
-                CompletableFuture<Outcome> fewest = null;
-                for (int i = 0; i < keys.size(); i++) {
-                    CompletableFuture<Outcome> one = call("refund", List.of(keys.get(i)), List.of(limits.get(i)),
-                            step.amount(), "-1", null);
-                    fewest = fewest == null ? one : fewest.thenCombine(one,
-                            (a, b) -> a.remaining() <= b.remaining() ? a : b);
-                }
-                return fewest;
-            }
             default:
                 break;
         }
