@@ -144,12 +144,12 @@ sealed interface TokenBucketRequest {
     record Throttled(Key key) implements TokenBucketRequest {
     }
 
-    /** Read the adaptive rate of {@code key}. */
     /** Give back the in-flight slots the exchange holds on this endpoint, now. */
     record ReleaseSlots() implements TokenBucketRequest {
         static final ReleaseSlots INSTANCE = new ReleaseSlots();
     }
 
+    /** Read the adaptive rate of {@code key}. */
     record Rate(Key key) implements TokenBucketRequest {
     }
 

@@ -46,14 +46,11 @@ package io.tokenbucket.math;
  * keys (a proxy and its (proxy, host) pair): its wait is the longest of its keys', and the chosen group's every key
  * is charged at {@code R} as the shared keys are.
  *
- * <p><b>No overflow, whatever the input.</b> Every step works on the <em>debt</em> {@code tat - now} (the time
- * until the bucket is full), never on clock readings added together, so any {@code now} (a nanosecond clock may
- * be anywhere in the range of a {@code long}, and wraps) and any stored {@code tat} give an exact answer: a
- * state is read by the wrapping difference {@code tat - now}, and a debt above {@link #MAX_DEBT_TICKS} (no state
- * written here holds one) counts as that much. Waits never exceed {@link #MAX_WAIT_TICKS}: a reservation that
- * would wait longer is refused whatever the caller accepts, and a longer penalty counts as that long. With
- * those bounds every sum below stays under {@code Long.MAX_VALUE}, so a long wait can never wrap into an
- * admission.
+ * <p><b>No overflow, whatever the input.</b> Every step works on the <em>debt</em> {@code tat - now} ({@link #debt}),
+ * never on clock readings added together, so any {@code now} (a nanosecond clock may be anywhere in a {@code long},
+ * and wraps) and any stored {@code tat} give an exact answer. With the debt bounded by {@link #MAX_DEBT_TICKS} and
+ * waits by {@link #MAX_WAIT_TICKS} every sum below stays under {@code Long.MAX_VALUE}: a long wait never wraps into
+ * an admission.
  */
 public final class BucketMath {
 
@@ -138,21 +135,7 @@ public final class BucketMath {
      * state equal to {@link Adaptive#fresh()} is stored as none (null). For one key of one limit this is exactly
      * the reservation of the class comment.
      *
-     * @param step     the operation, its keys' layout and limits, the amount and the longest wait
-     * @param nowTicks the current time in ticks, anywhere in the range of a {@code long}
-     * @param tats     in: each key's states ({@link #align}); out: the states to store. An entry the step does not
-     *                 change is left as the very array given, so a caller can tell by identity what to write
-     * @param rates    in: each key's stored rate state, null for none; out: the rate state to store (null: none),
-     *                 an entry the step does not change left as given
-     * @return the answer
-     */
-    public static Outcome decide(Step step, long nowTicks, long[][] tats, RateState[] rates) {
-        return decide(step, nowTicks, tats, rates, new long[step.keys()]);
-    }
-
-    /**
-     * {@link #decide(Step, long, long[][], RateState[])} on keys that may hold in-flight slots: {@code slots[i]} is
-     * the number key {@code i} holds (in: as stored; out: as to store). The steps above change as follows:
+     * <p>Keys may hold in-flight slots: {@code slots[i]} is the number key {@code i} holds. The steps above change:
      * <ul>
      * <li>{@link Step.Op#RELEASE} (step 2): every key holding a slot gives one back, {@code slots[i] - 1}.
      *     {@link Step.Op#REMOVE} leaves the slots as they are: they belong to exchanges still running.</li>
@@ -165,7 +148,14 @@ public final class BucketMath {
      * A slot is one per reservation, whatever its tokens, and it is held from the grant, through the wait, until the
      * release: a key never has more than {@code N} reservations between their grants and their releases.
      *
-     * @param slots in: each key's held slots (0 for none); out: the counts to store
+     * @param step     the operation, its keys' layout and limits, the amount and the longest wait
+     * @param nowTicks the current time in ticks, anywhere in the range of a {@code long}
+     * @param tats     in: each key's states ({@link #align}); out: the states to store. An entry the step does not
+     *                 change is left as the very array given, so a caller can tell by identity what to write
+     * @param rates    in: each key's stored rate state, null for none; out: the rate state to store (null: none),
+     *                 an entry the step does not change left as given
+     * @param slots    in: each key's held slots (0 for none); out: the counts to store
+     * @return the answer
      */
     public static Outcome decide(Step step, long nowTicks, long[][] tats, RateState[] rates, long[] slots) {
         int keys = step.keys();
@@ -291,41 +281,7 @@ public final class BucketMath {
         return limits.inFlight() == 0 ? tokens : Math.min(tokens, Math.max(0, limits.inFlight() - slots));
     }
 
-    /**
-     * {@link #decide} of a reservation on one key of one fixed limit, in scalars: the state after it. The hot path
-     * of a store that commits one number by a compare-and-set needs no arrays, {@link Step} or rate for it. With one
-     * key the wait {@code W = max(0, debt + n*T - C*T)} never exceeds the debt ({@code n*T <= C*T}), so the charge
-     * {@code now + max(debt, W) + n*T} is {@code now + debt + n*T}.
-     *
-     * @param maxWaitTicks the longest wait accepted, as {@link Step#maxWaitTicks()}
-     * @return the new state when granted; {@code tatTicks} itself when refused. A grant always moves the state
-     *         ({@code n*T} of at least 1 tick past {@code max(tat, now)}, which no wrap brings back to {@code tat}),
-     *         so the two are told apart by {@code !=}; {@link #answerOne} gives the answer
-     * @throws IllegalArgumentException when {@code tokens} is below 1 or above the capacity
-     */
-    public static long reserveOne(long tatTicks, long nowTicks, long tokens, Limit limit, long maxWaitTicks) {
-        long debtTicks = debt(tatTicks, nowTicks);
-        long costTicks = limit.cost(tokens);
-        long waitTicks = Math.max(0, debtTicks + costTicks - limit.burst());
-        return waitTicks > Math.min(maxWaitTicks, MAX_WAIT_TICKS) ? tatTicks
-                : nowTicks + debtTicks + costTicks;
-    }
-
-    /**
-     * {@link #decide}'s answer to the reservation {@link #reserveOne} made from {@code tatTicks} to
-     * {@code nextTatTicks} at {@code nowTicks}: granted when the state moved, the wait, the tokens left after it.
-     */
-    public static Outcome answerOne(long tatTicks, long nextTatTicks, long nowTicks, long tokens, Limit limit) {
-        long waitTicks = Math.max(0, debt(tatTicks, nowTicks) + limit.cost(tokens) - limit.burst());
-        return new Outcome(nextTatTicks != tatTicks, 0, waitTicks, available(nextTatTicks, nowTicks, limit),
-                Adaptive.PPM, false, false);
-    }
-
-    /**
-     * The wait of one key for {@code tokens}: the longest over its limits of {@code max(0, debt + n*T - C*T)}. With
-     * a wait of at most {@link #MAX_WAIT_TICKS} the charge {@code max(debt, W) + n*T} stays below
-     * {@code Long.MAX_VALUE}; a longer one is refused before anything is charged.
-     */
+    /** The wait of one key for {@code tokens}: the longest over its limits of {@code max(0, debt + n*T - C*T)}. */
     private static long waitOf(long[] tatTicks, long nowTicks, long tokens, Limits limits) {
         long waitTicks = 0;
         for (int l = 0; l < tatTicks.length; l++) {

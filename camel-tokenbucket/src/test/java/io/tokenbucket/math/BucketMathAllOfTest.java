@@ -258,7 +258,7 @@ class BucketMathAllOfTest {
     /** {@code op} on a proxy (state {@code proxy}) and a host (state {@code host}) as one group of two keys. */
     private static Outcome both(Step.Op op, long amount, long[][] tats, RateState[] rates, long now) {
         return BucketMath.decide(new Step(op, new int[] {2}, List.of(ONE_PER_SECOND, TEN_PER_SECOND), amount, 0),
-                now, tats, rates);
+                now, tats, rates, new long[2]);
     }
 
     /**

@@ -162,10 +162,10 @@ class BucketMathPropertyTest {
                 default -> any();
             };
             Steps.One step = Steps.reserve(c.tat(), c.now(), c.tokens(), c.limit(), maxWait);
-            long next = BucketMath.reserveOne(c.tat(), c.now(), c.tokens(), c.limit(), maxWait);
+            long next = OneLimitReservation.reserve(c.tat(), c.now(), c.tokens(), c.limit(), maxWait);
             Supplier<String> at = () -> c + ", maxWait " + maxWait;
             assertThat(next).as(at).isEqualTo(step.tatTicks(0));
-            assertThat(BucketMath.answerOne(c.tat(), next, c.now(), c.tokens(), c.limit())).as(at)
+            assertThat(OneLimitReservation.answer(c.tat(), next, c.now(), c.tokens(), c.limit())).as(at)
                     .isEqualTo(step.outcome());
             granted += step.granted() ? 1 : 0;
             refusedAtItsOwnWait += !step.granted() && maxWait == wait - 1 && wait <= MAX_WAIT_TICKS ? 1 : 0;
@@ -182,7 +182,8 @@ class BucketMathPropertyTest {
             String stepMessage = catchThrowableOfType(IllegalArgumentException.class,
                     () -> Steps.reserve(0, 0, tokens, limit, NO_LIMIT)).getMessage();
             assertThat(catchThrowableOfType(IllegalArgumentException.class,
-                    () -> BucketMath.reserveOne(0, 0, tokens, limit, NO_LIMIT))).as("tokens %d", tokens).hasMessage(stepMessage);
+                    () -> OneLimitReservation.reserve(0, 0, tokens, limit, NO_LIMIT))).as("tokens %d", tokens)
+                    .hasMessage(stepMessage);
         }
     }
 

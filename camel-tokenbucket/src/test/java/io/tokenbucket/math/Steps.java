@@ -157,7 +157,7 @@ public final class Steps {
     private static One one(Step step, long[] tatTicks, RateState stored, long nowTicks) {
         long[][] tats = {tatTicks};
         RateState[] rates = {stored};
-        Outcome o = BucketMath.decide(step, nowTicks, tats, rates);
+        Outcome o = BucketMath.decide(step, nowTicks, tats, rates, new long[1]);
         Adaptive adaptive = step.limits().get(0).adaptive();
         RateState rate = adaptive == null ? rates[0]
                 : rates[0] != stored ? (rates[0] == null ? adaptive.fresh() : rates[0])
@@ -210,7 +210,7 @@ public final class Steps {
         RateState[] rateStates = rates.toArray(new RateState[0]);
         RateState[] givenRates = rateStates.clone();
         Outcome o = BucketMath.decide(new Step(Step.Op.RESERVE, sizes, limits, tokens, maxWaitTicks), nowTicks,
-                states, rateStates);
+                states, rateStates, new long[states.length]);
         int first = 0;
         for (int c = 0; c < o.chosen(); c++) {
             first += sizes[c];

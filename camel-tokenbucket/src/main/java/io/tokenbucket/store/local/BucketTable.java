@@ -10,7 +10,7 @@ import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.AdaptiveMath;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
-import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.OneLimitReservation;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.RateState;
 import io.tokenbucket.math.Step;
@@ -22,7 +22,7 @@ import io.tokenbucket.math.Step;
  * <p>Every command goes through {@link #update}: under the locks of its keys' buckets, {@link BucketMath#decide}
  * on their states, each stored by a compare-and-set of its first limit's state. A reservation on one key of one
  * fixed limit, the hot path, may take {@link #reserveOne} instead: the same decision in scalars
- * ({@link BucketMath#reserveOne}), stored by that compare-and-set alone, lock-free. Both end in the same
+ * ({@link OneLimitReservation}), stored by that compare-and-set alone, lock-free. Both end in the same
  * compare-and-set, so the two ways never lose each other's updates.
  *
  * <p>The sweep cannot lose a reservation (the race behind CAMEL-24926): it retires a bucket by a
@@ -71,7 +71,7 @@ final class BucketTable {
     private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
 
     /**
-     * A reservation on one key of one fixed limit ({@link BucketMath#reserveOne}, which answers as
+     * A reservation on one key of one fixed limit ({@link OneLimitReservation}, which answers as
      * {@link BucketMath#decide}), committed by one compare-and-set: lock-free, exact under any number of threads,
      * and allocating nothing but the answer for a key that has a bucket. Answers null, deciding nothing, for a key
      * that holds the states of several limits (its limits were changed): {@link #update} drops those, as it must.
@@ -96,9 +96,9 @@ final class BucketTable {
             if (bucket.moreTatNanos != null) {
                 return null;
             }
-            long nextNanos = BucketMath.reserveOne(tatNanos, nowNanos, tokens, limit, maxWaitNanos);
+            long nextNanos = OneLimitReservation.reserve(tatNanos, nowNanos, tokens, limit, maxWaitNanos);
             if (nextNanos == tatNanos || bucket.compareAndSet(tatNanos, storable(nextNanos))) {
-                return BucketMath.answerOne(tatNanos, nextNanos, nowNanos, tokens, limit);
+                return OneLimitReservation.answer(tatNanos, nextNanos, nowNanos, tokens, limit);
             }
         }
     }
@@ -166,7 +166,8 @@ final class BucketTable {
             RateState[] givenRates = new RateState[n];
             long[] slots = new long[n];
             for (int i = 0; i < n; i++) {
-                given[i] = states(before[i], buckets[i].moreTatNanos, nowNanos, step.limits().get(i));
+                given[i] = BucketMath.align(allTats(before[i], buckets[i].moreTatNanos), nowNanos,
+                        step.limits().get(i));
                 givenRates[i] = buckets[i].rate;
                 slots[i] = buckets[i].slots;
             }
@@ -288,18 +289,6 @@ final class BucketTable {
      */
     private static long storable(long tatNanos) {
         return tatNanos <= HELD ? HELD + 1 : tatNanos;
-    }
-
-    private static long[] states(long tatNanos, long[] moreTatNanos, long nowNanos, Limits limits) {
-        long[] tats = new long[limits.size()];
-        if (tats.length == 0) {
-            return tats;
-        }
-        tats[0] = tatNanos;
-        for (int i = 1; i < tats.length; i++) {
-            tats[i] = moreTatNanos != null && i - 1 < moreTatNanos.length ? moreTatNanos[i - 1] : nowNanos;
-        }
-        return tats;
     }
 
     private Bucket bucketOf(String key, long nowNanos) {

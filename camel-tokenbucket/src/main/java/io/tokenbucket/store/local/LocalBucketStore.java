@@ -19,8 +19,9 @@ import io.tokenbucket.store.StoreCommand;
  * {@link BucketMath#decide} on its keys' states and rate states, applied atomically by a {@link BucketTable}
  * under the locks of every key it names, taken in key order.
  *
- * <p>A reservation on one key of one fixed limit is the same decision in scalars ({@link BucketMath#reserveOne})
- * committed by a lock-free compare-and-set ({@link BucketTable#reserveOne}), the one special path; it allocates
+ * <p>A reservation on one key of one fixed limit is the same decision in scalars
+ * ({@link io.tokenbucket.math.OneLimitReservation}) committed by a lock-free compare-and-set
+ * ({@link BucketTable#reserveOne}), the one special path; it allocates
  * nothing but the answer. Memory is bounded by the <em>active</em> keys:
  * {@link #sweep()} drops buckets that have refilled to full, which changes no outcome because a full bucket equals no
  * bucket, and it cannot lose a reservation racing with it. A bucket with a rate state is kept until it has been full

@@ -33,10 +33,9 @@ import io.tokenbucket.store.StoreCommand;
  * disagree share one timeline. Works on a standalone Redis and on a Redis Cluster (every script call's keys in one
  * hash slot).
  *
- * <p><b>Reservations of one key are batched across keys</b> ({@code redisBatching}, on by default): what queues
- * while a call is out goes in the next call, whatever its keys, decided in arrival order ({@link ReservationLanes}).
- * A reservation on several keys goes through the same {@code reserve} and the same lanes, keeping its place on each
- * of its keys; the other operations are one call each.
+ * <p><b>Reservations are batched across keys</b> ({@code redisBatching}, on by default): what queues while a call
+ * is out goes in the next call, whatever its keys, decided in arrival order ({@link ReservationLanes}); one on
+ * several keys keeps its place on each of them. The other operations are one call each.
  *
  * <p>Keys are {@code <keyPrefix><limiter name>:<key>} ({@link #namespace}). Every call fails its stage with
  * {@link java.util.concurrent.TimeoutException} when Redis has not answered within the store timeout; a reservation
@@ -59,7 +58,7 @@ public final class RedisBucketStore implements BucketStore {
     private final RedisClocks clocks;
     private final String namespace;
     private final long timeoutNanos;
-    /** Reservations of one key, batched or one call each. */
+    /** Reservations, batched or one call each. */
     private final ReservationLanes reservations;
 
     /**
@@ -156,9 +155,8 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * Runs a command as the script's operations: every reservation as {@code reserve} (of one key batched when
-     * batching); peek, penalize, throttle and rate of
-     * one key as their own operations; a refund as one {@code refund} per key; a remove as a DEL.
+     * Runs a command as the script's operations: every reservation as {@code reserve} (batched when batching); peek,
+     * penalize, throttle and rate of one key as their own operations; a refund or a remove as one call per key.
      *
      * @throws IllegalArgumentException on a Redis Cluster when the keys of one reservation are not in one hash slot,
      *                                  or for a limit too large for the script
@@ -175,37 +173,26 @@ public final class RedisBucketStore implements BucketStore {
                     throw new IllegalArgumentException("a reservation of a key with an in-flight limit needs a lease"
                             + " on store=redis, was keys " + keys);
                 }
-                if (keys.size() == 1) {
-                    return reserveOne(keys.get(0), limits.get(0), step.amount(), maxWaitMicros(step.maxWaitTicks()),
-                            c.lease());
-                }
-                return reserveAll(c);
-            case REMOVE: {
-                // each key's in-flight slots stay: they belong to exchanges still running
-                CompletableFuture<Outcome> all = null;
+                return reserve(c);
+            case REMOVE, REFUND: {
+                // one call per key, answering the fewest tokens left; a remove keeps each key's in-flight slots
+                // (they belong to exchanges still running) and answers the first key's capacity
+                boolean remove = step.op() == Step.Op.REMOVE;
+                CompletableFuture<Outcome> fewest = null;
                 for (int i = 0; i < keys.size(); i++) {
-                    CompletableFuture<Outcome> one = call("remove", List.of(keys.get(i)), List.of(limits.get(i)), 1,
-                            -1, null);
-                    all = all == null ? one : all.thenCombine(one, (a, b) -> a);
+                    CompletableFuture<Outcome> one = call(remove ? "remove" : "refund", List.of(keys.get(i)),
+                            List.of(limits.get(i)), remove ? 1 : step.amount(), "-1", null);
+                    fewest = fewest == null ? one : fewest.thenCombine(one,
+                            (a, b) -> a.remaining() <= b.remaining() ? a : b);
                 }
-                return all.thenApply(done -> Outcome.granted(limits.get(0).capacity()));
+                return remove ? fewest.thenApply(done -> Outcome.granted(limits.get(0).capacity())) : fewest;
             }
             case RELEASE, RENEW:
                 if (c.lease() == null) {
                     throw new IllegalArgumentException(step.op() + " on store=redis needs the lease of the slots");
                 }
-                return call(step.op() == Step.Op.RELEASE ? "release" : "renew", keys, limits, 1, -1, c.lease(),
-                        releasedChannel());
-            case REFUND: {
-                CompletableFuture<Outcome> fewest = null;
-                for (int i = 0; i < keys.size(); i++) {
-                    CompletableFuture<Outcome> one = call("refund", List.of(keys.get(i)), List.of(limits.get(i)),
-                            step.amount(), -1, null);
-                    fewest = fewest == null ? one : fewest.thenCombine(one,
-                            (a, b) -> a.remaining() <= b.remaining() ? a : b);
-                }
-                return fewest;
-            }
+                return call(step.op() == Step.Op.RELEASE ? "release" : "renew", keys, limits, 1, releasedChannel(),
+                        c.lease());
             default:
                 break;
         }
@@ -214,8 +201,8 @@ public final class RedisBucketStore implements BucketStore {
                     + keys);
         }
         return switch (step.op()) {
-            case PEEK -> call("peek", keys, limits, step.amount(), -1, null);
-            case PENALIZE -> call("penalize", keys, limits, 1, ceilMicros(step.amount()), null);
+            case PEEK -> call("peek", keys, limits, step.amount(), "-1", null);
+            case PENALIZE -> call("penalize", keys, limits, 1, Long.toString(ceilMicros(step.amount())), null);
             case RATE -> limits.get(0).adaptive() == null
                     ? CompletableFuture.completedFuture(Outcome.granted(limits.get(0).capacity()))
                     : adapt("rate", keys.get(0), limits.get(0));
@@ -223,21 +210,12 @@ public final class RedisBucketStore implements BucketStore {
         };
     }
 
-    /** A reservation of one key: the script's {@code reserve}, through a lane when batching. */
-    private CompletionStage<Outcome> reserveOne(String key, Limits limits, long tokens, long maxWaitMicros,
-                                                StoreCommand.Lease lease) {
-        List<String> args = new ArrayList<>();
-        args.add(Long.toString(tokens));
-        args.add(Long.toString(maxWaitMicros));
-        appendLimits(args, limits, lease); // fails at once for a limit too large, without a round trip
-        return reservations.reserve(new String[] {redisKey(key)}, List.of(limits), args);
-    }
-
     /**
-     * Every other reservation: the script's {@code reserve} on several keys, the freest candidate group and the
-     * shared keys, all charged or none.
+     * A reservation: the script's {@code reserve}, through the lanes when batching. One key goes without the
+     * {@code 'C'} header, which the script reads as one key of one candidate (and may decide on its short branch);
+     * several keys (the freest candidate group and the shared keys, all charged or none) name their count and groups.
      */
-    private CompletionStage<Outcome> reserveAll(StoreCommand c) {
+    private CompletionStage<Outcome> reserve(StoreCommand c) {
         Step step = c.step();
         String[] redisKeys = c.keys().stream().map(this::redisKey).toArray(String[]::new);
         if (cluster) {
@@ -255,14 +233,16 @@ public final class RedisBucketStore implements BucketStore {
         List<String> args = new ArrayList<>();
         args.add(Long.toString(step.amount()));
         args.add(Long.toString(maxWaitMicros(step.maxWaitTicks())));
-        args.add("C");
-        args.add(Integer.toString(redisKeys.length));
-        args.add(Integer.toString(groups.length));
         List<Limits> candidateLimits = new ArrayList<>();
         boolean grouped = false;
         for (int g = 0, first = 0; g < groups.length; first += groups[g], g++) {
             candidateLimits.add(step.limits().get(first));
             grouped |= groups[g] > 1;
+        }
+        if (redisKeys.length > 1) {
+            args.add("C");
+            args.add(Integer.toString(redisKeys.length));
+            args.add(Integer.toString(groups.length));
         }
         if (grouped) {
             args.add("G");
@@ -270,6 +250,7 @@ public final class RedisBucketStore implements BucketStore {
                 args.add(Integer.toString(g));
             }
         }
+        // fails at once for a limit too large, without a round trip
         step.limits().forEach(l -> appendLimits(args, l, c.lease()));
         return reservations.reserve(redisKeys, candidateLimits, args);
     }
@@ -277,7 +258,7 @@ public final class RedisBucketStore implements BucketStore {
     /** Answers with the script's 'throttle' (a signal) or 'rate' (a question): see bucket.lua. */
     private CompletionStage<Outcome> adapt(String op, String key, Limits limits) {
         String redisKey = redisKey(key);
-        return run(op, new String[] {redisKey}, operands(1, -1, List.of(limits), null), clocks.of(redisKey))
+        return run(op, new String[] {redisKey}, operands(1, "-1", List.of(limits), null), clocks.of(redisKey))
                 .thenApply(raw -> adaptation(raw, limits));
     }
 
@@ -302,19 +283,13 @@ public final class RedisBucketStore implements BucketStore {
         throw ScriptReply.notAnAnswer(raw);
     }
 
-    /** Calls the script with operation {@code op} and a second argument {@code argMicros} (-1: none). */
+    /**
+     * Calls the script with operation {@code op} and a second argument {@code arg}: a penalty in microseconds, a
+     * release's channel, or -1 for none.
+     */
     private CompletableFuture<Outcome> call(String op, List<String> keys, List<Limits> limits, long tokens,
-                                            long argMicros, StoreCommand.Lease lease) {
-        return call(op, keys, limits, tokens, argMicros, lease, null);
-    }
-
-    /** {@link #call}, with {@code channel} in place of the second argument when not null (a release's). */
-    private CompletableFuture<Outcome> call(String op, List<String> keys, List<Limits> limits, long tokens,
-                                            long argMicros, StoreCommand.Lease lease, String channel) {
-        List<String> operands = operands(tokens, argMicros, limits, lease);
-        if (channel != null) {
-            operands.set(1, channel);
-        }
+                                            String arg, StoreCommand.Lease lease) {
+        List<String> operands = operands(tokens, arg, limits, lease);
         String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
         RedisClockOffset clock = clocks.of(redisKeys[0]);
         long sentNanos = System.nanoTime();
@@ -323,11 +298,10 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /** The script's ARGV after the operation (bucket.lua's header): the limits' intervals in microseconds, checked. */
-    private static List<String> operands(long tokens, long argMicros, List<Limits> limits,
-                                         StoreCommand.Lease lease) {
+    private static List<String> operands(long tokens, String arg, List<Limits> limits, StoreCommand.Lease lease) {
         List<String> operands = new ArrayList<>();
         operands.add(Long.toString(tokens));
-        operands.add(Long.toString(argMicros));
+        operands.add(arg);
         for (Limits l : limits) {
             appendLimits(operands, l, lease);
         }

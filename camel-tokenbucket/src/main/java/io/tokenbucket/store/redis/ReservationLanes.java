@@ -7,14 +7,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongConsumer;
 
 import io.lettuce.core.cluster.SlotHash;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
+import io.tokenbucket.store.redis.ReservationCalls.Member;
 
 /**
  * Reservations, sent as calls of {@code bucket.lua}'s {@code reserve}: batched across keys ({@code redisBatching},
@@ -42,15 +41,6 @@ import io.tokenbucket.math.Outcome;
 final class ReservationLanes {
 
     /**
-     * Sends one call of the script's {@code reserve} with these keys and operands to {@code clock}'s server, failing
-     * with a {@link TimeoutException} when it has not answered within the store timeout.
-     */
-    @FunctionalInterface
-    interface Script {
-        CompletableFuture<List<Long>> reserve(String[] redisKeys, List<String> operands, RedisClockOffset clock);
-    }
-
-    /**
      * The most reservations in one script call: 256. Redis runs a script alone and each reservation of a batch is a
      * few microseconds of its work, so the cap bounds how long one call holds other clients up to a few
      * milliseconds (BENCHMARKS.md, section 2, has the cost per reservation).
@@ -69,10 +59,8 @@ final class ReservationLanes {
 
     private final boolean cluster;
     private final boolean batching;
-    private final LongConsumer batchSizes;
-    private final long timeoutNanos;
-    private final RedisClocks clocks;
-    private final Script script;
+    /** Sends a batch's call and completes its members. */
+    private final ReservationCalls calls;
     /** What queued in each lane, a key's by a hash of its Redis key (standalone) or of its hash slot (cluster). */
     private final ArrayDeque<Member>[] queues;
     /** The lanes with a call out, bit {@code l} for lane {@code l}. Guarded by this, as the queues. */
@@ -90,13 +78,10 @@ final class ReservationLanes {
      * @param script       sends a call
      */
     ReservationLanes(boolean cluster, boolean batching, LongConsumer batchSizes, long timeoutNanos, RedisClocks clocks,
-                     Script script) {
+                     ReservationCalls.Script script) {
         this.cluster = cluster;
         this.batching = batching;
-        this.batchSizes = batchSizes;
-        this.timeoutNanos = timeoutNanos;
-        this.clocks = clocks;
-        this.script = script;
+        this.calls = new ReservationCalls(batching, batchSizes, timeoutNanos, clocks, script);
         @SuppressWarnings("unchecked")
         ArrayDeque<Member>[] q = new ArrayDeque[LANES];
         for (int i = 0; i < LANES; i++) {
@@ -119,21 +104,9 @@ final class ReservationLanes {
         if (batching) {
             submit(member);
         } else {
-            send(List.of(member), null);
+            calls.send(List.of(member), null);
         }
         return member.result();
-    }
-
-    /**
-     * One reservation waiting for its call: its Redis keys, the limits of its candidates, its part of the script's
-     * ARGV, the lanes of its keys (bit {@code l} for lane {@code l}), when it arrived ({@link System#nanoTime()}) and
-     * the stage its caller holds.
-     */
-    private record Member(String[] redisKeys, List<Limits> candidates, List<String> args, int lanes,
-                          long arrivedNanos, CompletableFuture<Outcome> result) {
-        String firstKey() {
-            return redisKeys[0];
-        }
     }
 
     /** A batch and the lanes its call holds until it returns (bit {@code l} for lane {@code l}). */
@@ -283,10 +256,10 @@ final class ReservationLanes {
 
     /** Sends a batch: one call, or on a cluster one per hash slot among its members, in arrival order each. */
     private void dispatch(Batch batch) {
-        List<List<Member>> calls = cluster ? bySlot(batch.members()) : List.of(batch.members());
-        AtomicInteger outstanding = new AtomicInteger(calls.size());
-        for (List<Member> call : calls) {
-            send(call, () -> {
+        List<List<Member>> parts = cluster ? bySlot(batch.members()) : List.of(batch.members());
+        AtomicInteger outstanding = new AtomicInteger(parts.size());
+        for (List<Member> call : parts) {
+            calls.send(call, () -> {
                 // the next batch goes first: Redis works on it while this one's answers are handed out
                 if (outstanding.decrementAndGet() == 0) {
                     free(batch.held(), batch.held());
@@ -295,144 +268,12 @@ final class ReservationLanes {
         }
     }
 
-    /**
-     * Sends reservations as one call of the script's {@code reserve} (their keys in one hash slot on a cluster);
-     * when it returns, runs {@code returned} (null: nothing), then completes each member from its slice of the reply.
-     */
-    private void send(List<Member> batch, Runnable returned) {
-        List<Member> call = unexpired(batch);
-        if (call.isEmpty()) {
-            if (returned != null) {
-                returned.run();
-            }
-            return;
-        }
-        String redisKey = call.get(0).firstKey();
-        long sentNanos = System.nanoTime();
-        RedisClockOffset clock = null;
-        CompletableFuture<List<Long>> reply;
-        try {
-            if (batching) {
-                batchSizes.accept(call.size());
-            }
-            clock = clocks.of(redisKey);
-            reply = reserve(call, clock);
-        } catch (Throwable e) { // a call that cannot be sent fails its members, and its lanes go on: never a hang
-            reply = CompletableFuture.failedFuture(e);
-        }
-        RedisClockOffset sentTo = clock;
-        reply.whenComplete((raw, failure) -> {
-            try {
-                if (returned != null) {
-                    returned.run();
-                }
-            } finally {
-                answer(call, raw, failure, sentNanos, clocks.still(sentTo, redisKey));
-            }
-        });
-    }
-
-    /**
-     * The members of a batch that have not queued for the store timeout; those that have fail with a
-     * {@link TimeoutException}, unsent, as a call of their own would have by then. One queued behind a call that
-     * takes the whole timeout still goes (it arrived after that call was sent), so no reservation waits for its
-     * answer longer than twice the store timeout.
-     */
-    private List<Member> unexpired(List<Member> batch) {
-        long now = System.nanoTime();
-        List<Member> call = batch;
-        for (int i = 0; i < batch.size(); i++) {
-            Member m = batch.get(i);
-            if (now - m.arrivedNanos() > timeoutNanos) {
-                if (call == batch) {
-                    call = new ArrayList<>(batch.subList(0, i));
-                }
-                m.result().completeExceptionally(new TimeoutException("Redis did not answer within the store"
-                        + " timeout (" + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms): the reservation"
-                        + " queued behind calls that took that long, and was not sent"));
-            } else if (call != batch) {
-                call.add(m);
-            }
-        }
-        return call;
-    }
-
     /** A cluster batch split by hash slot, each part in arrival order (a key is in one slot, so its order holds). */
     private static List<List<Member>> bySlot(List<Member> batch) {
         Map<Integer, List<Member>> slots = new LinkedHashMap<>();
         for (Member m : batch) {
-            slots.computeIfAbsent(SlotHash.getSlot(m.firstKey()), s -> new ArrayList<>()).add(m);
+            slots.computeIfAbsent(SlotHash.getSlot(m.redisKeys()[0]), s -> new ArrayList<>()).add(m);
         }
         return new ArrayList<>(slots.values());
-    }
-
-    /**
-     * Reservations in one call of the script's {@code reserve}, in the order given (one alone is the trivial case).
-     * A queued reservation has no timer of its own (one per reservation cost more client CPU than the rest of its way
-     * through the store): the call is timed, and one that queued too long is not sent ({@link #unexpired}).
-     */
-    private CompletableFuture<List<Long>> reserve(List<Member> members, RedisClockOffset clock) {
-        List<String> keys = new ArrayList<>(members.size());
-        List<String> operands = new ArrayList<>(members.size() * 5);
-        for (Member m : members) {
-            keys.addAll(List.of(m.redisKeys()));
-            operands.addAll(m.args());
-        }
-        return script.reserve(keys.toArray(String[]::new), operands, clock);
-    }
-
-    /**
-     * Completes each member of a call: its own slice of the reply, checked as a reply of its own; a failed call,
-     * or a reply of the wrong length, fails every member with that cause, each on its own stage. {@code clock}: the
-     * estimate of the server that ran it, null when not known.
-     *
-     * <p>The reply ends with a second Redis {@code now}, read after the members' work: the clock estimate learns from
-     * that one, since the first (each member's wait counts from it) is older than the reply by the whole call's
-     * work, and an estimate learnt from it would map every slot of a batch late by that work. Each member's wait is
-     * mapped onto the local clock when that member is completed, not once for the batch: completing a member runs
-     * its caller's continuation on this thread, so the last of a few hundred is completed a good while after the
-     * first, and a wait counted from the reply's arrival would end late by that while.
-     */
-    private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos,
-                        RedisClockOffset clock) {
-        boolean alone = batch.size() == 1;
-        int expected = batch.size() * ScriptReply.FIELDS + 1;
-        Throwable cause = failure;
-        // every entry is checked for its type (here the last, each member's by ScriptReply.parse): an entry of another
-        // type would throw out of this completion and leave every member of the call pending for ever
-        if (cause == null && (raw == null || raw.size() != expected
-                || !(((List<?>) raw).get(expected - 1) instanceof Long))) {
-            String shown = String.valueOf(raw);
-            cause = new IllegalStateException("Redis answered a call of " + batch.size() + " reservations with "
-                    + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown) + ", which is not an answer"
-                    + " the script gives; nothing was decided on it");
-        }
-        if (cause != null) {
-            Throwable unwrapped = BucketScript.unwrap(cause);
-            batch.forEach(m -> m.result().completeExceptionally(unwrapped));
-            return;
-        }
-        long receivedNanos = System.nanoTime();
-        boolean sampled = false;
-        for (int i = 0; i < batch.size(); i++) {
-            Member m = batch.get(i);
-            ScriptReply reply;
-            try {
-                reply = ScriptReply.parse(raw.subList(i * ScriptReply.FIELDS, (i + 1) * ScriptReply.FIELDS),
-                        m.candidates());
-            } catch (IllegalStateException e) {
-                m.result().completeExceptionally(e);
-                continue;
-            }
-            if (clock != null && !sampled) {
-                long endMicros = raw.get(expected - 1);
-                if (endMicros >= reply.redisNowMicros()) { // else a reply the script does not give: not learnt from
-                    // a batch's round trip includes its members' work: not the way there and back
-                    clock.sample(sentNanos, receivedNanos, endMicros, alone);
-                }
-                sampled = true;
-            }
-            m.result().complete(reply.outcome(System.nanoTime(), clock));
-        }
     }
 }
