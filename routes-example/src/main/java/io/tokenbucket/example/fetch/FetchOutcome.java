@@ -132,7 +132,7 @@ public class FetchOutcome implements Processor {
         Integer status = error == null ? exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class)
                 : null;
         exchange.setProperty(Scrape.STATUS, status);
-        ProxyBuckets tell = routeSteps ? BucketSteps.of(exchange, adaptive).and(pool.buckets()) : pool.buckets();
+        ProxyBuckets tell = tell(exchange);
 
         String failure;
         Blame blame;
@@ -179,6 +179,21 @@ public class FetchOutcome implements Processor {
         if (last) {
             deadLetter(exchange, stats);
         }
+    }
+
+    /**
+     * The URL's attempts ended without this step (no token within {@code example.storeRetries}, a route failure:
+     * {@link StoreUnavailable}, {@link RouteFailure}): no 429 of its own follows, so its refusals still pending were
+     * the host's word and the pairs owe the rest of their rests ({@link ProxyPool#settle}). With the throttle the
+     * route then runs the steps this puts on the exchange ({@link BucketSteps}), as after this step.
+     */
+    public void ended(Exchange exchange) {
+        pool.settle(refusals(exchange), exchange.getProperty(Scrape.HOST, String.class), tell(exchange));
+    }
+
+    /** Where the pairs' penalties and cuts of this exchange's attempt go. */
+    private ProxyBuckets tell(Exchange exchange) {
+        return routeSteps ? BucketSteps.of(exchange, adaptive).and(pool.buckets()) : pool.buckets();
     }
 
     /**
