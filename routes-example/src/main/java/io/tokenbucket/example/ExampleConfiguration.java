@@ -204,8 +204,8 @@ public class ExampleConfiguration implements CamelConfiguration {
                     + "'");
         }
         // the hosts' and the pairs' limits come from ProxyLimits on each exchange: checked here, a bad one fails the
-        // start by name (a bad camel.component.tokenbucket.adaptive-* fails it too, naming the option, when the
-        // component is configured or the route starts)
+        // start by name (with example.adaptive, a bad camel.component.tokenbucket.adaptive-* fails the route's start,
+        // naming the component's option: "adaptiveStart must be from 0.000001 to 1, was 2.0"; without, it is unused)
         if (throttle && hostLimit != null) {
             checkLimits(context, "example.hostLimit", hostLimit);
         }
