@@ -164,13 +164,14 @@ public class ExampleConfiguration implements CamelConfiguration {
         // read by the routes' error handler (Camel's redelivery policy); checked here to be refused by name
         long storeRetries = number(context, "example.storeRetries", "120");
         number(context, "example.storeRetryDelay", "500");
-        context.getRegistry().bind(StoreUnavailable.BEAN, new StoreUnavailable(stats, storeRetries));
-        context.getRegistry().bind(RouteFailure.BEAN, new RouteFailure(stats));
         // a 429's Retry-After is the target's word: capped, so a hostile target cannot rest a proxy for a year
         RetryAfter retryAfter = new RetryAfter(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), Clock.systemUTC());
-        context.getRegistry().bind(FetchOutcome.BEAN, new FetchOutcome(pool, stats,
-                (int) number(context, "example.maxAttempts", "4"), retryAfter, adaptive, throttle));
+        FetchOutcome outcome = new FetchOutcome(pool, stats, (int) number(context, "example.maxAttempts", "4"),
+                retryAfter, adaptive, throttle);
+        context.getRegistry().bind(FetchOutcome.BEAN, outcome);
+        context.getRegistry().bind(StoreUnavailable.BEAN, new StoreUnavailable(stats, storeRetries, outcome));
+        context.getRegistry().bind(RouteFailure.BEAN, new RouteFailure(stats, outcome));
         long progress = millis(context, "example.progressInterval", "0");
         if (progress > 0) {
             context.addService(new ProgressReporter(context, stats, pool, progress, System.out));
@@ -203,8 +204,8 @@ public class ExampleConfiguration implements CamelConfiguration {
                     + "'");
         }
         // the hosts' and the pairs' limits come from ProxyLimits on each exchange: checked here, a bad one fails the
-        // start by name (a bad camel.component.tokenbucket.adaptive-* fails it too, naming the option, when the
-        // component is configured or the route starts)
+        // start by name (with example.adaptive, a bad camel.component.tokenbucket.adaptive-* fails the route's start,
+        // naming the component's option: "adaptiveStart must be from 0.000001 to 1, was 2.0"; without, it is unused)
         if (throttle && hostLimit != null) {
             checkLimits(context, "example.hostLimit", hostLimit);
         }

@@ -20,6 +20,8 @@ import io.tokenbucket.example.proxy.ProxyStats;
 import io.tokenbucket.example.proxy.BucketSteps;
 import org.apache.camel.LoggingLevel;
 import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.model.OnExceptionDefinition;
+import org.apache.camel.model.ProcessorDefinition;
 
 /**
  * The scraper in the Java DSL; {@code routes/scraper.yaml} is the same route in YAML.
@@ -101,6 +103,31 @@ public class ScraperRoute extends RouteBuilder {
     public static final String ROUTE_FAILURE_HANDLED = "'{{example.broker}}' == ''"
             + " && ${exception} !is 'io.tokenbucket.camel.TokenBucketException'";
 
+    /**
+     * Appends to {@code step} the steps an outcome owes the pairs' buckets ({@link BucketSteps}, exchange property
+     * {@value BucketSteps#PROPERTY}), each a step of {@link #THROTTLE} on the pair's key: a 429's rest (operation
+     * {@code penalize}) and, with {@code example.adaptive}, the host's own refusal (operation {@code throttled}). A
+     * failure is logged (node {@code logId}); with the freest choice the pair then does not rest (its bucket is where
+     * its rest is kept). After each attempt, and when the URL's attempts end in a handler ({@link FetchOutcome#ended}).
+     *
+     * @return {@code step}
+     */
+    private ProcessorDefinition<?> bucketSteps(ProcessorDefinition<?> step, String logId) {
+        return step.split(exchangeProperty(BucketSteps.PROPERTY))
+                .removeHeaders("*")
+                .setHeader(ProxyStats.PROXY_HEADER, simple("${body[key]}"))
+                .setHeader(TokenBucketConstants.OPERATION, simple("${body[operation]}"))
+                .setHeader(TokenBucketConstants.PENALTY, simple("${body[penalty]}"))
+                .doTry()
+                    .to(THROTTLE)
+                .doCatch(Exception.class)
+                    .log(LoggingLevel.WARN, "Could not ${body[operation]} the bucket of ${body[key]}: "
+                            + "${exception.message}").id(logId)
+                .end()
+            .end()
+            .removeProperty(BucketSteps.PROPERTY);
+    }
+
     /** The fetch endpoint URI of the {@link ProxyClient} bound as {@code clientName}. */
     public static String fetchUri(String clientName) {
         return "http://scrape-target?throwExceptionOnFailure=false&httpClientConfigurer=#" + clientName;
@@ -114,7 +141,8 @@ public class ScraperRoute extends RouteBuilder {
         // example.pairMaxWait) every proxy, pair or the host is booked further ahead than that. The throttle step is
         // tried again later (without holding a thread while it waits); a URL that gets no token after all the tries
         // goes to the dead letter
-        onException(TokenBucketStoreException.class, TokenBucketRejectedException.class)
+        OnExceptionDefinition noToken = onException(TokenBucketStoreException.class,
+                TokenBucketRejectedException.class)
             .maximumRedeliveries("{{example.storeRetries}}")
             .redeliveryDelay("{{example.storeRetryDelay}}")
             // Camel's jitter (15 %): URLs booked out together would otherwise try again together, each time in the
@@ -122,18 +150,21 @@ public class ScraperRoute extends RouteBuilder {
             .useCollisionAvoidance()
             .asyncDelayedRedelivery()
             .handled(true)
-            .process(StoreUnavailable.BEAN)
+            .process(StoreUnavailable.BEAN);
+        // the URL's attempts are over: the rests its earlier 429s still owe (FetchOutcome.ended), as after an attempt
+        bucketSteps(noToken.filter(simple("{{example.throttle}}")), "no-token-bucket-step-error").end()
             .to("{{example.deadLetter}}");
         // any other exception that escapes a step, with a seda: queue: the URL goes to the dead letter with it, at
         // once, never lost. Not from a broker, which delivers the URL again (example.brokerDeliveries) before its
         // own dead letter; not a TokenBucketException (the route stops: its waiters fail with it, as documented)
-        onException(Exception.class)
+        OnExceptionDefinition failed = onException(Exception.class)
             .onWhen(simple(ROUTE_FAILURE_HANDLED))
             .handled(true)
-            .process(RouteFailure.BEAN)
+            .process(RouteFailure.BEAN);
+        bucketSteps(failed.filter(simple("{{example.throttle}}")), "failed-bucket-step-error").end()
             .to("{{example.deadLetter}}");
 
-        from("{{example.queue}}").routeId(ROUTE_ID)
+        ProcessorDefinition<?> attempted = from("{{example.queue}}").routeId(ROUTE_ID)
             // the URL checked: one that is not fetched has its outcome already, and the loop does not run
             .process(ScrapeStart.BEAN)
             .loopDoWhile(simple("${exchangeProperty." + Scrape.DONE + "} != true"))
@@ -158,24 +189,10 @@ public class ScraperRoute extends RouteBuilder {
                 .filter(simple("{{example.throttle}}"))
                     .setHeader(TokenBucketConstants.OPERATION, constant(TokenBucketOperation.release.name()))
                     .to(THROTTLE)
-                    .removeHeader(TokenBucketConstants.OPERATION)
-                    // what the outcome owes the pairs' buckets (BucketSteps), each a step of this same throttle on
-                    // the pair's key: a 429's rest (operation penalize) and, with example.adaptive, the host's own
-                    // refusal (operation throttled). A failure is logged; with the freest choice the pair then does
-                    // not rest (its bucket is the one place its rest is kept)
-                    .split(exchangeProperty(BucketSteps.PROPERTY))
-                        .removeHeaders("*")
-                        .setHeader(ProxyStats.PROXY_HEADER, simple("${body[key]}"))
-                        .setHeader(TokenBucketConstants.OPERATION, simple("${body[operation]}"))
-                        .setHeader(TokenBucketConstants.PENALTY, simple("${body[penalty]}"))
-                        .doTry()
-                            .to(THROTTLE)
-                        .doCatch(Exception.class)
-                            .log(LoggingLevel.WARN, "Could not ${body[operation]} the bucket of ${body[key]}: "
-                                    + "${exception.message}").id("bucket-step-error")
-                        .end()
-                    .end()
-                    .removeProperty(BucketSteps.PROPERTY)
+                    .removeHeader(TokenBucketConstants.OPERATION);
+        // what the outcome owes the pairs' buckets (BucketSteps), each a step of this same throttle on the pair's key:
+        // a 429's rest (operation penalize) and, with example.adaptive, the host's own refusal (operation throttled)
+        bucketSteps(attempted, "bucket-step-error")
                 .end()
             .end()
             .choice()

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.demo.DemoTarget;
@@ -35,6 +36,31 @@ class RefusedPageRouteTest {
 
     @TempDir
     Path dir;
+
+    @ParameterizedTest
+    @ValueSource(strings = { "java", "yaml" })
+    void aPendingRestIsToldInFullWhenTheUrlsNextAttemptGetsNoToken(String dsl) throws Exception {
+        // two proxies; p2's pair is penalized in its bucket alone (as another instance sharing Redis would), so the
+        // first page goes through p1, whose pair then passes the host's pages. A URL refused through p1 with
+        // Retry-After: 30 rests that pair one short penalty at once (the 429 may yet be the URL's own); its next
+        // attempt, through p2, gets no token within example.pairMaxWait and, with no retries, ends in the dead
+        // letter. No 429 of its own followed: the host's word stands, and p1's pair owes the rest of its 30 s
+        try (DemoSite site = new DemoSite(dir, 2, "50/1s", 0, new DemoTarget(1000, 1000), DemoProxy.Mode.KEEPALIVE);
+             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.pairMaxWait", "100ms",
+                     "example.storeRetries", "0"))) {
+            scraper.bucketOperation(scraper.pairKey("p2"), "penalize",
+                    Map.of(TokenBucketConstants.PENALTY, "30s"));
+            scraper.scrape(scraper.pages(1));
+            assertThat(scraper.resultLines()).singleElement()
+                    .satisfies(line -> assertThat(line.getString("proxy")).isEqualTo("p1"));
+            scraper.scrape(List.of(site.target().baseUrl() + "/retry-after/30"));
+
+            assertThat(scraper.deadLines()).singleElement().satisfies(line -> assertThat(line.getString("reason"))
+                    .startsWith("no token within maxWait"));
+            assertThat(scraper.millisUntilPairToken("p1")).as("ms until p1's pair, refused for 30 s, gives a token")
+                    .isGreaterThan(25_000);
+        }
+    }
 
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })

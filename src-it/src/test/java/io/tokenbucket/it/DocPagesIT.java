@@ -135,15 +135,36 @@ class DocPagesIT {
     }
 
     /**
-     * The ids an AsciiDoc page's sections and anchors get: explicit anchors as written, a section title as
-     * Asciidoctor makes its id by default ({@code _} first, lower case, every run of other characters one {@code _}).
+     * The ids an AsciiDoc page's sections and anchors get where its relative links are followed, on GitHub: explicit
+     * anchors as written, a section title's id as GitHub renders AsciiDoc ({@link #githubAdocId}).
      */
     private static Set<String> adocIds(String text) {
         Set<String> ids = new java.util.HashSet<>(adocTargets(text));
         String prose = FENCE.matcher(text).replaceAll("");
-        ADOC_TITLE.matcher(prose).results().map(r -> "_" + r.group(1).toLowerCase(Locale.ROOT)
-                .replaceAll("[^\\p{L}\\p{N}]+", "_").replaceAll("^_+|_+$", "")).forEach(ids::add);
+        ADOC_TITLE.matcher(prose).results().map(r -> githubAdocId(r.group(1))).forEach(ids::add);
         return ids;
+    }
+
+    /**
+     * A section title's id as GitHub renders AsciiDoc: Asciidoctor's own rule with GitHub's {@code idprefix} (empty)
+     * and {@code idseparator} ({@code -}), github/markup's attributes, not Asciidoctor's defaults ({@code _} and
+     * {@code _}, which Camel's site uses): lower case, formatting marks and every character other than a letter, a
+     * digit, {@code _}, a space, {@code .} or {@code -} dropped (an apostrophe, a colon, a slash), every run of
+     * spaces, dots and hyphens one {@code -}, none at either end. "Adaptive rate" is {@code adaptive-rate}.
+     */
+    static String githubAdocId(String title) {
+        return title.toLowerCase(Locale.ROOT).replaceAll("[^\\p{L}\\p{M}\\p{N}_ .-]+", "")
+                .replaceAll("[ .-]+", "-").replaceAll("^-+|-+$", "");
+    }
+
+    @Test
+    void anAsciiDocSectionsIdIsTheOneGithubGivesIt() {
+        assertThat(githubAdocId("Adaptive rate")).isEqualTo("adaptive-rate");
+        assertThat(githubAdocId("Several keys: candidates, all-of, groups"))
+                .isEqualTo("several-keys-candidates-all-of-groups");
+        assertThat(githubAdocId("Query Parameters (36 parameters)")).isEqualTo("query-parameters-36-parameters");
+        assertThat(githubAdocId("A host's `maxWait`")).isEqualTo("a-hosts-maxwait");
+        assertThat(githubAdocId("Redis/Cluster and key_prefix")).isEqualTo("rediscluster-and-key_prefix");
     }
 
     /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */

@@ -40,8 +40,9 @@ import org.apache.camel.Processor;
  *     thus taken out as soon as the URLs succeed elsewhere, and a dead target costs no proxy anything;</li>
  * <li>429: the (proxy, host) pair rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an
  *     HTTP date, at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense), longer
- *     while that pair's 429s repeat ({@link RestBackoff}): with the throttle its bucket is penalized, without it
- *     the pool rests it ({@link io.tokenbucket.example.proxy.PoolRests}); the proxy goes on
+ *     while that pair's 429s repeat ({@link RestBackoff}): with the throttle its bucket is penalized, and in round
+ *     robin (always so without the throttle) the pool rests it ({@link io.tokenbucket.example.proxy.PoolRests});
+ *     the proxy goes on
  *     serving other hosts, and the URL is tried on another proxy. With {@code example.adaptive} a 429 of the
  *     target's own also cuts the pair's rate ({@link ProxyPool#throttled}), and one that names no
  *     {@code Retry-After} only does that: the pair slows down instead of stopping. A 429 is the target's own
@@ -105,8 +106,8 @@ public class FetchOutcome implements Processor {
      * @param adaptive    {@code example.adaptive}: a host's 429 without {@code Retry-After} only cuts the pair's
      *                    rate, it does not rest the pair
      * @param routeSteps  whether the pairs' buckets are told by the route ({@link BucketSteps}, with the throttle):
-     *                    the penalties and cuts an attempt owes go on the exchange instead of to the pool's own
-     *                    {@link ProxyBuckets}
+     *                    the penalties and cuts an attempt owes go on the exchange, and to the pool's own
+     *                    {@link ProxyBuckets} too (the rests it keeps in round robin)
      */
     public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, RetryAfter retryAfter, boolean adaptive,
                         boolean routeSteps) {
@@ -131,7 +132,7 @@ public class FetchOutcome implements Processor {
         Integer status = error == null ? exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class)
                 : null;
         exchange.setProperty(Scrape.STATUS, status);
-        ProxyBuckets tell = routeSteps ? BucketSteps.of(exchange, adaptive).and(pool.buckets()) : pool.buckets();
+        ProxyBuckets tell = tell(exchange);
 
         String failure;
         Blame blame;
@@ -178,6 +179,21 @@ public class FetchOutcome implements Processor {
         if (last) {
             deadLetter(exchange, stats);
         }
+    }
+
+    /**
+     * The URL's attempts ended without this step (no token within {@code example.storeRetries}, a route failure:
+     * {@link StoreUnavailable}, {@link RouteFailure}): no 429 of its own follows, so its refusals still pending were
+     * the host's word and the pairs owe the rest of their rests ({@link ProxyPool#settle}). With the throttle the
+     * route then runs the steps this puts on the exchange ({@link BucketSteps}), as after this step.
+     */
+    public void ended(Exchange exchange) {
+        pool.settle(refusals(exchange), exchange.getProperty(Scrape.HOST, String.class), tell(exchange));
+    }
+
+    /** Where the pairs' penalties and cuts of this exchange's attempt go. */
+    private ProxyBuckets tell(Exchange exchange) {
+        return routeSteps ? BucketSteps.of(exchange, adaptive).and(pool.buckets()) : pool.buckets();
     }
 
     /**

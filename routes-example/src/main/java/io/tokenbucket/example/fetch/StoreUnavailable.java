@@ -12,7 +12,8 @@ import org.apache.camel.Processor;
  * its proxies stayed booked further ahead than that ({@code TokenBucketRejectedException}). The route's error
  * handler redelivers it to the throttle every {@code example.storeRetryDelay} milliseconds, {@code example.storeRetries} times, and
  * only then calls this step, which writes the URL's dead-letter line with the store's error as the reason. The
- * proxies are not blamed: a store failure is nobody's health. Bound as {@value #BEAN}.
+ * proxies are not blamed: a store failure is nobody's health. The URL's attempts are over, so the rests its earlier
+ * 429s still owe are told ({@link FetchOutcome#ended}). Bound as {@value #BEAN}.
  */
 public class StoreUnavailable implements Processor {
 
@@ -21,14 +22,17 @@ public class StoreUnavailable implements Processor {
 
     private final ProxyStats stats;
     private final long retries;
+    private final FetchOutcome outcome;
 
     /**
      * @param stats   counts the dead letter
      * @param retries how many times the route's error handler tried the throttle again ({@code example.storeRetries})
+     * @param outcome settles the URL's pending 429s ({@link FetchOutcome#ended})
      */
-    public StoreUnavailable(ProxyStats stats, long retries) {
+    public StoreUnavailable(ProxyStats stats, long retries, FetchOutcome outcome) {
         this.stats = stats;
         this.retries = retries;
+        this.outcome = outcome;
     }
 
     @Override
@@ -39,6 +43,7 @@ public class StoreUnavailable implements Processor {
         exchange.setProperty(Scrape.REASON, what + " after " + retries + " redeliveries: "
                 // the component's own message: it shows the Redis URI rebuilt without credentials, never the password
                 + (error == null ? "unknown error" : String.valueOf(error.getMessage())));
+        outcome.ended(exchange);
         FetchOutcome.deadLetter(exchange, stats);
     }
 }

@@ -13,7 +13,8 @@ import org.apache.camel.Exchange;
  * <li>a 429's rest, operation {@code penalize} with header {@code CamelTokenBucketPenalty}: the pair's bucket gives
  *     no token until the rest is over, then refills from empty, so the throttle chooses another proxy for that host
  *     meanwhile; with Redis every instance sharing the store rests the pair, also those that never saw the 429.
- *     This is the pair's only rest: the pool keeps none beside it. A shorter penalty than the debt the bucket owes
+ *     With the freest choice this is the pair's only rest; in round robin the pool keeps it too, for its turn
+ *     ({@link PoolRests}, {@link ProxyBuckets#and}). A shorter penalty than the debt the bucket owes
  *     changes nothing (the component keeps the longer). Turns already booked keep their slot;</li>
  * <li>with {@code example.adaptive} (only then: the component refuses it otherwise), the host's own refusal,
  *     operation {@code throttled}: the pair's rate is cut, at most once per {@code adaptiveHold}.</li>

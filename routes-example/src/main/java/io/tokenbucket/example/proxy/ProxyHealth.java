@@ -17,8 +17,9 @@ import io.tokenbucket.example.fetch.FetchOutcome;
  * every other host. Of each pair it keeps how long its next rest should be ({@link RestBackoff}: what the host
  * asked, growing with jitter while its 429s keep coming, forgiven after a quiet period), and when the host last
  * passed a page through the pair (a 2xx) and last refused one (its own 429), which tells a 429 of one URL from the
- * host's word about the pair ({@link #passing}, {@link ProxyPool#refused}). The rest itself is not kept here but in
- * one place, the pair's bucket with the throttle, {@link PoolRests} without ({@link ProxyBuckets}). This instance's
+ * host's word about the pair ({@link #passing}, {@link ProxyPool#refused}). The rest itself is not kept here but
+ * where the choice reads it ({@link ProxyBuckets}): the pair's bucket with the freest choice, {@link PoolRests} in
+ * round robin (with the throttle the bucket is told too). This instance's
  * view only. At most {@value #MAX_HOSTS} hosts are remembered per proxy, the least recently used forgotten first.
  * Synchronized: attempts report on many threads.
  */

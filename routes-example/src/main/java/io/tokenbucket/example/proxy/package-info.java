@@ -2,7 +2,7 @@
  * The proxies: their file ({@link io.tokenbucket.example.proxy.ProxySource},
  * {@link io.tokenbucket.example.proxy.ProxyConfig}), their health and the rests of each (proxy, host) pair
  * ({@link io.tokenbucket.example.proxy.ProxyPool}, {@link io.tokenbucket.example.proxy.ProxyHealth},
- * {@link io.tokenbucket.example.proxy.RestBackoff}; a rest is kept in one place, {@link
+ * {@link io.tokenbucket.example.proxy.RestBackoff}; a rest is kept where the choice reads it, {@link
  * io.tokenbucket.example.proxy.ProxyBuckets}), the choice of one per URL
  * ({@link io.tokenbucket.example.proxy.ProxyChooser}), their limits in {@code tokenbucket:}
  * ({@link io.tokenbucket.example.proxy.ProxyLimits}, {@link io.tokenbucket.example.proxy.BucketSteps}),

@@ -411,6 +411,27 @@ class FetchOutcomeTest {
     }
 
     @Test
+    void aUrlWhoseAttemptsEndWithoutThisStepSettlesItsPendingRefusalsOnce() {
+        // no token after every retry, or a route failure (StoreUnavailable, RouteFailure): no 429 of its own follows
+        List<String> told = new ArrayList<>();
+        ProxyPool pool = recordingPool(told);
+        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
+                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        pagesPass(outcome, "p1", "p2");
+        Exchange url = newUrl();
+        outcome.process(refused(url, "p1", "30")); // p1 was passing: pending, told one short penalty
+        assertThat(told).last().isEqualTo("penalize p1 target 1000");
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(100));
+        told.clear();
+        outcome.ended(url);
+        assertThat(told).containsExactly("penalize p1 target 29900");
+        outcome.ended(url);
+        assertThat(told).as("settled once").hasSize(1);
+        assertThat(pool.candidates(List.of(), "target")).as("p1 rests the rest of its 30 s")
+                .containsExactlyInAnyOrder("p2", "p3");
+    }
+
+    @Test
     void aPendingRefusalSettlesWhatIsLeftOfItsOwnRestNotOfALongerOneThePairGotSince() {
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);

@@ -151,6 +151,24 @@ class ProxyPoolTest {
     }
 
     @Test
+    void thePoolsOwnRestsForgetEndedRestsOfProxiesThatLeftTheFile() {
+        // a rotating proxy file: every proxy rests once on one host, then leaves the file and is never asked about
+        // again; neither the pool's turn nor its health word reads its rests any more
+        PoolRests rests = new PoolRests(nanos::get);
+        int proxies = 20_000;
+        for (int i = 0; i < proxies; i++) {
+            rests.penalize("gone" + i, "a.example", 1_000);
+            nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        rests.penalize("p1", "a.example", 60_000);
+        assertThat(rests.pairs()).as("pairs remembered: the rests running and a bounded few that ended")
+                .isLessThanOrEqualTo(2 * 101 + PoolRests.SWEEP_MIN);
+        assertThat(rests.restingNanos("p1", "a.example")).isEqualTo(TimeUnit.MILLISECONDS.toNanos(60_000));
+        assertThat(rests.restingNanos("gone" + (proxies - 1), "a.example")).as("still resting: kept")
+                .isEqualTo(TimeUnit.MILLISECONDS.toNanos(990));
+    }
+
+    @Test
     void aPairRefusedAgainSoonRestsLongerAndAQuietPeriodForgives() {
         // a generator whose every draw is its highest: the rest is the decorrelated jitter's ceiling
         ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1"), 2, 5_000, buckets, nanos::get,
