@@ -162,8 +162,18 @@ public class ExampleConfiguration implements CamelConfiguration {
         http.setConnectTimeout(millis(context, "example.connectTimeout", "2000"));
         http.setResponseTimeout(millis(context, "example.responseTimeout", "5000"));
         // read by the routes' error handler (Camel's redelivery policy); checked here to be refused by name
-        long storeRetries = number(context, "example.storeRetries", "120");
-        number(context, "example.storeRetryDelay", "500");
+        long storeRetries = number(context, "example.storeRetries", "130");
+        long storeRetryDelay = number(context, "example.storeRetryDelay", "500");
+        // with the freest choice a pair's rest is its bucket's alone: under a booking horizon a URL whose host rests
+        // every proxy waits it out by these retries, so they must outlast the longest rest
+        long maxRetryAfter = millis(context, "example.maxRetryAfter", "60s");
+        boolean horizon = !context.getPropertiesComponent().resolveProperty(PAIR_MAX_WAIT).orElse("").isBlank();
+        if (freest && horizon && storeRetries * storeRetryDelay < maxRetryAfter) {
+            // a choice (no retries at all, with a broker that redelivers, is one), not a mistake: said, not refused
+            LOG.warn("example.storeRetries x example.storeRetryDelay ({} x {} ms) is less than example.maxRetryAfter"
+                    + " ({} ms) with example.choose=freest and {}: a URL whose host rests every proxy goes to the dead"
+                    + " letter before the rest ends", storeRetries, storeRetryDelay, maxRetryAfter, PAIR_MAX_WAIT);
+        }
         // a 429's Retry-After is the target's word: capped, so a hostile target cannot rest a proxy for a year
         RetryAfter retryAfter = new RetryAfter(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), Clock.systemUTC());
