@@ -496,13 +496,9 @@ public final class RedisAcquire {
         return out.toString();
     }
 
-    /** {@code bucket.lua} as the component ships it. */
+    /** {@code bucket.lua} as the component sends it, its parts joined in. */
     static String scriptSource() {
-        try (var in = RedisBucketStore.class.getResourceAsStream("bucket.lua")) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        return RedisBucketStore.script();
     }
 
     private static final Pattern CSV = Pattern.compile("\"([^\"]*)\"");

@@ -105,6 +105,14 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
+     * The bucket script as this store sends it ({@code bucket.lua} with its parts joined in): to load it by hand,
+     * for instance before {@code redis-benchmark} sends the store's {@code EVALSHA}.
+     */
+    public static String script() {
+        return BucketScript.SOURCE;
+    }
+
+    /**
      * Sends on the connection, timed; fails at once, without waiting, while the connection is not open. A failed
      * call restarts {@code clock} (the estimate of the server it went to, null: none): Redis may be another one now.
      */
