@@ -3,8 +3,6 @@ package io.tokenbucket.example;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.testsupport.jvm.ExampleJvm;
+import io.tokenbucket.testsupport.net.Ports;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -116,9 +115,7 @@ class BrokerFleetTest {
         return all;
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
+    private static int freePort() {
+        return Ports.free();
     }
 }

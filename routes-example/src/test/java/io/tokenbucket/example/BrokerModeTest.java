@@ -23,6 +23,7 @@ import jakarta.jms.JMSContext;
 import io.tokenbucket.example.broker.BrokerQueue;
 import io.tokenbucket.example.broker.BrokerSettings;
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.testsupport.net.Ports;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -283,9 +284,7 @@ class BrokerModeTest {
         return (JsonObject) Jsoner.deserialize(exchange.getMessage().getBody(String.class), (JsonObject) null);
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
+    private static int freePort() {
+        return Ports.free();
     }
 }
