@@ -52,8 +52,11 @@ class FetchOutcomeTest {
     private final ProxyPool pool = new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2"), 1, 5_000,
             new PoolRests(nanos::get), nanos::get);
     private final ProxyStats stats = new ProxyStats();
-    private final FetchOutcome outcome = new FetchOutcome(pool, stats, 2, new RetryAfter(1_000, 60_000,
-            Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+    /** Penalty 1 s, cap 60 s, HTTP dates read at a fixed instant. */
+    private static final RetryAfter RETRY_AFTER = new RetryAfter(1_000, 60_000,
+            Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC));
+
+    private final FetchOutcome outcome = new FetchOutcome(pool, stats, 2, RETRY_AFTER);
     private final CamelContext context = new DefaultCamelContext();
 
     @AfterEach
@@ -185,8 +188,7 @@ class FetchOutcomeTest {
     void withTheThrottleA429RestsThePairInItsBucketAloneAndThePoolKeepsNoRestBesideIt() {
         ProxyPool throttled = new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2"), 1, 5_000,
                 ProxyBuckets.NONE, nanos::get);
-        FetchOutcome withSteps = new FetchOutcome(throttled, stats, 4, new RetryAfter(1_000, 60_000,
-                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)), false, true);
+        FetchOutcome withSteps = new FetchOutcome(throttled, stats, 4, RETRY_AFTER, false, true);
         Exchange url = newUrl();
         Exchange refused = answered(url, "p1", 429, true);
         refused.getMessage().setHeader("Retry-After", "30");
@@ -218,8 +220,7 @@ class FetchOutcomeTest {
         };
         ProxyPool adaptivePool = new ProxyPool(ProxySource.text("http://h:1 id=p1, http://h:2 id=p2"), 1, 5_000,
                 recording, nanos::get);
-        FetchOutcome adaptive = new FetchOutcome(adaptivePool, stats, 4, new RetryAfter(1_000, 60_000,
-                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)), true);
+        FetchOutcome adaptive = new FetchOutcome(adaptivePool, stats, 4, RETRY_AFTER, true);
 
         // the host's own 429 (Via), no Retry-After: the pair's rate is cut, and the pair stays a candidate
         Exchange url = newUrl();
@@ -307,8 +308,7 @@ class FetchOutcomeTest {
     void aUrlRefusedThroughASecondProxyWhileThePagesOfItsHostPassIsRefusedAloneAndRestsNoPairLong() {
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);
-        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
-                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        FetchOutcome outcome = outcomeOf(pool);
         pagesPass(outcome, "p1", "p2", "p3");
         Exchange url = newUrl();
 
@@ -352,8 +352,7 @@ class FetchOutcomeTest {
         // another URL in between (through p3): the host refuses pages in general, and p2's rate is cut too
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);
-        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
-                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)), true);
+        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, RETRY_AFTER, true);
         pagesPass(outcome, "p1", "p2", "p3");
         Exchange url = newUrl();
         outcome.process(answered(url, "p1", 429, true));
@@ -380,8 +379,7 @@ class FetchOutcomeTest {
     void aRefusalOfAPassingPairIsTheHostsWordOnceTheUrlsNextOutcomeSaysSo() {
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);
-        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
-                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        FetchOutcome outcome = outcomeOf(pool);
         pagesPass(outcome, "p1", "p2");
 
         // fetched through p2 next: p1's refusal was about p1's address; its bucket gets the rest of the 30 s
@@ -415,8 +413,7 @@ class FetchOutcomeTest {
         // no token after every retry, or a route failure (StoreUnavailable, RouteFailure): no 429 of its own follows
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);
-        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
-                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        FetchOutcome outcome = outcomeOf(pool);
         pagesPass(outcome, "p1", "p2");
         Exchange url = newUrl();
         outcome.process(refused(url, "p1", "30")); // p1 was passing: pending, told one short penalty
@@ -435,8 +432,7 @@ class FetchOutcomeTest {
     void aPendingRefusalSettlesWhatIsLeftOfItsOwnRestNotOfALongerOneThePairGotSince() {
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);
-        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
-                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        FetchOutcome outcome = outcomeOf(pool);
         pagesPass(outcome, "p1", "p2");
         Exchange url = newUrl();
         outcome.process(refused(url, "p1", "30")); // p1 was passing: pending, told one short penalty
@@ -457,8 +453,7 @@ class FetchOutcomeTest {
     void aPairThatTheHostRefusedAnotherPageWithinForgiveAfterIsAtItsLimitNotPassing() {
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);
-        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
-                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        FetchOutcome outcome = outcomeOf(pool);
         pagesPass(outcome, "p1", "p2");
         outcome.process(refused(newUrl(), "p2", "1"));
         nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_500));
@@ -477,8 +472,7 @@ class FetchOutcomeTest {
     void aPairIsPassingOnlyForForgiveAfterAfterItsLastPage() {
         List<String> told = new ArrayList<>();
         ProxyPool pool = recordingPool(told);
-        FetchOutcome outcome = new FetchOutcome(pool, stats, 4, new RetryAfter(1_000, 60_000,
-                Clock.fixed(Instant.parse("2025-06-01T12:00:00Z"), ZoneOffset.UTC)));
+        FetchOutcome outcome = outcomeOf(pool);
         pagesPass(outcome, "p1", "p2");
         nanos.addAndGet(TimeUnit.SECONDS.toNanos(10)); // example.forgiveAfter
         Exchange url = newUrl();
@@ -522,5 +516,10 @@ class FetchOutcomeTest {
     private static Exchange failed(Exchange url, String proxy, Exception error) {
         attempt(url, proxy).setProperty(Exchange.EXCEPTION_CAUGHT, error);
         return url;
+    }
+
+    /** An outcome over {@code pool}: 4 attempts per URL, {@link #RETRY_AFTER}, neither adaptive nor steps. */
+    private FetchOutcome outcomeOf(ProxyPool pool) {
+        return new FetchOutcome(pool, stats, 4, RETRY_AFTER);
     }
 }
