@@ -10,8 +10,6 @@ import java.util.Map;
 
 import org.apache.camel.CamelContext;
 import org.apache.camel.ProducerTemplate;
-import org.apache.camel.builder.RouteBuilder;
-import org.apache.camel.impl.DefaultCamelContext;
 
 /**
  * Measurement 3 in CPU time: the routes of {@link RouteOverhead} ({@code bare}, {@code noopStep}, {@code tokenbucket}),
@@ -45,19 +43,7 @@ public final class RouteCpu {
             names[i] = "key-" + i;
         }
         int perMs = 1000 * threads;
-        CamelContext camel = new DefaultCamelContext();
-        camel.addComponent("noop", new NoopComponent());
-        camel.addRoutes(new RouteBuilder() {
-            @Override
-            public void configure() {
-                from("direct:bare").process(e -> { });
-                from("direct:noopStep").to("noop:x").process(e -> { });
-                from("direct:tokenbucket")
-                        .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillAmount=" + perMs
-                                + "&refillPeriod=1")
-                        .process(e -> { });
-            }
-        });
+        CamelContext camel = RouteOverhead.stepRoutes(perMs);
         camel.start();
         ProducerTemplate template = camel.createProducerTemplate();
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();

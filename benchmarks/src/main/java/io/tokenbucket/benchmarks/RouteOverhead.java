@@ -70,7 +70,27 @@ public class RouteOverhead {
         for (int i = 0; i < keys; i++) {
             names[i] = "key-" + i;
         }
-        camel = new DefaultCamelContext();
+        camel = stepRoutes(perMs);
+        camel.addRoutes(new RouteBuilder() {
+            @Override
+            public void configure() {
+                from("direct:throttle")
+                        .throttle(constant(perMs)).totalRequestsMode().timePeriodMillis(1)
+                        .correlationExpression(header("k"))
+                        .process(e -> { });
+            }
+        });
+        camel.start();
+        template = camel.createProducerTemplate();
+    }
+
+    /**
+     * A context, not started, with the routes both route benchmarks compare: {@code direct:bare} (a no-op processor),
+     * {@code direct:noopStep} (a producer that does nothing, then the processor) and {@code direct:tokenbucket} (the
+     * local store at {@code perMs} a millisecond with that burst, keys in header {@code k}, then the processor).
+     */
+    static CamelContext stepRoutes(long perMs) throws Exception {
+        CamelContext camel = new DefaultCamelContext();
         camel.addComponent("noop", new NoopComponent());
         camel.addRoutes(new RouteBuilder() {
             @Override
@@ -81,14 +101,9 @@ public class RouteOverhead {
                         .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillAmount=" + perMs
                                 + "&refillPeriod=1")
                         .process(e -> { });
-                from("direct:throttle")
-                        .throttle(constant(perMs)).totalRequestsMode().timePeriodMillis(1)
-                        .correlationExpression(header("k"))
-                        .process(e -> { });
             }
         });
-        camel.start();
-        template = camel.createProducerTemplate();
+        return camel;
     }
 
     @TearDown
