@@ -16,7 +16,10 @@ import io.netty.util.Timer;
  * {@code HashedWheelTimer}, which Lettuce's own command timeouts use): arming and cancelling it is a lock-free enqueue
  * that wakes no thread, where {@link CompletableFuture#orTimeout} puts every call in a locked delay queue and, at one
  * call in flight, wakes its timer thread for each (the queue is empty between calls, so each new call is its head).
- * The wheel ticks every 100 ms by default, so a call fails between the timeout and one tick later.
+ * The wheel ticks every 100 ms by default, so a call fails between the timeout and one tick later. A call that times
+ * out is failed on the wheel's one thread, as {@code orTimeout} failed it on its own: what depends on it there only
+ * hands the exchange to the worker pool, answers from the fallback store in memory, or sends a call (the lane's next,
+ * a late reservation's release: non-blocking writes), so Lettuce's own timeouts on that thread are not held up.
  */
 final class CallTimeouts {
 
