@@ -1,9 +1,12 @@
 package io.tokenbucket.camel;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -46,7 +49,10 @@ final class TokenBucketSlots {
 
     private final TokenBucketEndpoint endpoint;
     private final Retry retry;
-    private final ArrayDeque<SlotWaiter> queue = new ArrayDeque<>(); // guarded by this
+    // in arrival order; a waiter leaves from anywhere in it (its maxWait), so not an ArrayDeque's O(n) remove
+    private final LinkedHashSet<SlotWaiter> queue = new LinkedHashSet<>(); // guarded by this
+    // how many waiters hold each slot key: every exchange of a limited key asks it, so it must not walk the queue
+    private final Map<String, Integer> waitingKeys = new HashMap<>(); // guarded by this
     private boolean draining; // guarded by this
     private boolean again; // guarded by this
     private TokenBucketTimer.Entry poll; // guarded by this
@@ -78,20 +84,19 @@ final class TokenBucketSlots {
             return false;
         }
         synchronized (this) {
-            if (queue.isEmpty()) {
+            if (waitingKeys.isEmpty()) {
                 return false;
             }
         }
         Set<String> mine = TokenBucketLeases.anySlotKeys(request);
-        return !mine.isEmpty() && waitingKeys().stream().anyMatch(mine::contains);
-    }
-
-    private synchronized Set<String> waitingKeys() {
-        Set<String> keys = new HashSet<>();
-        for (SlotWaiter w : queue) {
-            keys.addAll(w.keys);
+        synchronized (this) {
+            for (String key : mine) {
+                if (waitingKeys.containsKey(key)) {
+                    return true;
+                }
+            }
+            return false;
         }
-        return keys;
     }
 
     /**
@@ -110,6 +115,9 @@ final class TokenBucketSlots {
         }
         synchronized (this) {
             queue.add(waiter);
+            for (String key : waiter.keys) {
+                waitingKeys.merge(key, 1, Integer::sum);
+            }
             if (shared() && poll == null) {
                 schedulePoll();
             }
@@ -195,8 +203,11 @@ final class TokenBucketSlots {
                 blocked = new HashSet<>();
             }
             while (next < waiting.size()) {
+                if (allBlocked(blocked)) {
+                    break; // no waiter left that could get a slot this round: one key's many waiters cost one try
+                }
                 SlotWaiter w = waiting.get(next++);
-                if (w.keys.stream().anyMatch(blocked::contains)) {
+                if (!Collections.disjoint(w.keys, blocked)) {
                     blocked.addAll(w.keys);
                     continue;
                 }
@@ -225,6 +236,11 @@ final class TokenBucketSlots {
             }
             waiting = null;
         }
+    }
+
+    /** Whether every key a waiter holds is in {@code blocked}. */
+    private synchronized boolean allBlocked(Set<String> blocked) {
+        return blocked.size() >= waitingKeys.size() && blocked.containsAll(waitingKeys.keySet());
     }
 
     /** An exchange waiting for a slot. */
@@ -363,7 +379,11 @@ final class TokenBucketSlots {
         private void leave() {
             endpoint.getStatistics().slotWaiting(-1);
             synchronized (TokenBucketSlots.this) {
-                queue.remove(this);
+                if (queue.remove(this)) {
+                    for (String key : keys) {
+                        waitingKeys.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
+                    }
+                }
             }
             TokenBucketTimer.Entry t = timer;
             if (t != null) {
