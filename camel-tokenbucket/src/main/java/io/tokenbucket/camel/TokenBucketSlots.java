@@ -14,6 +14,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
+import io.tokenbucket.camel.TokenBucketRequest.Candidate;
 import io.tokenbucket.camel.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
@@ -207,11 +209,17 @@ final class TokenBucketSlots {
                     break; // no waiter left that could get a slot this round: one key's many waiters cost one try
                 }
                 SlotWaiter w = waiting.get(next++);
+                TokenBucketRequest attempt = w.request;
                 if (!Collections.disjoint(w.keys, blocked)) {
-                    blocked.addAll(w.keys);
-                    continue;
+                    attempt = w.unblocked(blocked);
+                    if (attempt == null) {
+                        if (!w.gone()) { // one that left holds up nobody
+                            blocked.addAll(w.keys);
+                        }
+                        continue;
+                    }
                 }
-                CompletableFuture<Boolean> left = w.tryAdmit().toCompletableFuture();
+                CompletableFuture<Boolean> left = w.tryAdmit(attempt).toCompletableFuture();
                 if (!left.isDone()) {
                     List<SlotWaiter> rest = waiting;
                     int after = next;
@@ -272,11 +280,42 @@ final class TokenBucketSlots {
             this.keys = TokenBucketLeases.anySlotKeys(request);
         }
 
+        /** Whether it left the queue (admitted, refused, failed or abandoned), or is leaving. */
+        synchronized boolean gone() {
+            return done;
+        }
+
         /**
-         * Runs the reservation again: false when there is still no slot (it goes on waiting), true when it left
-         * (admitted, refused for its tokens, failed, or already gone).
+         * Its request narrowed to the candidates none of whose slot keys is in {@code blocked} (held up by an earlier
+         * waiter), so it may take a freed slot that no earlier waiter can use; null when it has none such (or is no
+         * request of candidates), and it waits on behind them.
          */
-        CompletionStage<Boolean> tryAdmit() {
+        TokenBucketRequest unblocked(Set<String> blocked) {
+            if (!(request instanceof AcquireAny any)) {
+                return null;
+            }
+            List<Candidate> free = new ArrayList<>(any.candidates().size());
+            for (int c = 0; c < any.candidates().size(); c++) {
+                boolean clear = true;
+                for (Key k : TokenBucketLeases.slotKeys(any.chosen(c))) {
+                    if (blocked.contains(k.stored())) {
+                        clear = false;
+                        break;
+                    }
+                }
+                if (clear) {
+                    free.add(any.candidates().get(c));
+                }
+            }
+            return free.isEmpty() ? null : new AcquireAny(List.copyOf(free), any.allOf(), any.tokens());
+        }
+
+        /**
+         * Runs the reservation again, as {@code attempt} (its request, or the part of it {@link #unblocked} left):
+         * false when there is still no slot (it goes on waiting), true when it left (admitted, refused for its tokens,
+         * failed, or already gone).
+         */
+        CompletionStage<Boolean> tryAdmit(TokenBucketRequest attempt) {
             synchronized (this) {
                 if (done) {
                     return CompletableFuture.completedFuture(true);
@@ -286,15 +325,15 @@ final class TokenBucketSlots {
             CompletionStage<Outcome> answer;
             try {
                 // the first waiter of its keys here: its tries hold its place among every instance's waiters
-                answer = retry.reserve(request, lease == null ? null : lease.withTicket(),
+                answer = retry.reserve(attempt, lease == null ? null : lease.withTicket(),
                         Math.max(0, deadline - System.nanoTime()));
             } catch (RuntimeException e) {
                 answer = CompletableFuture.failedFuture(e);
             }
-            return answer.handle(this::answered);
+            return answer.handle((outcome, failure) -> answered(attempt, outcome, failure));
         }
 
-        private boolean answered(Outcome outcome, Throwable failure) {
+        private boolean answered(TokenBucketRequest attempt, Outcome outcome, Throwable failure) {
             String why;
             boolean abandoned;
             synchronized (this) {
@@ -310,8 +349,11 @@ final class TokenBucketSlots {
             if (failure == null && !outcome.slotless()) { // admitted or refused for its tokens, even if late
                 if (!outcome.granted()) {
                     withdrawTicket(); // an admission takes its ticket out; a refusal must, or it holds up the key
+                } else if (attempt != request) { // its tickets on the candidates the narrowed attempt left out too
+                    withdrawTickets(TokenBucketLeases.allSlotKeys(request).stream()
+                            .filter(k -> !TokenBucketLeases.anySlotKeys(attempt).contains(k.stored())).toList());
                 }
-                continueOnWorker(() -> retry.decide(exchange, callback, request, lease, outcome, start));
+                continueOnWorker(() -> retry.decide(exchange, callback, attempt, lease, outcome, start));
             } else if (failure != null) {
                 endpoint.stopWaiting();
                 endpoint.getStatistics().storeError();
@@ -364,7 +406,11 @@ final class TokenBucketSlots {
          * one that gives up withdraws it, so it holds up nobody until it expires. A release of its lease does that.
          */
         private void withdrawTicket() {
-            List<Key> keys = TokenBucketLeases.allSlotKeys(request);
+            withdrawTickets(TokenBucketLeases.allSlotKeys(request));
+        }
+
+        /** Withdraws its tickets on {@code keys}, where it holds no slot (a release of the lease there would free it). */
+        private void withdrawTickets(List<Key> keys) {
             if (lease == null || keys.isEmpty()) {
                 return;
             }
