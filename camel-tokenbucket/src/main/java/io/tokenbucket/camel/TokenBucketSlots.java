@@ -34,7 +34,9 @@ import org.apache.camel.Exchange;
  * or when a dead instance's lease expires, which nobody announces: while exchanges wait, the queue is also tried
  * every {@link #POLL_NANOS}. A queue tries its waiters in arrival order and skips a waiter that shares a key with an
  * earlier one still without a slot, so no later exchange takes a key's slot before an earlier one of this producer;
- * a new exchange of a key with waiters queues behind them instead of taking a slot freed for them. A waiter leaves
+ * a waiter of candidates is then tried on its candidates none of whose slot keys an earlier waiter holds up (a slot
+ * of theirs that comes free is one no earlier waiter can use). A new exchange of a key with waiters queues behind
+ * them instead of taking a slot freed for them. A waiter leaves
  * when it gets its slot (its reservation then goes on as any other: after its wait for tokens, if any), when its
  * {@code maxWait} (counted from its arrival) has passed, rejected as an exchange whose tokens come too late is, or
  * when its producer stops, abandoned.
