@@ -23,6 +23,8 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.support.DefaultAsyncProducer;
 
+import static io.tokenbucket.camel.TokenBucketWaiters.continueOnWorker;
+
 /**
  * Carries out each exchange's bucket operation (header {@code CamelTokenBucketOperation}, default
  * {@code acquire}) on its key's bucket.
@@ -174,7 +176,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 decide(exchange, callback, request, lease, value, place, sent, false);
                 return;
             }
-            waiters.continueOnWorker(exchange, callback, () -> {
+            continueOnWorker(endpoint, exchange, callback, () -> {
                 if (failure != null) {
                     leave(place);
                     endpoint.getStatistics().storeError();
@@ -305,7 +307,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(true);
             return true;
         }
-        answer.whenComplete((value, failure) -> waiters.continueOnWorker(exchange, callback, () -> {
+        answer.whenComplete((value, failure) -> continueOnWorker(endpoint, exchange, callback, () -> {
             if (failure != null) {
                 exchange.setException(storeFailed(failure));
             } else {
