@@ -102,11 +102,7 @@ public class TokenBucketComponent extends DefaultComponent {
 
     /** An exchange of the limiter {@code name} gave its in-flight slots back: the waiters of that name try again. */
     void slotsReleased(String name) {
-        for (TokenBucketSlots s : slotQueues) {
-            if (s.name().equals(name)) {
-                s.drain();
-            }
-        }
+        slotQueues.stream().filter(s -> s.name().equals(name)).forEach(TokenBucketSlots::drain);
     }
 
     /** How often idle (full) local buckets are dropped. */
@@ -175,9 +171,7 @@ public class TokenBucketComponent extends DefaultComponent {
             @Override
             public void onContextStopping(CamelContext context) {
                 long now = System.nanoTime();
-                for (TokenBucketWaiters w : waiters) {
-                    w.stopping(now);
-                }
+                waiters.forEach(w -> w.stopping(now));
             }
         });
     }

@@ -90,12 +90,7 @@ final class TokenBucketSlots {
         }
         Set<String> mine = TokenBucketLeases.anySlotKeys(request);
         synchronized (this) {
-            for (String key : mine) {
-                if (waitingKeys.containsKey(key)) {
-                    return true;
-                }
-            }
-            return false;
+            return mine.stream().anyMatch(waitingKeys::containsKey);
         }
     }
 

@@ -2,6 +2,7 @@ package io.tokenbucket.store.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -226,16 +227,10 @@ public final class RedisBucketStore implements BucketStore {
     private CompletionStage<Outcome> reserve(StoreCommand c) {
         Step step = c.step();
         String[] redisKeys = c.keys().stream().map(this::redisKey).toArray(String[]::new);
-        if (cluster) {
-            int slot = SlotHash.getSlot(redisKeys[0]);
-            for (String key : redisKeys) {
-                if (SlotHash.getSlot(key) != slot) {
-                    throw new IllegalArgumentException("the keys " + List.of(redisKeys) + " of one reservation are"
-                            + " in different Redis Cluster hash slots, so one script cannot decide on them together:"
-                            + " put a hash tag in keyPrefix (for example keyPrefix={tb}:) so that every key of"
-                            + " the limiter shares a slot");
-                }
-            }
+        if (cluster && Arrays.stream(redisKeys).anyMatch(k -> SlotHash.getSlot(k) != SlotHash.getSlot(redisKeys[0]))) {
+            throw new IllegalArgumentException("the keys " + List.of(redisKeys) + " of one reservation are in"
+                    + " different Redis Cluster hash slots, so one script cannot decide on them together: put a hash"
+                    + " tag in keyPrefix (for example keyPrefix={tb}:) so that every key of the limiter shares a slot");
         }
         int[] groups = step.groups();
         List<String> args = new ArrayList<>();
