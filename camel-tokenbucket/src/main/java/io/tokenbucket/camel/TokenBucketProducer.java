@@ -57,19 +57,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         this.endpoint = endpoint;
         this.config = endpoint.getConfiguration();
         this.leases = new TokenBucketLeases(endpoint);
-        this.slots = new TokenBucketSlots(endpoint, new TokenBucketSlots.Retry() {
-            @Override
-            public CompletionStage<Outcome> reserve(TokenBucketRequest request, StoreCommand.Lease lease,
-                                                    long maxWaitNanos) {
-                return TokenBucketProducer.reserve(endpoint.store(), request, maxWaitNanos, lease);
-            }
-
-            @Override
-            public void decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
-                               StoreCommand.Lease lease, Outcome outcome, long start) {
-                TokenBucketProducer.this.decide(exchange, callback, request, lease, outcome, true, start, false);
-            }
-        });
+        this.slots = new TokenBucketSlots(endpoint, this);
         this.waiters = new TokenBucketWaiters(endpoint, slots);
     }
 
@@ -204,7 +192,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * Reserves an acquire's tokens, accepting a wait of {@code accept} nanoseconds: on its key alone (the common
      * case, without the lists of the general one), with its all-of keys, or on the freest of its candidates.
      */
-    private static CompletionStage<Outcome> reserve(BucketStore store, TokenBucketRequest request, long accept,
+    static CompletionStage<Outcome> reserve(BucketStore store, TokenBucketRequest request, long accept,
                                                     StoreCommand.Lease lease) {
         if (request instanceof Acquire a) {
             if (a.allOf().isEmpty() && lease == null) {
@@ -239,7 +227,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      *               clock reading the exchange that passes at once (nearly all of them) never needs
      * @param sync   whether the answer was given in the calling thread, within the reservation's call
      */
-    private boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
+    boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
                            StoreCommand.Lease lease, Outcome r, boolean place, long start, boolean sync) {
         Message message = exchange.getMessage();
         Acquire acquire;
