@@ -259,9 +259,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, acquire, false));
             } else {
                 boolean full = !place && TokenBucketLimitSource.maxWaitNanos(config) > 0;
-                exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, acquire.key().sent(),
-                        acquire.key().limits(), acquire.allOf().isEmpty() ? null : Key.sent(acquire.allOf()),
-                        acquire.tokens(), r.waitTicks(), full));
+                exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, acquire, r.waitTicks(),
+                        full));
             }
             callback.done(sync);
             return sync;
