@@ -84,7 +84,7 @@ public final class FallbackBucketStore implements BucketStore {
         return primaryOrFallback(command);
     }
 
-    /** The primary's answer to {@code command}; a failure to send it fails the stage, a mistake of the caller throws. */
+    /** The primary's answer to {@code command}: a failure to send it fails the stage; a caller's mistake throws. */
     private CompletableFuture<Outcome> onPrimary(StoreCommand command) {
         try {
             return primary.execute(command).toCompletableFuture();
