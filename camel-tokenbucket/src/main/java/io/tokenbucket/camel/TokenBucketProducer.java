@@ -350,14 +350,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     protected void doStart() throws Exception {
         super.doStart();
         waiters.started();
-        endpoint.getComponent().register(waiters);
-        endpoint.getComponent().register(slots);
+        endpoint.getComponent().register(waiters); // and with them the slot queue
     }
 
     @Override
     protected void doStop() throws Exception {
         endpoint.getComponent().unregister(waiters);
-        endpoint.getComponent().unregister(slots);
         waiters.abandonAll("the producer stopped");
         super.doStop();
     }

@@ -43,6 +43,11 @@ final class TokenBucketWaiters {
         this.slots = slots;
     }
 
+    /** The slot queue of the same producer, registered with these waiters. */
+    TokenBucketSlots slots() {
+        return slots;
+    }
+
     /**
      * Makes {@code exchange} wait for its granted reservation, holding the waiting place it took; its callback is
      * called later, never from this call.
