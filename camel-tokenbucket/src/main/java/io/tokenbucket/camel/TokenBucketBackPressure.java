@@ -1,7 +1,6 @@
 package io.tokenbucket.camel;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -13,7 +12,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.apache.camel.CamelContext;
-import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 import org.apache.camel.Route;
 import org.apache.camel.support.RoutePolicySupport;
@@ -318,14 +316,9 @@ public class TokenBucketBackPressure extends RoutePolicySupport {
         }
         List<String> wanted = endpoints == null || endpoints.isBlank() ? null
                 : List.of(endpoints.trim().split("\\s*,\\s*"));
-        List<TokenBucketEndpoint> all = new ArrayList<>();
-        for (Endpoint e : context.getEndpoints()) {
-            if (e instanceof TokenBucketEndpoint tb && (wanted == null || wanted.stream().anyMatch(w ->
-                    w.equals(tb.getName()) || w.contains(":") && context.hasEndpoint(w) == tb))) {
-                all.add(tb);
-            }
-        }
-        watched = List.copyOf(all);
+        watched = context.getEndpoints().stream().filter(e -> e instanceof TokenBucketEndpoint tb
+                && (wanted == null || wanted.stream().anyMatch(w -> w.equals(tb.getName())
+                || w.contains(":") && context.hasEndpoint(w) == tb))).map(TokenBucketEndpoint.class::cast).toList();
         endpointCount = count;
         return watched;
     }

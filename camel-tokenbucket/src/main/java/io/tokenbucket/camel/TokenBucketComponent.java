@@ -82,7 +82,10 @@ public class TokenBucketComponent extends DefaultComponent {
         return TokenBucketOptionText.durationOption(name, text);
     }
 
-    /** Tells {@code w} when the Camel context starts stopping, until {@link #unregister}. */
+    /**
+     * Tells {@code w} when the Camel context starts stopping, and wakes its producer's slot queue on every release
+     * under its endpoint's name, until {@link #unregister}.
+     */
     void register(TokenBucketWaiters w) {
         waiters.add(w);
     }
@@ -91,20 +94,11 @@ public class TokenBucketComponent extends DefaultComponent {
         waiters.remove(w);
     }
 
-    /** Wakes {@code s}'s waiters on every release under its endpoint's name, until {@link #unregister(TokenBucketSlots)}. */
-    void register(TokenBucketSlots s) {
-        slotQueues.add(s);
-    }
-
-    void unregister(TokenBucketSlots s) {
-        slotQueues.remove(s);
-    }
-
     /** An exchange of the limiter {@code name} gave its in-flight slots back: the waiters of that name try again. */
     void slotsReleased(String name) {
-        for (TokenBucketSlots s : slotQueues) {
-            if (s.name().equals(name)) {
-                s.drain();
+        for (TokenBucketWaiters w : waiters) { // on every release: no stream
+            if (w.slots().name().equals(name)) {
+                w.slots().drain();
             }
         }
     }
@@ -134,7 +128,6 @@ public class TokenBucketComponent extends DefaultComponent {
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
     /** The waiting exchanges of every started producer, told when the Camel context starts stopping. */
     private final Set<TokenBucketWaiters> waiters = ConcurrentHashMap.newKeySet();
-    private final Set<TokenBucketSlots> slotQueues = ConcurrentHashMap.newKeySet();
     private RedisConnections redisConnections;
     private TokenBucketTimer timer;
     private ExecutorService timerThread;
@@ -175,9 +168,7 @@ public class TokenBucketComponent extends DefaultComponent {
             @Override
             public void onContextStopping(CamelContext context) {
                 long now = System.nanoTime();
-                for (TokenBucketWaiters w : waiters) {
-                    w.stopping(now);
-                }
+                waiters.forEach(w -> w.stopping(now));
             }
         });
     }

@@ -85,26 +85,14 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
             jo.put("slotWaiting", e.getSlotWaitingCount());
             jo.put("inFlight", e.getInFlightCount());
             jo.put("localKeys", e.getLocalKeys());
-            List<Map<String, Object>> keys = new ArrayList<>();
-            for (Map.Entry<String, Long> key : busiest(e)) {
-                Map<String, Object> k = new LinkedHashMap<>();
-                k.put("key", key.getKey());
-                k.put("fullInMillis", key.getValue() / 1_000_000);
-                keys.add(k);
-            }
-            jo.put("busiestKeys", keys);
+            jo.put("busiestKeys", busiest(e).stream().map(key -> keyEntry(key.getKey(), "fullInMillis",
+                    key.getValue() / 1_000_000)).toList());
             if (e.getConfiguration().isAdaptive()) {
                 jo.put("throttledSignals", e.getThrottledSignalCount());
                 jo.put("rateCuts", e.getRateCutCount());
                 jo.put("lowestRecentRate", e.getLowestRecentRate());
-                List<Map<String, Object>> slow = new ArrayList<>();
-                for (Map.Entry<String, Double> key : slowest(e)) {
-                    Map<String, Object> k = new LinkedHashMap<>();
-                    k.put("key", key.getKey());
-                    k.put("rate", key.getValue());
-                    slow.add(k);
-                }
-                jo.put("slowestKeys", slow);
+                jo.put("slowestKeys", slowest(e).stream().map(key -> keyEntry(key.getKey(), "rate", key.getValue()))
+                        .toList());
             }
             list.add(jo);
         }
@@ -116,6 +104,14 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
      * The keys with the lowest rates: exact and current for the local store; for Redis (which is not scanned) the
      * rates that the recent throttled signals left.
      */
+    /** A key of a list in the JSON answer: the key, then one figure of it. */
+    private static Map<String, Object> keyEntry(String key, String figure, Object value) {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("key", key);
+        entry.put(figure, value);
+        return entry;
+    }
+
     private List<Map.Entry<String, Double>> slowest(TokenBucketEndpoint endpoint) {
         LocalBucketStore local = endpoint.getComponent().existingLocalStore(endpoint.getName());
         if (local != null && endpoint.getConfiguration().getStore() == TokenBucketStoreType.local) {

@@ -70,7 +70,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     @Override
     protected void doStart() throws Exception {
         super.doStart();
-        if (!limitSource.isValidated()) {
+        if (limitSource.limits() == null) { // not validated yet
             validate();
         }
         storeBinding.open();

@@ -8,7 +8,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
-import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import org.apache.camel.Exchange;
 import org.apache.camel.NoSuchHeaderException;
@@ -168,15 +167,14 @@ final class TokenBucketExceptions {
     }
 
     /**
-     * An acquire that did not get its tokens and consumed none.
+     * An acquire that did not get its tokens and consumed none; the message names its key, its all-of keys if any,
+     * and the key's limits.
      *
-     * @param allOf     the all-of keys, charged with {@code key}, which the message names; null when none
      * @param waitNanos how long the tokens would have taken, in nanoseconds
      * @param full      whether it was refused a wait because every one of the {@code maxWaiting} places was taken
      */
-    static TokenBucketRejectedException rejected(String endpointName, TokenBucketConfiguration config, String key,
-                                                 Limits limits, List<String> allOf, long tokens, long waitNanos,
-                                                 boolean full) {
+    static TokenBucketRejectedException rejected(String endpointName, TokenBucketConfiguration config,
+                                                 TokenBucketRequest.Acquire acquire, long waitNanos, boolean full) {
         long waitMillis = TokenBucketLimitSource.ceilMillis(waitNanos);
         String why;
         if (full) {
@@ -190,9 +188,11 @@ final class TokenBucketExceptions {
             why = "would take " + waitMillis + " ms, longer than the longest wait of any exchange (365d, "
                     + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms)";
         }
-        return new TokenBucketRejectedException(endpointName, key, tokens, waitMillis, "tokenbucket:" + endpointName
-                + " rejected key '" + shown(key) + "'" + (allOf == null ? "" : " with all of " + shown(allOf)) + ": "
-                + tokens + " token(s) " + why + " (" + TokenBucketLimitSource.describe(limits) + ")");
+        String key = acquire.key().sent();
+        return new TokenBucketRejectedException(endpointName, key, acquire.tokens(), waitMillis, "tokenbucket:"
+                + endpointName + " rejected key '" + shown(key) + "'" + (acquire.allOf().isEmpty() ? ""
+                : " with all of " + shown(TokenBucketRequest.Key.sent(acquire.allOf()))) + ": " + acquire.tokens()
+                + " token(s) " + why + " (" + TokenBucketLimitSource.describe(acquire.key().limits()) + ")");
     }
 
     /**

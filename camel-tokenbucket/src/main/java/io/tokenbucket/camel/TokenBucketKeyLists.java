@@ -99,11 +99,8 @@ final class TokenBucketKeyLists {
         if (distinct.isEmpty()) {
             throw TokenBucketExceptions.noCandidate(raw);
         }
-        List<Candidate> candidates = new ArrayList<>(distinct.size());
-        for (Key key : keysOf(distinct, source)) {
-            candidates.add(new Candidate(key, List.of()));
-        }
-        return new Candidates(List.copyOf(candidates), false);
+        return new Candidates(keysOf(distinct, source).stream().map(key -> new Candidate(key, List.of())).toList(),
+                false);
     }
 
     /** The entries of an {@link Iterable} in a list, read once, at most {@link #MAX_ENTRIES}. */
@@ -218,17 +215,9 @@ final class TokenBucketKeyLists {
             throw TokenBucketExceptions.noCandidate(raw);
         }
         // resolved once every key is known to be valid: the candidates first, then each group's other keys
-        List<Key> keys = new ArrayList<>(groups.size());
-        for (List<String> group : groups) {
-            keys.add(Key.of(group.get(0), source));
-        }
-        List<Candidate> candidates = new ArrayList<>(groups.size());
-        for (int i = 0; i < groups.size(); i++) {
-            List<String> group = groups.get(i);
-            candidates.add(new Candidate(keys.get(i),
-                    keysOf(new LinkedHashSet<>(group.subList(1, group.size())), source)));
-        }
-        return List.copyOf(candidates);
+        List<Key> keys = groups.stream().map(group -> Key.of(group.get(0), source)).toList();
+        return IntStream.range(0, groups.size()).mapToObj(i -> new Candidate(keys.get(i),
+                keysOf(new LinkedHashSet<>(groups.get(i).subList(1, groups.get(i).size())), source))).toList();
     }
 
     private static String text(Object item) {
@@ -265,11 +254,7 @@ final class TokenBucketKeyLists {
 
     /** Distinct keys, each resolved. */
     private static List<Key> keysOf(Set<String> distinct, TokenBucketLimitSource source) {
-        List<Key> keys = new ArrayList<>(distinct.size());
-        for (String key : distinct) {
-            keys.add(Key.of(key, source));
-        }
-        return List.copyOf(keys);
+        return distinct.stream().map(key -> Key.of(key, source)).toList();
     }
 
     private static void addKey(Set<String> keys, String key, Predicate<String> kept, int max,

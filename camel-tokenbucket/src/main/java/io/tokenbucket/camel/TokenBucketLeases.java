@@ -13,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
 import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
@@ -48,20 +49,11 @@ final class TokenBucketLeases {
 
     /** The keys of {@code acquire} (its key and all-of keys) that have an in-flight limit. */
     static List<Key> slotKeys(Acquire acquire) {
-        boolean own = acquire.key().limits().inFlight() > 0;
         if (acquire.allOf().isEmpty()) { // the common case, asked by every granted acquire: no list built
-            return own ? List.of(acquire.key()) : List.of();
+            return acquire.key().limits().inFlight() > 0 ? List.of(acquire.key()) : List.of();
         }
-        List<Key> keys = new ArrayList<>(1 + acquire.allOf().size());
-        if (own) {
-            keys.add(acquire.key());
-        }
-        for (Key k : acquire.allOf()) {
-            if (k.limits().inFlight() > 0) {
-                keys.add(k);
-            }
-        }
-        return keys;
+        return Stream.concat(Stream.of(acquire.key()), acquire.allOf().stream()).filter(k -> k.limits().inFlight() > 0)
+                .toList();
     }
 
     /**
@@ -69,7 +61,11 @@ final class TokenBucketLeases {
      * may take a slot of: of every candidate and group, and its all-of keys.
      */
     static Set<String> anySlotKeys(TokenBucketRequest request) {
-        return stored(allSlotKeys(request));
+        Set<String> stored = new HashSet<>(); // a loop: asked by every Redis acquire with an in-flight limit
+        for (Key k : allSlotKeys(request)) {
+            stored.add(k.stored());
+        }
+        return stored;
     }
 
     /** The keys with an in-flight limit of every candidate (and group) of {@code request} and its all-of keys, once. */
@@ -85,14 +81,6 @@ final class TokenBucketLeases {
             }
         }
         return new ArrayList<>(keys.values());
-    }
-
-    private static Set<String> stored(List<Key> keys) {
-        Set<String> stored = new HashSet<>();
-        for (Key k : keys) {
-            stored.add(k.stored());
-        }
-        return stored;
     }
 
     /**

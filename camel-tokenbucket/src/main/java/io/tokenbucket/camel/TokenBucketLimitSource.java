@@ -26,21 +26,16 @@ final class TokenBucketLimitSource {
     private volatile Limits fixedLimits;
     /** The adaptation the adaptive keys' limits carry (null: a fixed rate), read at validation. */
     private volatile Adaptive adaptive;
-    private volatile KeyLimits keyLimits;
-    private volatile AdaptiveKeys adaptiveKeys;
+    /** The keyLimits option, parsed: each pattern with its limits at a fixed rate and with the adaptation. */
+    private volatile Parsed<List<KeyLimit>> keyLimits;
+    /** The adaptiveKeys option, parsed. */
+    private volatile Parsed<List<TokenBucketLimitSpec.Glob>> adaptiveKeys;
 
-    /**
-     * The parsed keyLimits option, kept with the text it came from so a change at runtime is seen: each pattern with
-     * its limits at a fixed rate and with the adaptation.
-     */
-    private record KeyLimits(String text, List<KeyLimit> entries) {
+    /** An option parsed, kept with the text it came from, so a change at runtime is seen. */
+    private record Parsed<T>(String text, T value) {
     }
 
     private record KeyLimit(TokenBucketLimitSpec.Glob glob, Limits fixed, Limits adapting) {
-    }
-
-    /** The parsed adaptiveKeys option, kept with its text. */
-    private record AdaptiveKeys(String text, List<TokenBucketLimitSpec.Glob> globs) {
     }
 
     /** The limits of {@code configuration}, read when {@link #validate()} is called. */
@@ -206,11 +201,6 @@ final class TokenBucketLimitSource {
         return limits.inFlight() == 0 && c.getMaxInFlight() > 0 ? limits.withInFlight(c.getMaxInFlight()) : limits;
     }
 
-    /** Whether {@link #validate()} has succeeded. */
-    boolean isValidated() {
-        return limits != null;
-    }
-
     /** The endpoint's own limits in nanosecond ticks; null before {@link #validate()}. */
     Limits limits() {
         return limits;
@@ -240,13 +230,13 @@ final class TokenBucketLimitSource {
         if (text == null) {
             return adapts ? limits : fixedLimits;
         }
-        KeyLimits parsed = keyLimits;
+        Parsed<List<KeyLimit>> parsed = keyLimits;
         if (parsed == null || !parsed.text().equals(text)) {
-            parsed = new KeyLimits(text, TokenBucketLimitSpec.parseKeyLimits(text).stream()
+            parsed = new Parsed<>(text, TokenBucketLimitSpec.parseKeyLimits(text).stream()
                     .map(e -> keyLimit(e.getKey(), withMaxInFlight(e.getValue(), configuration))).toList());
             keyLimits = parsed;
         }
-        for (KeyLimit entry : parsed.entries()) {
+        for (KeyLimit entry : parsed.value()) {
             if (entry.glob().matches(key)) {
                 return adapts ? entry.adapting() : entry.fixed();
             }
@@ -267,17 +257,12 @@ final class TokenBucketLimitSource {
         if (text == null) {
             return true;
         }
-        AdaptiveKeys parsed = adaptiveKeys;
+        Parsed<List<TokenBucketLimitSpec.Glob>> parsed = adaptiveKeys;
         if (parsed == null || !parsed.text().equals(text)) {
-            parsed = new AdaptiveKeys(text, TokenBucketLimitSpec.parseGlobs(text));
+            parsed = new Parsed<>(text, TokenBucketLimitSpec.parseGlobs(text));
             adaptiveKeys = parsed;
         }
-        for (TokenBucketLimitSpec.Glob glob : parsed.globs()) {
-            if (glob.matches(key)) {
-                return true;
-            }
-        }
-        return false;
+        return parsed.value().stream().anyMatch(glob -> glob.matches(key));
     }
 
     /** Replaces the endpoint's limits, in the syntax of the {@code limits} option; a bad text changes nothing. */

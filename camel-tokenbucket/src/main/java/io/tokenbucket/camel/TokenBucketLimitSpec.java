@@ -1,6 +1,7 @@
 package io.tokenbucket.camel;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -180,13 +181,8 @@ final class TokenBucketLimitSpec {
 
     /** The patterns of a comma-separated list such as the {@code adaptiveKeys} option's, blank entries skipped. */
     static List<Glob> parseGlobs(String text) {
-        List<Glob> globs = new ArrayList<>();
-        for (String item : text.split(",")) {
-            if (!item.isBlank()) {
-                globs.add(new Glob(item.trim()));
-            }
-        }
-        return globs;
+        return Arrays.stream(text.split(",")).filter(item -> !item.isBlank()).map(item -> new Glob(item.trim()))
+                .toList();
     }
 
     /**

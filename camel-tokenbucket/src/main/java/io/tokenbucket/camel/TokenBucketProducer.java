@@ -23,6 +23,8 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.support.DefaultAsyncProducer;
 
+import static io.tokenbucket.camel.TokenBucketWaiters.continueOnWorker;
+
 /**
  * Carries out each exchange's bucket operation (header {@code CamelTokenBucketOperation}, default
  * {@code acquire}) on its key's bucket.
@@ -55,19 +57,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         this.endpoint = endpoint;
         this.config = endpoint.getConfiguration();
         this.leases = new TokenBucketLeases(endpoint);
-        this.slots = new TokenBucketSlots(endpoint, new TokenBucketSlots.Retry() {
-            @Override
-            public CompletionStage<Outcome> reserve(TokenBucketRequest request, StoreCommand.Lease lease,
-                                                    long maxWaitNanos) {
-                return TokenBucketProducer.reserve(endpoint.store(), request, maxWaitNanos, lease);
-            }
-
-            @Override
-            public void decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
-                               StoreCommand.Lease lease, Outcome outcome, long start) {
-                TokenBucketProducer.this.decide(exchange, callback, request, lease, outcome, true, start, false);
-            }
-        });
+        this.slots = new TokenBucketSlots(endpoint, this);
         this.waiters = new TokenBucketWaiters(endpoint, slots);
     }
 
@@ -174,7 +164,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 decide(exchange, callback, request, lease, value, place, sent, false);
                 return;
             }
-            waiters.continueOnWorker(exchange, callback, () -> {
+            continueOnWorker(endpoint, exchange, callback, () -> {
                 if (failure != null) {
                     leave(place);
                     endpoint.getStatistics().storeError();
@@ -202,7 +192,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * Reserves an acquire's tokens, accepting a wait of {@code accept} nanoseconds: on its key alone (the common
      * case, without the lists of the general one), with its all-of keys, or on the freest of its candidates.
      */
-    private static CompletionStage<Outcome> reserve(BucketStore store, TokenBucketRequest request, long accept,
+    static CompletionStage<Outcome> reserve(BucketStore store, TokenBucketRequest request, long accept,
                                                     StoreCommand.Lease lease) {
         if (request instanceof Acquire a) {
             if (a.allOf().isEmpty() && lease == null) {
@@ -237,7 +227,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      *               clock reading the exchange that passes at once (nearly all of them) never needs
      * @param sync   whether the answer was given in the calling thread, within the reservation's call
      */
-    private boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
+    boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
                            StoreCommand.Lease lease, Outcome r, boolean place, long start, boolean sync) {
         Message message = exchange.getMessage();
         Acquire acquire;
@@ -269,9 +259,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, acquire, false));
             } else {
                 boolean full = !place && TokenBucketLimitSource.maxWaitNanos(config) > 0;
-                exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, acquire.key().sent(),
-                        acquire.key().limits(), acquire.allOf().isEmpty() ? null : Key.sent(acquire.allOf()),
-                        acquire.tokens(), r.waitTicks(), full));
+                exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, acquire, r.waitTicks(),
+                        full));
             }
             callback.done(sync);
             return sync;
@@ -305,7 +294,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(true);
             return true;
         }
-        answer.whenComplete((value, failure) -> waiters.continueOnWorker(exchange, callback, () -> {
+        answer.whenComplete((value, failure) -> continueOnWorker(endpoint, exchange, callback, () -> {
             if (failure != null) {
                 exchange.setException(storeFailed(failure));
             } else {
@@ -361,14 +350,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     protected void doStart() throws Exception {
         super.doStart();
         waiters.started();
-        endpoint.getComponent().register(waiters);
-        endpoint.getComponent().register(slots);
+        endpoint.getComponent().register(waiters); // and with them the slot queue
     }
 
     @Override
     protected void doStop() throws Exception {
         endpoint.getComponent().unregister(waiters);
-        endpoint.getComponent().unregister(slots);
         waiters.abandonAll("the producer stopped");
         super.doStop();
     }

@@ -52,7 +52,8 @@ final class TokenBucketSlots {
     static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private final TokenBucketEndpoint endpoint;
-    private final Retry retry;
+    /** Whose {@code decide} continues an exchange that leaves with an answer (a grant, or a refusal for tokens). */
+    private final TokenBucketProducer producer;
     // in arrival order; a waiter leaves from anywhere in it (its maxWait), so not an ArrayDeque's O(n) remove
     private final LinkedHashSet<SlotWaiter> queue = new LinkedHashSet<>(); // guarded by this
     // how many waiters hold each slot key: every exchange of a limited key asks it, so it must not walk the queue
@@ -61,19 +62,9 @@ final class TokenBucketSlots {
     private boolean again; // guarded by this
     private TokenBucketTimer.Entry poll; // guarded by this
 
-    /** Runs a waiter's reservation again and acts on a grant or a refusal that is not for want of a slot. */
-    interface Retry {
-        /** The store's answer to the waiter's reservation under {@code lease}, accepting a wait of {@code maxWaitNanos}. */
-        CompletionStage<Outcome> reserve(TokenBucketRequest request, StoreCommand.Lease lease, long maxWaitNanos);
-
-        /** Continues the exchange with {@code outcome} (not slotless), holding its waiting place. */
-        void decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, StoreCommand.Lease lease,
-                    Outcome outcome, long start);
-    }
-
-    TokenBucketSlots(TokenBucketEndpoint endpoint, Retry retry) {
+    TokenBucketSlots(TokenBucketEndpoint endpoint, TokenBucketProducer producer) {
         this.endpoint = endpoint;
-        this.retry = retry;
+        this.producer = producer;
     }
 
     /** The limiter name of the endpoint whose exchanges wait here. */
@@ -93,7 +84,7 @@ final class TokenBucketSlots {
             }
         }
         Set<String> mine = TokenBucketLeases.anySlotKeys(request);
-        synchronized (this) {
+        synchronized (this) { // a loop, not a stream: every exchange of a limited key asks while any waits
             for (String key : mine) {
                 if (waitingKeys.containsKey(key)) {
                     return true;
@@ -327,8 +318,8 @@ final class TokenBucketSlots {
             CompletionStage<Outcome> answer;
             try {
                 // the first waiter of its keys here: its tries hold its place among every instance's waiters
-                answer = retry.reserve(attempt, lease == null ? null : lease.withTicket(),
-                        Math.max(0, deadline - System.nanoTime()));
+                answer = TokenBucketProducer.reserve(endpoint.store(), attempt,
+                        Math.max(0, deadline - System.nanoTime()), lease == null ? null : lease.withTicket());
             } catch (RuntimeException e) {
                 answer = CompletableFuture.failedFuture(e);
             }
@@ -355,7 +346,9 @@ final class TokenBucketSlots {
                     withdrawTickets(TokenBucketLeases.allSlotKeys(request).stream()
                             .filter(k -> !TokenBucketLeases.anySlotKeys(attempt).contains(k.stored())).toList());
                 }
-                continueOnWorker(() -> retry.decide(exchange, callback, attempt, lease, outcome, start));
+                // holding its waiting place (place: true), its answer given later (sync: false)
+                continueOnWorker(() -> producer.decide(exchange, callback, attempt, lease, outcome, true, start,
+                        false));
             } else if (failure != null) {
                 endpoint.stopWaiting();
                 endpoint.getStatistics().storeError();

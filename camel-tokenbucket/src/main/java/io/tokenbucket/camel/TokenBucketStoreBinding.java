@@ -1,7 +1,5 @@
 package io.tokenbucket.camel;
 
-import java.util.function.UnaryOperator;
-
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.FallbackBucketStore;
 import org.apache.camel.health.HealthCheckHelper;
@@ -24,11 +22,9 @@ final class TokenBucketStoreBinding {
 
     private final TokenBucketEndpoint endpoint;
     private volatile BucketStore store;
-    private AutoCloseable lease;
-    private java.util.function.Function<Runnable, AutoCloseable> releases;
+    /** The Redis store as opened (null for a local store), kept once closed: where it was stays readable. */
+    private volatile TokenBucketRedisStores.Opened redis;
     private AutoCloseable releasesWatched; // guarded by this
-    private volatile String description = "local";
-    private volatile UnaryOperator<String> redact = UnaryOperator.identity();
     private TokenBucketHealthCheck healthCheck;
     private AutoCloseable metrics;
 
@@ -55,15 +51,11 @@ final class TokenBucketStoreBinding {
     void open() throws Exception {
         TokenBucketComponent component = endpoint.getComponent();
         if (endpoint.getConfiguration().getStore() == TokenBucketStoreType.redis) {
-            TokenBucketRedisStores.Opened opened = TokenBucketRedisStores.open(endpoint, component.redisConnections());
-            store = opened.store();
-            lease = opened.lease();
-            releases = opened.releases();
-            description = opened.where();
-            redact = opened.redact();
+            redis = TokenBucketRedisStores.open(endpoint, component.redisConnections());
+            store = redis.store();
             WritableHealthCheckRepository checks = healthChecks();
             if (checks != null) {
-                healthCheck = new TokenBucketHealthCheck(endpoint, opened.probe());
+                healthCheck = new TokenBucketHealthCheck(endpoint, redis.probe());
                 checks.addHealthCheck(healthCheck);
             }
         } else {
@@ -93,9 +85,8 @@ final class TokenBucketStoreBinding {
                 releasesWatched = null;
             }
         }
-        if (lease != null) {
-            lease.close();
-            lease = null;
+        if (redis != null) {
+            redis.lease().close(); // a lease is given back once, however often it is closed
         }
     }
 
@@ -105,8 +96,8 @@ final class TokenBucketStoreBinding {
      * is made in the background (never on the calling thread); until it is, the waiters' own poll finds the slots.
      */
     synchronized void watchReleases(Runnable onRelease) {
-        if (releasesWatched == null && releases != null) {
-            releasesWatched = releases.apply(onRelease);
+        if (releasesWatched == null && redis != null) {
+            releasesWatched = redis.releases().apply(onRelease);
         }
     }
 
@@ -122,12 +113,14 @@ final class TokenBucketStoreBinding {
 
     /** Where the buckets live, for messages: {@code local} or {@code redis at redis://***@host:6379}. */
     String description() {
-        return description;
+        TokenBucketRedisStores.Opened opened = redis;
+        return opened == null ? "local" : opened.where();
     }
 
     /** {@code text} (a store failure's message) without the store's secrets, for messages; null stays null. */
     String redact(String text) {
-        return redact.apply(text);
+        TokenBucketRedisStores.Opened opened = redis;
+        return opened == null ? text : opened.redact().apply(text);
     }
 
     /** Store calls answered by the {@code onStoreError} policy (allow or local) because Redis did not answer. */

@@ -1,11 +1,10 @@
 package io.tokenbucket.camel;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
 import io.tokenbucket.math.Outcome;
@@ -42,6 +41,11 @@ final class TokenBucketWaiters {
     TokenBucketWaiters(TokenBucketEndpoint endpoint, TokenBucketSlots slots) {
         this.endpoint = endpoint;
         this.slots = slots;
+    }
+
+    /** The slot queue of the same producer, registered with these waiters. */
+    TokenBucketSlots slots() {
+        return slots;
     }
 
     /**
@@ -120,17 +124,13 @@ final class TokenBucketWaiters {
     /** Abandons every exchange still waiting, for its tokens or for an in-flight slot, saying {@code why}. */
     void abandonAll(String why) {
         slots.abandonAll(why);
-        for (Waiter waiter : waiting) {
-            waiter.abandon(why);
-        }
+        waiting.forEach(waiter -> waiter.abandon(why));
     }
 
-    /** Runs {@code continuation} on the worker pool; if the pool refuses it (stopping), fails the exchange here. */
-    void continueOnWorker(Exchange exchange, AsyncCallback callback, Runnable continuation) {
-        continueOnWorker(endpoint, exchange, callback, continuation);
-    }
-
-    /** {@link #continueOnWorker(Exchange, AsyncCallback, Runnable)} on the worker pool of {@code endpoint}. */
+    /**
+     * Runs {@code continuation} on the worker pool of {@code endpoint}; if the pool refuses it (stopping), fails the
+     * exchange here.
+     */
     static void continueOnWorker(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
                                  Runnable continuation) {
         try {
@@ -148,27 +148,16 @@ final class TokenBucketWaiters {
      * is claimed and handed to the worker pool, where it runs again and continues the exchange, so waiting adds one
      * object to an exchange (this one) besides what the timer and the pool keep.
      */
-    final class Waiter implements Runnable {
-        private static final VarHandle CLAIMED;
-
-        static {
-            try {
-                CLAIMED = MethodHandles.lookup().findVarHandle(Waiter.class, "claimed", boolean.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        private final Exchange exchange;
-        private final AsyncCallback callback;
-        private final Acquire request;
+    final class Waiter extends AtomicBoolean implements Runnable { // its value: claimed, no object of its own
+        private static final long serialVersionUID = 1L;
+        private final transient Exchange exchange;
+        private final transient AsyncCallback callback;
+        private final transient Acquire request;
         private final long remaining;
         private final long start;
         private final long slot;
-        @SuppressWarnings("unused") // through CLAIMED
-        private volatile boolean claimed;
         private boolean released; // set on the timer thread before the hand-off, which publishes it to the worker
-        private volatile TokenBucketTimer.Entry timer;
+        private transient volatile TokenBucketTimer.Entry timer;
 
         Waiter(Exchange exchange, AsyncCallback callback, Acquire request, long remaining, long start,
                long slot) {
@@ -181,7 +170,7 @@ final class TokenBucketWaiters {
         }
 
         private boolean claim() {
-            return CLAIMED.compareAndSet(this, false, true);
+            return compareAndSet(false, true);
         }
 
         /** On the timer thread: hand the exchange to the worker pool and return at once; there: continue it. */
@@ -197,7 +186,7 @@ final class TokenBucketWaiters {
                 waiting.remove(this);
                 endpoint.stopWaiting();
                 released = true;
-                continueOnWorker(exchange, callback, this);
+                continueOnWorker(endpoint, exchange, callback, this);
             }
         }
 
@@ -217,7 +206,7 @@ final class TokenBucketWaiters {
             exchange.setException(TokenBucketExceptions.abandoned(endpoint.getName(), request.key().sent(),
                     request.tokens(), why));
             // this may run on a store's I/O thread: the route's error handling goes to the worker pool
-            continueOnWorker(exchange, callback, () -> callback.done(false));
+            continueOnWorker(endpoint, exchange, callback, () -> callback.done(false));
         }
     }
 }

@@ -130,7 +130,7 @@ public final class AdaptiveMath {
             return cap;
         }
         // q × PPM <= cap, and the rest adds at most PPM: no overflow; r × PPM < 10^12
-        long s = q * PPM + ceilDiv(r * PPM, factorPpm);
+        long s = q * PPM + Limit.ceilDiv(r * PPM, factorPpm);
         return Math.min(s, cap);
     }
 
@@ -204,7 +204,7 @@ public final class AdaptiveMath {
         // and let the next doubling come before the first signal
         long periods = rate.starting() ? START_STEPS : 1;
         long threshold = Math.min(Adaptive.MAX_STEP_TOKENS,
-                Math.max(1, ceilDiv(periods * stepTokens * rate.factorPpm(), PPM))); // the product below 2^53
+                Math.max(1, Limit.ceilDiv(periods * stepTokens * rate.factorPpm(), PPM))); // the product below 2^53
         long credit = rate.credit() + tokens; // a credit below 10^9 plus a capacity: no overflow
         long steps = credit / threshold;
         if (steps == 0) {
@@ -232,9 +232,5 @@ public final class AdaptiveMath {
      */
     public static long increaseStep(long factorPpm, Adaptive adaptive) {
         return Math.max(1, factorPpm * adaptive.increasePpm() / PPM); // both at most 10^6
-    }
-
-    private static long ceilDiv(long x, long y) {
-        return -Math.floorDiv(-x, y);
     }
 }

@@ -77,7 +77,8 @@ public final class Limit {
         }
     }
 
-    private static long ceilDiv(long x, long y) {
+    /** {@code x / y} rounded up, for {@code y > 0} (Java 17 has no {@code Math.ceilDiv}). */
+    static long ceilDiv(long x, long y) {
         return -Math.floorDiv(-x, y);
     }
 

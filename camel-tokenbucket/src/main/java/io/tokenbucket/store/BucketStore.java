@@ -1,7 +1,5 @@
 package io.tokenbucket.store;
 
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -101,71 +99,6 @@ public interface BucketStore extends AutoCloseable {
      */
     default CompletionStage<Outcome> penalize(String key, Limits limits, long penaltyNanos) {
         return execute(StoreCommand.of(Step.Op.PENALIZE, key, limits, Math.min(penaltyNanos, MAX_PENALTY_NANOS)));
-    }
-
-    /**
-     * Reserves {@code tokens} on whichever of {@code keys} has them soonest (of equals, the one with the most
-     * tokens, then the first), as {@link #reserve} would on that key; the answer names it ({@link Outcome#chosen()}).
-     *
-     * @param limits the limits of each key, in the same order
-     */
-    default CompletionStage<Outcome> reserveFreest(List<String> keys, List<Limits> limits, long tokens,
-                                                   long maxWaitNanos) {
-        return reserveAll(keys, limits, List.of(), List.of(), tokens, maxWaitNanos);
-    }
-
-    /**
-     * Reserves {@code tokens} on the freest of {@code keys} and on every key of {@code allOf}, in one atomic step:
-     * every key is charged or none is. The wait is the longest of the keys' waits, and each key is charged as if
-     * reserved at that common release instant ({@link io.tokenbucket.math.BucketMath#decide}), so no key is
-     * over-admitted; the chosen candidate is the one with the shortest such wait (of equals, the one with the most
-     * tokens, then the first). The answer's {@code remaining} is the fewest tokens left on any charged key. A refusal
-     * charges nothing. To give the tokens back, refund every charged key.
-     *
-     * @param limits      the limits of each candidate, in the same order
-     * @param allOfLimits the limits of each shared key, in the same order
-     * @throws IllegalArgumentException at once when a key is named twice, there is no candidate, the lists and their
-     *                                  limits differ in length, they name more than {@link #MAX_KEYS} keys, or
-     *                                  {@code tokens} exceeds a capacity
-     */
-    default CompletionStage<Outcome> reserveAll(List<String> keys, List<Limits> limits, List<String> allOf,
-                                                List<Limits> allOfLimits, long tokens, long maxWaitNanos) {
-        return reserveAll(keys, limits, Collections.nCopies(keys.size(), List.of()),
-                Collections.nCopies(keys.size(), List.of()), allOf, allOfLimits, tokens, maxWaitNanos);
-    }
-
-    /**
-     * {@link #reserveAll(List, List, List, List, long, long)} with candidate <em>groups</em>: each candidate
-     * {@code keys[c]} is charged together with the keys {@code with[c]} (a proxy with its (proxy, host) pair), and
-     * the group chosen is the one whose keys, with the shared keys, allow soonest (of equals, the one whose keys
-     * have the most tokens, then the first). Every key of the chosen group and every key of {@code allOf} is charged,
-     * or none.
-     *
-     * @param with       for each candidate, the keys charged with it (possibly none)
-     * @param withLimits the limits of those keys, in the same layout
-     * @throws IllegalArgumentException at once as the other form, every key of every group counted and checked
-     */
-    default CompletionStage<Outcome> reserveAll(List<String> keys, List<Limits> limits, List<List<String>> with,
-                                                List<List<Limits>> withLimits, List<String> allOf,
-                                                List<Limits> allOfLimits, long tokens, long maxWaitNanos) {
-        if (keys.size() != limits.size() || with.size() != keys.size() || withLimits.size() != keys.size()) {
-            throw new IllegalArgumentException("an all-of reservation needs at least one candidate and limits for"
-                    + " every key, was keys " + keys + " and allOf " + allOf);
-        }
-        List<List<String>> groups = new ArrayList<>();
-        List<List<Limits>> groupLimits = new ArrayList<>();
-        for (int c = 0; c < keys.size(); c++) {
-            groups.add(concat(keys.get(c), with.get(c)));
-            groupLimits.add(concat(limits.get(c), withLimits.get(c)));
-        }
-        return execute(StoreCommand.reserve(groups, groupLimits, allOf, allOfLimits, tokens, maxWaitNanos));
-    }
-
-    private static <T> List<T> concat(T first, List<T> rest) {
-        List<T> all = new ArrayList<>(1 + rest.size());
-        all.add(first);
-        all.addAll(rest);
-        return all;
     }
 
     /**

@@ -75,22 +75,22 @@ public final class FallbackBucketStore implements BucketStore {
             if (isBypassing()) {
                 return CompletableFuture.failedFuture(lastFailure);
             }
-            return primaryAlone(command);
-        }
-        return primaryOrFallback(command);
-    }
-
-    private CompletionStage<Outcome> primaryAlone(StoreCommand command) {
-        try {
-            return primary.execute(command).whenComplete((value, failure) -> {
+            return onPrimary(command).whenComplete((value, failure) -> {
                 if (failure != null) {
                     failed(failure);
                 }
             });
+        }
+        return primaryOrFallback(command);
+    }
+
+    /** The primary's answer to {@code command}: a failure to send it fails the stage; a caller's mistake throws. */
+    private CompletableFuture<Outcome> onPrimary(StoreCommand command) {
+        try {
+            return primary.execute(command).toCompletableFuture();
         } catch (IllegalArgumentException e) {
-            throw e;
+            throw e; // the caller's mistake, not the store's
         } catch (RuntimeException e) {
-            failed(e);
             return CompletableFuture.failedFuture(e);
         }
     }
@@ -99,15 +99,7 @@ public final class FallbackBucketStore implements BucketStore {
         if (isBypassing()) {
             return onFailure(command, lastFailure);
         }
-        CompletableFuture<Outcome> first;
-        try {
-            first = primary.execute(command).toCompletableFuture();
-        } catch (IllegalArgumentException e) {
-            throw e; // the caller's mistake, not the store's
-        } catch (RuntimeException e) {
-            first = CompletableFuture.failedFuture(e);
-        }
-        return first.handle((value, failure) -> {
+        return onPrimary(command).handle((value, failure) -> {
             if (failure == null) {
                 return CompletableFuture.completedFuture(value);
             }

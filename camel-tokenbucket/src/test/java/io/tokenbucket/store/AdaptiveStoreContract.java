@@ -261,7 +261,8 @@ public interface AdaptiveStoreContract {
         Limits ten = tenPerSecond(TimeUnit.HOURS.toNanos(1), TimeUnit.HOURS.toNanos(1));
         // one hash tag, so that a cluster's one script call can charge both keys
         get(contractStore().throttle("{aimd}proxy", ten));
-        Outcome c = get(contractStore().reserveAll(List.of("{aimd}proxy"), List.of(ten), List.of("{aimd}host"),
+        Outcome c = get(Reservations.reserveAll(contractStore(), List.of("{aimd}proxy"), List.of(ten),
+                List.of("{aimd}host"),
                 List.of(ten), 1, BucketMath.NO_LIMIT));
         assertThat(c.granted()).isTrue();
         // the cut emptied "{aimd}proxy" at 5 per second: its token 200 ms on, and charged there at 200 ms a token
@@ -283,13 +284,15 @@ public interface AdaptiveStoreContract {
                 .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
         Limits fixed = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)));
         get(contractStore().throttle("{aimd}up", slow));
-        get(contractStore().reserveAll(List.of("{aimd}fixed"), List.of(fixed), List.of("{aimd}up"), List.of(slow), 1,
+        get(Reservations.reserveAll(contractStore(), List.of("{aimd}fixed"), List.of(fixed), List.of("{aimd}up"),
+                List.of(slow), 1,
                 BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(500_000);
-        get(contractStore().reserveAll(List.of("{aimd}up"), List.of(slow), List.of("{aimd}fixed"), List.of(fixed), 1,
+        get(Reservations.reserveAll(contractStore(), List.of("{aimd}up"), List.of(slow), List.of("{aimd}fixed"),
+                List.of(fixed), 1,
                 BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(625_000);
-        get(contractStore().reserveAll(List.of("{aimd}up"), List.of(slow), List.of(), List.of(), 3,
+        get(Reservations.reserveAll(contractStore(), List.of("{aimd}up"), List.of(slow), List.of(), List.of(), 3,
                 BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(781_250);
         assertThat(get(contractStore().rate("{aimd}fixed", fixed)).factorPpm()).isEqualTo(Adaptive.PPM);
@@ -302,7 +305,7 @@ public interface AdaptiveStoreContract {
         List<List<Limits>> pairLimits = List.of(List.of(ten), List.of(ten));
         // p1's pair was cut (its next token 200 ms away), p2's is fresh: p2's group is chosen, p1's left alone
         get(contractStore().throttle("{aimd}p1|h", ten));
-        Outcome c = get(contractStore().reserveAll(List.of("{aimd}p1", "{aimd}p2"), List.of(proxy, proxy),
+        Outcome c = get(Reservations.reserveAll(contractStore(), List.of("{aimd}p1", "{aimd}p2"), List.of(proxy, proxy),
                 List.of(List.of("{aimd}p1|h"), List.of("{aimd}p2|h")), pairLimits, List.of("{aimd}h"),
                 List.of(proxy), 1, BucketMath.NO_LIMIT));
         assertThat(c.chosen()).isEqualTo(1);
@@ -312,7 +315,7 @@ public interface AdaptiveStoreContract {
         assertThat(get(contractStore().peek("{aimd}p1|h", ten, 1)).waitTicks()).as("p1's pair untouched")
                 .isBetween(200 * MS - SLACK_NANOS, 200 * MS);
         // p1 alone with its cut pair: it waits for the pair's token, and the pair is charged at 200 ms a token
-        Outcome p1 = get(contractStore().reserveAll(List.of("{aimd}p1"), List.of(proxy),
+        Outcome p1 = get(Reservations.reserveAll(contractStore(), List.of("{aimd}p1"), List.of(proxy),
                 List.of(List.of("{aimd}p1|h")), List.of(List.of(ten)), List.of("{aimd}h"), List.of(proxy), 1,
                 BucketMath.NO_LIMIT));
         assertThat(p1.waitTicks()).isBetween(200 * MS - SLACK_NANOS, 200 * MS);

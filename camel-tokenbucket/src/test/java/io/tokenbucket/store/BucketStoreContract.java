@@ -281,14 +281,14 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         Limits onePerHour = Limits.of(Limit.of(1, 1, HOUR));
         List<Limits> limits = List.of(onePerHour, onePerHour, onePerHour);
         get(store.reserve(FLEET.get(0), onePerHour, 1, 0));
-        Outcome second = get(store.reserveFreest(FLEET, limits, 1, 0));
+        Outcome second = get(Reservations.reserveFreest(store, FLEET, limits, 1, 0));
         assertThat(second.chosen()).isEqualTo(1);
         assertThat(second.granted()).isTrue();
-        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).chosen()).isEqualTo(2);
-        Outcome none = get(store.reserveFreest(FLEET, limits, 1, 0));
+        assertThat(get(Reservations.reserveFreest(store, FLEET, limits, 1, 0)).chosen()).isEqualTo(2);
+        Outcome none = get(Reservations.reserveFreest(store, FLEET, limits, 1, 0));
         assertThat(none.granted()).isFalse();
         assertThat(none.chosen()).as("p1 was taken first, so its token comes back first").isZero();
-        Outcome queued = get(store.reserveFreest(FLEET, limits, 1, BucketMath.NO_LIMIT));
+        Outcome queued = get(Reservations.reserveFreest(store, FLEET, limits, 1, BucketMath.NO_LIMIT));
         assertThat(queued.chosen()).isZero();
         assertThat(queued.waitTicks()).isBetween(HOUR - SLACK_MS * MS, HOUR);
     }
@@ -299,8 +299,9 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         List<Limits> limits = List.of(twoPerHour, twoPerHour, twoPerHour);
         get(store.reserve(FLEET.get(0), twoPerHour, 1, 0));
         get(store.reserve(FLEET.get(2), twoPerHour, 1, 0));
-        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).chosen()).isEqualTo(1);
-        assertThat(get(store.reserveFreest(FLEET, limits, 1, 0)).chosen()).as("all equal: the first").isZero();
+        assertThat(get(Reservations.reserveFreest(store, FLEET, limits, 1, 0)).chosen()).isEqualTo(1);
+        assertThat(get(Reservations.reserveFreest(store, FLEET, limits, 1,
+                0)).chosen()).as("all equal: the first").isZero();
     }
 
     @Test
@@ -314,7 +315,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
             workers.add(pool.submit(() -> {
                 start.await();
                 for (int i = 0; i < 25; i++) {
-                    Outcome c = get(store.reserveFreest(FLEET, limits, 1, 0));
+                    Outcome c = get(Reservations.reserveFreest(store, FLEET, limits, 1, 0));
                     if (c.granted()) {
                         perKey.incrementAndGet(c.chosen());
                     }
@@ -335,7 +336,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
     private static final String HOST = "{fleet}host";
 
     private Outcome all(List<String> keys, List<Limits> limits, String shared, Limits sharedLimits, long maxWait) {
-        return get(store.reserveAll(keys, limits, List.of(shared), List.of(sharedLimits), 1, maxWait));
+        return get(Reservations.reserveAll(store, keys, limits, List.of(shared), List.of(sharedLimits), 1, maxWait));
     }
 
     private long remaining(String key, Limits limits) {
@@ -362,9 +363,10 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         assertThat(all(List.of(FLEET.get(1)), List.of(onePerHour), HOST, threePerHour, 0).granted())
                 .isFalse();
         assertThat(remaining(FLEET.get(1), onePerHour)).isEqualTo(1);
-        assertThatThrownBy(() -> store.reserveAll(List.of(HOST), List.of(onePerHour), List.of(HOST),
+        assertThatThrownBy(() -> Reservations.reserveAll(store, List.of(HOST), List.of(onePerHour), List.of(HOST),
                 List.of(onePerHour), 1, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("twice");
-        assertThatThrownBy(() -> store.reserveAll(List.of(FLEET.get(2)), List.of(threePerHour), List.of(HOST),
+        assertThatThrownBy(() -> Reservations.reserveAll(store, List.of(FLEET.get(2)), List.of(threePerHour),
+                List.of(HOST),
                 List.of(onePerHour), 2, 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("exceeds capacity 1");
     }
@@ -456,7 +458,8 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         List<List<Limits>> pairLimits = List.of(List.of(onePerHour), List.of(onePerHour));
         // g1's pair is used up: g2's group is chosen, and only its keys and the host are charged
         get(store.reserve("{fleet}g1|h", onePerHour, 1, 0));
-        Outcome c = get(store.reserveAll(proxies, proxyLimits, pairs, pairLimits, List.of(HOST), List.of(threePerHour),
+        Outcome c = get(Reservations.reserveAll(store, proxies, proxyLimits, pairs, pairLimits, List.of(HOST),
+                List.of(threePerHour),
                 1, 0));
         assertThat(c.chosen()).isEqualTo(1);
         assertThat(c.granted()).isTrue();
@@ -466,7 +469,7 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
         assertThat(remaining("{fleet}g1", twoPerHour)).as("g1 untouched").isEqualTo(2);
         // both pairs used up: refused, nothing charged, the wait that of the sooner pair (an hour)
-        Outcome refused = get(store.reserveAll(proxies, proxyLimits, pairs, pairLimits, List.of(HOST),
+        Outcome refused = get(Reservations.reserveAll(store, proxies, proxyLimits, pairs, pairLimits, List.of(HOST),
                 List.of(threePerHour), 1, 100 * MS));
         assertThat(refused.granted()).isFalse();
         assertThat(refused.waitTicks()).isBetween(HOUR - SLACK_MS * MS, HOUR);
@@ -480,10 +483,10 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         assertThat(remaining("{fleet}g2|h", onePerHour)).isEqualTo(1);
         assertThat(remaining(HOST, threePerHour)).isEqualTo(3);
         // a key in two groups, or in a group and the shared keys, is refused naming it
-        assertThatThrownBy(() -> store.reserveAll(proxies, proxyLimits,
+        assertThatThrownBy(() -> Reservations.reserveAll(store, proxies, proxyLimits,
                 List.of(List.of("{fleet}x"), List.of("{fleet}x")), pairLimits, List.of(HOST), List.of(threePerHour),
                 1, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'{fleet}x' twice");
-        assertThatThrownBy(() -> store.reserveAll(proxies, proxyLimits, List.of(List.of(HOST), List.of()),
+        assertThatThrownBy(() -> Reservations.reserveAll(store, proxies, proxyLimits, List.of(List.of(HOST), List.of()),
                 List.of(List.of(onePerHour), List.of()), List.of(HOST), List.of(threePerHour), 1, 0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("twice");
     }

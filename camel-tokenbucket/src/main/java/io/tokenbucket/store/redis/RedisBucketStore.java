@@ -2,6 +2,7 @@ package io.tokenbucket.store.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -9,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.cluster.SlotHash;
@@ -226,16 +228,10 @@ public final class RedisBucketStore implements BucketStore {
     private CompletionStage<Outcome> reserve(StoreCommand c) {
         Step step = c.step();
         String[] redisKeys = c.keys().stream().map(this::redisKey).toArray(String[]::new);
-        if (cluster) {
-            int slot = SlotHash.getSlot(redisKeys[0]);
-            for (String key : redisKeys) {
-                if (SlotHash.getSlot(key) != slot) {
-                    throw new IllegalArgumentException("the keys " + List.of(redisKeys) + " of one reservation are"
-                            + " in different Redis Cluster hash slots, so one script cannot decide on them together:"
-                            + " put a hash tag in keyPrefix (for example keyPrefix={tb}:) so that every key of"
-                            + " the limiter shares a slot");
-                }
-            }
+        if (cluster && Arrays.stream(redisKeys).anyMatch(k -> SlotHash.getSlot(k) != SlotHash.getSlot(redisKeys[0]))) {
+            throw new IllegalArgumentException("the keys " + List.of(redisKeys) + " of one reservation are in"
+                    + " different Redis Cluster hash slots, so one script cannot decide on them together: put a hash"
+                    + " tag in keyPrefix (for example keyPrefix={tb}:) so that every key of the limiter shares a slot");
         }
         int[] groups = step.groups();
         List<String> args = new ArrayList<>();
@@ -310,9 +306,7 @@ public final class RedisBucketStore implements BucketStore {
         List<String> operands = new ArrayList<>();
         operands.add(Long.toString(tokens));
         operands.add(arg);
-        for (Limits l : limits) {
-            appendLimits(operands, l, lease);
-        }
+        limits.forEach(l -> appendLimits(operands, l, lease));
         return operands;
     }
 
@@ -322,11 +316,7 @@ public final class RedisBucketStore implements BucketStore {
      */
     private CompletableFuture<List<Long>> run(String op, String[] redisKeys, List<String> operands,
                                               RedisClockOffset clock) {
-        String[] args = new String[operands.size() + 1];
-        args[0] = op;
-        for (int i = 0; i < operands.size(); i++) {
-            args[i + 1] = operands.get(i);
-        }
+        String[] args = Stream.concat(Stream.of(op), operands.stream()).toArray(String[]::new);
         return send(clock, c -> BucketScript.run(c, redisKeys, args));
     }
 

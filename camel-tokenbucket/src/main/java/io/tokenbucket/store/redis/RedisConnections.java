@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
@@ -125,19 +126,8 @@ public final class RedisConnections implements AutoCloseable {
      * @throws io.lettuce.core.RedisConnectionException when Redis cannot be reached now; its message is masked
      */
     public synchronized Lease acquire(String uri, Duration timeout) {
-        SharedConnection s = shared.get(uri);
-        if (s == null) {
-            s = new SharedConnection(createClient(uri, timeout), true, describe(uri), this, this::connector);
-            try {
-                s.open();
-            } catch (RuntimeException e) {
-                s.close();
-                throw e;
-            }
-            shared.put(uri, s);
-        }
-        s.leases++;
-        return new Lease(uri, s);
+        return lease(uri, () -> new SharedConnection(createClient(uri, timeout), true, describe(uri), this,
+                this::connector));
     }
 
     /**
@@ -145,14 +135,24 @@ public final class RedisConnections implements AutoCloseable {
      * {@link RedisClusterClient}), which is never shut down here.
      */
     public synchronized Lease acquire(AbstractRedisClient client) {
-        SharedConnection s = shared.get(client);
+        return lease(client, () -> new SharedConnection(client, false, null, this, this::connector));
+    }
+
+    /** A lease on the connection of {@code id} (a URI or a client), opened with {@code opening} on first use. */
+    private Lease lease(Object id, Supplier<SharedConnection> opening) {
+        SharedConnection s = shared.get(id);
         if (s == null) {
-            s = new SharedConnection(client, false, null, this, this::connector);
-            s.open();
-            shared.put(client, s);
+            s = opening.get();
+            try {
+                s.open();
+            } catch (RuntimeException e) {
+                s.close(); // shuts down a client created here; an application's is never shut down
+                throw e;
+            }
+            shared.put(id, s);
         }
         s.leases++;
-        return new Lease(client, s);
+        return new Lease(id, s);
     }
 
     /** A subscription of {@link Lease#subscribe}: opened in the background, again while it fails, until closed. */

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongConsumer;
+import java.util.stream.Stream;
 
 import io.lettuce.core.cluster.SlotHash;
 import io.tokenbucket.math.Limits;
@@ -62,7 +63,7 @@ final class ReservationLanes {
     /** Sends a batch's call and completes its members. */
     private final ReservationCalls calls;
     /** What queued in each lane, a key's by a hash of its Redis key (standalone) or of its hash slot (cluster). */
-    private final ArrayDeque<Member>[] queues;
+    private final List<ArrayDeque<Member>> queues = Stream.generate(ArrayDeque<Member>::new).limit(LANES).toList();
     /** The lanes with a call out, bit {@code l} for lane {@code l}. Guarded by this, as the queues. */
     private int busy;
     /** The batches this thread has yet to send, while it is sending ({@link #dispatchAll}). */
@@ -82,12 +83,6 @@ final class ReservationLanes {
         this.cluster = cluster;
         this.batching = batching;
         this.calls = new ReservationCalls(batching, batchSizes, timeoutNanos, clocks, script);
-        @SuppressWarnings("unchecked")
-        ArrayDeque<Member>[] q = new ArrayDeque[LANES];
-        for (int i = 0; i < LANES; i++) {
-            q[i] = new ArrayDeque<>();
-        }
-        this.queues = q;
     }
 
     /**
@@ -142,7 +137,7 @@ final class ReservationLanes {
         synchronized (this) {
             for (int l = 0; l < LANES; l++) {
                 if (has(member.lanes(), l)) {
-                    queues[l].add(member);
+                    queues.get(l).add(member);
                 }
             }
             startIn(member.lanes(), ready);
@@ -178,7 +173,7 @@ final class ReservationLanes {
 
     /** The first member of a lane that is not done (one that timed out while queued reserves nothing), or null. */
     private Member head(int lane) {
-        ArrayDeque<Member> queue = queues[lane];
+        ArrayDeque<Member> queue = queues.get(lane);
         while (!queue.isEmpty() && queue.peek().result().isDone()) {
             queue.poll();
         }
@@ -201,7 +196,7 @@ final class ReservationLanes {
         while (next != null) {
             for (int l = 0; l < LANES; l++) {
                 if (has(next.lanes(), l)) {
-                    queues[l].poll();
+                    queues.get(l).poll();
                 }
             }
             busy |= next.lanes();

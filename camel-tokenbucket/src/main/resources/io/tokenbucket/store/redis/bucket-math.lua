@@ -249,7 +249,7 @@
       if best_full and max_wait_us > 0 then -- with candidates: on every candidate's keys, whichever frees first
         for k = 1, count do
           if l[k].inflight ~= nil and l[k].inflight.ticket then
-            charge(key[k], tats_us[k], rate[k], l[k].adapt, with_ticket(l[k], held[k]))
+            charge(key[k], tats_us[k], rate[k], l[k].adapt, copy(l[k], held[k], false, true))
           end
         end
       end
@@ -265,7 +265,7 @@
         for i = 1, #sl[k] do
           next_us[i] = math.max(tats_us[k][i], release_us) + n * sl[k][i].interval_us
         end
-        local taken = with_lease(l[k], held[k])
+        local taken = l[k].inflight == nil and held[k] or copy(l[k], held[k], true, false)
         charge(key[k], next_us, earn(rate[k], n, l[k].adapt), l[k].adapt, taken)
         local a = available(next_us, sl[k], taken)
         if fewest == nil or a < fewest then

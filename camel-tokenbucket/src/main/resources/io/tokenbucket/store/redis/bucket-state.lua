@@ -127,21 +127,10 @@
     end
     return next
   end
-  local function with_lease(l, slots)
-    return l.inflight == nil and slots or copy(l, slots, true, false)
-  end
-  local function with_ticket(l, slots)
-    return copy(l, slots, false, true)
-  end
 
   -- Adaptive.fresh: the rate state of a key without one, which is never written
   local function fresh(adapt)
     return { f = adapt.start, credit = 0, cut_us = 0, starting = adapt.start < PPM }
-  end
-
-  -- Adaptive.isFresh
-  local function is_fresh(rate, adapt)
-    return rate.f == adapt.start and rate.credit == 0 and rate.cut_us == 0 and rate.starting == (adapt.start < PPM)
   end
 
   -- the state, with a TTL at the moment every limit is full again, so an idle key costs nothing; a full bucket is
@@ -154,7 +143,8 @@
       latest_us = math.max(latest_us, tats_us[i])
       latest_tat_us = latest_tat_us and math.max(latest_tat_us, tats_us[i]) or tats_us[i]
     end
-    if rate and adapt and not is_fresh(rate, adapt) then
+    if rate and adapt and not (rate.f == adapt.start and rate.credit == 0 and rate.cut_us == 0 -- Adaptive.isFresh
+        and rate.starting == (adapt.start < PPM)) then
       parts[m + 1] = 'r'
       parts[m + 2] = string.format('%.0f', rate.f)
       parts[m + 3] = string.format('%.0f', rate.credit)

@@ -77,8 +77,7 @@ local function general()
 --#include bucket-math.lua
 
   return { read_limits = read_limits, parse = parse, align = align, available = available, reserve = reserve,
-           store = store, current = current, scaled = scaled, earn = earn, cut = cut, reserve_all = reserve_all,
-           full = full, with_lease = with_lease, with_ticket = with_ticket }
+           store = store, current = current, scaled = scaled, cut = cut, reserve_all = reserve_all, full = full }
 end
 
 -- 'reserve': BucketMath.decide for each reservation in turn; each key's state as the reservations before left it
@@ -187,8 +186,8 @@ if op == 'reserve' then
 end
 
 local g = general()
-local read_limits, parse, align, available, reserve, store, current, scaled, earn, cut, full =
-    g.read_limits, g.parse, g.align, g.available, g.reserve, g.store, g.current, g.scaled, g.earn, g.cut, g.full
+local read_limits, parse, align, available, reserve, store, current, scaled, cut, full =
+    g.read_limits, g.parse, g.align, g.available, g.reserve, g.store, g.current, g.scaled, g.cut, g.full
 local tokens = tonumber(ARGV[2])
 local arg_us = tonumber(ARGV[3])
 

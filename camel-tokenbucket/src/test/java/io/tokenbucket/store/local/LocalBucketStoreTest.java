@@ -18,6 +18,7 @@ import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.Rate;
+import io.tokenbucket.store.Reservations;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -148,7 +149,8 @@ class LocalBucketStoreTest {
         // a busy machine: 5 ms pass at every reading. Read once per candidate, c would look soonest (its wait read
         // 10 ms after a's, for a token due only 2 ms after a's)
         step.set(5 * MS);
-        assertThat(moving.reserveFreest(List.of("a", "b", "c"), List.of(onePerHour, onePerHour, onePerHour), 1,
+        assertThat(Reservations.reserveFreest(moving, List.of("a", "b", "c"), List.of(onePerHour, onePerHour,
+                onePerHour), 1,
                 BucketMath.NO_LIMIT).toCompletableFuture().join().chosen()).as("a's token comes back first").isZero();
     }
 
@@ -369,7 +371,7 @@ class LocalBucketStoreTest {
 
             String freest = "freest-" + limit.interval();
             store.reserveNow(freest, Limits.of(limit), 1, 0);
-            Outcome f = get(store.reserveFreest(List.of(freest), List.of(Limits.of(limit)), 1,
+            Outcome f = get(Reservations.reserveFreest(store, List.of(freest), List.of(Limits.of(limit)), 1,
                     BucketMath.NO_LIMIT));
             assertThat(f.granted()).as("candidates, a wait of %d ns", f.waitTicks()).isEqualTo(granted);
         }
@@ -405,7 +407,8 @@ class LocalBucketStoreTest {
                         }
                     } else if (i % 50 == 1) {
                         store.sweep();
-                    } else if (store.reserveAll(List.of(keys.get(x)), List.of(forty), List.of(keys.get(y)),
+                    } else if (Reservations.reserveAll(store, List.of(keys.get(x)), List.of(forty),
+                            List.of(keys.get(y)),
                             List.of(forty), 1, 0).toCompletableFuture().join().granted()) {
                         granted.incrementAndGet(x);
                         granted.incrementAndGet(y);
@@ -428,7 +431,8 @@ class LocalBucketStoreTest {
         Limits onePerSecond = Limits.of(Limit.of(1, 1, 1000 * MS));
         Limits tenPerSecond = Limits.of(Limit.of(5, 10, 1000 * MS));
         store.reserveNow("proxy", onePerSecond, 1, 0);
-        Outcome c = store.reserveAll(List.of("proxy"), List.of(onePerSecond), List.of("host"), List.of(tenPerSecond),
+        Outcome c = Reservations.reserveAll(store, List.of("proxy"), List.of(onePerSecond), List.of("host"),
+                List.of(tenPerSecond),
                 1, BucketMath.NO_LIMIT).toCompletableFuture().join();
         assertThat(c.waitTicks()).isEqualTo(1000 * MS);
         // the host's token is taken at the release, a second from now: 1100 ms owed, none of its burst of 5 left
@@ -457,7 +461,7 @@ class LocalBucketStoreTest {
         }
         Future<Throwable> outcome = pool.submit(() -> {
             try {
-                store.reserveAll(keys, java.util.Collections.nCopies(keys.size(), five), List.of("host"),
+                Reservations.reserveAll(store, keys, java.util.Collections.nCopies(keys.size(), five), List.of("host"),
                         List.of(five), 1, 0);
                 return null;
             } catch (Throwable t) {
@@ -468,7 +472,8 @@ class LocalBucketStoreTest {
                 .hasMessageContaining("at most " + BucketStore.MAX_KEYS).hasMessageContaining("5001");
         // at the ceiling it is granted, on a pool thread's ordinary stack
         List<String> most = keys.subList(0, BucketStore.MAX_KEYS - 1);
-        assertThat(pool.submit(() -> store.reserveAll(most, java.util.Collections.nCopies(most.size(), five),
+        assertThat(pool.submit(() -> Reservations.reserveAll(store, most, java.util.Collections.nCopies(most.size(),
+                five),
                 List.of("host"), List.of(five), 1, 0).toCompletableFuture().join()).get(10, TimeUnit.SECONDS)
                 .granted()).isTrue();
     }
@@ -483,7 +488,7 @@ class LocalBucketStoreTest {
             keys.add("p" + i);
             pairs.add(List.of("p" + i + "|h"));
         }
-        assertThatThrownBy(() -> store.reserveAll(keys, java.util.Collections.nCopies(600, five), pairs,
+        assertThatThrownBy(() -> Reservations.reserveAll(store, keys, java.util.Collections.nCopies(600, five), pairs,
                 java.util.Collections.nCopies(600, List.of(five)), List.of("h"), List.of(five), 1, 0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at most " + BucketStore.MAX_KEYS).hasMessageContaining("1201")

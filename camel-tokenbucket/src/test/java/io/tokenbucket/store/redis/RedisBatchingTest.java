@@ -16,6 +16,7 @@ import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.FallbackBucketStore;
+import io.tokenbucket.store.Reservations;
 import io.tokenbucket.store.local.LocalBucketStore;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
@@ -158,7 +159,8 @@ class RedisBatchingTest {
                 several++;
                 List<String> shared = shuffled.subList(1, kind == 2 ? 2 : 3);
                 List<String> candidates = kind == 2 ? List.of(shuffled.get(0)) : shuffled.subList(3, 5);
-                answer = store.reserveAll(candidates, candidates.stream().map(k -> oneASecond).toList(), shared,
+                answer = Reservations.reserveAll(store, candidates, candidates.stream().map(k -> oneASecond).toList(),
+                        shared,
                         shared.stream().map(k -> oneASecond).toList(), 1, BucketMath.NO_LIMIT).toCompletableFuture();
                 List<String> keysOfIt = new ArrayList<>(shared);
                 charged.add(keysOfIt);
@@ -218,7 +220,8 @@ class RedisBatchingTest {
                         answer = store.reserve(shuffled.get(0), limits, 1, 0).toCompletableFuture();
                     } else {
                         charged = shuffled.subList(0, 2 + random.nextInt(3));
-                        answer = store.reserveAll(charged.subList(0, 1), List.of(limits), charged.subList(1,
+                        answer = Reservations.reserveAll(store, charged.subList(0, 1), List.of(limits),
+                                charged.subList(1,
                                 charged.size()), charged.subList(1, charged.size()).stream().map(k -> limits)
                                 .toList(), 1, 0).toCompletableFuture();
                     }

@@ -13,6 +13,7 @@ import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.BucketStoreContract;
+import io.tokenbucket.store.Reservations;
 import io.tokenbucket.testsupport.redis.RedisClusterHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.junit.jupiter.api.AfterAll;
@@ -132,7 +133,8 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
     @Test
     void candidatesInDifferentSlotsFailClearly() {
         Limits one = Limits.of(Limit.of(1, 1, HOUR));
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.reserveFreest(java.util.List.of("a", "b", "c"),
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Reservations.reserveFreest(store,
+                        java.util.List.of("a", "b", "c"),
                         java.util.List.of(one, one, one), 1, 0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("different Redis Cluster hash slots").hasMessageContaining("keyPrefix={tb}:");
@@ -141,7 +143,8 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
     @Test
     void allOfKeysInDifferentSlotsFailClearlyNamingThem() {
         Limits one = Limits.of(Limit.of(1, 1, HOUR));
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.reserveAll(java.util.List.of("proxy-a"),
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Reservations.reserveAll(store,
+                        java.util.List.of("proxy-a"),
                         java.util.List.of(one), java.util.List.of("host-b"), java.util.List.of(one), 1, 0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("different Redis Cluster hash slots").hasMessageContaining("proxy-a")
@@ -151,7 +154,8 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
     @Test
     void aGroupKeyInAnotherSlotFailsClearlyNamingIt() {
         Limits one = Limits.of(Limit.of(1, 1, HOUR));
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.reserveAll(java.util.List.of("{tb}p1"),
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Reservations.reserveAll(store,
+                        java.util.List.of("{tb}p1"),
                         java.util.List.of(one), java.util.List.of(java.util.List.of("pair-p1")),
                         java.util.List.of(java.util.List.of(one)), java.util.List.of("{tb}host"),
                         java.util.List.of(one), 1, 0))
