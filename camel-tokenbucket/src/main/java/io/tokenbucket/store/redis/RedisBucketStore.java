@@ -10,7 +10,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.cluster.SlotHash;
@@ -306,7 +305,9 @@ public final class RedisBucketStore implements BucketStore {
         List<String> operands = new ArrayList<>();
         operands.add(Long.toString(tokens));
         operands.add(arg);
-        limits.forEach(l -> appendLimits(operands, l, lease));
+        for (Limits l : limits) {
+            appendLimits(operands, l, lease);
+        }
         return operands;
     }
 
@@ -316,7 +317,11 @@ public final class RedisBucketStore implements BucketStore {
      */
     private CompletableFuture<List<Long>> run(String op, String[] redisKeys, List<String> operands,
                                               RedisClockOffset clock) {
-        String[] args = Stream.concat(Stream.of(op), operands.stream()).toArray(String[]::new);
+        String[] args = new String[operands.size() + 1];
+        args[0] = op;
+        for (int i = 0; i < operands.size(); i++) {
+            args[i + 1] = operands.get(i);
+        }
         return send(clock, c -> BucketScript.run(c, redisKeys, args));
     }
 
