@@ -262,7 +262,12 @@ final class TokenBucketLimitSource {
             parsed = new Parsed<>(text, TokenBucketLimitSpec.parseGlobs(text));
             adaptiveKeys = parsed;
         }
-        return parsed.value().stream().anyMatch(glob -> glob.matches(key));
+        for (TokenBucketLimitSpec.Glob glob : parsed.value()) { // a loop: asked for every key of every exchange
+            if (glob.matches(key)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Replaces the endpoint's limits, in the syntax of the {@code limits} option; a bad text changes nothing. */
