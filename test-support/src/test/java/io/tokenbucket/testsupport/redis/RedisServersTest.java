@@ -121,6 +121,14 @@ class RedisServersTest {
             assertThat(redis.password()).isEqualTo("s3cret");
             assertThat(redis.authenticatedUri()).isEqualTo("redis://:s3cret@127.0.0.1:" + redis.port());
 
+            // the server's own replies, on raw connections: Lettuce 7.7 reports 1 in 10 to 20 refused handshakes on a
+            // loaded machine as "Connection closed prematurely" or "RedisHandshakeHandler not registered" (a race in
+            // its handshake, measured with 300 connects in a loop), so its exception does not always name the reply
+            assertThatThrownBy(() -> RedisServers.call(redis.port(), false, null, Duration.ofSeconds(10), "GET", "k"))
+                    .isInstanceOf(RedisServers.RedisErrorReply.class).hasMessageStartingWith("NOAUTH");
+            assertThatThrownBy(() -> RedisServers.call(redis.port(), false, "wrong", Duration.ofSeconds(10), "PING"))
+                    .isInstanceOf(RedisServers.RedisErrorReply.class).hasMessageStartingWith("WRONGPASS");
+
             RedisClient anonymous = RedisClient.create(resources, redis.uri());
             RedisClient wrong = RedisClient.create(resources, "redis://:wrong@127.0.0.1:" + redis.port());
             RedisClient authenticated = RedisClient.create(resources, "redis://:s3cret@127.0.0.1:" + redis.port());
@@ -129,8 +137,8 @@ class RedisServersTest {
                     try (StatefulRedisConnection<String, String> connection = anonymous.connect()) {
                         connection.sync().get("k");
                     }
-                }).hasStackTraceContaining("NOAUTH");
-                assertThatThrownBy(() -> wrong.connect().close()).hasStackTraceContaining("WRONGPASS");
+                }).isInstanceOf(RedisException.class);
+                assertThatThrownBy(() -> wrong.connect().close()).isInstanceOf(RedisConnectionException.class);
                 try (StatefulRedisConnection<String, String> connection = authenticated.connect()) {
                     assertThat(connection.sync().ping()).isEqualTo("PONG");
                     assertThat(connection.sync().set("k", "v")).isEqualTo("OK");
@@ -147,6 +155,9 @@ class RedisServersTest {
     @Test
     void aclUserFromSettings() {
         try (RedisHandle redis = RedisServers.standalone("user alice on >wonderland ~* +@all", "user default off")) {
+            // the server's own reply on a raw connection (see passwordServerRejectsUnauthenticatedCommands)
+            assertThatThrownBy(() -> RedisServers.call(redis.port(), false, null, Duration.ofSeconds(10), "GET", "k"))
+                    .isInstanceOf(RedisServers.RedisErrorReply.class).hasMessageStartingWith("NOAUTH");
             RedisClient alice = RedisClient.create(resources, "redis://alice:wonderland@127.0.0.1:" + redis.port());
             RedisClient anonymous = RedisClient.create(resources, redis.uri());
             try (StatefulRedisConnection<String, String> connection = alice.connect()) {
@@ -156,7 +167,7 @@ class RedisServersTest {
                     try (StatefulRedisConnection<String, String> c = anonymous.connect()) {
                         c.sync().get("k");
                     }
-                }).hasStackTraceContaining("NOAUTH");
+                }).isInstanceOf(RedisException.class);
             } finally {
                 alice.shutdown(Duration.ZERO, Duration.ofSeconds(2));
                 anonymous.shutdown(Duration.ZERO, Duration.ofSeconds(2));
