@@ -1,7 +1,11 @@
 package io.tokenbucket.testsupport.redis;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.Socket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -53,6 +57,7 @@ class RedisServersTest {
         try (RedisHandle redis = RedisServers.standalone()) {
             System.out.printf("standalone started in %d ms%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
             assertThat(redis.uri()).isEqualTo("redis://127.0.0.1:" + redis.port());
+            assertThat(redis.port()).isLessThan(ephemeralPortsFrom());
 
             RedisClient client = RedisClient.create(redis.uri());
             try (StatefulRedisConnection<String, String> connection = client.connect()) {
@@ -186,6 +191,7 @@ class RedisServersTest {
             pids = cluster.nodes().stream().map(RedisHandle::pid).toList();
             assertThat(cluster.uris()).hasSize(3).doesNotHaveDuplicates();
             assertThat(cluster.seedUri()).isEqualTo(cluster.uris().get(0));
+            assertThat(cluster.ports()).allSatisfy(port -> assertThat(port + 10000).isLessThan(ephemeralPortsFrom()));
 
             RedisClient plain = RedisClient.create(resources);
             try {
@@ -252,6 +258,23 @@ class RedisServersTest {
         }
         assertThat(directories).allSatisfy(directory -> assertThat(directory).doesNotExist());
         assertThat(pids).allSatisfy(pid -> assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).isEmpty());
+    }
+
+    /**
+     * The first port of the kernel's ephemeral range, which it hands to outgoing connections: a server's port (and a
+     * cluster node's bus port) lies below it, so that no client connection takes it while the server is stopped.
+     */
+    private static int ephemeralPortsFrom() {
+        Path range = Path.of("/proc/sys/net/ipv4/ip_local_port_range");
+        if (!Files.isReadable(range)) {
+            return 32768;
+        }
+        // one read of the whole line: a sysctl file answers nothing to a read that does not start at offset 0
+        try (BufferedReader reader = Files.newBufferedReader(range)) {
+            return Integer.parseInt(reader.readLine().trim().split("\\s+")[0]);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test
