@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -67,11 +68,13 @@ import redis.embedded.core.ExecutableProvider;
  * {@code redis-server} processes still running in it (checked by their working directory, Linux only) and deletes it.
  *
  * <h2>Ports</h2>
- * Ports come from {@code new ServerSocket(0)}. A port stays reserved in this JVM until its handle is closed, so a
- * stopped server can always {@link RedisHandle#start() start} again on the same port. Should another process grab
- * a port between the probe and the server's bind, the start is retried on a new port. Cluster nodes also need
- * {@code port + 10000} free (the cluster bus; Redis 6.2 has no {@code cluster-port}), so their ports are at most
- * 55535.
+ * Ports are free loopback ports from 10000 to 19999, below Linux's ephemeral range (32768 and up) and below
+ * {@code Ports.free()}'s: the kernel never hands them to an outgoing connection, as it may a port
+ * {@code new ServerSocket(0)} chose, so a {@link RedisHandle#stop() stopped} server's port is not taken by some
+ * client's connection (a Lettuce reconnect to that very port included) before it {@link RedisHandle#start() starts}
+ * again. A port stays reserved in this JVM until its handle is closed. Should another process grab a port between
+ * the probe and the server's first bind, the start is retried on a new port. Cluster nodes also need
+ * {@code port + 10000} free (the cluster bus, 20000 to 29999; Redis 6.2 has no {@code cluster-port}).
  *
  * <h2>Why not embedded-redis's own classes</h2>
  * Only the binary and its platform lookup ({@code ExecutableProvider}) come from embedded-redis. Its
@@ -114,6 +117,9 @@ public final class RedisServers {
 
     static final int CLUSTER_SLOTS = 16384;
     private static final int CLUSTER_BUS_OFFSET = 10000;
+    /** Server ports are drawn from {@value #PORT_FROM} (inclusive) to {@value #PORT_TO} (exclusive). */
+    private static final int PORT_FROM = 10_000;
+    private static final int PORT_TO = 20_000;
     private static final int START_ATTEMPTS = 3;
     private static final String ROOT_PREFIX = "tokenbucket-redis-";
     private static final String OWNER_FILE = "owner.pid";
@@ -346,23 +352,18 @@ public final class RedisServers {
     }
 
     /**
-     * A port that is free now and not held by another handle of this JVM, reserved until {@link #release}; for
-     * cluster nodes {@code port + 10000} is checked and reserved too.
+     * A port from {@value #PORT_FROM} to {@value #PORT_TO} (exclusive) that is free now and not held by another handle
+     * of this JVM, reserved until {@link #release}; for cluster nodes {@code port + 10000} is checked and reserved too.
      */
     static synchronized int freePort(boolean clusterBus) {
         for (int attempt = 0; attempt < 1000; attempt++) {
-            int port;
-            try (ServerSocket probe = new ServerSocket(0)) {
-                port = probe.getLocalPort();
-            } catch (IOException e) {
-                throw new UncheckedIOException("no free port", e);
-            }
-            if (RESERVED.contains(port)) {
+            int port = ThreadLocalRandom.current().nextInt(PORT_FROM, PORT_TO);
+            if (RESERVED.contains(port) || !bindable(port)) {
                 continue;
             }
             if (clusterBus) {
                 int bus = port + CLUSTER_BUS_OFFSET;
-                if (bus > 65535 || RESERVED.contains(bus) || !bindable(bus)) {
+                if (RESERVED.contains(bus) || !bindable(bus)) {
                     continue;
                 }
                 RESERVED.add(bus);
@@ -370,11 +371,12 @@ public final class RedisServers {
             RESERVED.add(port);
             return port;
         }
-        throw new IllegalStateException("no free port found");
+        throw new IllegalStateException("no free loopback port from " + PORT_FROM + " to " + (PORT_TO - 1)
+                + " in 1000 tries");
     }
 
     private static boolean bindable(int port) {
-        try (ServerSocket probe = new ServerSocket(port)) {
+        try (ServerSocket probe = new ServerSocket(port, 1, InetAddress.getByName(HOST))) {
             return true;
         } catch (IOException e) {
             return false;

@@ -1,7 +1,11 @@
 package io.tokenbucket.testsupport.redis;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.Socket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -53,6 +57,7 @@ class RedisServersTest {
         try (RedisHandle redis = RedisServers.standalone()) {
             System.out.printf("standalone started in %d ms%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
             assertThat(redis.uri()).isEqualTo("redis://127.0.0.1:" + redis.port());
+            assertThat(redis.port()).isLessThan(ephemeralPortsFrom());
 
             RedisClient client = RedisClient.create(redis.uri());
             try (StatefulRedisConnection<String, String> connection = client.connect()) {
@@ -121,6 +126,14 @@ class RedisServersTest {
             assertThat(redis.password()).isEqualTo("s3cret");
             assertThat(redis.authenticatedUri()).isEqualTo("redis://:s3cret@127.0.0.1:" + redis.port());
 
+            // the server's own replies, on raw connections: Lettuce 7.7 reports 1 in 10 to 20 refused handshakes on a
+            // loaded machine as "Connection closed prematurely" or "RedisHandshakeHandler not registered" (a race in
+            // its handshake, measured with 300 connects in a loop), so its exception does not always name the reply
+            assertThatThrownBy(() -> RedisServers.call(redis.port(), false, null, Duration.ofSeconds(10), "GET", "k"))
+                    .isInstanceOf(RedisServers.RedisErrorReply.class).hasMessageStartingWith("NOAUTH");
+            assertThatThrownBy(() -> RedisServers.call(redis.port(), false, "wrong", Duration.ofSeconds(10), "PING"))
+                    .isInstanceOf(RedisServers.RedisErrorReply.class).hasMessageStartingWith("WRONGPASS");
+
             RedisClient anonymous = RedisClient.create(resources, redis.uri());
             RedisClient wrong = RedisClient.create(resources, "redis://:wrong@127.0.0.1:" + redis.port());
             RedisClient authenticated = RedisClient.create(resources, "redis://:s3cret@127.0.0.1:" + redis.port());
@@ -129,8 +142,8 @@ class RedisServersTest {
                     try (StatefulRedisConnection<String, String> connection = anonymous.connect()) {
                         connection.sync().get("k");
                     }
-                }).hasStackTraceContaining("NOAUTH");
-                assertThatThrownBy(() -> wrong.connect().close()).hasStackTraceContaining("WRONGPASS");
+                }).isInstanceOf(RedisException.class);
+                assertThatThrownBy(() -> wrong.connect().close()).isInstanceOf(RedisConnectionException.class);
                 try (StatefulRedisConnection<String, String> connection = authenticated.connect()) {
                     assertThat(connection.sync().ping()).isEqualTo("PONG");
                     assertThat(connection.sync().set("k", "v")).isEqualTo("OK");
@@ -147,6 +160,9 @@ class RedisServersTest {
     @Test
     void aclUserFromSettings() {
         try (RedisHandle redis = RedisServers.standalone("user alice on >wonderland ~* +@all", "user default off")) {
+            // the server's own reply on a raw connection (see passwordServerRejectsUnauthenticatedCommands)
+            assertThatThrownBy(() -> RedisServers.call(redis.port(), false, null, Duration.ofSeconds(10), "GET", "k"))
+                    .isInstanceOf(RedisServers.RedisErrorReply.class).hasMessageStartingWith("NOAUTH");
             RedisClient alice = RedisClient.create(resources, "redis://alice:wonderland@127.0.0.1:" + redis.port());
             RedisClient anonymous = RedisClient.create(resources, redis.uri());
             try (StatefulRedisConnection<String, String> connection = alice.connect()) {
@@ -156,7 +172,7 @@ class RedisServersTest {
                     try (StatefulRedisConnection<String, String> c = anonymous.connect()) {
                         c.sync().get("k");
                     }
-                }).hasStackTraceContaining("NOAUTH");
+                }).isInstanceOf(RedisException.class);
             } finally {
                 alice.shutdown(Duration.ZERO, Duration.ofSeconds(2));
                 anonymous.shutdown(Duration.ZERO, Duration.ofSeconds(2));
@@ -175,6 +191,7 @@ class RedisServersTest {
             pids = cluster.nodes().stream().map(RedisHandle::pid).toList();
             assertThat(cluster.uris()).hasSize(3).doesNotHaveDuplicates();
             assertThat(cluster.seedUri()).isEqualTo(cluster.uris().get(0));
+            assertThat(cluster.ports()).allSatisfy(port -> assertThat(port + 10000).isLessThan(ephemeralPortsFrom()));
 
             RedisClient plain = RedisClient.create(resources);
             try {
@@ -241,6 +258,23 @@ class RedisServersTest {
         }
         assertThat(directories).allSatisfy(directory -> assertThat(directory).doesNotExist());
         assertThat(pids).allSatisfy(pid -> assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).isEmpty());
+    }
+
+    /**
+     * The first port of the kernel's ephemeral range, which it hands to outgoing connections: a server's port (and a
+     * cluster node's bus port) lies below it, so that no client connection takes it while the server is stopped.
+     */
+    private static int ephemeralPortsFrom() {
+        Path range = Path.of("/proc/sys/net/ipv4/ip_local_port_range");
+        if (!Files.isReadable(range)) {
+            return 32768;
+        }
+        // one read of the whole line: a sysctl file answers nothing to a read that does not start at offset 0
+        try (BufferedReader reader = Files.newBufferedReader(range)) {
+            return Integer.parseInt(reader.readLine().trim().split("\\s+")[0]);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test
