@@ -134,8 +134,9 @@ final class TokenBucketSlotWaiter {
             if (!outcome.granted()) {
                 withdrawTicket(); // an admission takes its ticket out; a refusal must, or it holds up the key
             } else if (attempt != request) { // its tickets on the candidates the narrowed attempt left out too
+                Set<String> tried = TokenBucketLeases.anySlotKeys(attempt);
                 withdrawTickets(TokenBucketLeases.allSlotKeys(request).stream()
-                        .filter(k -> !TokenBucketLeases.anySlotKeys(attempt).contains(k.stored())).toList());
+                        .filter(k -> !tried.contains(k.stored())).toList());
             }
             // holding its waiting place (place: true), its answer given later (sync: false)
             continueOnWorker(() -> producer.decide(exchange, callback, attempt, lease, outcome, true, start,
