@@ -168,11 +168,10 @@ public class ExampleConfiguration implements CamelConfiguration {
         // every proxy waits it out by these retries, so they must outlast the longest rest
         long maxRetryAfter = millis(context, "example.maxRetryAfter", "60s");
         boolean horizon = !context.getPropertiesComponent().resolveProperty(PAIR_MAX_WAIT).orElse("").isBlank();
-        if (freest && horizon && storeRetries * storeRetryDelay < maxRetryAfter) {
+        String shortRetries = retriesShortOfRests(freest && horizon, storeRetries, storeRetryDelay, maxRetryAfter);
+        if (shortRetries != null) {
             // a choice (no retries at all, with a broker that redelivers, is one), not a mistake: said, not refused
-            LOG.warn("example.storeRetries x example.storeRetryDelay ({} x {} ms) is less than example.maxRetryAfter"
-                    + " ({} ms) with example.choose=freest and {}: a URL whose host rests every proxy goes to the dead"
-                    + " letter before the rest ends", storeRetries, storeRetryDelay, maxRetryAfter, PAIR_MAX_WAIT);
+            LOG.warn(shortRetries);
         }
         // a 429's Retry-After is the target's word: capped, so a hostile target cannot rest a proxy for a year
         RetryAfter retryAfter = new RetryAfter(millis(context, "example.penalty", "1s"),
@@ -296,5 +295,26 @@ public class ExampleConfiguration implements CamelConfiguration {
         } catch (RuntimeException e) { // Camel's parser also throws index errors on some text
             throw new IllegalArgumentException(key + " must be a duration such as 500ms or 2s, was '" + value + "'");
         }
+    }
+
+    /**
+     * The start's warning when the store retries end before the longest rest a host may impose, or null: with the
+     * freest choice under a booking horizon a URL whose host rests every proxy waits the rest out by these retries.
+     *
+     * @param restsByRetries whether rests are waited out by the retries ({@code example.choose=freest} with
+     *                       {@code example.pairMaxWait} set)
+     * @param retries        {@code example.storeRetries}
+     * @param delayMillis    {@code example.storeRetryDelay}, milliseconds
+     * @param maxRestMillis  {@code example.maxRetryAfter}, milliseconds
+     */
+    static String retriesShortOfRests(boolean restsByRetries, long retries, long delayMillis, long maxRestMillis) {
+        // a negative count is Camel's "redeliver forever"; a product past a long outlasts any rest
+        if (!restsByRetries || retries < 0 || delayMillis > 0 && retries > Long.MAX_VALUE / delayMillis
+                || retries * delayMillis >= maxRestMillis) {
+            return null;
+        }
+        return "example.storeRetries x example.storeRetryDelay (" + retries + " x " + delayMillis + " ms) is less"
+                + " than example.maxRetryAfter (" + maxRestMillis + " ms) with example.choose=freest and "
+                + PAIR_MAX_WAIT + ": a URL whose host rests every proxy goes to the dead letter before the rest ends";
     }
 }

@@ -74,6 +74,26 @@ class ExampleConfigurationTest {
     }
 
     @Test
+    void theStartWarnsWhenTheStoreRetriesEndBeforeTheLongestRestTheyMustWaitOut() {
+        String warning = ExampleConfiguration.retriesShortOfRests(true, 119, 500, 60_000);
+        assertThat(warning).isEqualTo("example.storeRetries x example.storeRetryDelay (119 x 500 ms) is less than"
+                + " example.maxRetryAfter (60000 ms) with example.choose=freest and example.pairMaxWait: a URL whose"
+                + " host rests every proxy goes to the dead letter before the rest ends");
+        assertThat(ExampleConfiguration.retriesShortOfRests(true, 0, 500, 1)).isNotNull();
+        assertThat(ExampleConfiguration.retriesShortOfRests(true, 120, 500, 60_001)).isNotNull();
+        // exactly as long is enough, and the defaults (130 x 500 ms against 60 s) outlast the longest rest
+        assertThat(ExampleConfiguration.retriesShortOfRests(true, 120, 500, 60_000)).isNull();
+        assertThat(ExampleConfiguration.retriesShortOfRests(true, 130, 500, 60_000)).isNull();
+        // rests not waited out by the retries (round robin, or no booking horizon): nothing to say
+        assertThat(ExampleConfiguration.retriesShortOfRests(false, 0, 500, 60_000)).isNull();
+        // Camel's "forever" (-1) and counts whose product passes a long outlast any rest, never wrap into a warning
+        assertThat(ExampleConfiguration.retriesShortOfRests(true, -1, 500, 60_000)).isNull();
+        assertThat(ExampleConfiguration.retriesShortOfRests(true, Long.MAX_VALUE, 500, 86_400_000)).isNull();
+        assertThat(ExampleConfiguration.retriesShortOfRests(true, Long.MAX_VALUE / 2 + 1, 2, Long.MAX_VALUE))
+                .isNull();
+    }
+
+    @Test
     void aBadHostLimitFailsTheStartByName() throws Exception {
         try (CamelContext context = new DefaultCamelContext()) {
             Properties properties = new Properties();
