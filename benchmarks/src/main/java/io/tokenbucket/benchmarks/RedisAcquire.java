@@ -10,13 +10,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -36,6 +31,9 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.event.command.CommandStartedEvent;
 import io.lettuce.core.resource.ClientResources;
+import io.tokenbucket.benchmarks.ClosedLoop.Case;
+import io.tokenbucket.benchmarks.ClosedLoop.Peer;
+import io.tokenbucket.benchmarks.ClosedLoop.Run;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.redis.RedisBucketStore;
@@ -43,7 +41,6 @@ import io.tokenbucket.store.redis.RedisConnections;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
 
 /**
  * Measurement 2: acquire throughput and latency against one Redis from one JVM, a closed-loop load driver (not
@@ -83,36 +80,12 @@ public final class RedisAcquire {
     static final Limits FREE = Limits.of(Limit.of(1_000_000, 1, TimeUnit.SECONDS.toNanos(1)));
     static final Limits HOT = Limits.of(Limit.of(100, 10_000, TimeUnit.SECONDS.toNanos(1)));
     static final Duration TIMEOUT = Duration.ofSeconds(1);
-    static final String HOT_KEY = "hot";
 
     private RedisAcquire() {
     }
 
-    /** One case: how many requests in flight, on random keys or on the one hot key. */
-    record Case(String name, int inFlight, boolean hot) {
-        static Case parse(String s) {
-            return s.startsWith("hot") ? new Case(s, Integer.parseInt(s.substring(3)), true)
-                    : new Case(s, Integer.parseInt(s), false);
-        }
-    }
-
-    /** One timed run of one peer on one case. */
-    record Run(double opsPerSecond, long granted, long rejected, long timeouts, long otherErrors, Histogram latency,
-               String firstError, int stuck, long oldestOutstandingNanos) {
-    }
-
     /** One run of redis-benchmark: its own throughput and latency figures. */
     record Ceiling(double opsPerSecond, double p50Ms, double p99Ms, long requests) {
-    }
-
-    /** A limiter under test: one asynchronous acquire of one token. */
-    interface Peer extends AutoCloseable {
-        String name();
-
-        CompletableFuture<Boolean> acquire(String key, boolean hot);
-
-        @Override
-        void close();
     }
 
     public static void main(String[] args) throws Exception {
@@ -162,7 +135,7 @@ public final class RedisAcquire {
                                 : List.of(bucket4j, unbatched, ours, bare);
                         for (Peer p : order) {
                             adminCommands.flushall();
-                            Run r = drive(p, c, keyNames, warmup, seconds, adminCommands::configResetstat);
+                            Run r = ClosedLoop.drive(p, c, keyNames, warmup, seconds, adminCommands::configResetstat);
                             results.computeIfAbsent(p.name() + " " + c.name(), k -> new ArrayList<>()).add(r);
                             print(round, p.name(), c, r);
                             System.out.println("         server side, per acquire: "
@@ -285,7 +258,7 @@ public final class RedisAcquire {
         for (String k : keyNames) {
             proxies.put(k, manager.builder().build("bucket4j:bench:" + k, () -> CompletableFuture.completedFuture(free)));
         }
-        AsyncBucketProxy hotProxy = manager.builder().build("bucket4j:bench:" + HOT_KEY,
+        AsyncBucketProxy hotProxy = manager.builder().build("bucket4j:bench:" + ClosedLoop.HOT_KEY,
                 () -> CompletableFuture.completedFuture(hot));
         return new Peer() {
             @Override
@@ -304,122 +277,6 @@ public final class RedisAcquire {
                 client.shutdown();
             }
         };
-    }
-
-    // ---------------------------------------------------------------- the closed loop
-
-    /**
-     * Keeps {@code c.inFlight()} acquires outstanding: {@code warmup} s unrecorded, then {@code seconds} s
-     * recorded; then stops issuing and waits (at most 10 s) for the outstanding ones.
-     */
-    static Run drive(Peer peer, Case c, String[] keys, double warmup, double seconds, Runnable atMeasureStart)
-            throws InterruptedException {
-        return drive(peer, c, keys, warmup, seconds, atMeasureStart, () -> { });
-    }
-
-    /**
-     * As {@link #drive(Peer, Case, String[], double, double, Runnable)}, running {@code atMeasureEnd} when the
-     * measured seconds end (before the outstanding acquires drain), so that counters read there (CPU, Redis's
-     * {@code INFO}) cover the measured seconds only.
-     */
-    static Run drive(Peer peer, Case c, String[] keys, double warmup, double seconds, Runnable atMeasureStart,
-                     Runnable atMeasureEnd) throws InterruptedException {
-        Recorder recorder = new Recorder(3);
-        LongAdder granted = new LongAdder();
-        LongAdder rejected = new LongAdder();
-        LongAdder timeouts = new LongAdder();
-        LongAdder errors = new LongAdder();
-        AtomicReference<String> firstError = new AtomicReference<>();
-        CountDownLatch drained = new CountDownLatch(c.inFlight());
-        // 0: warming up, 1: measuring, 2: stopping
-        int[] phase = {0};
-        Object lock = new Object();
-        // when each lane's outstanding request was sent: at the end, how old the oldest still unanswered one is
-        AtomicLongArray sentAt = new AtomicLongArray(c.inFlight());
-        class Lane {
-            final int index;
-
-            Lane(int index) {
-                this.index = index;
-            }
-
-            void issue() {
-                String key = c.hot() ? HOT_KEY : keys[ThreadLocalRandom.current().nextInt(keys.length)];
-                long start = System.nanoTime();
-                sentAt.set(index, start);
-                CompletableFuture<Boolean> f;
-                try {
-                    f = peer.acquire(key, c.hot());
-                } catch (RuntimeException e) {
-                    f = CompletableFuture.failedFuture(e);
-                }
-                f.whenComplete((ok, failure) -> {
-                    long end = System.nanoTime();
-                    int p;
-                    synchronized (lock) {
-                        p = phase[0];
-                    }
-                    if (p == 1) {
-                        recorder.recordValue(end - start);
-                        if (failure == null) {
-                            (ok ? granted : rejected).increment();
-                        } else {
-                            Throwable t = failure instanceof CompletionException && failure.getCause() != null
-                                    ? failure.getCause() : failure;
-                            (t.getClass().getSimpleName().contains("Timeout") ? timeouts : errors).increment();
-                            firstError.compareAndSet(null, t.toString());
-                        }
-                    }
-                    if (p == 2) {
-                        drained.countDown();
-                    } else {
-                        issue();
-                    }
-                });
-            }
-        }
-        for (int i = 0; i < c.inFlight(); i++) {
-            new Lane(i).issue();
-        }
-        Thread.sleep(Math.round(warmup * 1000));
-        long start;
-        synchronized (lock) {
-            atMeasureStart.run();
-            recorder.getIntervalHistogram(); // drop the warm-up
-            granted.reset();
-            rejected.reset();
-            timeouts.reset();
-            errors.reset();
-            phase[0] = 1;
-            start = System.nanoTime();
-        }
-        Thread.sleep(Math.round(seconds * 1000));
-        long elapsed;
-        Histogram h;
-        long g;
-        long r;
-        long t;
-        long e;
-        long oldest = 0;
-        synchronized (lock) {
-            phase[0] = 2;
-            elapsed = System.nanoTime() - start;
-            atMeasureEnd.run();
-            h = recorder.getIntervalHistogram();
-            g = granted.sum();
-            r = rejected.sum();
-            t = timeouts.sum();
-            e = errors.sum();
-            // every lane has one request outstanding, sent at sentAt (a completed one was re-sent at once), so the
-            // oldest sentAt is the age of the oldest unanswered request: what the histogram of completed ones misses
-            long now = System.nanoTime();
-            for (int i = 0; i < c.inFlight(); i++) {
-                oldest = Math.max(oldest, now - sentAt.get(i));
-            }
-        }
-        drained.await(10, TimeUnit.SECONDS);
-        return new Run((g + r + t + e) * 1e9 / elapsed, g, r, t, e, h, firstError.get(), (int) drained.getCount(),
-                oldest);
     }
 
     // ---------------------------------------------------------------- redis-benchmark
@@ -442,7 +299,7 @@ public final class RedisAcquire {
         });
         try (StatefulRedisConnection<String, String> connection = probe.connect(StringCodec.UTF8)) {
             RedisBucketStore store = new RedisBucketStore(connection.async(), NAMESPACE, TIMEOUT);
-            String key = hot ? HOT_KEY : randKey(0);
+            String key = hot ? ClosedLoop.HOT_KEY : randKey(0);
             store.reserve(key, hot ? HOT : FREE, 1, 0).toCompletableFuture().join();
             // "sha 1 key<tokenbucket:bench:key-000000000000> value<reserve> ..." -> plain words
             String plain = sent.get().replaceAll("(key|value)<([^>]*)>", "$2");

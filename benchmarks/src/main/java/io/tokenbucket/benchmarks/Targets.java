@@ -30,8 +30,8 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
-import io.tokenbucket.benchmarks.RedisAcquire.Peer;
-import io.tokenbucket.benchmarks.RedisAcquire.Run;
+import io.tokenbucket.benchmarks.ClosedLoop.Peer;
+import io.tokenbucket.benchmarks.ClosedLoop.Run;
 import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
@@ -60,7 +60,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * {@code --only} keeps the Redis cases whose name contains the text (say {@code random}: with
  * {@code -XX:StartFlightRecording}, a profile of that case alone).
  * <ol>
- * <li><b>Redis</b>, a closed loop ({@link RedisAcquire#drive}) against one {@code redis-server} started here, peers
+ * <li><b>Redis</b>, a closed loop ({@link ClosedLoop#drive}) against one {@code redis-server} started here, peers
  * alternating case by case for {@code rounds} rounds, {@code FLUSHALL} before each run:
  * <ul>
  * <li><b>ours</b>: {@code direct:} -> {@code tokenbucket:} (store=redis, every other option at its default, so
@@ -127,8 +127,8 @@ public final class Targets {
 
     /** One Redis case: acquires in flight, on random keys or the hot key, quiet or with a core busy. */
     record Case(String name, int inFlight, boolean hot, boolean busy, List<String> peers) {
-        RedisAcquire.Case driverCase() {
-            return new RedisAcquire.Case(name, inFlight, hot);
+        ClosedLoop.Case driverCase() {
+            return new ClosedLoop.Case(name, inFlight, hot);
         }
     }
 
@@ -258,7 +258,7 @@ public final class Targets {
                             try (Busy busy = c.busy() ? new Busy() : null) {
                                 m = measure(redis, adminCommands, busy, () -> p.equals(GCRA_P16)
                                         ? pipelined(redis, sha, c, keyNames, s)
-                                        : RedisAcquire.drive(p.equals(OURS) ? ours : bucket4j, c.driverCase(),
+                                        : ClosedLoop.drive(p.equals(OURS) ? ours : bucket4j, c.driverCase(),
                                         keyNames, s.warmup(), s.seconds(), COUNTERS::start, COUNTERS::end));
                             }
                             results.computeIfAbsent(p + " " + c.name(), k -> new ArrayList<>()).add(m);
@@ -377,7 +377,7 @@ public final class Targets {
             String[] args = c.hot() ? HOT_GCRA : FREE_GCRA;
             String[] hotKey = {"gcra:hot"};
             String[] redisKeys = Arrays.stream(keys).map(k -> "gcra:" + k).toArray(String[]::new);
-            // the same closed loop as RedisAcquire.drive, one lane per connection, a lane's "acquire" being 16
+            // the same closed loop as ClosedLoop.drive, one lane per connection, a lane's "acquire" being 16
             // commands: a lane takes a connection nobody is writing to (there are as many as lanes, and a lane hands
             // its connection back before it sends again), so each connection has one batch outstanding at a time
             java.util.concurrent.ConcurrentLinkedQueue<StatefulRedisConnection<String, String>> idle =
@@ -413,7 +413,7 @@ public final class Targets {
                 public void close() {
                 }
             };
-            Run lanes = RedisAcquire.drive(batches, new RedisAcquire.Case(c.name(), connections, c.hot()), keys,
+            Run lanes = ClosedLoop.drive(batches, new ClosedLoop.Case(c.name(), connections, c.hot()), keys,
                     s.warmup(), s.seconds(), COUNTERS::start, COUNTERS::end);
             // drive counts a batch as one acquire: scale to decisions (each batch's members share its latency)
             Histogram perDecision = new Histogram(3);
