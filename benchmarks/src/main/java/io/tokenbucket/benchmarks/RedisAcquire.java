@@ -1,5 +1,10 @@
 package io.tokenbucket.benchmarks;
 
+import static io.tokenbucket.benchmarks.Figures.median;
+import static io.tokenbucket.benchmarks.Figures.merged;
+import static io.tokenbucket.benchmarks.Figures.ms;
+import static io.tokenbucket.benchmarks.Figures.range;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -31,6 +36,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.event.command.CommandStartedEvent;
 import io.lettuce.core.resource.ClientResources;
+
 import io.tokenbucket.benchmarks.ClosedLoop.Case;
 import io.tokenbucket.benchmarks.ClosedLoop.Peer;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
@@ -511,24 +517,4 @@ public final class RedisAcquire {
         return String.format("%.1f %% / %.1f %%", 100.0 * g / Math.max(1, g + r), 100.0 * r / Math.max(1, g + r));
     }
 
-    private static Histogram merged(List<Run> runs) {
-        Histogram h = new Histogram(3);
-        runs.forEach(r -> h.add(r.latency()));
-        return h;
-    }
-
-    static double median(double[] values) {
-        double[] v = values.clone();
-        Arrays.sort(v);
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-    }
-
-    private static String range(double[] values) {
-        return String.format("%.2f–%.2f", Arrays.stream(values).min().orElse(Double.NaN),
-                Arrays.stream(values).max().orElse(Double.NaN));
-    }
-
-    private static double ms(long nanos) {
-        return nanos / 1e6;
-    }
 }

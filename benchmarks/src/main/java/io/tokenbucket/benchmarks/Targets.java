@@ -1,5 +1,7 @@
 package io.tokenbucket.benchmarks;
 
+import static io.tokenbucket.benchmarks.Figures.ms;
+
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -30,6 +32,8 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
+
+import io.tokenbucket.benchmarks.Figures.Ratio;
 import io.tokenbucket.benchmarks.ClosedLoop.Peer;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
 import io.tokenbucket.camel.TokenBucketComponent;
@@ -608,15 +612,8 @@ public final class Targets {
         }
         for (var e : redisBenchmark.entrySet()) {
             System.out.printf("%s (the C client, the same GCRA script): median %,.0f ops/s, rounds %s%n", e.getKey(),
-                    RedisAcquire.median(e.getValue().stream().mapToDouble(Double::doubleValue).toArray()),
+                    Figures.median(e.getValue().stream().mapToDouble(Double::doubleValue).toArray()),
                     e.getValue().stream().map(v -> String.format("%,.0f", v)).toList());
-        }
-    }
-
-    /** Ours ÷ a peer's throughput, round by round. */
-    record Ratio(double median, double min, double max) {
-        String text() {
-            return String.format("%.2f (%.2f–%.2f)", median, min, max);
         }
     }
 
@@ -627,8 +624,7 @@ public final class Targets {
         for (int i = 0; i < r.length; i++) {
             r[i] = o.get(i).run().opsPerSecond() / p.get(i).run().opsPerSecond();
         }
-        return new Ratio(RedisAcquire.median(r), Arrays.stream(r).min().orElse(Double.NaN),
-                Arrays.stream(r).max().orElse(Double.NaN));
+        return Ratio.of(r);
     }
 
     private static void redisTargets(Map<String, List<Measured>> results, List<Double> redisBenchmark,
@@ -651,10 +647,9 @@ public final class Targets {
                 for (int i = 0; i < r.length; i++) {
                     r[i] = o.get(i).run().opsPerSecond() / redisBenchmark.get(i);
                 }
-                Ratio vsC = new Ratio(RedisAcquire.median(r), Arrays.stream(r).min().orElse(Double.NaN),
-                        Arrays.stream(r).max().orElse(Double.NaN));
+                Ratio vsC = Ratio.of(r);
                 targets.add(new Target("the same against redis-benchmark -c 4 -P 16 running that GCRA script",
-                        kops(o), String.format("%,.1f k/s redis-benchmark", RedisAcquire.median(
+                        kops(o), String.format("%,.1f k/s redis-benchmark", Figures.median(
                         redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()) / 1e3), vsC.text(),
                         "≥ 1×", vsC.median() >= 1));
             }
@@ -938,17 +933,11 @@ public final class Targets {
     // ---------------------------------------------------------------- helpers
 
     private static double median(List<Measured> m, java.util.function.ToDoubleFunction<Measured> f) {
-        return RedisAcquire.median(m.stream().mapToDouble(f).toArray());
+        return Figures.median(m.stream().mapToDouble(f).toArray());
     }
 
     private static Histogram merged(List<Measured> runs) {
-        Histogram h = new Histogram(3);
-        runs.forEach(r -> h.add(r.run().latency()));
-        return h;
-    }
-
-    private static double ms(long nanos) {
-        return nanos / 1e6;
+        return Figures.merged(runs.stream().map(Measured::run).toList());
     }
 
     /** Runs each task on the thread that submits it ({@code --inline-worker}). */
