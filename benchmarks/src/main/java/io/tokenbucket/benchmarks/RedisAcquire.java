@@ -72,7 +72,7 @@ import org.HdrHistogram.Histogram;
  * Besides the peers, a diagnosis: <b>bare-evalsha</b> ({@link #bareEvalsha}) sends our store's {@code EVALSHA}
  * straight through Lettuce, so ours ÷ bare is the cost of our Java side; and after every run Redis's own
  * {@code INFO commandstats} (reset when the measured seconds start) gives the commands and server microseconds
- * per acquire ({@link #perAcquire}).
+ * per acquire ({@link Commandstats#perAcquire}).
  * Limits: for the random-key cases a limit that never binds but keeps state for every key (capacity 1,000,000,
  * one token per second back: at most a few hundred acquires reach a key in a run), so every call reads and writes
  * a live state; for the hot key, capacity 100 and 10,000 per second, which binds: admitted and rejected are
@@ -145,7 +145,7 @@ public final class RedisAcquire {
                             results.computeIfAbsent(p.name() + " " + c.name(), k -> new ArrayList<>()).add(r);
                             print(round, p.name(), c, r);
                             System.out.println("         server side, per acquire: "
-                                    + perAcquire(adminCommands.info("commandstats"), r));
+                                    + Commandstats.perAcquire(adminCommands.info("commandstats"), r));
                         }
                     }
                     if (rb != null) {
@@ -336,27 +336,6 @@ public final class RedisAcquire {
         } finally {
             probe.shutdown();
         }
-    }
-
-    private static final Pattern COMMANDSTAT = Pattern.compile("cmdstat_(\\w+):calls=(\\d+),usec=(\\d+)");
-
-    /**
-     * Redis's own count of the commands run during the measured seconds (reset at their start), per acquire:
-     * calls and server microseconds of each command. Commands run inside a script are counted too (and their
-     * time is also inside the script's), so the {@code evalsha}/{@code eval} lines carry the whole script cost.
-     */
-    static String perAcquire(String commandstats, Run r) {
-        long acquires = Math.max(1, r.granted() + r.rejected() + r.timeouts() + r.otherErrors());
-        StringBuilder out = new StringBuilder();
-        Matcher m = COMMANDSTAT.matcher(commandstats);
-        while (m.find()) {
-            if (m.group(1).equals("config")) {
-                continue;
-            }
-            out.append(String.format("%s %.2f calls %.1f µs; ", m.group(1), Long.parseLong(m.group(2)) / (double) acquires,
-                    Long.parseLong(m.group(3)) / (double) acquires));
-        }
-        return out.toString();
     }
 
     /** {@code bucket.lua} as the component sends it, its parts joined in. */

@@ -18,8 +18,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
@@ -482,42 +480,11 @@ public final class Targets {
         Run r = driver.drive();
         long acquires = Math.max(1, r.granted() + r.rejected() + r.timeouts() + r.otherErrors());
         return new Measured(r, (COUNTERS.cpu1 - COUNTERS.cpu0) / 1e3 / acquires,
-                (COUNTERS.redis1 - COUNTERS.redis0) / 1e3 / acquires, topLevelMicros(COUNTERS.commandstats) / acquires,
+                (COUNTERS.redis1 - COUNTERS.redis0) / 1e3 / acquires, Commandstats.topLevelMicros(COUNTERS.commandstats) / acquires,
                 (double) (COUNTERS.alloc1 - COUNTERS.alloc0) / acquires,
-                RedisAcquire.perAcquire(COUNTERS.commandstats, r),
-                (double) acquires / Math.max(1, stat(COUNTERS.commandstats, "eval")[0]
-                        + stat(COUNTERS.commandstats, "evalsha")[0]));
-    }
-
-    private static final Pattern COMMANDSTAT = Pattern.compile("cmdstat_(\\w+):calls=(\\d+),usec=(\\d+)");
-
-    /**
-     * Redis's microseconds in the commands the clients sent: the scripts' (which include the commands they call)
-     * and the plain commands' calls beyond those the scripts made. Bucket4j's script reads its key with one
-     * {@code GET} per call, so its own {@code GET}s are {@code get} calls less {@code eval} calls; ours and the GCRA
-     * script send only scripts.
-     */
-    static double topLevelMicros(String commandstats) {
-        long[] eval = stat(commandstats, "eval");
-        long[] evalsha = stat(commandstats, "evalsha");
-        long[] get = stat(commandstats, "get");
-        double scripts = eval[1] + evalsha[1];
-        long scriptCalls = eval[0] + evalsha[0];
-        // GETs beyond one per script call were sent by the client (Bucket4j); their share of the GET time
-        long clientGets = Math.max(0, get[0] - scriptCalls);
-        double gets = get[0] == 0 ? 0 : get[1] * (double) clientGets / get[0];
-        return scripts + gets;
-    }
-
-    /** One command's {calls, microseconds} in {@code INFO commandstats}; {0, 0} when it did not run. */
-    static long[] stat(String commandstats, String command) {
-        Matcher m = COMMANDSTAT.matcher(commandstats);
-        while (m.find()) {
-            if (m.group(1).equals(command)) {
-                return new long[] {Long.parseLong(m.group(2)), Long.parseLong(m.group(3))};
-            }
-        }
-        return new long[] {0, 0};
+                Commandstats.perAcquire(COUNTERS.commandstats, r),
+                (double) acquires / Math.max(1, Commandstats.stat(COUNTERS.commandstats, "eval")[0]
+                        + Commandstats.stat(COUNTERS.commandstats, "evalsha")[0]));
     }
 
     /** Redis's user + system CPU time, from {@code /proc/<pid>/stat} (Linux; 0 elsewhere). */
