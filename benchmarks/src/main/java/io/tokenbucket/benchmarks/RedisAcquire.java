@@ -5,8 +5,6 @@ import static io.tokenbucket.benchmarks.Figures.merged;
 import static io.tokenbucket.benchmarks.Figures.ms;
 import static io.tokenbucket.benchmarks.Figures.range;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,9 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.AsyncBucketProxy;
@@ -33,13 +28,12 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.event.command.CommandListener;
-import io.lettuce.core.event.command.CommandStartedEvent;
 import io.lettuce.core.resource.ClientResources;
 
 import io.tokenbucket.benchmarks.ClosedLoop.Case;
 import io.tokenbucket.benchmarks.ClosedLoop.Peer;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
+import io.tokenbucket.benchmarks.RedisBenchmark.Ceiling;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.redis.RedisBucketStore;
@@ -90,10 +84,6 @@ public final class RedisAcquire {
     private RedisAcquire() {
     }
 
-    /** One run of redis-benchmark: its own throughput and latency figures. */
-    record Ceiling(double opsPerSecond, double p50Ms, double p99Ms, long requests) {
-    }
-
     public static void main(String[] args) throws Exception {
         run(args);
     }
@@ -108,7 +98,7 @@ public final class RedisAcquire {
                 .map(Case::parse).toList();
         String[] keyNames = new String[keys];
         for (int i = 0; i < keys; i++) {
-            keyNames[i] = randKey(i);
+            keyNames[i] = RedisBenchmark.randKey(i);
         }
 
         try (RedisHandle redis = RedisServers.standalone();
@@ -120,14 +110,14 @@ public final class RedisAcquire {
                     System.getProperty("java.vm.name"), System.getProperty("java.vm.version"),
                     Runtime.getRuntime().availableProcessors(), keys, seconds, warmup, rounds);
 
-            List<String> rbFree = checkedBenchmarkArgs(redis, false);
-            List<String> rbHot = checkedBenchmarkArgs(redis, true);
+            List<String> rbFree = RedisBenchmark.checkedArgs(redis, false);
+            List<String> rbHot = RedisBenchmark.checkedArgs(redis, true);
             Path rb = RedisServers.findOnPath("redis-benchmark");
             if (rb == null) {
                 System.out.println("redis-benchmark: skipped: redis-benchmark not on PATH"
                         + " (Debian: apt-get install -y redis-tools)");
             } else {
-                System.out.println("redis-benchmark: " + version(rb));
+                System.out.println("redis-benchmark: " + RedisBenchmark.version(rb));
             }
 
             try (Peer ours = ours(redis, true); Peer unbatched = ours(redis, false);
@@ -154,7 +144,7 @@ public final class RedisAcquire {
                             boolean hot = spec[2].equals("hot");
                             adminCommands.flushall();
                             String name = "redis-benchmark -c " + spec[0] + " -P " + spec[1] + (hot ? " hot" : "");
-                            Ceiling r = redisBenchmark(rb, redis, Integer.parseInt(spec[0]),
+                            Ceiling r = RedisBenchmark.run(rb, redis, Integer.parseInt(spec[0]),
                                     Integer.parseInt(spec[1]), hot ? rbHot : rbFree, keys, seconds);
                             ceilings.computeIfAbsent(name, k -> new ArrayList<>()).add(r);
                             System.out.printf("round %d  %-32s %,12.0f ops/s  p50 %7.3f ms  p99 %7.3f ms"
@@ -285,114 +275,7 @@ public final class RedisAcquire {
         };
     }
 
-    // ---------------------------------------------------------------- redis-benchmark
-
-    /**
-     * The {@code EVALSHA} arguments our store sends for one acquire of the given kind, read from the command our
-     * store itself issues (a Lettuce {@link CommandListener} on a probe client), with the key replaced by
-     * {@code key-__rand_int__} (or the hot key); checked by running them once ourselves.
-     */
-    static List<String> checkedBenchmarkArgs(RedisHandle redis, boolean hot) {
-        RedisClient probe = RedisClient.create(redis.uri());
-        AtomicReference<String> sent = new AtomicReference<>();
-        probe.addListener(new CommandListener() {
-            @Override
-            public void commandStarted(CommandStartedEvent event) {
-                if (event.getCommand().getType().toString().equals("EVALSHA")) {
-                    sent.compareAndSet(null, event.getCommand().getArgs().toCommandString());
-                }
-            }
-        });
-        try (StatefulRedisConnection<String, String> connection = probe.connect(StringCodec.UTF8)) {
-            RedisBucketStore store = new RedisBucketStore(connection.async(), NAMESPACE, TIMEOUT);
-            String key = hot ? ClosedLoop.HOT_KEY : randKey(0);
-            store.reserve(key, hot ? HOT : FREE, 1, 0).toCompletableFuture().join();
-            // "sha 1 key<tokenbucket:bench:key-000000000000> value<reserve> ..." -> plain words
-            String plain = sent.get().replaceAll("(key|value)<([^>]*)>", "$2");
-            List<String> words = new ArrayList<>(List.of(plain.split(" ")));
-            String redisKey = store.redisKey(key);
-            if (words.size() < 3 || !words.get(1).equals("1") || !words.get(2).equals(redisKey)) {
-                throw new IllegalStateException("unexpected EVALSHA from our store: " + sent.get());
-            }
-            String sha = words.get(0);
-            // load the script by hand as well (our store loaded it through its EVAL fallback): redis-benchmark
-            // only sends EVALSHA
-            String loaded = connection.sync().scriptLoad(scriptSource());
-            if (!loaded.equals(sha)) {
-                throw new IllegalStateException("SCRIPT LOAD of bucket.lua gave " + loaded + ", our store sent " + sha);
-            }
-            List<String> argv = words.subList(3, words.size());
-            Object check = connection.sync().evalsha(sha, ScriptOutputType.MULTI, new String[] {redisKey},
-                    argv.toArray(new String[0]));
-            if (!(check instanceof List<?> reply) || reply.isEmpty() || !Long.valueOf(1).equals(reply.get(0))) {
-                throw new IllegalStateException("the captured EVALSHA did not grant: " + check);
-            }
-            List<String> rbArgs = new ArrayList<>(List.of("EVALSHA", sha, "1",
-                    hot ? redisKey : NAMESPACE + "key-__rand_int__"));
-            rbArgs.addAll(argv);
-            System.out.println("our store sends  : EVALSHA " + plain);
-            System.out.println("redis-benchmark  : " + String.join(" ", rbArgs) + (hot ? "" : "   (with -r keys)"));
-            return rbArgs;
-        } finally {
-            probe.shutdown();
-        }
-    }
-
-    /** {@code bucket.lua} as the component sends it, its parts joined in. */
-    static String scriptSource() {
-        return RedisBucketStore.script();
-    }
-
-    private static final Pattern CSV = Pattern.compile("\"([^\"]*)\"");
-
-    /** Runs redis-benchmark twice (a short calibration, then about {@code seconds} s) and parses its CSV line. */
-    static Ceiling redisBenchmark(Path rb, RedisHandle redis, int clients, int pipeline,
-                                  List<String> command, int keys, double seconds) throws IOException, InterruptedException {
-        double calibration = runRedisBenchmark(rb, redis, clients, pipeline, command, keys, 20_000)[0];
-        long n = Math.max(1_000, (long) (calibration * seconds));
-        double[] r = runRedisBenchmark(rb, redis, clients, pipeline, command, keys, n);
-        return new Ceiling(r[0], r[1], r[2], n);
-    }
-
-    /** {rps, p50 ms, p99 ms}. */
-    private static double[] runRedisBenchmark(Path rb, RedisHandle redis, int clients,
-                                              int pipeline, List<String> command, int keys, long n)
-            throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(rb.toString(), "-h", "127.0.0.1", "-p",
-                Integer.toString(redis.port()), "-c", Integer.toString(clients), "-P", Integer.toString(pipeline),
-                "-n", Long.toString(n), "-r", Integer.toString(keys), "--csv"));
-        cmd.addAll(command);
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor();
-        String[] lines = out.strip().split("\\R");
-        String last = lines[lines.length - 1];
-        List<String> fields = new ArrayList<>();
-        Matcher m = CSV.matcher(last);
-        while (m.find()) {
-            fields.add(m.group(1));
-        }
-        if (p.exitValue() != 0 || fields.size() < 7 || out.contains("ERR")) {
-            throw new IllegalStateException("redis-benchmark failed (" + String.join(" ", cmd) + "): " + out);
-        }
-        // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms",...
-        return new double[] {Double.parseDouble(fields.get(1)), Double.parseDouble(fields.get(4)),
-                Double.parseDouble(fields.get(6))};
-    }
-
-    private static String version(Path rb) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(rb.toString(), "--version").redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        p.waitFor();
-        return out + " (" + rb + ")";
-    }
-
     // ---------------------------------------------------------------- output
-
-    /** The key redis-benchmark's {@code __rand_int__} makes of {@code i}: 12 digits, zero-padded. */
-    static String randKey(int i) {
-        return String.format("key-%012d", i);
-    }
 
     private static void print(int round, String peer, Case c, Run r) {
         System.out.printf("round %d  %-9s %-7s %,12.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  oldest"

@@ -219,7 +219,7 @@ public final class Targets {
     static Map<String, List<Measured>> redis(Settings s, List<Target> targets) throws Exception {
         String[] keyNames = new String[s.keys()];
         for (int i = 0; i < keyNames.length; i++) {
-            keyNames[i] = RedisAcquire.randKey(i);
+            keyNames[i] = RedisBenchmark.randKey(i);
         }
         List<Case> cases = List.of(
                 new Case("random keys, 64 in flight", 64, false, false, List.of(OURS, BUCKET4J, GCRA_P16)),
@@ -272,7 +272,7 @@ public final class Targets {
                             adminCommands.flushall();
                             adminCommands.scriptLoad(GCRA);
                             String[] a = hot ? HOT_GCRA : FREE_GCRA;
-                            RedisAcquire.Ceiling r = RedisAcquire.redisBenchmark(rb, redis, 4, PIPELINE,
+                            RedisBenchmark.Ceiling r = RedisBenchmark.run(rb, redis, 4, PIPELINE,
                                     List.of("EVALSHA", sha, "1", hot ? "gcra:hot" : "gcra:key-__rand_int__", a[0],
                                             a[1]),
                                     s.keys(), s.seconds());
