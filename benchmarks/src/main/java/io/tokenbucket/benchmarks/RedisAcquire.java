@@ -6,35 +6,20 @@ import static io.tokenbucket.benchmarks.Figures.ms;
 import static io.tokenbucket.benchmarks.Figures.range;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
-import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.distributed.AsyncBucketProxy;
-import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
-import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.codec.RedisCodec;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.resource.ClientResources;
 
 import io.tokenbucket.benchmarks.ClosedLoop.Case;
 import io.tokenbucket.benchmarks.ClosedLoop.Peer;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
 import io.tokenbucket.benchmarks.RedisBenchmark.Ceiling;
-import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.redis.RedisBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
@@ -50,8 +35,8 @@ import org.HdrHistogram.Histogram;
  * <p>Peers, each on its own single Lettuce connection to the same {@code redis-server} (started here, see
  * {@link RedisServers}), and run alternately, case by case, for {@code rounds} rounds:
  * <ul>
- * <li><b>ours</b>: {@link RedisBucketStore#reserve} in reject mode (max wait 0), on a connection from
- * {@link RedisConnections} exactly as an endpoint with {@code store=redis} gets it (store timeout 1 s): one
+ * <li><b>ours</b>: {@link io.tokenbucket.store.redis.RedisBucketStore#reserve} in reject mode (max wait 0), on a connection from
+ * {@link io.tokenbucket.store.redis.RedisConnections} exactly as an endpoint with {@code store=redis} gets it (store timeout 1 s): one
  * {@code EVALSHA bucket.lua} per acquire;</li>
  * <li><b>bucket4j</b>: Bucket4j-Lettuce's CAS proxy manager ({@code Bucket4jLettuce.casBasedBuilder}),
  * asynchronous ({@code asAsync()}), {@code tryConsume(1)} on a proxy built once per key; its Lettuce client has
@@ -63,7 +48,7 @@ import org.HdrHistogram.Histogram;
  * random-key cases, {@code -c 25 -P 16} (400 in flight) on the one hot key, and {@code -c 1 -P 1} (one request at
  * a time) as the reference for the 1-in-flight case: what a C client gets one request at a time.</li>
  * </ul>
- * Besides the peers, a diagnosis: <b>bare-evalsha</b> ({@link #bareEvalsha}) sends our store's {@code EVALSHA}
+ * Besides the peers, a diagnosis: <b>bare-evalsha</b> ({@link RedisPeers#bareEvalsha}) sends our store's {@code EVALSHA}
  * straight through Lettuce, so ours ÷ bare is the cost of our Java side; and after every run Redis's own
  * {@code INFO commandstats} (reset when the measured seconds start) gives the commands and server microseconds
  * per acquire ({@link Commandstats#perAcquire}).
@@ -75,11 +60,6 @@ import org.HdrHistogram.Histogram;
  * <pre>java -jar benchmarks.jar redis [seconds=5] [warmupSeconds=2] [rounds=3] [keys=10000] [cases=1,16,64,hot400]</pre>
  */
 public final class RedisAcquire {
-
-    static final String NAMESPACE = RedisBucketStore.namespace("tokenbucket:", "bench");
-    static final Limits FREE = Limits.of(Limit.of(1_000_000, 1, TimeUnit.SECONDS.toNanos(1)));
-    static final Limits HOT = Limits.of(Limit.of(100, 10_000, TimeUnit.SECONDS.toNanos(1)));
-    static final Duration TIMEOUT = Duration.ofSeconds(1);
 
     private RedisAcquire() {
     }
@@ -120,8 +100,9 @@ public final class RedisAcquire {
                 System.out.println("redis-benchmark: " + RedisBenchmark.version(rb));
             }
 
-            try (Peer ours = ours(redis, true); Peer unbatched = ours(redis, false);
-                 Peer bucket4j = bucket4j(redis, keyNames); Peer bare = bareEvalsha(redis, rbFree, rbHot)) {
+            try (Peer ours = RedisPeers.ours(redis, true); Peer unbatched = RedisPeers.ours(redis, false);
+                 Peer bucket4j = RedisPeers.bucket4j(redis, keyNames);
+                 Peer bare = RedisPeers.bareEvalsha(redis, rbFree, rbHot)) {
                 Map<String, List<Run>> results = new LinkedHashMap<>();
                 Map<String, List<Ceiling>> ceilings = new LinkedHashMap<>();
                 for (int round = 1; round <= rounds; round++) {
@@ -157,122 +138,6 @@ public final class RedisAcquire {
                 return results;
             }
         }
-    }
-
-    // ---------------------------------------------------------------- the peers
-
-    /**
-     * Ours: {@code RedisBucketStore.reserve} on a connection of its own, with its reservations batched while a call
-     * is in flight (the default, {@code "ours"}) or each sent as a call of its own ({@code "ours-unbatched"},
-     * {@code redisBatching=false}).
-     */
-    static Peer ours(RedisHandle redis, boolean batching) {
-        RedisConnections connections = new RedisConnections();
-        RedisConnections.Lease lease = connections.acquire(redis.uri(), TIMEOUT);
-        var commands = lease.commands();
-        RedisBucketStore store = new RedisBucketStore(() -> commands, false, NAMESPACE, TIMEOUT, batching,
-                size -> { });
-        return new Peer() {
-            @Override
-            public String name() {
-                return batching ? "ours" : "ours-unbatched";
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean hot) {
-                return store.reserve(key, hot ? HOT : FREE, 1, 0).thenApply(r -> r.granted()).toCompletableFuture();
-            }
-
-            @Override
-            public void close() {
-                lease.close();
-                connections.close();
-            }
-        };
-    }
-
-    /**
-     * Not a peer but a diagnosis of ours: the same {@code EVALSHA} with the same arguments, sent straight through
-     * Lettuce's async API on a connection made the same way, without our store around it (no limit formatting,
-     * no {@code orTimeout}, no NOSCRIPT fallback chain, no reply mapping). Ours ÷ this is what our Java side costs.
-     */
-    static Peer bareEvalsha(RedisHandle redis, List<String> freeArgs, List<String> hotArgs) {
-        RedisConnections connections = new RedisConnections();
-        RedisConnections.Lease lease = connections.acquire(redis.uri(), TIMEOUT);
-        var commands = lease.commands();
-        String sha = freeArgs.get(1);
-        String[] free = freeArgs.subList(4, freeArgs.size()).toArray(new String[0]);
-        String[] hot = hotArgs.subList(4, hotArgs.size()).toArray(new String[0]);
-        String[] hotKey = {hotArgs.get(3)};
-        return new Peer() {
-            @Override
-            public String name() {
-                return "bare-evalsha";
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
-                return commands.<List<Long>> evalsha(sha, ScriptOutputType.MULTI,
-                                isHot ? hotKey : new String[] {NAMESPACE + key}, isHot ? hot : free)
-                        .toCompletableFuture().thenApply(reply -> reply.get(0) == 1L);
-            }
-
-            @Override
-            public void close() {
-                lease.close();
-                connections.close();
-            }
-        };
-    }
-
-    static Peer bucket4j(RedisHandle redis, String[] keyNames) {
-        return bucket4j(redis, keyNames, null);
-    }
-
-    /**
-     * Bucket4j-Lettuce as {@link #bucket4j(RedisHandle, String[])}, its client on the given resources (null: its
-     * own), which the caller shuts down.
-     */
-    static Peer bucket4j(RedisHandle redis, String[] keyNames, ClientResources resources) {
-        RedisClient client = resources == null ? RedisClient.create(redis.uri())
-                : RedisClient.create(resources, redis.uri());
-        client.setOptions(ClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled(TIMEOUT))
-                .build());
-        StatefulRedisConnection<String, byte[]> connection =
-                client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
-        AsyncProxyManager<String> manager = Bucket4jLettuce.casBasedBuilder(connection)
-                .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(
-                        Duration.ofSeconds(1)))
-                .build().asAsync();
-        BucketConfiguration free = BucketConfiguration.builder()
-                .addLimit(l -> l.capacity(1_000_000).refillGreedy(1, Duration.ofSeconds(1))).build();
-        BucketConfiguration hot = BucketConfiguration.builder()
-                .addLimit(l -> l.capacity(100).refillGreedy(10_000, Duration.ofSeconds(1))).build();
-        Map<String, AsyncBucketProxy> proxies = new java.util.HashMap<>();
-        for (String k : keyNames) {
-            proxies.put(k, manager.builder().build("bucket4j:bench:" + k, () -> CompletableFuture.completedFuture(free)));
-        }
-        AsyncBucketProxy hotProxy = manager.builder().build("bucket4j:bench:" + ClosedLoop.HOT_KEY,
-                () -> CompletableFuture.completedFuture(hot));
-        return new Peer() {
-            @Override
-            public String name() {
-                return "bucket4j";
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
-                return (isHot ? hotProxy : proxies.get(key)).tryConsume(1);
-            }
-
-            @Override
-            public void close() {
-                connection.close();
-                client.shutdown();
-            }
-        };
     }
 
     // ---------------------------------------------------------------- output

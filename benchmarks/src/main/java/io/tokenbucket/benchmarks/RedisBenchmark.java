@@ -54,10 +54,10 @@ final class RedisBenchmark {
             }
         });
         try (StatefulRedisConnection<String, String> connection = probe.connect(StringCodec.UTF8)) {
-            RedisBucketStore store = new RedisBucketStore(connection.async(), RedisAcquire.NAMESPACE,
-                    RedisAcquire.TIMEOUT);
+            RedisBucketStore store = new RedisBucketStore(connection.async(), RedisPeers.NAMESPACE,
+                    RedisPeers.TIMEOUT);
             String key = hot ? ClosedLoop.HOT_KEY : randKey(0);
-            store.reserve(key, hot ? RedisAcquire.HOT : RedisAcquire.FREE, 1, 0).toCompletableFuture().join();
+            store.reserve(key, hot ? RedisPeers.HOT : RedisPeers.FREE, 1, 0).toCompletableFuture().join();
             // "sha 1 key<tokenbucket:bench:key-000000000000> value<reserve> ..." -> plain words
             String plain = sent.get().replaceAll("(key|value)<([^>]*)>", "$2");
             List<String> words = new ArrayList<>(List.of(plain.split(" ")));
@@ -79,7 +79,7 @@ final class RedisBenchmark {
                 throw new IllegalStateException("the captured EVALSHA did not grant: " + check);
             }
             List<String> rbArgs = new ArrayList<>(List.of("EVALSHA", sha, "1",
-                    hot ? redisKey : RedisAcquire.NAMESPACE + "key-__rand_int__"));
+                    hot ? redisKey : RedisPeers.NAMESPACE + "key-__rand_int__"));
             rbArgs.addAll(argv);
             System.out.println("our store sends  : EVALSHA " + plain);
             System.out.println("redis-benchmark  : " + String.join(" ", rbArgs) + (hot ? "" : "   (with -r keys)"));

@@ -1,6 +1,14 @@
 package io.tokenbucket.benchmarks;
 
 import static io.tokenbucket.benchmarks.Figures.ms;
+import static io.tokenbucket.benchmarks.RedisPeers.BUCKET4J;
+import static io.tokenbucket.benchmarks.RedisPeers.FREE_GCRA;
+import static io.tokenbucket.benchmarks.RedisPeers.FREE_LIMIT;
+import static io.tokenbucket.benchmarks.RedisPeers.GCRA;
+import static io.tokenbucket.benchmarks.RedisPeers.GCRA_P16;
+import static io.tokenbucket.benchmarks.RedisPeers.HOT_GCRA;
+import static io.tokenbucket.benchmarks.RedisPeers.OURS;
+import static io.tokenbucket.benchmarks.RedisPeers.PIPELINE;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -13,14 +21,12 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.resource.ClientResources;
@@ -34,7 +40,7 @@ import io.netty.channel.ChannelPromise;
 import io.tokenbucket.benchmarks.Figures.Ratio;
 import io.tokenbucket.benchmarks.ClosedLoop.Peer;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
-import io.tokenbucket.camel.TokenBucketComponent;
+
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.HdrHistogram.Histogram;
@@ -69,8 +75,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * batching is what the component does by default), one exchange per acquire through the route's asynchronous
  * producer; random keys in the default delay mode with a limit that never binds, the hot key in check mode
  * (capacity 100, 10,000/s, which binds: a decision per exchange, as Bucket4j's {@code tryConsume});</li>
- * <li><b>bucket4j</b>: Bucket4j-Lettuce 8.19 ({@link RedisAcquire#bucket4j}), the same limits;</li>
- * <li><b>gcra-P16</b>: a minimal one-key GCRA script ({@link #GCRA}: {@code TIME}, {@code GET}, {@code SET PX}),
+ * <li><b>bucket4j</b>: Bucket4j-Lettuce 8.19 ({@link RedisPeers#bucket4j}), the same limits;</li>
+ * <li><b>gcra-P16</b>: a minimal one-key GCRA script ({@link RedisPeers#GCRA}: {@code TIME}, {@code GET}, {@code SET PX}),
  * one {@code EVALSHA} per decision, sent as {@code redis-benchmark -P 16} sends: on each of
  * {@code inFlight / 16} Lettuce connections, 16 commands written in one flush, the next 16 once all 16 are
  * answered. With {@code redis-benchmark} on the {@code PATH} the same script is also run by it, once per round,
@@ -95,34 +101,6 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * the median of the rounds is shown with its range.
  */
 public final class Targets {
-
-    /** The never-binding limit of the random keys, and the hot key's binding one (as {@link RedisAcquire}). */
-    static final String FREE_LIMIT = "capacity=1000000&refillAmount=1&refillPeriod=1s";
-    static final String HOT_LIMIT = "capacity=100&refillAmount=10000&refillPeriod=1s";
-    /** The GCRA peer's arguments for the same limits: the interval T and the burst C * T, in microseconds. */
-    static final String[] FREE_GCRA = {"1000000", "1000000000000"};
-    static final String[] HOT_GCRA = {"100", "10000"};
-
-    /**
-     * The minimal one-key GCRA: read the tat, decide on Redis's clock, write the new tat with a TTL at
-     * time-to-full. What one script call per decision costs when the script itself does almost nothing.
-     */
-    static final String GCRA = """
-            local t = redis.call('TIME')
-            local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-            local tat = tonumber(redis.call('GET', KEYS[1])) or now
-            if tat < now then tat = now end
-            local new = tat + tonumber(ARGV[1])
-            if new - now > tonumber(ARGV[2]) then return 0 end
-            local ttl = math.floor((new - now) / 1000) + 1
-            redis.call('SET', KEYS[1], string.format('%.0f', new), 'PX', string.format('%.0f', ttl))
-            return 1
-            """;
-
-    static final String OURS = "ours";
-    static final String BUCKET4J = "bucket4j";
-    static final String GCRA_P16 = "gcra-P16";
-    static final int PIPELINE = 16;
 
     private Targets() {
     }
@@ -242,8 +220,8 @@ public final class Targets {
             System.out.println("ours: tokenbucket: with store=redis" + (s.options().isEmpty() ? ", every other option"
                     + " at its default" : " and " + s.options()) + (s.inlineWorker() ? "; DIAGNOSIS: workerPool runs"
                     + " every continuation on the thread that completes it (Lettuce's event loop)" : ""));
-            try (Peer ours = route(redis.uri(), s.options(), s.inlineWorker());
-                 Peer bucket4j = RedisAcquire.bucket4j(redis, keyNames)) {
+            try (Peer ours = RedisPeers.route(redis.uri(), s.options(), s.inlineWorker());
+                 Peer bucket4j = RedisPeers.bucket4j(redis, keyNames)) {
                 for (Peer p : List.of(ours, bucket4j)) {
                     warm(p, keyNames);
                 }
@@ -259,7 +237,8 @@ public final class Targets {
                             Measured m;
                             try (Busy busy = c.busy() ? new Busy() : null) {
                                 m = measure(redis, adminCommands, busy, () -> p.equals(GCRA_P16)
-                                        ? pipelined(redis, sha, c, keyNames, s)
+                                        ? RedisPeers.gcraPipelined(redis, sha, c.driverCase(), keyNames, s.warmup(), s.seconds(),
+                                                COUNTERS::start, COUNTERS::end)
                                         : ClosedLoop.drive(p.equals(OURS) ? ours : bucket4j, c.driverCase(),
                                         keyNames, s.warmup(), s.seconds(), COUNTERS::start, COUNTERS::end));
                             }
@@ -307,127 +286,6 @@ public final class Targets {
                 f[i] = p.acquire(keys[ThreadLocalRandom.current().nextInt(keys.length)], i % 2 == 0);
             }
             CompletableFuture.allOf(f).get(30, TimeUnit.SECONDS);
-        }
-    }
-
-    /** {@code direct:free} and {@code direct:hot} -> {@code tokenbucket:} on Redis, every other option its default. */
-    static Peer route(String redisUri, String options, boolean inlineWorker) throws Exception {
-        String common = "?store=redis&redisUri=" + redisUri + "&keyHeader=k&";
-        CamelContext camel = new DefaultCamelContext();
-        if (inlineWorker) {
-            TokenBucketComponent component = new TokenBucketComponent();
-            component.setWorkerPool(new InlineExecutor());
-            camel.addComponent("tokenbucket", component);
-        }
-        camel.addRoutes(new RouteBuilder() {
-            @Override
-            public void configure() {
-                from("direct:free").to("tokenbucket:free" + common + FREE_LIMIT + options);
-                from("direct:hot").to("tokenbucket:hot" + common + "mode=check&" + HOT_LIMIT + options);
-            }
-        });
-        camel.start();
-        AsyncProducer free = camel.getEndpoint("direct:free").createAsyncProducer();
-        AsyncProducer hot = camel.getEndpoint("direct:hot").createAsyncProducer();
-        free.start();
-        hot.start();
-        return new Peer() {
-            @Override
-            public String name() {
-                return OURS;
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
-                Exchange e = new DefaultExchange(camel);
-                e.getMessage().setHeader("k", key);
-                CompletableFuture<Boolean> f = new CompletableFuture<>();
-                (isHot ? hot : free).process(e, sync -> {
-                    if (e.getException() != null) {
-                        f.completeExceptionally(e.getException());
-                    } else {
-                        f.complete(!isHot || Boolean.TRUE.equals(e.getMessage().getHeader("CamelTokenBucketAllowed",
-                                Boolean.class)));
-                    }
-                });
-                return f;
-            }
-
-            @Override
-            public void close() {
-                camel.stop();
-            }
-        };
-    }
-
-    /**
-     * The GCRA peer: {@code inFlight / 16} connections (at least one), each writing 16 {@code EVALSHA}s in one flush
-     * and the next 16 once all are answered, as {@code redis-benchmark -P 16} does; each acquire's latency is from
-     * its batch's flush to its reply.
-     */
-    static Run pipelined(RedisHandle redis, String sha, Case c, String[] keys, Settings s) throws Exception {
-        int depth = Math.min(PIPELINE, c.inFlight());
-        int connections = Math.max(1, c.inFlight() / depth);
-        RedisClient client = RedisClient.create(redis.uri());
-        List<StatefulRedisConnection<String, String>> open = new ArrayList<>();
-        try {
-            for (int i = 0; i < connections; i++) {
-                StatefulRedisConnection<String, String> connection = client.connect();
-                connection.setAutoFlushCommands(false);
-                open.add(connection);
-            }
-            String[] args = c.hot() ? HOT_GCRA : FREE_GCRA;
-            String[] hotKey = {"gcra:hot"};
-            String[] redisKeys = Arrays.stream(keys).map(k -> "gcra:" + k).toArray(String[]::new);
-            // the same closed loop as ClosedLoop.drive, one lane per connection, a lane's "acquire" being 16
-            // commands: a lane takes a connection nobody is writing to (there are as many as lanes, and a lane hands
-            // its connection back before it sends again), so each connection has one batch outstanding at a time
-            java.util.concurrent.ConcurrentLinkedQueue<StatefulRedisConnection<String, String>> idle =
-                    new java.util.concurrent.ConcurrentLinkedQueue<>(open);
-            Peer batches = new Peer() {
-                @Override
-                public String name() {
-                    return GCRA_P16;
-                }
-
-                @Override
-                public CompletableFuture<Boolean> acquire(String key, boolean hot) {
-                    StatefulRedisConnection<String, String> connection = idle.poll();
-                    var commands = connection.async();
-                    CompletableFuture<?>[] replies = new CompletableFuture<?>[depth];
-                    for (int i = 0; i < depth; i++) {
-                        String[] k = hot ? hotKey
-                                : new String[] {redisKeys[ThreadLocalRandom.current().nextInt(redisKeys.length)]};
-                        replies[i] = commands.<Long> evalsha(sha, ScriptOutputType.INTEGER, k, args)
-                                .toCompletableFuture();
-                    }
-                    connection.flushCommands();
-                    return CompletableFuture.allOf(replies).handle((v, failure) -> {
-                        idle.add(connection);
-                        if (failure != null) {
-                            throw new java.util.concurrent.CompletionException(failure);
-                        }
-                        return true;
-                    });
-                }
-
-                @Override
-                public void close() {
-                }
-            };
-            Run lanes = ClosedLoop.drive(batches, new ClosedLoop.Case(c.name(), connections, c.hot()), keys,
-                    s.warmup(), s.seconds(), COUNTERS::start, COUNTERS::end);
-            // drive counts a batch as one acquire: scale to decisions (each batch's members share its latency)
-            Histogram perDecision = new Histogram(3);
-            for (var v : lanes.latency().recordedValues()) {
-                perDecision.recordValueWithCount(v.getValueIteratedTo(), v.getCountAtValueIteratedTo() * depth);
-            }
-            return new Run(lanes.opsPerSecond() * depth, lanes.granted() * depth, lanes.rejected() * depth,
-                    lanes.timeouts() * depth, lanes.otherErrors() * depth, perDecision, lanes.firstError(),
-                    lanes.stuck(), lanes.oldestOutstandingNanos());
-        } finally {
-            open.forEach(StatefulRedisConnection::close);
-            client.shutdown();
         }
     }
 
@@ -764,7 +622,7 @@ public final class Targets {
             }
         };
         try (Busy b = busy ? new Busy() : null; ours;
-             Peer bucket4j = RedisAcquire.bucket4j(redis, keys, resources)) {
+             Peer bucket4j = RedisPeers.bucket4j(redis, keys, resources)) {
             for (Peer p : List.of(ours, bucket4j)) {
                 admin.flushall();
                 stamped(p, stamps, keys, s);
@@ -907,39 +765,4 @@ public final class Targets {
         return Figures.merged(runs.stream().map(Measured::run).toList());
     }
 
-    /** Runs each task on the thread that submits it ({@code --inline-worker}). */
-    static final class InlineExecutor extends AbstractExecutorService {
-        private volatile boolean shut;
-
-        @Override
-        public void execute(Runnable task) {
-            task.run();
-        }
-
-        @Override
-        public void shutdown() {
-            shut = true;
-        }
-
-        @Override
-        public List<Runnable> shutdownNow() {
-            shut = true;
-            return List.of();
-        }
-
-        @Override
-        public boolean isShutdown() {
-            return shut;
-        }
-
-        @Override
-        public boolean isTerminated() {
-            return shut;
-        }
-
-        @Override
-        public boolean awaitTermination(long timeout, TimeUnit unit) {
-            return true;
-        }
-    }
 }
