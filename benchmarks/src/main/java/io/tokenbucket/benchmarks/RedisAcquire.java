@@ -1,10 +1,5 @@
 package io.tokenbucket.benchmarks;
 
-import static io.tokenbucket.benchmarks.Figures.median;
-import static io.tokenbucket.benchmarks.Figures.merged;
-import static io.tokenbucket.benchmarks.Figures.ms;
-import static io.tokenbucket.benchmarks.Figures.range;
-
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,20 +7,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-
 import io.tokenbucket.benchmarks.ClosedLoop.Case;
 import io.tokenbucket.benchmarks.ClosedLoop.Peer;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
 import io.tokenbucket.benchmarks.RedisBenchmark.Ceiling;
-import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.redis.RedisBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
-import org.HdrHistogram.Histogram;
 
 /**
  * Measurement 2: acquire throughput and latency against one Redis from one JVM, a closed-loop load driver (not
@@ -35,8 +26,8 @@ import org.HdrHistogram.Histogram;
  * <p>Peers, each on its own single Lettuce connection to the same {@code redis-server} (started here, see
  * {@link RedisServers}), and run alternately, case by case, for {@code rounds} rounds:
  * <ul>
- * <li><b>ours</b>: {@link io.tokenbucket.store.redis.RedisBucketStore#reserve} in reject mode (max wait 0), on a connection from
- * {@link io.tokenbucket.store.redis.RedisConnections} exactly as an endpoint with {@code store=redis} gets it (store timeout 1 s): one
+ * <li><b>ours</b>: {@link RedisBucketStore#reserve} in reject mode (max wait 0), on a connection from
+ * {@link RedisConnections} exactly as an endpoint with {@code store=redis} gets it (store timeout 1 s): one
  * {@code EVALSHA bucket.lua} per acquire;</li>
  * <li><b>bucket4j</b>: Bucket4j-Lettuce's CAS proxy manager ({@code Bucket4jLettuce.casBasedBuilder}),
  * asynchronous ({@code asAsync()}), {@code tryConsume(1)} on a proxy built once per key; its Lettuce client has
@@ -48,14 +39,15 @@ import org.HdrHistogram.Histogram;
  * random-key cases, {@code -c 25 -P 16} (400 in flight) on the one hot key, and {@code -c 1 -P 1} (one request at
  * a time) as the reference for the 1-in-flight case: what a C client gets one request at a time.</li>
  * </ul>
- * Besides the peers, a diagnosis: <b>bare-evalsha</b> ({@link RedisPeers#bareEvalsha}) sends our store's {@code EVALSHA}
- * straight through Lettuce, so ours ÷ bare is the cost of our Java side; and after every run Redis's own
+ * Besides the peers, a diagnosis: <b>bare-evalsha</b> ({@link RedisPeers#bareEvalsha}) sends our store's
+ * {@code EVALSHA} straight through Lettuce, so ours ÷ bare is the cost of our Java side; and after every run Redis's own
  * {@code INFO commandstats} (reset when the measured seconds start) gives the commands and server microseconds
  * per acquire ({@link Commandstats#perAcquire}).
  * Limits: for the random-key cases a limit that never binds but keeps state for every key (capacity 1,000,000,
  * one token per second back: at most a few hundred acquires reach a key in a run), so every call reads and writes
  * a live state; for the hot key, capacity 100 and 10,000 per second, which binds: admitted and rejected are
- * reported. {@code FLUSHALL} before every run.
+ * reported. {@code FLUSHALL} before every run. The peers are {@link RedisPeers}'; the loop, {@link ClosedLoop}; the
+ * tables, {@link RedisAcquireReport}.
  *
  * <pre>java -jar benchmarks.jar redis [seconds=5] [warmupSeconds=2] [rounds=3] [keys=10000] [cases=1,16,64,hot400]</pre>
  */
@@ -114,7 +106,7 @@ public final class RedisAcquire {
                             adminCommands.flushall();
                             Run r = ClosedLoop.drive(p, c, keyNames, warmup, seconds, adminCommands::configResetstat);
                             results.computeIfAbsent(p.name() + " " + c.name(), k -> new ArrayList<>()).add(r);
-                            print(round, p.name(), c, r);
+                            RedisAcquireReport.print(round, p.name(), c, r);
                             System.out.println("         server side, per acquire: "
                                     + Commandstats.perAcquire(adminCommands.info("commandstats"), r));
                         }
@@ -134,114 +126,11 @@ public final class RedisAcquire {
                         }
                     }
                 }
-                summary(cases, results, ceilings);
+                RedisAcquireReport.summary(cases, results, ceilings);
                 return results;
             }
         }
     }
 
     // ---------------------------------------------------------------- output
-
-    private static void print(int round, String peer, Case c, Run r) {
-        System.out.printf("round %d  %-9s %-7s %,12.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  oldest"
-                + " unanswered at the end %8.3f ms  granted %,d  rejected %,d  timeouts %,d  errors %,d%s%s%n", round,
-                peer, c.name(), r.opsPerSecond(), ms(r.latency().getValueAtPercentile(50)),
-                ms(r.latency().getValueAtPercentile(99)), ms(r.latency().getMaxValue()),
-                ms(r.oldestOutstandingNanos()), r.granted(), r.rejected(), r.timeouts(), r.otherErrors(),
-                r.firstError() == null ? "" : "  first error: " + r.firstError(),
-                r.stuck() == 0 ? "" : "  still in flight after 10 s: " + r.stuck());
-    }
-
-    private static void summary(List<Case> cases, Map<String, List<Run>> results,
-                                Map<String, List<Ceiling>> ceilings) {
-        List<Ceiling> ceilingFree = ceilings.get("redis-benchmark -c 4 -P 16");
-        List<Ceiling> ceilingHot = ceilings.get("redis-benchmark -c 25 -P 16 hot");
-        System.out.println();
-        System.out.println("## measurement 2: acquires/s (median of the rounds; every ratio is taken within a round,"
-                + " then the median); latency over all rounds");
-        System.out.println("| case | ours ops/s | ours p50 / p99 ms | bucket4j ops/s | bucket4j p50 / p99 ms"
-                + " | ours ÷ bucket4j | redis-benchmark -P 16 ops/s | ours ÷ redis-benchmark | ours admitted / rejected"
-                + " | bucket4j admitted / rejected | ours / bucket4j timeouts+errors"
-                + " | ours / bucket4j oldest unanswered at the end (ms, worst round) |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for (Case c : cases) {
-            List<Run> o = results.get("ours " + c.name());
-            List<Run> b = results.get("bucket4j " + c.name());
-            List<Ceiling> ceiling = c.hot() ? ceilingHot : ceilingFree;
-            double[] vsB = new double[o.size()];
-            double[] vsC = new double[o.size()];
-            for (int i = 0; i < o.size(); i++) {
-                vsB[i] = o.get(i).opsPerSecond() / b.get(i).opsPerSecond();
-                vsC[i] = ceiling == null ? Double.NaN : o.get(i).opsPerSecond() / ceiling.get(i).opsPerSecond();
-            }
-            Histogram ho = merged(o);
-            Histogram hb = merged(b);
-            System.out.printf("| %s | %,.0f | %.3f / %.3f | %,.0f | %.3f / %.3f | **%.2f** (%s) | %s | %s | %s | %s"
-                    + " | %d / %d | %.1f / %.1f |%n",
-                    c.hot() ? "hot key, " + c.inFlight() + " in flight" : c.inFlight() + " in flight",
-                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    ms(ho.getValueAtPercentile(50)), ms(ho.getValueAtPercentile(99)),
-                    median(b.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    ms(hb.getValueAtPercentile(50)), ms(hb.getValueAtPercentile(99)),
-                    median(vsB), range(vsB),
-                    ceiling == null ? "skipped" : String.format("%,.0f",
-                            median(ceiling.stream().mapToDouble(Ceiling::opsPerSecond).toArray())),
-                    ceiling == null ? "n/a" : String.format("%.2f (%s)", median(vsC), range(vsC)),
-                    admitted(o), admitted(b),
-                    o.stream().mapToLong(r -> r.timeouts() + r.otherErrors()).sum(),
-                    b.stream().mapToLong(r -> r.timeouts() + r.otherErrors()).sum(),
-                    ms(o.stream().mapToLong(Run::oldestOutstandingNanos).max().orElse(0)),
-                    ms(b.stream().mapToLong(Run::oldestOutstandingNanos).max().orElse(0)));
-        }
-        System.out.println();
-        System.out.println("batching: ours (redisBatching=true) vs ours-unbatched (false); Redis time per acquire"
-                + " is in each run's 'server side' line");
-        System.out.println("| case | ours ops/s | ours p99 ms | unbatched ops/s | unbatched p99 ms | ours ÷ unbatched |");
-        System.out.println("|---|---:|---:|---:|---:|---:|");
-        for (Case c : cases) {
-            List<Run> o = results.get("ours " + c.name());
-            List<Run> u = results.get("ours-unbatched " + c.name());
-            double[] ratio = new double[o.size()];
-            for (int i = 0; i < o.size(); i++) {
-                ratio[i] = o.get(i).opsPerSecond() / u.get(i).opsPerSecond();
-            }
-            System.out.printf("| %s | %,.0f | %.3f | %,.0f | %.3f | **%.2f** (%s) |%n", c.name(),
-                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    ms(merged(o).getValueAtPercentile(99)),
-                    median(u.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    ms(merged(u).getValueAtPercentile(99)), median(ratio), range(ratio));
-        }
-        System.out.println();
-        System.out.println("diagnosis: ours vs the same EVALSHA sent bare through Lettuce (bare-evalsha)");
-        System.out.println("| case | ours ops/s | bare-evalsha ops/s | ours ÷ bare | bare p50 / p99 ms |");
-        System.out.println("|---|---:|---:|---:|---:|");
-        for (Case c : cases) {
-            List<Run> o = results.get("ours " + c.name());
-            List<Run> b = results.get("bare-evalsha " + c.name());
-            double[] ratio = new double[o.size()];
-            for (int i = 0; i < o.size(); i++) {
-                ratio[i] = o.get(i).opsPerSecond() / b.get(i).opsPerSecond();
-            }
-            Histogram hb = merged(b);
-            System.out.printf("| %s | %,.0f | %,.0f | %.2f (%s) | %.3f / %.3f |%n", c.name(),
-                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    median(b.stream().mapToDouble(Run::opsPerSecond).toArray()), median(ratio), range(ratio),
-                    ms(hb.getValueAtPercentile(50)), ms(hb.getValueAtPercentile(99)));
-        }
-        System.out.println();
-        for (var e : ceilings.entrySet()) {
-            System.out.printf("%s: median %,.0f ops/s, rounds %s; p50 ms %s; p99 ms %s%n", e.getKey(),
-                    median(e.getValue().stream().mapToDouble(Ceiling::opsPerSecond).toArray()),
-                    e.getValue().stream().map(r -> String.format("%,.0f", r.opsPerSecond())).toList(),
-                    e.getValue().stream().map(Ceiling::p50Ms).toList(),
-                    e.getValue().stream().map(Ceiling::p99Ms).toList());
-        }
-    }
-
-    private static String admitted(List<Run> runs) {
-        long g = runs.stream().mapToLong(Run::granted).sum();
-        long r = runs.stream().mapToLong(Run::rejected).sum();
-        return String.format("%.1f %% / %.1f %%", 100.0 * g / Math.max(1, g + r), 100.0 * r / Math.max(1, g + r));
-    }
-
 }
