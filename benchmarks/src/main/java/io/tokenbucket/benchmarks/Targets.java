@@ -117,53 +117,16 @@ public final class Targets {
                     double allocatedBytes, String commandstats, double perScriptCall) {
     }
 
-    /** Settings of one run of the whole set. */
-    record Settings(double seconds, double warmup, int rounds, int keys, int forks, boolean route, boolean accuracy,
-                    int accuracySeconds, String options, String only, boolean inlineWorker) {
-        static Settings parse(String[] args) {
-            double seconds = 5;
-            double warmup = 2;
-            int rounds = 3;
-            int keys = 1000;
-            int forks = 3;
-            boolean route = true;
-            boolean accuracy = true;
-            String options = "";
-            String only = "";
-            boolean inlineWorker = false;
-            for (int a = 0; a < args.length; a++) {
-                switch (args[a]) {
-                    case "--seconds" -> seconds = Double.parseDouble(args[++a]);
-                    case "--warmup" -> warmup = Double.parseDouble(args[++a]);
-                    case "--rounds" -> rounds = Integer.parseInt(args[++a]);
-                    case "--keys" -> keys = Integer.parseInt(args[++a]);
-                    case "--forks" -> forks = Integer.parseInt(args[++a]);
-                    case "--no-route" -> route = false;
-                    case "--no-accuracy" -> accuracy = false;
-                    case "--options" -> options = args[++a];
-                    case "--only" -> only = args[++a];
-                    case "--inline-worker" -> inlineWorker = true;
-                    default -> throw new IllegalArgumentException("unknown argument " + args[a]
-                            + "; usage: targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3]"
-                            + " [--no-route] [--no-accuracy] [--options '&name=value...']"
-                            + " [--only 'part of a case name'] [--inline-worker]");
-                }
-            }
-            return new Settings(seconds, warmup, rounds, keys, forks, route, accuracy, 10, options, only,
-                    inlineWorker);
-        }
-    }
-
     /** One line of the final table. */
     record Target(String what, String ours, String peer, String ratio, String target, boolean met) {
     }
 
     public static void main(String[] args) throws Exception {
-        run(Settings.parse(args));
+        run(TargetSettings.parse(args));
     }
 
     /** Runs every measurement and answers the Redis runs by {@code "<peer> <case>"} (the smoke test reads them). */
-    static Map<String, List<Measured>> run(Settings s) throws Exception {
+    static Map<String, List<Measured>> run(TargetSettings s) throws Exception {
         System.out.printf("issue 22 targets, %s; JVM %s %s; %d cores; load average %s; %d keys; %s s measured after"
                 + " %s s warm-up, %d rounds%n", Instant.now(), System.getProperty("java.vm.name"),
                 System.getProperty("java.vm.version"), Runtime.getRuntime().availableProcessors(), loadAverage(),
@@ -194,7 +157,7 @@ public final class Targets {
 
     // ---------------------------------------------------------------- Redis
 
-    static Map<String, List<Measured>> redis(Settings s, List<Target> targets) throws Exception {
+    static Map<String, List<Measured>> redis(TargetSettings s, List<Target> targets) throws Exception {
         String[] keyNames = new String[s.keys()];
         for (int i = 0; i < keyNames.length; i++) {
             keyNames[i] = RedisBenchmark.randKey(i);
@@ -575,7 +538,7 @@ public final class Targets {
      * One acquire at a time for {@code seconds}, ours then Bucket4j, each stamped where it passes; prints, for the
      * sequence of stamps most acquires went through, each stretch's median and p99 and the threads at its ends.
      */
-    static void breakdown(RedisHandle redis, RedisCommands<String, String> admin, String[] keys, Settings s,
+    static void breakdown(RedisHandle redis, RedisCommands<String, String> admin, String[] keys, TargetSettings s,
                           boolean busy) throws Exception {
         System.out.println();
         System.out.println("## where the time goes, 1 in flight, " + (busy ? "other core busy" : "quiet")
@@ -632,7 +595,7 @@ public final class Targets {
         }
     }
 
-    private static void stamped(Peer peer, Stamps stamps, String[] keys, Settings s) throws Exception {
+    private static void stamped(Peer peer, Stamps stamps, String[] keys, TargetSettings s) throws Exception {
         long warmEnd = System.nanoTime() + (long) (s.warmup() * 1e9);
         long end = warmEnd + (long) (s.seconds() * 1e9);
         Map<List<String>, List<List<Stamp>>> bySequence = new LinkedHashMap<>();
@@ -696,7 +659,7 @@ public final class Targets {
 
     // ---------------------------------------------------------------- release lateness
 
-    static void accuracy(Settings s, List<Target> targets) throws Exception {
+    static void accuracy(TargetSettings s, List<Target> targets) throws Exception {
         System.out.println();
         System.out.println("## release lateness, default settings (load average " + loadAverage() + ")");
         Accuracy.Summary local = Accuracy.run(false, 1, 10, s.accuracySeconds(), 5, 10, null);
@@ -717,7 +680,7 @@ public final class Targets {
 
     // ---------------------------------------------------------------- the route step
 
-    static void route(Settings s, List<Target> targets) throws Exception {
+    static void route(TargetSettings s, List<Target> targets) throws Exception {
         System.out.println();
         System.out.println("## the route step, JMH, " + s.forks() + " forks (load average " + loadAverage() + ")");
         Collection<RunResult> results = new Runner(new OptionsBuilder()
