@@ -9,14 +9,14 @@ import static io.tokenbucket.benchmarks.RedisPeers.GCRA_P16;
 import static io.tokenbucket.benchmarks.RedisPeers.HOT_GCRA;
 import static io.tokenbucket.benchmarks.RedisPeers.OURS;
 import static io.tokenbucket.benchmarks.RedisPeers.PIPELINE;
+import static io.tokenbucket.benchmarks.RunCosts.COUNTERS;
+import static io.tokenbucket.benchmarks.RunCosts.allocatedBytes;
+import static io.tokenbucket.benchmarks.RunCosts.loadAverage;
+import static io.tokenbucket.benchmarks.RunCosts.measure;
 
-import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,6 +40,8 @@ import io.netty.channel.ChannelPromise;
 import io.tokenbucket.benchmarks.Figures.Ratio;
 import io.tokenbucket.benchmarks.ClosedLoop.Peer;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
+import io.tokenbucket.benchmarks.RunCosts.Busy;
+import io.tokenbucket.benchmarks.RunCosts.Measured;
 
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
@@ -110,11 +112,6 @@ public final class Targets {
         ClosedLoop.Case driverCase() {
             return new ClosedLoop.Case(name, inFlight, hot);
         }
-    }
-
-    /** One measured run of one peer on one case, with what it cost on each side. */
-    record Measured(Run run, double clientCpuMicros, double redisCpuMicros, double commandstatsMicros,
-                    double allocatedBytes, String commandstats, double perScriptCall) {
     }
 
     /** One line of the final table. */
@@ -249,117 +246,6 @@ public final class Targets {
                 f[i] = p.acquire(keys[ThreadLocalRandom.current().nextInt(keys.length)], i % 2 == 0);
             }
             CompletableFuture.allOf(f).get(30, TimeUnit.SECONDS);
-        }
-    }
-
-    /** The counters read at the start and the end of the measured seconds of the run under way. */
-    static final Counters COUNTERS = new Counters();
-
-    /** CPU, allocation and Redis counters around the measured seconds of one run. */
-    static final class Counters {
-        volatile RedisHandle redis;
-        volatile RedisCommands<String, String> admin;
-        volatile Busy busy;
-        long cpu0;
-        long cpu1;
-        long redis0;
-        long redis1;
-        long alloc0;
-        long alloc1;
-        String commandstats;
-
-        synchronized void start() {
-            admin.configResetstat();
-            cpu0 = clientCpuNanos();
-            redis0 = redisCpuNanos(redis);
-            alloc0 = allocatedBytes();
-        }
-
-        synchronized void end() {
-            cpu1 = clientCpuNanos();
-            redis1 = redisCpuNanos(redis);
-            alloc1 = allocatedBytes();
-            commandstats = admin.info("commandstats");
-        }
-
-        private long clientCpuNanos() {
-            long process = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-                    .getProcessCpuTime();
-            return process - (busy == null ? 0 : busy.cpuNanos());
-        }
-    }
-
-    interface Driver {
-        Run drive() throws Exception;
-    }
-
-    static Measured measure(RedisHandle redis, RedisCommands<String, String> admin, Busy busy, Driver driver)
-            throws Exception {
-        COUNTERS.redis = redis;
-        COUNTERS.admin = admin;
-        COUNTERS.busy = busy;
-        Run r = driver.drive();
-        long acquires = Math.max(1, r.granted() + r.rejected() + r.timeouts() + r.otherErrors());
-        return new Measured(r, (COUNTERS.cpu1 - COUNTERS.cpu0) / 1e3 / acquires,
-                (COUNTERS.redis1 - COUNTERS.redis0) / 1e3 / acquires, Commandstats.topLevelMicros(COUNTERS.commandstats) / acquires,
-                (double) (COUNTERS.alloc1 - COUNTERS.alloc0) / acquires,
-                Commandstats.perAcquire(COUNTERS.commandstats, r),
-                (double) acquires / Math.max(1, Commandstats.stat(COUNTERS.commandstats, "eval")[0]
-                        + Commandstats.stat(COUNTERS.commandstats, "evalsha")[0]));
-    }
-
-    /** Redis's user + system CPU time, from {@code /proc/<pid>/stat} (Linux; 0 elsewhere). */
-    static long redisCpuNanos(RedisHandle redis) {
-        try {
-            String stat = Files.readString(Path.of("/proc/" + redis.pid() + "/stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            // fields 14 and 15 of stat (utime, stime), in clock ticks of 10 ms (USER_HZ 100 on Linux)
-            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
-        } catch (IOException | RuntimeException e) {
-            return 0;
-        }
-    }
-
-    /** Bytes allocated so far by the live threads of this JVM. */
-    static long allocatedBytes() {
-        var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        return Arrays.stream(threads.getThreadAllocatedBytes(threads.getAllThreadIds())).filter(b -> b > 0).sum();
-    }
-
-    static String loadAverage() {
-        try {
-            return Files.readString(Path.of("/proc/loadavg")).strip();
-        } catch (IOException e) {
-            return "n/a";
-        }
-    }
-
-    /** A thread that spins for as long as it is open: a core taken from everyone else. */
-    static final class Busy implements AutoCloseable {
-        private volatile boolean stop;
-        private final Thread thread;
-        static volatile long sink;
-
-        Busy() {
-            thread = new Thread(() -> {
-                long x = 0;
-                while (!stop) {
-                    x += System.nanoTime() & 1;
-                }
-                sink = x;
-            }, "busy-core");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        long cpuNanos() {
-            return ManagementFactory.getThreadMXBean().getThreadCpuTime(thread.getId());
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            stop = true;
-            thread.join();
         }
     }
 
