@@ -9,6 +9,7 @@ import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.AsyncBucketProxy;
@@ -227,6 +228,9 @@ final class RedisPeers {
         AsyncProducer hot = camel.getEndpoint("direct:hot").createAsyncProducer();
         free.start();
         hot.start();
+        // the free route answers granted unless it failed, the hot one (check mode) as its header says
+        BiConsumer<Exchange, CompletableFuture<Boolean>> freeDone = (e, f) -> answer(e, f, false);
+        BiConsumer<Exchange, CompletableFuture<Boolean>> hotDone = (e, f) -> answer(e, f, true);
         return new Peer() {
             @Override
             public String name() {
@@ -235,18 +239,7 @@ final class RedisPeers {
 
             @Override
             public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
-                Exchange e = new DefaultExchange(camel);
-                e.getMessage().setHeader("k", key);
-                CompletableFuture<Boolean> f = new CompletableFuture<>();
-                (isHot ? hot : free).process(e, sync -> {
-                    if (e.getException() != null) {
-                        f.completeExceptionally(e.getException());
-                    } else {
-                        f.complete(!isHot || Boolean.TRUE.equals(e.getMessage().getHeader("CamelTokenBucketAllowed",
-                                Boolean.class)));
-                    }
-                });
-                return f;
+                return isHot ? send(camel, hot, key, hotDone) : send(camel, free, key, freeDone);
             }
 
             @Override
@@ -254,6 +247,28 @@ final class RedisPeers {
                 camel.stop();
             }
         };
+    }
+
+    private static void answer(Exchange e, CompletableFuture<Boolean> f, boolean isHot) {
+        if (e.getException() != null) {
+            f.completeExceptionally(e.getException());
+        } else {
+            f.complete(!isHot || Boolean.TRUE.equals(e.getMessage().getHeader("CamelTokenBucketAllowed",
+                    Boolean.class)));
+        }
+    }
+
+    /**
+     * Sends one exchange whose header {@code k} is {@code key} through {@code producer}; when the exchange is done,
+     * {@code onDone} completes the answer from it (on the thread that finished the exchange).
+     */
+    static CompletableFuture<Boolean> send(CamelContext camel, AsyncProducer producer, String key,
+                                           BiConsumer<Exchange, CompletableFuture<Boolean>> onDone) {
+        Exchange e = new DefaultExchange(camel);
+        e.getMessage().setHeader("k", key);
+        CompletableFuture<Boolean> f = new CompletableFuture<>();
+        producer.process(e, sync -> onDone.accept(e, f));
+        return f;
     }
 
     /**

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -31,7 +32,6 @@ import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.impl.DefaultCamelContext;
-import org.apache.camel.support.DefaultExchange;
 
 /**
  * The targets' "where the time goes at one in flight": one acquire at a time, ours (through a route) then
@@ -122,6 +122,10 @@ final class WhereTheTimeGoes {
         camel.start();
         AsyncProducer producer = camel.getEndpoint("direct:b").createAsyncProducer();
         producer.start();
+        BiConsumer<Exchange, CompletableFuture<Boolean>> done = (e, f) -> {
+            stamps.add("callback");
+            f.complete(e.getException() == null);
+        };
         Peer ours = new Peer() {
             @Override
             public String name() {
@@ -130,14 +134,7 @@ final class WhereTheTimeGoes {
 
             @Override
             public CompletableFuture<Boolean> acquire(String key, boolean hot) {
-                Exchange e = new DefaultExchange(camel);
-                e.getMessage().setHeader("k", key);
-                CompletableFuture<Boolean> f = new CompletableFuture<>();
-                producer.process(e, sync -> {
-                    stamps.add("callback");
-                    f.complete(e.getException() == null);
-                });
-                return f;
+                return RedisPeers.send(camel, producer, key, done);
             }
 
             @Override
