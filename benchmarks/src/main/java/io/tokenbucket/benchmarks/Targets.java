@@ -1,6 +1,5 @@
 package io.tokenbucket.benchmarks;
 
-import static io.tokenbucket.benchmarks.Figures.ms;
 import static io.tokenbucket.benchmarks.RedisPeers.BUCKET4J;
 import static io.tokenbucket.benchmarks.RedisPeers.FREE_GCRA;
 import static io.tokenbucket.benchmarks.RedisPeers.GCRA;
@@ -9,7 +8,6 @@ import static io.tokenbucket.benchmarks.RedisPeers.HOT_GCRA;
 import static io.tokenbucket.benchmarks.RedisPeers.OURS;
 import static io.tokenbucket.benchmarks.RedisPeers.PIPELINE;
 import static io.tokenbucket.benchmarks.RunCosts.COUNTERS;
-import static io.tokenbucket.benchmarks.RunCosts.allocatedBytes;
 import static io.tokenbucket.benchmarks.RunCosts.loadAverage;
 import static io.tokenbucket.benchmarks.RunCosts.measure;
 
@@ -23,21 +21,16 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-
-import io.tokenbucket.benchmarks.Figures.Ratio;
 import io.tokenbucket.benchmarks.ClosedLoop.Peer;
-import io.tokenbucket.benchmarks.ClosedLoop.Run;
 import io.tokenbucket.benchmarks.RunCosts.Busy;
 import io.tokenbucket.benchmarks.RunCosts.Measured;
-
+import io.tokenbucket.benchmarks.TargetTable.Target;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
-import org.HdrHistogram.Histogram;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
@@ -100,10 +93,6 @@ public final class Targets {
         }
     }
 
-    /** One line of the final table. */
-    record Target(String what, String ours, String peer, String ratio, String target, boolean met) {
-    }
-
     public static void main(String[] args) throws Exception {
         run(TargetSettings.parse(args));
     }
@@ -127,14 +116,7 @@ public final class Targets {
                 System.out.println("the route step: not measured: " + e.getMessage());
             }
         }
-        System.out.println();
-        System.out.println("## issue 22: the targets (load average at the end " + loadAverage() + ")");
-        System.out.println("| target | ours | peer | ours ÷ peer (rounds) | wanted | result |");
-        System.out.println("|---|---:|---:|---:|---|---|");
-        for (Target t : targets) {
-            System.out.printf("| %s | %s | %s | %s | %s | %s |%n", t.what(), t.ours(), t.peer(), t.ratio(), t.target(),
-                    t.met() ? "met" : "**missed**");
-        }
+        TargetTable.print(targets);
         return redis;
     }
 
@@ -183,13 +165,13 @@ public final class Targets {
                             Measured m;
                             try (Busy busy = c.busy() ? new Busy() : null) {
                                 m = measure(redis, adminCommands, busy, () -> p.equals(GCRA_P16)
-                                        ? RedisPeers.gcraPipelined(redis, sha, c.driverCase(), keyNames, s.warmup(), s.seconds(),
-                                                COUNTERS::start, COUNTERS::end)
+                                        ? RedisPeers.gcraPipelined(redis, sha, c.driverCase(), keyNames, s.warmup(),
+                                        s.seconds(), COUNTERS::start, COUNTERS::end)
                                         : ClosedLoop.drive(p.equals(OURS) ? ours : bucket4j, c.driverCase(),
                                         keyNames, s.warmup(), s.seconds(), COUNTERS::start, COUNTERS::end));
                             }
                             results.computeIfAbsent(p + " " + c.name(), k -> new ArrayList<>()).add(m);
-                            print(round, p, c, m);
+                            TargetsReport.print(round, p, c, m);
                         }
                     }
                     if (rb != null && s.only().isEmpty()) {
@@ -209,14 +191,14 @@ public final class Targets {
                     }
                 }
             }
-            summary(cases, results, redisBenchmark);
+            TargetsReport.summary(cases, results, redisBenchmark);
             for (boolean busy : new boolean[] {false, true}) {
                 if ((busy ? "1 in flight, other core busy" : "1 in flight, quiet").contains(s.only())) {
                     WhereTheTimeGoes.run(redis, adminCommands, keyNames, s, busy);
                 }
             }
         }
-        redisTargets(results, redisBenchmark.get("redis-benchmark -c 4 -P 16, random keys"), targets);
+        TargetTable.redis(results, redisBenchmark.get("redis-benchmark -c 4 -P 16, random keys"), targets);
         return results;
     }
 
@@ -235,124 +217,6 @@ public final class Targets {
         }
     }
 
-    private static void print(int round, String peer, Case c, Measured m) {
-        Run r = m.run();
-        System.out.printf("round %d  %-8s %-28s %,10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  granted %,d"
-                + "  rejected %,d  timeouts %,d  errors %,d%s%s  (ended %s)%n", round, peer, c.name(), r.opsPerSecond(),
-                ms(r.latency().getValueAtPercentile(50)), ms(r.latency().getValueAtPercentile(99)),
-                ms(r.latency().getMaxValue()), r.granted(), r.rejected(), r.timeouts(), r.otherErrors(),
-                r.firstError() == null ? "" : "  first error: " + r.firstError(),
-                r.stuck() == 0 ? "" : "  still in flight after 10 s: " + r.stuck(), Instant.now());
-        System.out.printf("         per acquire: client CPU %.1f µs, Redis CPU %.1f µs, Redis commandstats %.2f µs"
-                + " (%s), allocated %,.0f B; acquires per script call %.1f%n", m.clientCpuMicros(),
-                m.redisCpuMicros(), m.commandstatsMicros(), m.commandstats().strip(), m.allocatedBytes(),
-                m.perScriptCall());
-    }
-
-    private static void summary(List<Case> cases, Map<String, List<Measured>> results,
-                                Map<String, List<Double>> redisBenchmark) {
-        System.out.println();
-        System.out.println("## Redis: median of the rounds (ratios: ours ÷ peer within each round, median and range);"
-                + " latency over all rounds; costs per acquire, median of the rounds");
-        System.out.println("| case | peer | ops/s | p50 / p99 ms | ours ÷ peer | client CPU µs | Redis CPU µs"
-                + " | Redis commandstats µs | allocated B | acquires per script call |");
-        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for (Case c : cases) {
-            for (String p : c.peers()) {
-                List<Measured> m = results.get(p + " " + c.name());
-                Histogram h = merged(m);
-                System.out.printf("| %s | %s | %,.0f | %.3f / %.3f | %s | %.1f | %.1f | %.2f | %,.0f | %.1f |%n",
-                        c.name(), p,
-                        median(m, x -> x.run().opsPerSecond()), ms(h.getValueAtPercentile(50)),
-                        ms(h.getValueAtPercentile(99)), p.equals(OURS) ? "" : ratio(results, c, p).text(),
-                        median(m, Measured::clientCpuMicros), median(m, Measured::redisCpuMicros),
-                        median(m, Measured::commandstatsMicros), median(m, Measured::allocatedBytes),
-                        median(m, Measured::perScriptCall));
-            }
-        }
-        for (var e : redisBenchmark.entrySet()) {
-            System.out.printf("%s (the C client, the same GCRA script): median %,.0f ops/s, rounds %s%n", e.getKey(),
-                    Figures.median(e.getValue().stream().mapToDouble(Double::doubleValue).toArray()),
-                    e.getValue().stream().map(v -> String.format("%,.0f", v)).toList());
-        }
-    }
-
-    static Ratio ratio(Map<String, List<Measured>> results, Case c, String peer) {
-        List<Measured> o = results.get(OURS + " " + c.name());
-        List<Measured> p = results.get(peer + " " + c.name());
-        double[] r = new double[o.size()];
-        for (int i = 0; i < r.length; i++) {
-            r[i] = o.get(i).run().opsPerSecond() / p.get(i).run().opsPerSecond();
-        }
-        return Ratio.of(r);
-    }
-
-    private static void redisTargets(Map<String, List<Measured>> results, List<Double> redisBenchmark,
-                                     List<Target> targets) {
-        Case random = new Case("random keys, 64 in flight", 64, false, false, List.of());
-        Case hot = new Case("hot key, 64 in flight", 64, true, false, List.of());
-        Function<String, List<Measured>> of = results::get;
-        if (results.containsKey(OURS + " " + random.name())) {
-            Ratio vsBucket4j = ratio(results, random, BUCKET4J);
-            Ratio vsGcra = ratio(results, random, GCRA_P16);
-            targets.add(new Target("Redis, " + random.name() + ", through a route",
-                    kops(of.apply(OURS + " " + random.name())), kops(of.apply(BUCKET4J + " " + random.name()))
-                    + " Bucket4j", vsBucket4j.text(), "≥ 3×", vsBucket4j.median() >= 3));
-            targets.add(new Target("the same against one GCRA script call per decision, pipelined 16",
-                    kops(of.apply(OURS + " " + random.name())), kops(of.apply(GCRA_P16 + " " + random.name()))
-                    + " gcra-P16", vsGcra.text(), "≥ 1×", vsGcra.median() >= 1));
-            if (redisBenchmark != null) {
-                List<Measured> o = of.apply(OURS + " " + random.name());
-                double[] r = new double[o.size()];
-                for (int i = 0; i < r.length; i++) {
-                    r[i] = o.get(i).run().opsPerSecond() / redisBenchmark.get(i);
-                }
-                Ratio vsC = Ratio.of(r);
-                targets.add(new Target("the same against redis-benchmark -c 4 -P 16 running that GCRA script",
-                        kops(o), String.format("%,.1f k/s redis-benchmark", Figures.median(
-                        redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()) / 1e3), vsC.text(),
-                        "≥ 1×", vsC.median() >= 1));
-            }
-            double usec = median(of.apply(OURS + " " + random.name()), Measured::commandstatsMicros);
-            targets.add(new Target("Redis commandstats µs per reservation, random keys",
-                    String.format("%.2f µs", usec),
-                    String.format("%.2f µs Bucket4j, %.2f µs gcra-P16",
-                            median(of.apply(BUCKET4J + " " + random.name()), Measured::commandstatsMicros),
-                            median(of.apply(GCRA_P16 + " " + random.name()), Measured::commandstatsMicros)),
-                    "", "≤ 2.5 µs", usec <= 2.5));
-        }
-        if (results.containsKey(OURS + " " + hot.name())) {
-            Ratio hotVs = ratio(results, hot, BUCKET4J);
-            targets.add(new Target("Redis, " + hot.name(), kops(of.apply(OURS + " " + hot.name())),
-                    kops(of.apply(BUCKET4J + " " + hot.name())) + " Bucket4j", hotVs.text(), "≥ 50×",
-                    hotVs.median() >= 50));
-        }
-        if (results.containsKey(OURS + " hot key, 400 in flight")) {
-            Histogram hot400 = merged(of.apply(OURS + " hot key, 400 in flight"));
-            targets.add(new Target("Redis, hot key, 400 in flight: p99", String.format("%.2f ms",
-                    ms(hot400.getValueAtPercentile(99))), "", "", "≤ 5 ms",
-                    ms(hot400.getValueAtPercentile(99)) <= 5));
-        }
-        for (String one : new String[] {"1 in flight, quiet", "1 in flight, other core busy"}) {
-            if (!results.containsKey(OURS + " " + one)) {
-                continue;
-            }
-            Histogram o = merged(of.apply(OURS + " " + one));
-            Histogram b = merged(of.apply(BUCKET4J + " " + one));
-            for (int pct : new int[] {50, 99}) {
-                double ov = ms(o.getValueAtPercentile(pct));
-                double bv = ms(b.getValueAtPercentile(pct));
-                targets.add(new Target("Redis, " + one + ": p" + pct + " latency", String.format("%.3f ms", ov),
-                        String.format("%.3f ms Bucket4j", bv), String.format("%.2f", ov / bv), "≤ Bucket4j's",
-                        ov <= bv));
-            }
-        }
-    }
-
-    private static String kops(List<Measured> m) {
-        return String.format("%,.1f k/s", median(m, x -> x.run().opsPerSecond()) / 1e3);
-    }
-
     // ---------------------------------------------------------------- release lateness
 
     static void accuracy(TargetSettings s, List<Target> targets) throws Exception {
@@ -361,17 +225,8 @@ public final class Targets {
         Accuracy.Summary local = Accuracy.run(false, 1, 10, s.accuracySeconds(), 5, 10, null);
         System.out.println();
         Accuracy.Summary redis = Accuracy.run(true, 3, 10, s.accuracySeconds(), 5, 10, null);
-        lateness(targets, "local store", local, 2);
-        lateness(targets, "Redis, 3 instances", redis, 3);
-    }
-
-    private static void lateness(List<Target> targets, String store, Accuracy.Summary a, double boundMillis) {
-        double p99 = ms(a.p99AfterFirstSecondNanos());
-        targets.add(new Target("release lateness p99 after the first second, " + store,
-                String.format("%.2f ms (all: %.2f ms); early %d", p99, ms(a.p99Nanos()), a.early()), "", "",
-                String.format("≤ %.0f ms, none early", boundMillis),
-                a.p99AfterFirstSecondNanos() >= 0 && p99 <= boundMillis && a.early() == 0 && a.allReleased()
-                        && a.failed() == 0));
+        TargetTable.lateness(targets, "local store", local, 2);
+        TargetTable.lateness(targets, "Redis, 3 instances", redis, 3);
     }
 
     // ---------------------------------------------------------------- the route step
@@ -389,39 +244,6 @@ public final class Targets {
                 .measurementIterations(3).measurementTime(TimeValue.seconds(2))
                 .build()).run();
         Bench.report("the route step, local store, 1 thread, exchanges/s", List.of("tokenbucket"), results);
-        for (String keys : new String[] {"1", "1000"}) {
-            RunResult bare = null;
-            RunResult ours = null;
-            for (RunResult r : results) {
-                if (r.getParams().getParam("keys").equals(keys)) {
-                    if (r.getParams().getBenchmark().endsWith(".bare")) {
-                        bare = r;
-                    } else {
-                        ours = r;
-                    }
-                }
-            }
-            if (bare == null || ours == null) {
-                continue;
-            }
-            double ratio = ours.getPrimaryResult().getScore() / bare.getPrimaryResult().getScore();
-            targets.add(new Target("route step, direct -> tokenbucket -> noop, " + keys + " key(s), local",
-                    String.format("%,.0f ± %,.0f /s", ours.getPrimaryResult().getScore(),
-                            ours.getPrimaryResult().getScoreError()),
-                    String.format("%,.0f ± %,.0f /s bare", bare.getPrimaryResult().getScore(),
-                            bare.getPrimaryResult().getScoreError()),
-                    String.format("%.2f", ratio), "≥ 0.8×", ratio >= 0.8));
-        }
+        TargetTable.routeStep(results, targets);
     }
-
-    // ---------------------------------------------------------------- helpers
-
-    private static double median(List<Measured> m, java.util.function.ToDoubleFunction<Measured> f) {
-        return Figures.median(m.stream().mapToDouble(f).toArray());
-    }
-
-    private static Histogram merged(List<Measured> runs) {
-        return Figures.merged(runs.stream().map(Measured::run).toList());
-    }
-
 }
