@@ -17,7 +17,7 @@ import java.util.function.Function;
 
 import io.tokenbucket.benchmarks.Figures.Ratio;
 import io.tokenbucket.benchmarks.RunCosts.Measured;
-import io.tokenbucket.benchmarks.Targets.Case;
+import io.tokenbucket.benchmarks.TargetsRedis.Case;
 import org.HdrHistogram.Histogram;
 import org.openjdk.jmh.results.RunResult;
 

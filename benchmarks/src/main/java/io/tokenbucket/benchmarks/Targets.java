@@ -1,36 +1,15 @@
 package io.tokenbucket.benchmarks;
 
-import static io.tokenbucket.benchmarks.RedisPeers.BUCKET4J;
-import static io.tokenbucket.benchmarks.RedisPeers.FREE_GCRA;
-import static io.tokenbucket.benchmarks.RedisPeers.GCRA;
-import static io.tokenbucket.benchmarks.RedisPeers.GCRA_P16;
-import static io.tokenbucket.benchmarks.RedisPeers.HOT_GCRA;
-import static io.tokenbucket.benchmarks.RedisPeers.OURS;
-import static io.tokenbucket.benchmarks.RedisPeers.PIPELINE;
-import static io.tokenbucket.benchmarks.RunCosts.COUNTERS;
 import static io.tokenbucket.benchmarks.RunCosts.loadAverage;
-import static io.tokenbucket.benchmarks.RunCosts.measure;
 
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
-import io.tokenbucket.benchmarks.ClosedLoop.Peer;
-import io.tokenbucket.benchmarks.RunCosts.Busy;
 import io.tokenbucket.benchmarks.RunCosts.Measured;
 import io.tokenbucket.benchmarks.TargetTable.Target;
-import io.tokenbucket.testsupport.redis.RedisHandle;
-import io.tokenbucket.testsupport.redis.RedisServers;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
@@ -80,17 +59,14 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * </ol>
  * Then one table: each target, ours, the peer, the ratio, met or missed. Every ratio is taken within a round and
  * the median of the rounds is shown with its range.
+ *
+ * <p>Its parts: the options, {@link TargetSettings}; the Redis runs, {@link TargetsRedis}, with the peers in
+ * {@link RedisPeers}, the costs of a run in {@link RunCosts} and its lines and table in {@link TargetsReport}; the
+ * stamps, {@link WhereTheTimeGoes}; the final table, {@link TargetTable}.
  */
 public final class Targets {
 
     private Targets() {
-    }
-
-    /** One Redis case: acquires in flight, on random keys or the hot key, quiet or with a core busy. */
-    record Case(String name, int inFlight, boolean hot, boolean busy, List<String> peers) {
-        ClosedLoop.Case driverCase() {
-            return new ClosedLoop.Case(name, inFlight, hot);
-        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -104,7 +80,7 @@ public final class Targets {
                 System.getProperty("java.vm.version"), Runtime.getRuntime().availableProcessors(), loadAverage(),
                 s.keys(), s.seconds(), s.warmup(), s.rounds());
         List<Target> targets = new ArrayList<>();
-        Map<String, List<Measured>> redis = redis(s, targets);
+        Map<String, List<Measured>> redis = TargetsRedis.run(s, targets);
         if (s.accuracy()) {
             accuracy(s, targets);
         }
@@ -120,105 +96,9 @@ public final class Targets {
         return redis;
     }
 
-    // ---------------------------------------------------------------- Redis
-
-    static Map<String, List<Measured>> redis(TargetSettings s, List<Target> targets) throws Exception {
-        String[] keyNames = new String[s.keys()];
-        for (int i = 0; i < keyNames.length; i++) {
-            keyNames[i] = RedisBenchmark.randKey(i);
-        }
-        List<Case> cases = List.of(
-                new Case("random keys, 64 in flight", 64, false, false, List.of(OURS, BUCKET4J, GCRA_P16)),
-                new Case("hot key, 64 in flight", 64, true, false, List.of(OURS, BUCKET4J, GCRA_P16)),
-                new Case("hot key, 400 in flight", 400, true, false, List.of(OURS, GCRA_P16)),
-                new Case("1 in flight, quiet", 1, false, false, List.of(OURS, BUCKET4J)),
-                new Case("1 in flight, other core busy", 1, false, true, List.of(OURS, BUCKET4J)))
-                .stream().filter(c -> c.name().contains(s.only())).toList();
-        Map<String, List<Measured>> results = new LinkedHashMap<>();
-        Map<String, List<Double>> redisBenchmark = new LinkedHashMap<>();
-        try (RedisHandle redis = RedisServers.standalone();
-             RedisClient admin = RedisClient.create(redis.uri());
-             StatefulRedisConnection<String, String> adminConnection = admin.connect()) {
-            RedisCommands<String, String> adminCommands = adminConnection.sync();
-            String sha = adminCommands.scriptLoad(GCRA);
-            System.out.printf("%s on %s, pid %d%n", RedisServers.describe(), redis.uri(), redis.pid());
-            Path rb = RedisServers.findOnPath("redis-benchmark");
-            System.out.println(rb == null ? "redis-benchmark: not on PATH, its cross-check is skipped"
-                    + " (Debian: apt-get install -y redis-tools)" : "redis-benchmark: " + rb);
-            System.out.println("ours: tokenbucket: with store=redis" + (s.options().isEmpty() ? ", every other option"
-                    + " at its default" : " and " + s.options()) + (s.inlineWorker() ? "; DIAGNOSIS: workerPool runs"
-                    + " every continuation on the thread that completes it (Lettuce's event loop)" : ""));
-            try (Peer ours = RedisPeers.route(redis.uri(), s.options(), s.inlineWorker());
-                 Peer bucket4j = RedisPeers.bucket4j(redis, keyNames)) {
-                for (Peer p : List.of(ours, bucket4j)) {
-                    warm(p, keyNames);
-                }
-                for (int round = 1; round <= s.rounds(); round++) {
-                    for (Case c : cases) {
-                        List<String> order = new ArrayList<>(c.peers());
-                        if (round % 2 == 0) {
-                            java.util.Collections.reverse(order);
-                        }
-                        for (String p : order) {
-                            adminCommands.flushall();
-                            adminCommands.scriptLoad(GCRA);
-                            Measured m;
-                            try (Busy busy = c.busy() ? new Busy() : null) {
-                                m = measure(redis, adminCommands, busy, () -> p.equals(GCRA_P16)
-                                        ? RedisPeers.gcraPipelined(redis, sha, c.driverCase(), keyNames, s.warmup(),
-                                        s.seconds(), COUNTERS::start, COUNTERS::end)
-                                        : ClosedLoop.drive(p.equals(OURS) ? ours : bucket4j, c.driverCase(),
-                                        keyNames, s.warmup(), s.seconds(), COUNTERS::start, COUNTERS::end));
-                            }
-                            results.computeIfAbsent(p + " " + c.name(), k -> new ArrayList<>()).add(m);
-                            TargetsReport.print(round, p, c, m);
-                        }
-                    }
-                    if (rb != null && s.only().isEmpty()) {
-                        for (boolean hot : new boolean[] {false, true}) {
-                            adminCommands.flushall();
-                            adminCommands.scriptLoad(GCRA);
-                            String[] a = hot ? HOT_GCRA : FREE_GCRA;
-                            RedisBenchmark.Ceiling r = RedisBenchmark.run(rb, redis, 4, PIPELINE,
-                                    List.of("EVALSHA", sha, "1", hot ? "gcra:hot" : "gcra:key-__rand_int__", a[0],
-                                            a[1]),
-                                    s.keys(), s.seconds());
-                            String name = "redis-benchmark -c 4 -P 16, " + (hot ? "hot key" : "random keys");
-                            redisBenchmark.computeIfAbsent(name, k -> new ArrayList<>()).add(r.opsPerSecond());
-                            System.out.printf("round %d  %-45s %,10.0f ops/s  p50 %.3f ms  p99 %.3f ms%n", round,
-                                    name, r.opsPerSecond(), r.p50Ms(), r.p99Ms());
-                        }
-                    }
-                }
-            }
-            TargetsReport.summary(cases, results, redisBenchmark);
-            for (boolean busy : new boolean[] {false, true}) {
-                if ((busy ? "1 in flight, other core busy" : "1 in flight, quiet").contains(s.only())) {
-                    WhereTheTimeGoes.run(redis, adminCommands, keyNames, s, busy);
-                }
-            }
-        }
-        TargetTable.redis(results, redisBenchmark.get("redis-benchmark -c 4 -P 16, random keys"), targets);
-        return results;
-    }
-
-    /**
-     * Loads and compiles a peer's code before its first measured run (which would otherwise pay for it in its
-     * warm-up seconds, or, in a short run, in its measured ones): 20 waves of 64 acquires, random keys and the hot
-     * key; any failure is thrown.
-     */
-    static void warm(Peer p, String[] keys) throws Exception {
-        for (int wave = 0; wave < 20; wave++) {
-            CompletableFuture<?>[] f = new CompletableFuture<?>[64];
-            for (int i = 0; i < f.length; i++) {
-                f[i] = p.acquire(keys[ThreadLocalRandom.current().nextInt(keys.length)], i % 2 == 0);
-            }
-            CompletableFuture.allOf(f).get(30, TimeUnit.SECONDS);
-        }
-    }
-
     // ---------------------------------------------------------------- release lateness
 
+    /** Release lateness ({@link Accuracy}) at default settings, {@code accuracySeconds} s: local, then Redis. */
     static void accuracy(TargetSettings s, List<Target> targets) throws Exception {
         System.out.println();
         System.out.println("## release lateness, default settings (load average " + loadAverage() + ")");
@@ -231,6 +111,7 @@ public final class Targets {
 
     // ---------------------------------------------------------------- the route step
 
+    /** The route step in JMH ({@link RouteOverhead}, bare and tokenbucket, 1 and 1,000 keys), {@code forks} forks. */
     static void route(TargetSettings s, List<Target> targets) throws Exception {
         System.out.println();
         System.out.println("## the route step, JMH, " + s.forks() + " forks (load average " + loadAverage() + ")");

@@ -11,7 +11,7 @@ import java.util.function.ToDoubleFunction;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
 import io.tokenbucket.benchmarks.Figures.Ratio;
 import io.tokenbucket.benchmarks.RunCosts.Measured;
-import io.tokenbucket.benchmarks.Targets.Case;
+import io.tokenbucket.benchmarks.TargetsRedis.Case;
 import org.HdrHistogram.Histogram;
 
 /**
