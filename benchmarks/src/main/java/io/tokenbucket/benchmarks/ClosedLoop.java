@@ -52,6 +52,32 @@ final class ClosedLoop {
 
         @Override
         void close();
+
+        /** A peer called {@code name} that acquires with {@code acquire} and runs {@code close} when closed. */
+        static Peer of(String name, Acquire acquire, Runnable close) {
+            return new Peer() {
+                @Override
+                public String name() {
+                    return name;
+                }
+
+                @Override
+                public CompletableFuture<Boolean> acquire(String key, boolean hot) {
+                    return acquire.acquire(key, hot);
+                }
+
+                @Override
+                public void close() {
+                    close.run();
+                }
+            };
+        }
+    }
+
+    /** One asynchronous acquire of one token on {@code key} (or the hot key), answering whether it was granted. */
+    @FunctionalInterface
+    interface Acquire {
+        CompletableFuture<Boolean> acquire(String key, boolean hot);
     }
 
     /**

@@ -104,23 +104,12 @@ final class RedisPeers {
         var commands = lease.commands();
         RedisBucketStore store = new RedisBucketStore(() -> commands, false, NAMESPACE, TIMEOUT, batching,
                 size -> { });
-        return new Peer() {
-            @Override
-            public String name() {
-                return batching ? OURS : "ours-unbatched";
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean hot) {
-                return store.reserve(key, hot ? HOT : FREE, 1, 0).thenApply(r -> r.granted()).toCompletableFuture();
-            }
-
-            @Override
-            public void close() {
-                lease.close();
-                connections.close();
-            }
-        };
+        return Peer.of(batching ? OURS : "ours-unbatched",
+                (key, hot) -> store.reserve(key, hot ? HOT : FREE, 1, 0).thenApply(r -> r.granted())
+                        .toCompletableFuture(), () -> {
+            lease.close();
+            connections.close();
+        });
     }
 
     /**
@@ -136,25 +125,12 @@ final class RedisPeers {
         String[] free = freeArgs.subList(4, freeArgs.size()).toArray(new String[0]);
         String[] hot = hotArgs.subList(4, hotArgs.size()).toArray(new String[0]);
         String[] hotKey = {hotArgs.get(3)};
-        return new Peer() {
-            @Override
-            public String name() {
-                return "bare-evalsha";
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
-                return commands.<List<Long>> evalsha(sha, ScriptOutputType.MULTI,
-                                isHot ? hotKey : new String[] {NAMESPACE + key}, isHot ? hot : free)
-                        .toCompletableFuture().thenApply(reply -> reply.get(0) == 1L);
-            }
-
-            @Override
-            public void close() {
-                lease.close();
-                connections.close();
-            }
-        };
+        return Peer.of("bare-evalsha", (key, isHot) -> commands.<List<Long>> evalsha(sha, ScriptOutputType.MULTI,
+                        isHot ? hotKey : new String[] {NAMESPACE + key}, isHot ? hot : free)
+                .toCompletableFuture().thenApply(reply -> reply.get(0) == 1L), () -> {
+            lease.close();
+            connections.close();
+        });
     }
 
     static Peer bucket4j(RedisHandle redis, String[] keyNames) {
@@ -188,23 +164,10 @@ final class RedisPeers {
         }
         AsyncBucketProxy hotProxy = manager.builder().build("bucket4j:bench:" + ClosedLoop.HOT_KEY,
                 () -> CompletableFuture.completedFuture(hot));
-        return new Peer() {
-            @Override
-            public String name() {
-                return BUCKET4J;
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
-                return (isHot ? hotProxy : proxies.get(key)).tryConsume(1);
-            }
-
-            @Override
-            public void close() {
-                connection.close();
-                client.shutdown();
-            }
-        };
+        return Peer.of(BUCKET4J, (key, isHot) -> (isHot ? hotProxy : proxies.get(key)).tryConsume(1), () -> {
+            connection.close();
+            client.shutdown();
+        });
     }
 
     /** {@code direct:free} and {@code direct:hot} -> {@code tokenbucket:} on Redis, every other option its default. */
@@ -231,22 +194,8 @@ final class RedisPeers {
         // the free route answers granted unless it failed, the hot one (check mode) as its header says
         BiConsumer<Exchange, CompletableFuture<Boolean>> freeDone = (e, f) -> answer(e, f, false);
         BiConsumer<Exchange, CompletableFuture<Boolean>> hotDone = (e, f) -> answer(e, f, true);
-        return new Peer() {
-            @Override
-            public String name() {
-                return OURS;
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
-                return isHot ? send(camel, hot, key, hotDone) : send(camel, free, key, freeDone);
-            }
-
-            @Override
-            public void close() {
-                camel.stop();
-            }
-        };
+        return Peer.of(OURS, (key, isHot) -> isHot ? send(camel, hot, key, hotDone) : send(camel, free, key, freeDone),
+                camel::stop);
     }
 
     private static void answer(Exchange e, CompletableFuture<Boolean> f, boolean isHot) {
@@ -296,37 +245,26 @@ final class RedisPeers {
             // its connection back before it sends again), so each connection has one batch outstanding at a time
             java.util.concurrent.ConcurrentLinkedQueue<StatefulRedisConnection<String, String>> idle =
                     new java.util.concurrent.ConcurrentLinkedQueue<>(open);
-            Peer batches = new Peer() {
-                @Override
-                public String name() {
-                    return GCRA_P16;
+            Peer batches = Peer.of(GCRA_P16, (key, hot) -> {
+                StatefulRedisConnection<String, String> connection = idle.poll();
+                var commands = connection.async();
+                CompletableFuture<?>[] replies = new CompletableFuture<?>[depth];
+                for (int i = 0; i < depth; i++) {
+                    String[] k = hot ? hotKey
+                            : new String[] {redisKeys[ThreadLocalRandom.current().nextInt(redisKeys.length)]};
+                    replies[i] = commands.<Long> evalsha(sha, ScriptOutputType.INTEGER, k, args)
+                            .toCompletableFuture();
                 }
-
-                @Override
-                public CompletableFuture<Boolean> acquire(String key, boolean hot) {
-                    StatefulRedisConnection<String, String> connection = idle.poll();
-                    var commands = connection.async();
-                    CompletableFuture<?>[] replies = new CompletableFuture<?>[depth];
-                    for (int i = 0; i < depth; i++) {
-                        String[] k = hot ? hotKey
-                                : new String[] {redisKeys[ThreadLocalRandom.current().nextInt(redisKeys.length)]};
-                        replies[i] = commands.<Long> evalsha(sha, ScriptOutputType.INTEGER, k, args)
-                                .toCompletableFuture();
+                connection.flushCommands();
+                return CompletableFuture.allOf(replies).handle((v, failure) -> {
+                    idle.add(connection);
+                    if (failure != null) {
+                        throw new java.util.concurrent.CompletionException(failure);
                     }
-                    connection.flushCommands();
-                    return CompletableFuture.allOf(replies).handle((v, failure) -> {
-                        idle.add(connection);
-                        if (failure != null) {
-                            throw new java.util.concurrent.CompletionException(failure);
-                        }
-                        return true;
-                    });
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+                    return true;
+                });
+            
+            }, () -> { });
             Run lanes = ClosedLoop.drive(batches, new Case(c.name(), connections, c.hot()), keys, warmup,
                     seconds, atMeasureStart, atMeasureEnd);
             // drive counts a batch as one acquire: scale to decisions (each batch's members share its latency)

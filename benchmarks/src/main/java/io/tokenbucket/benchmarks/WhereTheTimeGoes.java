@@ -126,23 +126,10 @@ final class WhereTheTimeGoes {
             stamps.add("callback");
             f.complete(e.getException() == null);
         };
-        Peer ours = new Peer() {
-            @Override
-            public String name() {
-                return OURS;
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean hot) {
-                return RedisPeers.send(camel, producer, key, done);
-            }
-
-            @Override
-            public void close() {
-                camel.stop();
-                client.shutdown();
-            }
-        };
+        Peer ours = Peer.of(OURS, (key, hot) -> RedisPeers.send(camel, producer, key, done), () -> {
+            camel.stop();
+            client.shutdown();
+        });
         try (Busy b = busy ? new Busy() : null; ours;
              Peer bucket4j = RedisPeers.bucket4j(redis, keys, resources)) {
             for (Peer p : List.of(ours, bucket4j)) {
