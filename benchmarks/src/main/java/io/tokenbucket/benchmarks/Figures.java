@@ -27,6 +27,20 @@ final class Figures {
         return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
+    /** Each run's acquires per second, in order. */
+    static double[] opsPerSecond(List<ClosedLoop.Run> runs) {
+        return runs.stream().mapToDouble(ClosedLoop.Run::opsPerSecond).toArray();
+    }
+
+    /** {@code ours[i] / peer[i]} for each round {@code i} of {@code ours}. */
+    static double[] byRound(double[] ours, double[] peer) {
+        double[] r = new double[ours.length];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = ours[i] / peer[i];
+        }
+        return r;
+    }
+
     /** {@code "min–max"}, two decimals each. */
     static String range(double[] values) {
         return String.format("%.2f–%.2f", Arrays.stream(values).min().orElse(Double.NaN),

@@ -1,8 +1,10 @@
 package io.tokenbucket.benchmarks;
 
+import static io.tokenbucket.benchmarks.Figures.byRound;
 import static io.tokenbucket.benchmarks.Figures.median;
 import static io.tokenbucket.benchmarks.Figures.merged;
 import static io.tokenbucket.benchmarks.Figures.ms;
+import static io.tokenbucket.benchmarks.Figures.opsPerSecond;
 import static io.tokenbucket.benchmarks.Figures.range;
 
 import java.util.List;
@@ -54,20 +56,17 @@ final class RedisAcquireReport {
             List<Run> o = results.get("ours " + c.name());
             List<Run> b = results.get("bucket4j " + c.name());
             List<Ceiling> ceiling = c.hot() ? ceilingHot : ceilingFree;
-            double[] vsB = new double[o.size()];
-            double[] vsC = new double[o.size()];
-            for (int i = 0; i < o.size(); i++) {
-                vsB[i] = o.get(i).opsPerSecond() / b.get(i).opsPerSecond();
-                vsC[i] = ceiling == null ? Double.NaN : o.get(i).opsPerSecond() / ceiling.get(i).opsPerSecond();
-            }
+            double[] vsB = byRound(opsPerSecond(o), opsPerSecond(b));
+            double[] vsC = ceiling == null ? null
+                    : byRound(opsPerSecond(o), ceiling.stream().mapToDouble(Ceiling::opsPerSecond).toArray());
             Histogram ho = merged(o);
             Histogram hb = merged(b);
             System.out.printf("| %s | %,.0f | %.3f / %.3f | %,.0f | %.3f / %.3f | **%.2f** (%s) | %s | %s | %s | %s"
                     + " | %d / %d | %.1f / %.1f |%n",
                     c.hot() ? "hot key, " + c.inFlight() + " in flight" : c.inFlight() + " in flight",
-                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
+                    median(opsPerSecond(o)),
                     ms(ho.getValueAtPercentile(50)), ms(ho.getValueAtPercentile(99)),
-                    median(b.stream().mapToDouble(Run::opsPerSecond).toArray()),
+                    median(opsPerSecond(b)),
                     ms(hb.getValueAtPercentile(50)), ms(hb.getValueAtPercentile(99)),
                     median(vsB), range(vsB),
                     ceiling == null ? "skipped" : String.format("%,.0f",
@@ -87,14 +86,11 @@ final class RedisAcquireReport {
         for (Case c : cases) {
             List<Run> o = results.get("ours " + c.name());
             List<Run> u = results.get("ours-unbatched " + c.name());
-            double[] ratio = new double[o.size()];
-            for (int i = 0; i < o.size(); i++) {
-                ratio[i] = o.get(i).opsPerSecond() / u.get(i).opsPerSecond();
-            }
+            double[] ratio = byRound(opsPerSecond(o), opsPerSecond(u));
             System.out.printf("| %s | %,.0f | %.3f | %,.0f | %.3f | **%.2f** (%s) |%n", c.name(),
-                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
+                    median(opsPerSecond(o)),
                     ms(merged(o).getValueAtPercentile(99)),
-                    median(u.stream().mapToDouble(Run::opsPerSecond).toArray()),
+                    median(opsPerSecond(u)),
                     ms(merged(u).getValueAtPercentile(99)), median(ratio), range(ratio));
         }
         System.out.println();
@@ -104,14 +100,11 @@ final class RedisAcquireReport {
         for (Case c : cases) {
             List<Run> o = results.get("ours " + c.name());
             List<Run> b = results.get("bare-evalsha " + c.name());
-            double[] ratio = new double[o.size()];
-            for (int i = 0; i < o.size(); i++) {
-                ratio[i] = o.get(i).opsPerSecond() / b.get(i).opsPerSecond();
-            }
+            double[] ratio = byRound(opsPerSecond(o), opsPerSecond(b));
             Histogram hb = merged(b);
             System.out.printf("| %s | %,.0f | %,.0f | %.2f (%s) | %.3f / %.3f |%n", c.name(),
-                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    median(b.stream().mapToDouble(Run::opsPerSecond).toArray()), median(ratio), range(ratio),
+                    median(opsPerSecond(o)),
+                    median(opsPerSecond(b)), median(ratio), range(ratio),
                     ms(hb.getValueAtPercentile(50)), ms(hb.getValueAtPercentile(99)));
         }
         System.out.println();

@@ -67,11 +67,8 @@ final class TargetTable {
                     + " gcra-P16", vsGcra.text(), "≥ 1×", vsGcra.median() >= 1));
             if (redisBenchmark != null) {
                 List<Measured> o = of.apply(OURS + " " + random.name());
-                double[] r = new double[o.size()];
-                for (int i = 0; i < r.length; i++) {
-                    r[i] = o.get(i).run().opsPerSecond() / redisBenchmark.get(i);
-                }
-                Ratio vsC = Ratio.of(r);
+                Ratio vsC = Ratio.of(Figures.byRound(TargetsReport.opsPerSecond(o),
+                        redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()));
                 targets.add(new Target("the same against redis-benchmark -c 4 -P 16 running that GCRA script",
                         kops(o), String.format("%,.1f k/s redis-benchmark", Figures.median(
                         redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()) / 1e3), vsC.text(),

@@ -72,11 +72,7 @@ final class TargetsReport {
     static Ratio ratio(Map<String, List<Measured>> results, Case c, String peer) {
         List<Measured> o = results.get(OURS + " " + c.name());
         List<Measured> p = results.get(peer + " " + c.name());
-        double[] r = new double[o.size()];
-        for (int i = 0; i < r.length; i++) {
-            r[i] = o.get(i).run().opsPerSecond() / p.get(i).run().opsPerSecond();
-        }
-        return Ratio.of(r);
+        return Ratio.of(Figures.byRound(opsPerSecond(o), opsPerSecond(p)));
     }
 
     /** The median throughput of the rounds in thousands of acquires per second. */
@@ -87,6 +83,11 @@ final class TargetsReport {
     /** The median over the rounds of one figure of each run. */
     static double median(List<Measured> m, ToDoubleFunction<Measured> f) {
         return Figures.median(m.stream().mapToDouble(f).toArray());
+    }
+
+    /** Each round's acquires per second. */
+    static double[] opsPerSecond(List<Measured> m) {
+        return Figures.opsPerSecond(m.stream().map(Measured::run).toList());
     }
 
     /** The latency (ns) of every round, in one histogram. */
