@@ -88,9 +88,7 @@ final class RedisAcquireReport {
             List<Run> u = results.get("ours-unbatched " + c.name());
             double[] ratio = byRound(opsPerSecond(o), opsPerSecond(u));
             System.out.printf("| %s | %,.0f | %.3f | %,.0f | %.3f | **%.2f** (%s) |%n", c.name(),
-                    median(opsPerSecond(o)),
-                    ms(merged(o).getValueAtPercentile(99)),
-                    median(opsPerSecond(u)),
+                    median(opsPerSecond(o)), ms(merged(o).getValueAtPercentile(99)), median(opsPerSecond(u)),
                     ms(merged(u).getValueAtPercentile(99)), median(ratio), range(ratio));
         }
         System.out.println();
@@ -103,8 +101,7 @@ final class RedisAcquireReport {
             double[] ratio = byRound(opsPerSecond(o), opsPerSecond(b));
             Histogram hb = merged(b);
             System.out.printf("| %s | %,.0f | %,.0f | %.2f (%s) | %.3f / %.3f |%n", c.name(),
-                    median(opsPerSecond(o)),
-                    median(opsPerSecond(b)), median(ratio), range(ratio),
+                    median(opsPerSecond(o)), median(opsPerSecond(b)), median(ratio), range(ratio),
                     ms(hb.getValueAtPercentile(50)), ms(hb.getValueAtPercentile(99)));
         }
         System.out.println();
