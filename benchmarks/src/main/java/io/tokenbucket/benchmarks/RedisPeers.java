@@ -133,6 +133,11 @@ final class RedisPeers {
         });
     }
 
+    /**
+     * Bucket4j-Lettuce's CAS proxy manager, asynchronous, {@code tryConsume(1)} on a proxy built once per key (and
+     * one for the hot key), the same limits as ours; its own Lettuce client, rejecting commands when disconnected,
+     * with ours' 1 s command timeout.
+     */
     static Peer bucket4j(RedisHandle redis, String[] keyNames) {
         return bucket4j(redis, keyNames, null);
     }
@@ -223,7 +228,8 @@ final class RedisPeers {
     /**
      * The GCRA peer: {@code inFlight / 16} connections (at least one), each writing 16 {@code EVALSHA}s in one flush
      * and the next 16 once all are answered, as {@code redis-benchmark -P 16} does; each acquire's latency is from
-     * its batch's flush to its reply.
+     * its batch's flush to its reply. Driven here in {@link ClosedLoop} (one lane per connection), its run scaled from
+     * batches to decisions.
      */
     static Run gcraPipelined(RedisHandle redis, String sha, Case c, String[] keys, double warmup, double seconds,
                              Runnable atMeasureStart, Runnable atMeasureEnd) throws Exception {
