@@ -1,5 +1,7 @@
 package io.tokenbucket.benchmarks;
 
+import static io.tokenbucket.benchmarks.Figures.ms;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -350,10 +352,6 @@ public final class Accuracy {
     static long pct(List<Long> sorted, double p) {
         int i = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
         return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i)));
-    }
-
-    static double ms(long nanos) {
-        return nanos / 1e6;
     }
 
     static void plot(String png, String storeName, int keys, int perKey, int capacity, long T, int seconds,

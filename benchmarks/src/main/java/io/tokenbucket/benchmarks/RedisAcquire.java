@@ -1,49 +1,22 @@
 package io.tokenbucket.benchmarks;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.LongAdder;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
-import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.distributed.AsyncBucketProxy;
-import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
-import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
-import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.codec.RedisCodec;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.event.command.CommandListener;
-import io.lettuce.core.event.command.CommandStartedEvent;
-import io.lettuce.core.resource.ClientResources;
-import io.tokenbucket.math.Limit;
-import io.tokenbucket.math.Limits;
+import io.tokenbucket.benchmarks.ClosedLoop.Case;
+import io.tokenbucket.benchmarks.ClosedLoop.Peer;
+import io.tokenbucket.benchmarks.ClosedLoop.Run;
+import io.tokenbucket.benchmarks.RedisBenchmark.Ceiling;
 import io.tokenbucket.store.redis.RedisBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
-import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
 
 /**
  * Measurement 2: acquire throughput and latency against one Redis from one JVM, a closed-loop load driver (not
@@ -66,53 +39,21 @@ import org.HdrHistogram.Recorder;
  * random-key cases, {@code -c 25 -P 16} (400 in flight) on the one hot key, and {@code -c 1 -P 1} (one request at
  * a time) as the reference for the 1-in-flight case: what a C client gets one request at a time.</li>
  * </ul>
- * Besides the peers, a diagnosis: <b>bare-evalsha</b> ({@link #bareEvalsha}) sends our store's {@code EVALSHA}
- * straight through Lettuce, so ours ÷ bare is the cost of our Java side; and after every run Redis's own
+ * Besides the peers, a diagnosis: <b>bare-evalsha</b> ({@link RedisPeers#bareEvalsha}) sends our store's
+ * {@code EVALSHA} straight through Lettuce, so ours ÷ bare is the cost of our Java side; and after every run Redis's own
  * {@code INFO commandstats} (reset when the measured seconds start) gives the commands and server microseconds
- * per acquire ({@link #perAcquire}).
+ * per acquire ({@link Commandstats#perAcquire}).
  * Limits: for the random-key cases a limit that never binds but keeps state for every key (capacity 1,000,000,
  * one token per second back: at most a few hundred acquires reach a key in a run), so every call reads and writes
  * a live state; for the hot key, capacity 100 and 10,000 per second, which binds: admitted and rejected are
- * reported. {@code FLUSHALL} before every run.
+ * reported. {@code FLUSHALL} before every run. The peers are {@link RedisPeers}'; the loop, {@link ClosedLoop}; the
+ * tables, {@link RedisAcquireReport}.
  *
  * <pre>java -jar benchmarks.jar redis [seconds=5] [warmupSeconds=2] [rounds=3] [keys=10000] [cases=1,16,64,hot400]</pre>
  */
 public final class RedisAcquire {
 
-    static final String NAMESPACE = RedisBucketStore.namespace("tokenbucket:", "bench");
-    static final Limits FREE = Limits.of(Limit.of(1_000_000, 1, TimeUnit.SECONDS.toNanos(1)));
-    static final Limits HOT = Limits.of(Limit.of(100, 10_000, TimeUnit.SECONDS.toNanos(1)));
-    static final Duration TIMEOUT = Duration.ofSeconds(1);
-    static final String HOT_KEY = "hot";
-
     private RedisAcquire() {
-    }
-
-    /** One case: how many requests in flight, on random keys or on the one hot key. */
-    record Case(String name, int inFlight, boolean hot) {
-        static Case parse(String s) {
-            return s.startsWith("hot") ? new Case(s, Integer.parseInt(s.substring(3)), true)
-                    : new Case(s, Integer.parseInt(s), false);
-        }
-    }
-
-    /** One timed run of one peer on one case. */
-    record Run(double opsPerSecond, long granted, long rejected, long timeouts, long otherErrors, Histogram latency,
-               String firstError, int stuck, long oldestOutstandingNanos) {
-    }
-
-    /** One run of redis-benchmark: its own throughput and latency figures. */
-    record Ceiling(double opsPerSecond, double p50Ms, double p99Ms, long requests) {
-    }
-
-    /** A limiter under test: one asynchronous acquire of one token. */
-    interface Peer extends AutoCloseable {
-        String name();
-
-        CompletableFuture<Boolean> acquire(String key, boolean hot);
-
-        @Override
-        void close();
     }
 
     public static void main(String[] args) throws Exception {
@@ -129,7 +70,7 @@ public final class RedisAcquire {
                 .map(Case::parse).toList();
         String[] keyNames = new String[keys];
         for (int i = 0; i < keys; i++) {
-            keyNames[i] = randKey(i);
+            keyNames[i] = RedisBenchmark.randKey(i);
         }
 
         try (RedisHandle redis = RedisServers.standalone();
@@ -141,18 +82,19 @@ public final class RedisAcquire {
                     System.getProperty("java.vm.name"), System.getProperty("java.vm.version"),
                     Runtime.getRuntime().availableProcessors(), keys, seconds, warmup, rounds);
 
-            List<String> rbFree = checkedBenchmarkArgs(redis, false);
-            List<String> rbHot = checkedBenchmarkArgs(redis, true);
+            List<String> rbFree = RedisBenchmark.checkedArgs(redis, false);
+            List<String> rbHot = RedisBenchmark.checkedArgs(redis, true);
             Path rb = RedisServers.findOnPath("redis-benchmark");
             if (rb == null) {
                 System.out.println("redis-benchmark: skipped: redis-benchmark not on PATH"
                         + " (Debian: apt-get install -y redis-tools)");
             } else {
-                System.out.println("redis-benchmark: " + version(rb));
+                System.out.println("redis-benchmark: " + RedisBenchmark.version(rb));
             }
 
-            try (Peer ours = ours(redis, true); Peer unbatched = ours(redis, false);
-                 Peer bucket4j = bucket4j(redis, keyNames); Peer bare = bareEvalsha(redis, rbFree, rbHot)) {
+            try (Peer ours = RedisPeers.ours(redis, true); Peer unbatched = RedisPeers.ours(redis, false);
+                 Peer bucket4j = RedisPeers.bucket4j(redis, keyNames);
+                 Peer bare = RedisPeers.bareEvalsha(redis, rbFree, rbHot)) {
                 Map<String, List<Run>> results = new LinkedHashMap<>();
                 Map<String, List<Ceiling>> ceilings = new LinkedHashMap<>();
                 for (int round = 1; round <= rounds; round++) {
@@ -162,11 +104,11 @@ public final class RedisAcquire {
                                 : List.of(bucket4j, unbatched, ours, bare);
                         for (Peer p : order) {
                             adminCommands.flushall();
-                            Run r = drive(p, c, keyNames, warmup, seconds, adminCommands::configResetstat);
+                            Run r = ClosedLoop.drive(p, c, keyNames, warmup, seconds, adminCommands::configResetstat);
                             results.computeIfAbsent(p.name() + " " + c.name(), k -> new ArrayList<>()).add(r);
-                            print(round, p.name(), c, r);
+                            RedisAcquireReport.print(round, p.name(), c, r);
                             System.out.println("         server side, per acquire: "
-                                    + perAcquire(adminCommands.info("commandstats"), r));
+                                    + Commandstats.perAcquire(adminCommands.info("commandstats"), r));
                         }
                     }
                     if (rb != null) {
@@ -175,7 +117,7 @@ public final class RedisAcquire {
                             boolean hot = spec[2].equals("hot");
                             adminCommands.flushall();
                             String name = "redis-benchmark -c " + spec[0] + " -P " + spec[1] + (hot ? " hot" : "");
-                            Ceiling r = redisBenchmark(rb, redis, Integer.parseInt(spec[0]),
+                            Ceiling r = RedisBenchmark.run(rb, redis, Integer.parseInt(spec[0]),
                                     Integer.parseInt(spec[1]), hot ? rbHot : rbFree, keys, seconds);
                             ceilings.computeIfAbsent(name, k -> new ArrayList<>()).add(r);
                             System.out.printf("round %d  %-32s %,12.0f ops/s  p50 %7.3f ms  p99 %7.3f ms"
@@ -184,494 +126,11 @@ public final class RedisAcquire {
                         }
                     }
                 }
-                summary(cases, results, ceilings);
+                RedisAcquireReport.summary(cases, results, ceilings);
                 return results;
             }
         }
     }
 
-    // ---------------------------------------------------------------- the peers
-
-    /**
-     * Ours: {@code RedisBucketStore.reserve} on a connection of its own, with its reservations batched while a call
-     * is in flight (the default, {@code "ours"}) or each sent as a call of its own ({@code "ours-unbatched"},
-     * {@code redisBatching=false}).
-     */
-    static Peer ours(RedisHandle redis, boolean batching) {
-        RedisConnections connections = new RedisConnections();
-        RedisConnections.Lease lease = connections.acquire(redis.uri(), TIMEOUT);
-        var commands = lease.commands();
-        RedisBucketStore store = new RedisBucketStore(() -> commands, false, NAMESPACE, TIMEOUT, batching,
-                size -> { });
-        return new Peer() {
-            @Override
-            public String name() {
-                return batching ? "ours" : "ours-unbatched";
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean hot) {
-                return store.reserve(key, hot ? HOT : FREE, 1, 0).thenApply(r -> r.granted()).toCompletableFuture();
-            }
-
-            @Override
-            public void close() {
-                lease.close();
-                connections.close();
-            }
-        };
-    }
-
-    /**
-     * Not a peer but a diagnosis of ours: the same {@code EVALSHA} with the same arguments, sent straight through
-     * Lettuce's async API on a connection made the same way, without our store around it (no limit formatting,
-     * no {@code orTimeout}, no NOSCRIPT fallback chain, no reply mapping). Ours ÷ this is what our Java side costs.
-     */
-    static Peer bareEvalsha(RedisHandle redis, List<String> freeArgs, List<String> hotArgs) {
-        RedisConnections connections = new RedisConnections();
-        RedisConnections.Lease lease = connections.acquire(redis.uri(), TIMEOUT);
-        var commands = lease.commands();
-        String sha = freeArgs.get(1);
-        String[] free = freeArgs.subList(4, freeArgs.size()).toArray(new String[0]);
-        String[] hot = hotArgs.subList(4, hotArgs.size()).toArray(new String[0]);
-        String[] hotKey = {hotArgs.get(3)};
-        return new Peer() {
-            @Override
-            public String name() {
-                return "bare-evalsha";
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
-                return commands.<List<Long>> evalsha(sha, ScriptOutputType.MULTI,
-                                isHot ? hotKey : new String[] {NAMESPACE + key}, isHot ? hot : free)
-                        .toCompletableFuture().thenApply(reply -> reply.get(0) == 1L);
-            }
-
-            @Override
-            public void close() {
-                lease.close();
-                connections.close();
-            }
-        };
-    }
-
-    static Peer bucket4j(RedisHandle redis, String[] keyNames) {
-        return bucket4j(redis, keyNames, null);
-    }
-
-    /**
-     * Bucket4j-Lettuce as {@link #bucket4j(RedisHandle, String[])}, its client on the given resources (null: its
-     * own), which the caller shuts down.
-     */
-    static Peer bucket4j(RedisHandle redis, String[] keyNames, ClientResources resources) {
-        RedisClient client = resources == null ? RedisClient.create(redis.uri())
-                : RedisClient.create(resources, redis.uri());
-        client.setOptions(ClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled(TIMEOUT))
-                .build());
-        StatefulRedisConnection<String, byte[]> connection =
-                client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
-        AsyncProxyManager<String> manager = Bucket4jLettuce.casBasedBuilder(connection)
-                .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(
-                        Duration.ofSeconds(1)))
-                .build().asAsync();
-        BucketConfiguration free = BucketConfiguration.builder()
-                .addLimit(l -> l.capacity(1_000_000).refillGreedy(1, Duration.ofSeconds(1))).build();
-        BucketConfiguration hot = BucketConfiguration.builder()
-                .addLimit(l -> l.capacity(100).refillGreedy(10_000, Duration.ofSeconds(1))).build();
-        Map<String, AsyncBucketProxy> proxies = new java.util.HashMap<>();
-        for (String k : keyNames) {
-            proxies.put(k, manager.builder().build("bucket4j:bench:" + k, () -> CompletableFuture.completedFuture(free)));
-        }
-        AsyncBucketProxy hotProxy = manager.builder().build("bucket4j:bench:" + HOT_KEY,
-                () -> CompletableFuture.completedFuture(hot));
-        return new Peer() {
-            @Override
-            public String name() {
-                return "bucket4j";
-            }
-
-            @Override
-            public CompletableFuture<Boolean> acquire(String key, boolean isHot) {
-                return (isHot ? hotProxy : proxies.get(key)).tryConsume(1);
-            }
-
-            @Override
-            public void close() {
-                connection.close();
-                client.shutdown();
-            }
-        };
-    }
-
-    // ---------------------------------------------------------------- the closed loop
-
-    /**
-     * Keeps {@code c.inFlight()} acquires outstanding: {@code warmup} s unrecorded, then {@code seconds} s
-     * recorded; then stops issuing and waits (at most 10 s) for the outstanding ones.
-     */
-    static Run drive(Peer peer, Case c, String[] keys, double warmup, double seconds, Runnable atMeasureStart)
-            throws InterruptedException {
-        return drive(peer, c, keys, warmup, seconds, atMeasureStart, () -> { });
-    }
-
-    /**
-     * As {@link #drive(Peer, Case, String[], double, double, Runnable)}, running {@code atMeasureEnd} when the
-     * measured seconds end (before the outstanding acquires drain), so that counters read there (CPU, Redis's
-     * {@code INFO}) cover the measured seconds only.
-     */
-    static Run drive(Peer peer, Case c, String[] keys, double warmup, double seconds, Runnable atMeasureStart,
-                     Runnable atMeasureEnd) throws InterruptedException {
-        Recorder recorder = new Recorder(3);
-        LongAdder granted = new LongAdder();
-        LongAdder rejected = new LongAdder();
-        LongAdder timeouts = new LongAdder();
-        LongAdder errors = new LongAdder();
-        AtomicReference<String> firstError = new AtomicReference<>();
-        CountDownLatch drained = new CountDownLatch(c.inFlight());
-        // 0: warming up, 1: measuring, 2: stopping
-        int[] phase = {0};
-        Object lock = new Object();
-        // when each lane's outstanding request was sent: at the end, how old the oldest still unanswered one is
-        AtomicLongArray sentAt = new AtomicLongArray(c.inFlight());
-        class Lane {
-            final int index;
-
-            Lane(int index) {
-                this.index = index;
-            }
-
-            void issue() {
-                String key = c.hot() ? HOT_KEY : keys[ThreadLocalRandom.current().nextInt(keys.length)];
-                long start = System.nanoTime();
-                sentAt.set(index, start);
-                CompletableFuture<Boolean> f;
-                try {
-                    f = peer.acquire(key, c.hot());
-                } catch (RuntimeException e) {
-                    f = CompletableFuture.failedFuture(e);
-                }
-                f.whenComplete((ok, failure) -> {
-                    long end = System.nanoTime();
-                    int p;
-                    synchronized (lock) {
-                        p = phase[0];
-                    }
-                    if (p == 1) {
-                        recorder.recordValue(end - start);
-                        if (failure == null) {
-                            (ok ? granted : rejected).increment();
-                        } else {
-                            Throwable t = failure instanceof CompletionException && failure.getCause() != null
-                                    ? failure.getCause() : failure;
-                            (t.getClass().getSimpleName().contains("Timeout") ? timeouts : errors).increment();
-                            firstError.compareAndSet(null, t.toString());
-                        }
-                    }
-                    if (p == 2) {
-                        drained.countDown();
-                    } else {
-                        issue();
-                    }
-                });
-            }
-        }
-        for (int i = 0; i < c.inFlight(); i++) {
-            new Lane(i).issue();
-        }
-        Thread.sleep(Math.round(warmup * 1000));
-        long start;
-        synchronized (lock) {
-            atMeasureStart.run();
-            recorder.getIntervalHistogram(); // drop the warm-up
-            granted.reset();
-            rejected.reset();
-            timeouts.reset();
-            errors.reset();
-            phase[0] = 1;
-            start = System.nanoTime();
-        }
-        Thread.sleep(Math.round(seconds * 1000));
-        long elapsed;
-        Histogram h;
-        long g;
-        long r;
-        long t;
-        long e;
-        long oldest = 0;
-        synchronized (lock) {
-            phase[0] = 2;
-            elapsed = System.nanoTime() - start;
-            atMeasureEnd.run();
-            h = recorder.getIntervalHistogram();
-            g = granted.sum();
-            r = rejected.sum();
-            t = timeouts.sum();
-            e = errors.sum();
-            // every lane has one request outstanding, sent at sentAt (a completed one was re-sent at once), so the
-            // oldest sentAt is the age of the oldest unanswered request: what the histogram of completed ones misses
-            long now = System.nanoTime();
-            for (int i = 0; i < c.inFlight(); i++) {
-                oldest = Math.max(oldest, now - sentAt.get(i));
-            }
-        }
-        drained.await(10, TimeUnit.SECONDS);
-        return new Run((g + r + t + e) * 1e9 / elapsed, g, r, t, e, h, firstError.get(), (int) drained.getCount(),
-                oldest);
-    }
-
-    // ---------------------------------------------------------------- redis-benchmark
-
-    /**
-     * The {@code EVALSHA} arguments our store sends for one acquire of the given kind, read from the command our
-     * store itself issues (a Lettuce {@link CommandListener} on a probe client), with the key replaced by
-     * {@code key-__rand_int__} (or the hot key); checked by running them once ourselves.
-     */
-    static List<String> checkedBenchmarkArgs(RedisHandle redis, boolean hot) {
-        RedisClient probe = RedisClient.create(redis.uri());
-        AtomicReference<String> sent = new AtomicReference<>();
-        probe.addListener(new CommandListener() {
-            @Override
-            public void commandStarted(CommandStartedEvent event) {
-                if (event.getCommand().getType().toString().equals("EVALSHA")) {
-                    sent.compareAndSet(null, event.getCommand().getArgs().toCommandString());
-                }
-            }
-        });
-        try (StatefulRedisConnection<String, String> connection = probe.connect(StringCodec.UTF8)) {
-            RedisBucketStore store = new RedisBucketStore(connection.async(), NAMESPACE, TIMEOUT);
-            String key = hot ? HOT_KEY : randKey(0);
-            store.reserve(key, hot ? HOT : FREE, 1, 0).toCompletableFuture().join();
-            // "sha 1 key<tokenbucket:bench:key-000000000000> value<reserve> ..." -> plain words
-            String plain = sent.get().replaceAll("(key|value)<([^>]*)>", "$2");
-            List<String> words = new ArrayList<>(List.of(plain.split(" ")));
-            String redisKey = store.redisKey(key);
-            if (words.size() < 3 || !words.get(1).equals("1") || !words.get(2).equals(redisKey)) {
-                throw new IllegalStateException("unexpected EVALSHA from our store: " + sent.get());
-            }
-            String sha = words.get(0);
-            // load the script by hand as well (our store loaded it through its EVAL fallback): redis-benchmark
-            // only sends EVALSHA
-            String loaded = connection.sync().scriptLoad(scriptSource());
-            if (!loaded.equals(sha)) {
-                throw new IllegalStateException("SCRIPT LOAD of bucket.lua gave " + loaded + ", our store sent " + sha);
-            }
-            List<String> argv = words.subList(3, words.size());
-            Object check = connection.sync().evalsha(sha, ScriptOutputType.MULTI, new String[] {redisKey},
-                    argv.toArray(new String[0]));
-            if (!(check instanceof List<?> reply) || reply.isEmpty() || !Long.valueOf(1).equals(reply.get(0))) {
-                throw new IllegalStateException("the captured EVALSHA did not grant: " + check);
-            }
-            List<String> rbArgs = new ArrayList<>(List.of("EVALSHA", sha, "1",
-                    hot ? redisKey : NAMESPACE + "key-__rand_int__"));
-            rbArgs.addAll(argv);
-            System.out.println("our store sends  : EVALSHA " + plain);
-            System.out.println("redis-benchmark  : " + String.join(" ", rbArgs) + (hot ? "" : "   (with -r keys)"));
-            return rbArgs;
-        } finally {
-            probe.shutdown();
-        }
-    }
-
-    private static final Pattern COMMANDSTAT = Pattern.compile("cmdstat_(\\w+):calls=(\\d+),usec=(\\d+)");
-
-    /**
-     * Redis's own count of the commands run during the measured seconds (reset at their start), per acquire:
-     * calls and server microseconds of each command. Commands run inside a script are counted too (and their
-     * time is also inside the script's), so the {@code evalsha}/{@code eval} lines carry the whole script cost.
-     */
-    static String perAcquire(String commandstats, Run r) {
-        long acquires = Math.max(1, r.granted() + r.rejected() + r.timeouts() + r.otherErrors());
-        StringBuilder out = new StringBuilder();
-        Matcher m = COMMANDSTAT.matcher(commandstats);
-        while (m.find()) {
-            if (m.group(1).equals("config")) {
-                continue;
-            }
-            out.append(String.format("%s %.2f calls %.1f µs; ", m.group(1), Long.parseLong(m.group(2)) / (double) acquires,
-                    Long.parseLong(m.group(3)) / (double) acquires));
-        }
-        return out.toString();
-    }
-
-    /** {@code bucket.lua} as the component sends it, its parts joined in. */
-    static String scriptSource() {
-        return RedisBucketStore.script();
-    }
-
-    private static final Pattern CSV = Pattern.compile("\"([^\"]*)\"");
-
-    /** Runs redis-benchmark twice (a short calibration, then about {@code seconds} s) and parses its CSV line. */
-    static Ceiling redisBenchmark(Path rb, RedisHandle redis, int clients, int pipeline,
-                                  List<String> command, int keys, double seconds) throws IOException, InterruptedException {
-        double calibration = runRedisBenchmark(rb, redis, clients, pipeline, command, keys, 20_000)[0];
-        long n = Math.max(1_000, (long) (calibration * seconds));
-        double[] r = runRedisBenchmark(rb, redis, clients, pipeline, command, keys, n);
-        return new Ceiling(r[0], r[1], r[2], n);
-    }
-
-    /** {rps, p50 ms, p99 ms}. */
-    private static double[] runRedisBenchmark(Path rb, RedisHandle redis, int clients,
-                                              int pipeline, List<String> command, int keys, long n)
-            throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(rb.toString(), "-h", "127.0.0.1", "-p",
-                Integer.toString(redis.port()), "-c", Integer.toString(clients), "-P", Integer.toString(pipeline),
-                "-n", Long.toString(n), "-r", Integer.toString(keys), "--csv"));
-        cmd.addAll(command);
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor();
-        String[] lines = out.strip().split("\\R");
-        String last = lines[lines.length - 1];
-        List<String> fields = new ArrayList<>();
-        Matcher m = CSV.matcher(last);
-        while (m.find()) {
-            fields.add(m.group(1));
-        }
-        if (p.exitValue() != 0 || fields.size() < 7 || out.contains("ERR")) {
-            throw new IllegalStateException("redis-benchmark failed (" + String.join(" ", cmd) + "): " + out);
-        }
-        // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms",...
-        return new double[] {Double.parseDouble(fields.get(1)), Double.parseDouble(fields.get(4)),
-                Double.parseDouble(fields.get(6))};
-    }
-
-    private static String version(Path rb) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(rb.toString(), "--version").redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        p.waitFor();
-        return out + " (" + rb + ")";
-    }
-
     // ---------------------------------------------------------------- output
-
-    /** The key redis-benchmark's {@code __rand_int__} makes of {@code i}: 12 digits, zero-padded. */
-    static String randKey(int i) {
-        return String.format("key-%012d", i);
-    }
-
-    private static void print(int round, String peer, Case c, Run r) {
-        System.out.printf("round %d  %-9s %-7s %,12.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  oldest"
-                + " unanswered at the end %8.3f ms  granted %,d  rejected %,d  timeouts %,d  errors %,d%s%s%n", round,
-                peer, c.name(), r.opsPerSecond(), ms(r.latency().getValueAtPercentile(50)),
-                ms(r.latency().getValueAtPercentile(99)), ms(r.latency().getMaxValue()),
-                ms(r.oldestOutstandingNanos()), r.granted(), r.rejected(), r.timeouts(), r.otherErrors(),
-                r.firstError() == null ? "" : "  first error: " + r.firstError(),
-                r.stuck() == 0 ? "" : "  still in flight after 10 s: " + r.stuck());
-    }
-
-    private static void summary(List<Case> cases, Map<String, List<Run>> results,
-                                Map<String, List<Ceiling>> ceilings) {
-        List<Ceiling> ceilingFree = ceilings.get("redis-benchmark -c 4 -P 16");
-        List<Ceiling> ceilingHot = ceilings.get("redis-benchmark -c 25 -P 16 hot");
-        System.out.println();
-        System.out.println("## measurement 2: acquires/s (median of the rounds; every ratio is taken within a round,"
-                + " then the median); latency over all rounds");
-        System.out.println("| case | ours ops/s | ours p50 / p99 ms | bucket4j ops/s | bucket4j p50 / p99 ms"
-                + " | ours ÷ bucket4j | redis-benchmark -P 16 ops/s | ours ÷ redis-benchmark | ours admitted / rejected"
-                + " | bucket4j admitted / rejected | ours / bucket4j timeouts+errors"
-                + " | ours / bucket4j oldest unanswered at the end (ms, worst round) |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for (Case c : cases) {
-            List<Run> o = results.get("ours " + c.name());
-            List<Run> b = results.get("bucket4j " + c.name());
-            List<Ceiling> ceiling = c.hot() ? ceilingHot : ceilingFree;
-            double[] vsB = new double[o.size()];
-            double[] vsC = new double[o.size()];
-            for (int i = 0; i < o.size(); i++) {
-                vsB[i] = o.get(i).opsPerSecond() / b.get(i).opsPerSecond();
-                vsC[i] = ceiling == null ? Double.NaN : o.get(i).opsPerSecond() / ceiling.get(i).opsPerSecond();
-            }
-            Histogram ho = merged(o);
-            Histogram hb = merged(b);
-            System.out.printf("| %s | %,.0f | %.3f / %.3f | %,.0f | %.3f / %.3f | **%.2f** (%s) | %s | %s | %s | %s"
-                    + " | %d / %d | %.1f / %.1f |%n",
-                    c.hot() ? "hot key, " + c.inFlight() + " in flight" : c.inFlight() + " in flight",
-                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    ms(ho.getValueAtPercentile(50)), ms(ho.getValueAtPercentile(99)),
-                    median(b.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    ms(hb.getValueAtPercentile(50)), ms(hb.getValueAtPercentile(99)),
-                    median(vsB), range(vsB),
-                    ceiling == null ? "skipped" : String.format("%,.0f",
-                            median(ceiling.stream().mapToDouble(Ceiling::opsPerSecond).toArray())),
-                    ceiling == null ? "n/a" : String.format("%.2f (%s)", median(vsC), range(vsC)),
-                    admitted(o), admitted(b),
-                    o.stream().mapToLong(r -> r.timeouts() + r.otherErrors()).sum(),
-                    b.stream().mapToLong(r -> r.timeouts() + r.otherErrors()).sum(),
-                    ms(o.stream().mapToLong(Run::oldestOutstandingNanos).max().orElse(0)),
-                    ms(b.stream().mapToLong(Run::oldestOutstandingNanos).max().orElse(0)));
-        }
-        System.out.println();
-        System.out.println("batching: ours (redisBatching=true) vs ours-unbatched (false); Redis time per acquire"
-                + " is in each run's 'server side' line");
-        System.out.println("| case | ours ops/s | ours p99 ms | unbatched ops/s | unbatched p99 ms | ours ÷ unbatched |");
-        System.out.println("|---|---:|---:|---:|---:|---:|");
-        for (Case c : cases) {
-            List<Run> o = results.get("ours " + c.name());
-            List<Run> u = results.get("ours-unbatched " + c.name());
-            double[] ratio = new double[o.size()];
-            for (int i = 0; i < o.size(); i++) {
-                ratio[i] = o.get(i).opsPerSecond() / u.get(i).opsPerSecond();
-            }
-            System.out.printf("| %s | %,.0f | %.3f | %,.0f | %.3f | **%.2f** (%s) |%n", c.name(),
-                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    ms(merged(o).getValueAtPercentile(99)),
-                    median(u.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    ms(merged(u).getValueAtPercentile(99)), median(ratio), range(ratio));
-        }
-        System.out.println();
-        System.out.println("diagnosis: ours vs the same EVALSHA sent bare through Lettuce (bare-evalsha)");
-        System.out.println("| case | ours ops/s | bare-evalsha ops/s | ours ÷ bare | bare p50 / p99 ms |");
-        System.out.println("|---|---:|---:|---:|---:|");
-        for (Case c : cases) {
-            List<Run> o = results.get("ours " + c.name());
-            List<Run> b = results.get("bare-evalsha " + c.name());
-            double[] ratio = new double[o.size()];
-            for (int i = 0; i < o.size(); i++) {
-                ratio[i] = o.get(i).opsPerSecond() / b.get(i).opsPerSecond();
-            }
-            Histogram hb = merged(b);
-            System.out.printf("| %s | %,.0f | %,.0f | %.2f (%s) | %.3f / %.3f |%n", c.name(),
-                    median(o.stream().mapToDouble(Run::opsPerSecond).toArray()),
-                    median(b.stream().mapToDouble(Run::opsPerSecond).toArray()), median(ratio), range(ratio),
-                    ms(hb.getValueAtPercentile(50)), ms(hb.getValueAtPercentile(99)));
-        }
-        System.out.println();
-        for (var e : ceilings.entrySet()) {
-            System.out.printf("%s: median %,.0f ops/s, rounds %s; p50 ms %s; p99 ms %s%n", e.getKey(),
-                    median(e.getValue().stream().mapToDouble(Ceiling::opsPerSecond).toArray()),
-                    e.getValue().stream().map(r -> String.format("%,.0f", r.opsPerSecond())).toList(),
-                    e.getValue().stream().map(Ceiling::p50Ms).toList(),
-                    e.getValue().stream().map(Ceiling::p99Ms).toList());
-        }
-    }
-
-    private static String admitted(List<Run> runs) {
-        long g = runs.stream().mapToLong(Run::granted).sum();
-        long r = runs.stream().mapToLong(Run::rejected).sum();
-        return String.format("%.1f %% / %.1f %%", 100.0 * g / Math.max(1, g + r), 100.0 * r / Math.max(1, g + r));
-    }
-
-    private static Histogram merged(List<Run> runs) {
-        Histogram h = new Histogram(3);
-        runs.forEach(r -> h.add(r.latency()));
-        return h;
-    }
-
-    static double median(double[] values) {
-        double[] v = values.clone();
-        Arrays.sort(v);
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-    }
-
-    private static String range(double[] values) {
-        return String.format("%.2f–%.2f", Arrays.stream(values).min().orElse(Double.NaN),
-                Arrays.stream(values).max().orElse(Double.NaN));
-    }
-
-    private static double ms(long nanos) {
-        return nanos / 1e6;
-    }
 }

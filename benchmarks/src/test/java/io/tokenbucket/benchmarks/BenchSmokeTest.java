@@ -92,10 +92,10 @@ class BenchSmokeTest {
     void redisDriverRuns() throws Exception {
         var results = RedisAcquire.run(new String[] {"0.3", "0.1", "1", "100", "1,hot8"});
         for (String peer : new String[] {"ours", "ours-unbatched", "bucket4j", "bare-evalsha"}) {
-            RedisAcquire.Run free = results.get(peer + " 1").get(0);
+            ClosedLoop.Run free = results.get(peer + " 1").get(0);
             assertThat(free.granted()).as(peer).isPositive();
             assertThat(free.rejected() + free.timeouts() + free.otherErrors()).as(peer).isZero();
-            RedisAcquire.Run hot = results.get(peer + " hot8").get(0);
+            ClosedLoop.Run hot = results.get(peer + " hot8").get(0);
             assertThat(hot.granted()).as(peer).isPositive();
             assertThat(hot.timeouts() + hot.otherErrors()).as(peer).isZero();
         }
@@ -107,11 +107,11 @@ class BenchSmokeTest {
      */
     @Test
     void targetsDriverRuns() throws Exception {
-        var results = Targets.run(new Targets.Settings(0.4, 0.2, 1, 100, 0, false, false, 1, "", "", false));
+        var results = Targets.run(new TargetSettings(0.4, 0.2, 1, 100, 0, false, false, 1, "", "", false));
         assertThat(results).containsKeys("ours random keys, 64 in flight", "bucket4j random keys, 64 in flight",
                 "gcra-P16 random keys, 64 in flight", "ours hot key, 400 in flight", "bucket4j 1 in flight, quiet");
         results.forEach((name, runs) -> {
-            RedisAcquire.Run r = runs.get(0).run();
+            ClosedLoop.Run r = runs.get(0).run();
             assertThat(r.granted()).as(name).isPositive();
             assertThat(r.timeouts() + r.otherErrors()).as(name).isZero();
             if (!name.contains("hot")) {

@@ -1,0 +1,149 @@
+package io.tokenbucket.benchmarks;
+
+import static io.tokenbucket.benchmarks.Figures.ms;
+import static io.tokenbucket.benchmarks.RedisPeers.BUCKET4J;
+import static io.tokenbucket.benchmarks.RedisPeers.GCRA_P16;
+import static io.tokenbucket.benchmarks.RedisPeers.OURS;
+import static io.tokenbucket.benchmarks.RunCosts.loadAverage;
+import static io.tokenbucket.benchmarks.TargetsReport.kops;
+import static io.tokenbucket.benchmarks.TargetsReport.median;
+import static io.tokenbucket.benchmarks.TargetsReport.merged;
+import static io.tokenbucket.benchmarks.TargetsReport.ratio;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import io.tokenbucket.benchmarks.Figures.Ratio;
+import io.tokenbucket.benchmarks.RunCosts.Measured;
+import io.tokenbucket.benchmarks.TargetsRedis.Case;
+import org.HdrHistogram.Histogram;
+import org.openjdk.jmh.results.RunResult;
+
+/**
+ * Issue 22's targets table, printed last by {@link Targets}: each target, ours, the peer, the ratio (median of the
+ * rounds with its range), what is wanted, met or missed; made from the Redis runs, the release lateness and the
+ * route step.
+ */
+final class TargetTable {
+
+    private TargetTable() {
+    }
+
+    /**
+     * One line of the table: what is measured, ours and the peer's figures as printed, the ratio, what is wanted and
+     * whether it was met.
+     */
+    record Target(String what, String ours, String peer, String ratio, String target, boolean met) {
+    }
+
+    /** Prints the table, a line per target, after everything else. */
+    static void print(List<Target> targets) {
+        System.out.println();
+        System.out.println("## issue 22: the targets (load average at the end " + loadAverage() + ")");
+        System.out.println("| target | ours | peer | ours ÷ peer (rounds) | wanted | result |");
+        System.out.println("|---|---:|---:|---:|---|---|");
+        for (Target t : targets) {
+            System.out.printf("| %s | %s | %s | %s | %s | %s |%n", t.what(), t.ours(), t.peer(), t.ratio(), t.target(),
+                    t.met() ? "met" : "**missed**");
+        }
+    }
+
+    /** The Redis targets: from the runs by {@code "<peer> <case>"} and redis-benchmark's ops/s by round (or null). */
+    static void redis(Map<String, List<Measured>> results, List<Double> redisBenchmark,
+                                     List<Target> targets) {
+        Case random = new Case("random keys, 64 in flight", 64, false, false, List.of());
+        Case hot = new Case("hot key, 64 in flight", 64, true, false, List.of());
+        Function<String, List<Measured>> of = results::get;
+        if (results.containsKey(OURS + " " + random.name())) {
+            Ratio vsBucket4j = ratio(results, random, BUCKET4J);
+            Ratio vsGcra = ratio(results, random, GCRA_P16);
+            targets.add(new Target("Redis, " + random.name() + ", through a route",
+                    kops(of.apply(OURS + " " + random.name())), kops(of.apply(BUCKET4J + " " + random.name()))
+                    + " Bucket4j", vsBucket4j.text(), "≥ 3×", vsBucket4j.median() >= 3));
+            targets.add(new Target("the same against one GCRA script call per decision, pipelined 16",
+                    kops(of.apply(OURS + " " + random.name())), kops(of.apply(GCRA_P16 + " " + random.name()))
+                    + " gcra-P16", vsGcra.text(), "≥ 1×", vsGcra.median() >= 1));
+            if (redisBenchmark != null) {
+                List<Measured> o = of.apply(OURS + " " + random.name());
+                Ratio vsC = Ratio.of(Figures.byRound(TargetsReport.opsPerSecond(o),
+                        redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()));
+                targets.add(new Target("the same against redis-benchmark -c 4 -P 16 running that GCRA script",
+                        kops(o), String.format("%,.1f k/s redis-benchmark", Figures.median(
+                        redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()) / 1e3), vsC.text(),
+                        "≥ 1×", vsC.median() >= 1));
+            }
+            double usec = median(of.apply(OURS + " " + random.name()), Measured::commandstatsMicros);
+            targets.add(new Target("Redis commandstats µs per reservation, random keys",
+                    String.format("%.2f µs", usec),
+                    String.format("%.2f µs Bucket4j, %.2f µs gcra-P16",
+                            median(of.apply(BUCKET4J + " " + random.name()), Measured::commandstatsMicros),
+                            median(of.apply(GCRA_P16 + " " + random.name()), Measured::commandstatsMicros)),
+                    "", "≤ 2.5 µs", usec <= 2.5));
+        }
+        if (results.containsKey(OURS + " " + hot.name())) {
+            Ratio hotVs = ratio(results, hot, BUCKET4J);
+            targets.add(new Target("Redis, " + hot.name(), kops(of.apply(OURS + " " + hot.name())),
+                    kops(of.apply(BUCKET4J + " " + hot.name())) + " Bucket4j", hotVs.text(), "≥ 50×",
+                    hotVs.median() >= 50));
+        }
+        if (results.containsKey(OURS + " hot key, 400 in flight")) {
+            Histogram hot400 = merged(of.apply(OURS + " hot key, 400 in flight"));
+            targets.add(new Target("Redis, hot key, 400 in flight: p99", String.format("%.2f ms",
+                    ms(hot400.getValueAtPercentile(99))), "", "", "≤ 5 ms",
+                    ms(hot400.getValueAtPercentile(99)) <= 5));
+        }
+        for (String one : new String[] {"1 in flight, quiet", "1 in flight, other core busy"}) {
+            if (!results.containsKey(OURS + " " + one)) {
+                continue;
+            }
+            Histogram o = merged(of.apply(OURS + " " + one));
+            Histogram b = merged(of.apply(BUCKET4J + " " + one));
+            for (int pct : new int[] {50, 99}) {
+                double ov = ms(o.getValueAtPercentile(pct));
+                double bv = ms(b.getValueAtPercentile(pct));
+                targets.add(new Target("Redis, " + one + ": p" + pct + " latency", String.format("%.3f ms", ov),
+                        String.format("%.3f ms Bucket4j", bv), String.format("%.2f", ov / bv), "≤ Bucket4j's",
+                        ov <= bv));
+            }
+        }
+    }
+
+    /** A release-lateness target: p99 after the first second within {@code boundMillis} ms and none early. */
+    static void lateness(List<Target> targets, String store, Accuracy.Summary a, double boundMillis) {
+        double p99 = ms(a.p99AfterFirstSecondNanos());
+        targets.add(new Target("release lateness p99 after the first second, " + store,
+                String.format("%.2f ms (all: %.2f ms); early %d", p99, ms(a.p99Nanos()), a.early()), "", "",
+                String.format("≤ %.0f ms, none early", boundMillis),
+                a.p99AfterFirstSecondNanos() >= 0 && p99 <= boundMillis && a.early() == 0 && a.allReleased()
+                        && a.failed() == 0));
+    }
+
+    /** The route step's targets: ours ≥ 0.8 × bare, with 1 and 1,000 keys, from the JMH results. */
+    static void routeStep(Collection<RunResult> results, List<Target> targets) {
+    for (String keys : new String[] {"1", "1000"}) {
+        RunResult bare = null;
+        RunResult ours = null;
+        for (RunResult r : results) {
+            if (r.getParams().getParam("keys").equals(keys)) {
+                if (r.getParams().getBenchmark().endsWith(".bare")) {
+                    bare = r;
+                } else {
+                    ours = r;
+                }
+            }
+        }
+        if (bare == null || ours == null) {
+            continue;
+        }
+        double ratio = ours.getPrimaryResult().getScore() / bare.getPrimaryResult().getScore();
+        targets.add(new Target("route step, direct -> tokenbucket -> noop, " + keys + " key(s), local",
+                String.format("%,.0f ± %,.0f /s", ours.getPrimaryResult().getScore(),
+                        ours.getPrimaryResult().getScoreError()),
+                String.format("%,.0f ± %,.0f /s bare", bare.getPrimaryResult().getScore(),
+                        bare.getPrimaryResult().getScoreError()),
+                String.format("%.2f", ratio), "≥ 0.8×", ratio >= 0.8));
+    }
+    }
+}
