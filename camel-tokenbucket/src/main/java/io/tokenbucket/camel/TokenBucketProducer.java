@@ -57,8 +57,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         this.endpoint = endpoint;
         this.config = endpoint.getConfiguration();
         this.leases = new TokenBucketLeases(endpoint);
-        this.slots = new TokenBucketSlots(endpoint, this);
-        this.waiters = new TokenBucketWaiters(endpoint, slots);
+        this.slots = endpoint.slots(); // one queue per endpoint, shared by every route that sends to it
+        this.waiters = new TokenBucketWaiters(endpoint, this, slots);
     }
 
     @Override
@@ -132,10 +132,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         long accept = place ? maxWait : 0;
         StoreCommand.Lease lease = leases.lease(request); // null unless a key has an in-flight limit on Redis
         if (place && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
-            slots.await(exchange, callback, request, request instanceof Acquire a ? a
+            slots.await(this, exchange, callback, request, request instanceof Acquire a ? a
                     : ((AcquireAny) request).chosen(0), lease, System.nanoTime(), maxWait);
             if (!isRunAllowed()) {
-                slots.abandonAll("the producer stopped");
+                slots.abandonAll(this, "the producer stopped");
             }
             return false;
         }
@@ -239,10 +239,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         TokenBucketMode mode = config.getMode();
         if (!r.granted() && r.slotless() && place) { // waits for a slot in its place
-            slots.await(exchange, callback, request, acquire, lease, sync ? System.nanoTime() : start,
+            slots.await(this, exchange, callback, request, acquire, lease, sync ? System.nanoTime() : start,
                     TokenBucketLimitSource.maxWaitNanos(config));
             if (!isRunAllowed()) {
-                slots.abandonAll("the producer stopped"); // stopped while the store answered: nobody else will
+                slots.abandonAll(this, "the producer stopped"); // stopped while the store answered: nobody else will
             }
             return false;
         }

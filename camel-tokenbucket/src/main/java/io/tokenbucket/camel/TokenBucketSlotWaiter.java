@@ -59,6 +59,11 @@ final class TokenBucketSlotWaiter {
         this.keys = TokenBucketLeases.anySlotKeys(request);
     }
 
+    /** The producer it came through. */
+    TokenBucketProducer producer() {
+        return producer;
+    }
+
     /** What it waits to reserve: its whole request (a drain may try a part of it, {@link #unblocked}). */
     TokenBucketRequest request() {
         return request;
