@@ -173,7 +173,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 } else {
                     decide(exchange, callback, request, lease, value, place, sent, false);
                 }
-            });
+            }, () -> refusedAfter(exchange, request, lease, value, place));
         });
         return false;
     }
@@ -207,6 +207,20 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         List<List<Limits>> groupLimits = any.candidates().stream().map(c -> Key.limits(c.group())).toList();
         return store.execute(StoreCommand.reserve(groups, groupLimits, Key.stored(any.allOf()),
                 Key.limits(any.allOf()), any.tokens(), accept).with(lease));
+    }
+
+    /**
+     * What {@link #decide} would have done with the slots and the waiting place of an exchange whose continuation the
+     * worker pool refused (it fails instead): the slots {@code r} granted (if any) held until the exchange ends, so
+     * they go back once, and the place given back now.
+     */
+    void refusedAfter(Exchange exchange, TokenBucketRequest request, StoreCommand.Lease lease, Outcome r,
+                      boolean place) {
+        if (r != null && r.granted()) {
+            leases.holdUntilDone(exchange, request instanceof AcquireAny any ? any.chosen(r.chosen())
+                    : (Acquire) request, lease);
+        }
+        leave(place);
     }
 
     /** Gives back the waiting place of an exchange that will not wait after all. */

@@ -135,9 +135,22 @@ final class TokenBucketWaiters {
      */
     static void continueOnWorker(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
                                  Runnable continuation) {
+        continueOnWorker(endpoint, exchange, callback, continuation, null);
+    }
+
+    /**
+     * As {@link #continueOnWorker(TokenBucketEndpoint, Exchange, AsyncCallback, Runnable)}, running {@code refused}
+     * (when not null) before the exchange fails: what the continuation would have done with the slot or the waiting
+     * place the exchange holds, which nobody else gives back.
+     */
+    static void continueOnWorker(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
+                                 Runnable continuation, Runnable refused) {
         try {
             endpoint.getComponent().worker().execute(continuation);
         } catch (RejectedExecutionException e) {
+            if (refused != null) {
+                refused.run();
+            }
             if (exchange.getException() == null) {
                 exchange.setException(TokenBucketExceptions.workerRefused(endpoint.getName(), e));
             }
