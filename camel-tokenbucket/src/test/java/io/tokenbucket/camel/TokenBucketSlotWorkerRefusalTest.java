@@ -144,7 +144,10 @@ class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
 
     @Test
     void anExchangeRedisGrantedASlotWhenTheWorkerPoolRefusesGivesItsSlotAndPlaceBack() throws Exception {
-        refusing = true; // Redis answers on its I/O thread: the exchange that got its slot goes on on the pool
+        refusing = true;
+        // Redis answers on its I/O thread, and the exchange that got its slot goes on on the pool: paused, Redis
+        // cannot answer within the producer's call, where the exchange would go on on its caller's thread
+        redis.command("CLIENT", "PAUSE", "300", "WRITE");
         Future<Exchange> x = send("redis", "x");
         assertThat(x.get(10, TimeUnit.SECONDS).getException()).isInstanceOf(TokenBucketException.class)
                 .hasMessageContaining("worker pool");
