@@ -158,9 +158,11 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         long sent = start;
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
-        // never blocking); every other outcome continues the route, which happens on the worker pool.
+        // never blocking), and one refused a slot queued for one there, in the order of the answers (on the pool,
+        // two threads could queue them the other way round and the later take the first slot); every other outcome
+        // continues the route, which happens on the worker pool.
         answer.whenComplete((value, failure) -> {
-            if (value != null && value.granted() && value.waitTicks() > 0) {
+            if (value != null && (value.granted() ? value.waitTicks() > 0 : value.slotless() && place)) {
                 decide(exchange, callback, request, lease, value, place, sent, false);
                 return;
             }
