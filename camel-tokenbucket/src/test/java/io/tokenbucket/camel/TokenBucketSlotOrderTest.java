@@ -20,7 +20,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * Arrival order of the exchanges waiting for an in-flight slot when two routes send to one endpoint (two producers,
  * so two queues of waiters): a later exchange of a key never takes a slot before an earlier one, whichever route it
- * came through, and a route that stops abandons its own waiters only. One slot; the step after the endpoint holds its slot until the test opens the gate named by the
+ * came through, and a route that stops abandons its own waiters only; a waiter of a key and all-of keys holds its
+ * keys' freed slots for itself, before later waiters of one of them. One slot; the step after the endpoint holds its slot until the test opens the gate named by the
  * exchange's body.
  */
 class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
@@ -117,6 +118,46 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
         gates.get("h").countDown();
         assertThat(h.get(10, TimeUnit.SECONDS).getException()).isNull();
         next(1, "w2", w2);
+        assertThat(endpoint(store).getSlotWaitingCount()).isZero();
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getInFlightCount() == 0);
+    }
+
+    /** Sends {@code body} on {@code key} with the all-of keys {@code allOf} (or none) through route one. */
+    private Future<Exchange> sendAllOf(String store, String body, String key, String allOf) {
+        gates.put(body, new CountDownLatch(1));
+        return template.asyncSend("direct:one" + store, e -> {
+            e.getMessage().setBody(body);
+            e.getMessage().setHeader("k", key);
+            if (allOf != null) {
+                e.getMessage().setHeader(TokenBucketConstants.ALL_OF, allOf);
+            }
+        });
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aWaiterOfAllOfKeysGetsThemBeforeLaterWaitersOfOneOfThem(String store) throws Exception {
+        Future<Exchange> ha = sendAllOf(store, "ha", "a", null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("ha"));
+        Future<Exchange> hb = sendAllOf(store, "hb", "b", null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("hb"));
+        Future<Exchange> a1 = sendAllOf(store, "a1", "a", null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getSlotWaitingCount() == 1);
+        Future<Exchange> ba = sendAllOf(store, "ba", "b", "a"); // needs b and a
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getSlotWaitingCount() == 2);
+        Future<Exchange> b1 = sendAllOf(store, "b1", "b", null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getSlotWaitingCount() == 3);
+
+        // b comes free: ba, before b1, wants it (with a, which a1 waits for first), so b1 does not take it
+        gates.get("hb").countDown();
+        assertThat(hb.get(10, TimeUnit.SECONDS).getException()).isNull();
+        assertThat(endpoint(store).getSlotWaitingCount()).isEqualTo(3);
+        gates.get("ha").countDown();
+        assertThat(ha.get(10, TimeUnit.SECONDS).getException()).isNull();
+        next(2, "a1", a1);
+        next(3, "ba", ba);
+        next(4, "b1", b1);
+        assertThat(order).containsExactly("ha", "hb", "a1", "ba", "b1");
         assertThat(endpoint(store).getSlotWaitingCount()).isZero();
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getInFlightCount() == 0);
     }
