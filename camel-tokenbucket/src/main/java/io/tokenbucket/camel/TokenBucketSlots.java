@@ -110,8 +110,7 @@ final class TokenBucketSlots {
      * @param start when the exchange asked for its tokens ({@link System#nanoTime()}): its maxWait counts from then
      */
     void await(TokenBucketProducer producer, Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
-               Acquire shown,
-               StoreCommand.Lease lease, long start, long maxWaitNanos) {
+               Acquire shown, StoreCommand.Lease lease, long start, long maxWaitNanos) {
         TokenBucketSlotWaiter waiter = new TokenBucketSlotWaiter(this, producer, exchange, callback, request, shown,
                 lease, start, start + maxWaitNanos);
         endpoint.getStatistics().slotWaiting(1);
