@@ -47,6 +47,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     private final TokenBucketStatistics statistics = new TokenBucketStatistics();
     private final TokenBucketLimitSource limitSource;
     private final TokenBucketStoreBinding storeBinding = new TokenBucketStoreBinding(this);
+    private final TokenBucketSlots slots = new TokenBucketSlots(this);
     private final AtomicInteger waiting = new AtomicInteger();
 
     TokenBucketEndpoint(String uri, TokenBucketComponent component, String name,
@@ -307,6 +308,11 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** Where this endpoint's keys get their limits. */
     TokenBucketLimitSource limitSource() {
         return limitSource;
+    }
+
+    /** The exchanges of every producer of this endpoint that wait for an in-flight slot, in one queue. */
+    TokenBucketSlots slots() {
+        return slots;
     }
 
     /** The buckets of this endpoint's limiter, with what is bound to them while it runs. */

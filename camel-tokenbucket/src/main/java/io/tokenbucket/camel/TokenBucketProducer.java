@@ -57,8 +57,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         this.endpoint = endpoint;
         this.config = endpoint.getConfiguration();
         this.leases = new TokenBucketLeases(endpoint);
-        this.slots = new TokenBucketSlots(endpoint, this);
-        this.waiters = new TokenBucketWaiters(endpoint, slots);
+        this.slots = endpoint.slots(); // one queue per endpoint, shared by every route that sends to it
+        this.waiters = new TokenBucketWaiters(endpoint, this, slots);
     }
 
     @Override
@@ -132,10 +132,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         long accept = place ? maxWait : 0;
         StoreCommand.Lease lease = leases.lease(request); // null unless a key has an in-flight limit on Redis
         if (place && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
-            slots.await(exchange, callback, request, request instanceof Acquire a ? a
+            slots.await(this, exchange, callback, request, request instanceof Acquire a ? a
                     : ((AcquireAny) request).chosen(0), lease, System.nanoTime(), maxWait);
             if (!isRunAllowed()) {
-                slots.abandonAll("the producer stopped");
+                slots.abandonAll(this, "the producer stopped");
             }
             return false;
         }
@@ -158,9 +158,11 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         long sent = start;
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
-        // never blocking); every other outcome continues the route, which happens on the worker pool.
+        // never blocking), and one refused a slot queued for one there, in the order of the answers (on the pool,
+        // two threads could queue them the other way round and the later take the first slot); every other outcome
+        // continues the route, which happens on the worker pool.
         answer.whenComplete((value, failure) -> {
-            if (value != null && value.granted() && value.waitTicks() > 0) {
+            if (value != null && (value.granted() ? value.waitTicks() > 0 : value.slotless() && place)) {
                 decide(exchange, callback, request, lease, value, place, sent, false);
                 return;
             }
@@ -173,7 +175,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 } else {
                     decide(exchange, callback, request, lease, value, place, sent, false);
                 }
-            });
+            }, () -> refusedAfter(exchange, request, lease, value, place));
         });
         return false;
     }
@@ -209,6 +211,20 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 Key.limits(any.allOf()), any.tokens(), accept).with(lease));
     }
 
+    /**
+     * What {@link #decide} would have done with the slots and the waiting place of an exchange whose continuation the
+     * worker pool refused (it fails instead): the slots {@code r} granted (if any) held until the exchange ends, so
+     * they go back once, and the place given back now.
+     */
+    void refusedAfter(Exchange exchange, TokenBucketRequest request, StoreCommand.Lease lease, Outcome r,
+                      boolean place) {
+        if (r != null && r.granted()) {
+            leases.holdUntilDone(exchange, request instanceof AcquireAny any ? any.chosen(r.chosen())
+                    : (Acquire) request, lease);
+        }
+        leave(place);
+    }
+
     /** Gives back the waiting place of an exchange that will not wait after all. */
     private void leave(boolean place) {
         if (place) {
@@ -239,10 +255,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         TokenBucketMode mode = config.getMode();
         if (!r.granted() && r.slotless() && place) { // waits for a slot in its place
-            slots.await(exchange, callback, request, acquire, lease, sync ? System.nanoTime() : start,
+            slots.await(this, exchange, callback, request, acquire, lease, sync ? System.nanoTime() : start,
                     TokenBucketLimitSource.maxWaitNanos(config));
             if (!isRunAllowed()) {
-                slots.abandonAll("the producer stopped"); // stopped while the store answered: nobody else will
+                slots.abandonAll(this, "the producer stopped"); // stopped while the store answered: nobody else will
             }
             return false;
         }

@@ -59,6 +59,11 @@ final class TokenBucketSlotWaiter {
         this.keys = TokenBucketLeases.anySlotKeys(request);
     }
 
+    /** The producer it came through. */
+    TokenBucketProducer producer() {
+        return producer;
+    }
+
     /** What it waits to reserve: its whole request (a drain may try a part of it, {@link #unblocked}). */
     TokenBucketRequest request() {
         return request;
@@ -138,9 +143,11 @@ final class TokenBucketSlotWaiter {
                 withdrawTickets(TokenBucketLeases.allSlotKeys(request).stream()
                         .filter(k -> !tried.contains(k.stored())).toList());
             }
-            // holding its waiting place (place: true), its answer given later (sync: false)
-            continueOnWorker(() -> producer.decide(exchange, callback, attempt, lease, outcome, true, start,
-                    false));
+            // holding its waiting place (place: true), its answer given later (sync: false); if the pool refuses
+            // it, its place goes back and the slot it got when the exchange, failed here, ends
+            TokenBucketWaiters.continueOnWorker(endpoint, exchange, callback,
+                    () -> producer.decide(exchange, callback, attempt, lease, outcome, true, start, false),
+                    () -> producer.refusedAfter(exchange, attempt, lease, outcome, true));
         } else if (failure != null) {
             endpoint.stopWaiting();
             endpoint.getStatistics().storeError();

@@ -18,16 +18,18 @@ import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 
 /**
- * The exchanges of one producer that found every in-flight slot of their keys taken: they wait here, holding no
- * thread, until a release lets them in, in the order they came (the slots admitted exchanges hold, and their leases,
- * are {@link TokenBucketLeases}'s).
+ * The exchanges of one endpoint that found every in-flight slot of their keys taken, whichever of its producers (the
+ * routes sending to it) they came through: they wait here, holding no thread, until a release lets them in, in the
+ * order they came (the slots admitted exchanges hold, and their leases, are {@link TokenBucketLeases}'s). One queue
+ * per endpoint, not per producer: with one per producer, a release woke the queues in no set order, and a waiter of
+ * one route took the slot before an earlier waiter of another.
  *
- * <p>A release anywhere under the endpoint's name in this Camel context wakes every producer's queue of that name
+ * <p>A release anywhere under the endpoint's name in this Camel context wakes every queue of that name
  * ({@link TokenBucketComponent#slotsReleased}). On a shared store (Redis) a slot may also come free in another
  * instance, which publishes its release when the key has waiters ({@link TokenBucketStoreBinding#watchReleases}),
  * or when a dead instance's lease expires, which nobody announces: while exchanges wait, the queue is also tried
  * every {@link #POLL_NANOS}. A queue tries its waiters in arrival order and skips a waiter that shares a key with an
- * earlier one still without a slot, so no later exchange takes a key's slot before an earlier one of this producer;
+ * earlier one still without a slot, so no later exchange takes a key's slot before an earlier one of this endpoint;
  * a waiter of candidates is then tried on its candidates none of whose slot keys an earlier waiter holds up (a slot
  * of theirs that comes free is one no earlier waiter can use). A new exchange of a key with waiters queues behind
  * them instead of taking a slot freed for them. A waiter leaves
@@ -46,7 +48,6 @@ final class TokenBucketSlots {
     static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private final TokenBucketEndpoint endpoint;
-    private final TokenBucketProducer producer;
     // in arrival order; a waiter leaves from anywhere in it (its maxWait), so not an ArrayDeque's O(n) remove
     private final LinkedHashSet<TokenBucketSlotWaiter> queue = new LinkedHashSet<>(); // guarded by this
     // how many waiters hold each slot key: every exchange of a limited key asks it, so it must not walk the queue
@@ -55,9 +56,8 @@ final class TokenBucketSlots {
     private boolean again; // guarded by this
     private TokenBucketTimer.Entry poll; // guarded by this
 
-    TokenBucketSlots(TokenBucketEndpoint endpoint, TokenBucketProducer producer) {
+    TokenBucketSlots(TokenBucketEndpoint endpoint) {
         this.endpoint = endpoint;
-        this.producer = producer;
     }
 
     /** The endpoint whose exchanges wait here. */
@@ -105,11 +105,12 @@ final class TokenBucketSlots {
      * Makes {@code exchange}, holding a waiting place, wait for a slot; its callback is called later, never from this
      * call.
      *
+     * @param producer the producer it came through, whose {@code decide} continues it once it has an answer
      * @param shown the acquire its messages name (its own, or the candidate a refusal named)
      * @param start when the exchange asked for its tokens ({@link System#nanoTime()}): its maxWait counts from then
      */
-    void await(Exchange exchange, AsyncCallback callback, TokenBucketRequest request, Acquire shown,
-               StoreCommand.Lease lease, long start, long maxWaitNanos) {
+    void await(TokenBucketProducer producer, Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
+               Acquire shown, StoreCommand.Lease lease, long start, long maxWaitNanos) {
         TokenBucketSlotWaiter waiter = new TokenBucketSlotWaiter(this, producer, exchange, callback, request, shown,
                 lease, start, start + maxWaitNanos);
         endpoint.getStatistics().slotWaiting(1);
@@ -164,14 +165,16 @@ final class TokenBucketSlots {
         }
     }
 
-    /** Fails every waiter, saying {@code why} (the producer or the context stopped). */
-    void abandonAll(String why) {
+    /** Fails every waiter that came through {@code producer}, saying {@code why} (the producer or the context stopped). */
+    void abandonAll(TokenBucketProducer producer, String why) {
         List<TokenBucketSlotWaiter> all;
         synchronized (this) {
             all = new ArrayList<>(queue);
         }
         for (TokenBucketSlotWaiter w : all) {
-            w.fail(true, why);
+            if (w.producer() == producer) {
+                w.fail(true, why);
+            }
         }
     }
 

@@ -30,6 +30,7 @@ import org.apache.camel.Exchange;
 final class TokenBucketWaiters {
 
     private final TokenBucketEndpoint endpoint;
+    private final TokenBucketProducer producer;
     private final TokenBucketSlots slots;
     private final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
     /** When the context's stop must be let go ({@link System#nanoTime()}); meaningful once {@link #stopping}. */
@@ -37,13 +38,14 @@ final class TokenBucketWaiters {
     private volatile boolean stopping;
     private volatile boolean deadlinePassed;
 
-    /** The waiters of a producer of {@code endpoint}, and its exchanges waiting for an in-flight slot. */
-    TokenBucketWaiters(TokenBucketEndpoint endpoint, TokenBucketSlots slots) {
+    /** The waiters of {@code producer} of {@code endpoint}, and its exchanges waiting in the endpoint's slot queue. */
+    TokenBucketWaiters(TokenBucketEndpoint endpoint, TokenBucketProducer producer, TokenBucketSlots slots) {
         this.endpoint = endpoint;
+        this.producer = producer;
         this.slots = slots;
     }
 
-    /** The slot queue of the same producer, registered with these waiters. */
+    /** The endpoint's slot queue, which the producer's exchanges waiting for a slot share with its other producers. */
     TokenBucketSlots slots() {
         return slots;
     }
@@ -123,7 +125,7 @@ final class TokenBucketWaiters {
 
     /** Abandons every exchange still waiting, for its tokens or for an in-flight slot, saying {@code why}. */
     void abandonAll(String why) {
-        slots.abandonAll(why);
+        slots.abandonAll(producer, why);
         waiting.forEach(waiter -> waiter.abandon(why));
     }
 
@@ -133,9 +135,22 @@ final class TokenBucketWaiters {
      */
     static void continueOnWorker(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
                                  Runnable continuation) {
+        continueOnWorker(endpoint, exchange, callback, continuation, null);
+    }
+
+    /**
+     * As {@link #continueOnWorker(TokenBucketEndpoint, Exchange, AsyncCallback, Runnable)}, running {@code refused}
+     * (when not null) before the exchange fails: what the continuation would have done with the slot or the waiting
+     * place the exchange holds, which nobody else gives back.
+     */
+    static void continueOnWorker(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
+                                 Runnable continuation, Runnable refused) {
         try {
             endpoint.getComponent().worker().execute(continuation);
         } catch (RejectedExecutionException e) {
+            if (refused != null) {
+                refused.run();
+            }
             if (exchange.getException() == null) {
                 exchange.setException(TokenBucketExceptions.workerRefused(endpoint.getName(), e));
             }

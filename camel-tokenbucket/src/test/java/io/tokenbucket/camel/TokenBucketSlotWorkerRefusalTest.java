@@ -1,0 +1,164 @@
+package io.tokenbucket.camel;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.camel.Exchange;
+import org.apache.camel.RoutesBuilder;
+import org.apache.camel.builder.RouteBuilder;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A waiter for an in-flight slot that gets its slot when the worker pool refuses to continue it (a bounded pool the
+ * user gave, full): it fails saying so, and gives back the slot and the waiting place it took, so the next exchange of
+ * its key passes at once instead of finding the slot taken by nobody (for ever on the local store, until the lease
+ * expires on Redis); and so does an exchange whose slot Redis granted when the pool refuses to continue it. One slot; the step after the endpoint holds its slot until the test opens the gate named by the
+ * exchange's body.
+ */
+class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
+
+    private final List<String> order = new CopyOnWriteArrayList<>();
+    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final ExecutorService threads = Executors.newFixedThreadPool(2);
+    private volatile boolean refusing;
+
+    /** The worker pool: {@link #threads}, or a refusal of every task while {@link #refusing}. */
+    private final ExecutorService worker = new AbstractExecutorService() {
+        @Override
+        public void execute(Runnable task) {
+            if (refusing) {
+                throw new RejectedExecutionException("the test's pool is full");
+            }
+            threads.execute(task);
+        }
+
+        @Override
+        public void shutdown() {
+            threads.shutdown();
+        }
+
+        @Override
+        public List<Runnable> shutdownNow() {
+            return threads.shutdownNow();
+        }
+
+        @Override
+        public boolean isShutdown() {
+            return threads.isShutdown();
+        }
+
+        @Override
+        public boolean isTerminated() {
+            return threads.isTerminated();
+        }
+
+        @Override
+        public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+            return threads.awaitTermination(timeout, unit);
+        }
+    };
+
+    @AfterEach
+    void stopThreads() {
+        threads.shutdownNow();
+    }
+
+    private static String uri(String store) {
+        return "tokenbucket:refused" + store + "?keyHeader=k&limits=1 in flight&maxWait=30s&store=" + store
+                + (store.equals("redis") ? "&redisUri=" + redis.uri() + "&inFlightLease=60s" : "");
+    }
+
+    @Override
+    protected RoutesBuilder createRouteBuilder() {
+        context.getComponent("tokenbucket", TokenBucketComponent.class).setWorkerPool(worker);
+        return new RouteBuilder() {
+            @Override
+            public void configure() {
+                for (String store : List.of("local", "redis")) {
+                    from("direct:" + store).to(uri(store)).process(e -> {
+                        String body = e.getMessage().getBody(String.class);
+                        order.add(body);
+                        CountDownLatch gate = gates.get(body);
+                        if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
+                            throw new IllegalStateException("gate " + body + " never opened");
+                        }
+                    });
+                }
+            }
+        };
+    }
+
+    private TokenBucketEndpoint endpoint(String store) {
+        return context.getEndpoint(uri(store), TokenBucketEndpoint.class);
+    }
+
+    private Future<Exchange> send(String store, String body) {
+        gates.put(body, new CountDownLatch(1));
+        return template.asyncSend("direct:" + store, e -> {
+            e.getMessage().setBody(body);
+            e.getMessage().setHeader("k", "a");
+        });
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aWaiterAdmittedWhenTheWorkerPoolRefusesGivesItsSlotAndPlaceBack(String store) throws Exception {
+        Future<Exchange> h = send(store, "h");
+        await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("h"));
+        Future<Exchange> w = send(store, "w");
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getSlotWaitingCount() == 1);
+
+        refusing = true;
+        gates.get("h").countDown(); // h ends; its release admits w, whose continuation the pool refuses
+        assertThat(h.get(10, TimeUnit.SECONDS).getException()).isNull();
+        assertThat(w.get(10, TimeUnit.SECONDS).getException()).isInstanceOf(TokenBucketException.class)
+                .hasMessageContaining("worker pool");
+        refusing = false;
+
+        assertThat(order).containsExactly("h");
+        assertThat(endpoint(store).getSlotWaitingCount()).isZero();
+        assertThat(endpoint(store).getWaitingCount()).as("waiting places").isZero();
+        // the slot w got is free again: the next exchange of the key passes at once
+        Future<Exchange> n = send(store, "n");
+        await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("n"));
+        assertThat(endpoint(store).getSlotWaitingCount()).isZero();
+        gates.get("n").countDown();
+        assertThat(n.get(10, TimeUnit.SECONDS).getException()).isNull();
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getInFlightCount() == 0);
+    }
+
+    @Test
+    void anExchangeRedisGrantedASlotWhenTheWorkerPoolRefusesGivesItsSlotAndPlaceBack() throws Exception {
+        refusing = true;
+        // Redis answers on its I/O thread, and the exchange that got its slot goes on on the pool: paused, Redis
+        // cannot answer within the producer's call, where the exchange would go on on its caller's thread
+        redis.command("CLIENT", "PAUSE", "300", "WRITE");
+        Future<Exchange> x = send("redis", "x");
+        assertThat(x.get(10, TimeUnit.SECONDS).getException()).isInstanceOf(TokenBucketException.class)
+                .hasMessageContaining("worker pool");
+        refusing = false;
+
+        assertThat(order).isEmpty();
+        assertThat(endpoint("redis").getWaitingCount()).as("waiting places").isZero();
+        Future<Exchange> n = send("redis", "n");
+        await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("n"));
+        gates.get("n").countDown();
+        assertThat(n.get(10, TimeUnit.SECONDS).getException()).isNull();
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint("redis").getInFlightCount() == 0);
+    }
+}
