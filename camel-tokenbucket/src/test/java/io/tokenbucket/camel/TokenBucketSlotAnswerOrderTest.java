@@ -3,11 +3,8 @@ package io.tokenbucket.camel;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.AbstractExecutorService;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -30,8 +27,8 @@ import static org.awaitility.Awaitility.await;
  */
 class TokenBucketSlotAnswerOrderTest extends TokenBucketRedisTestSupport {
 
-    private final List<String> order = new CopyOnWriteArrayList<>();
-    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final TokenBucketGates gates = new TokenBucketGates();
+    private final List<String> order = gates.order();
     private final ExecutorService threads = Executors.newFixedThreadPool(2);
     private final List<Runnable> held = new CopyOnWriteArrayList<>();
     private volatile boolean holding;
@@ -92,14 +89,7 @@ class TokenBucketSlotAnswerOrderTest extends TokenBucketRedisTestSupport {
         return new RouteBuilder() {
             @Override
             public void configure() {
-                from("direct:answered").to(uri()).process(e -> {
-                    String body = e.getMessage().getBody(String.class);
-                    order.add(body);
-                    CountDownLatch gate = gates.get(body);
-                    if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
-                        throw new IllegalStateException("gate " + body + " never opened");
-                    }
-                });
+                from("direct:answered").to(uri()).process(gates);
             }
         };
     }
@@ -109,7 +99,7 @@ class TokenBucketSlotAnswerOrderTest extends TokenBucketRedisTestSupport {
     }
 
     private Future<Exchange> send(String body) {
-        gates.put(body, new CountDownLatch(1));
+        gates.close(body);
         return template.asyncSend("direct:answered", e -> {
             e.getMessage().setBody(body);
             e.getMessage().setHeader("k", "a");
@@ -134,14 +124,14 @@ class TokenBucketSlotAnswerOrderTest extends TokenBucketRedisTestSupport {
         lastFirst.forEach(Runnable::run);
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint().getSlotWaitingCount() == 2);
 
-        gates.get("h").countDown();
+        gates.open("h");
         assertThat(h.get(10, TimeUnit.SECONDS).getException()).isNull();
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.size() == 2);
         assertThat(order).containsExactly("h", "w1");
-        gates.get("w1").countDown();
+        gates.open("w1");
         assertThat(w1.get(10, TimeUnit.SECONDS).getException()).isNull();
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.size() == 3);
-        gates.get("w2").countDown();
+        gates.open("w2");
         assertThat(w2.get(10, TimeUnit.SECONDS).getException()).isNull();
         assertThat(order).containsExactly("h", "w1", "w2");
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint().getInFlightCount() == 0);

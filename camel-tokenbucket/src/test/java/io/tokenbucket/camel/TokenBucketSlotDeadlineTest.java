@@ -1,10 +1,6 @@
 package io.tokenbucket.camel;
 
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -24,8 +20,8 @@ import static org.awaitility.Awaitility.await;
  */
 class TokenBucketSlotDeadlineTest extends TokenBucketRedisTestSupport {
 
-    private final List<String> order = new CopyOnWriteArrayList<>();
-    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final TokenBucketGates gates = new TokenBucketGates();
+    private final List<String> order = gates.order();
 
     private static String uri() {
         return "tokenbucket:deadline?keyHeader=k&limits=1 in flight&maxWait=300ms&store=redis&redisUri=" + redis.uri()
@@ -37,14 +33,7 @@ class TokenBucketSlotDeadlineTest extends TokenBucketRedisTestSupport {
         return new RouteBuilder() {
             @Override
             public void configure() {
-                from("direct:deadline").to(uri()).process(e -> {
-                    String body = e.getMessage().getBody(String.class);
-                    order.add(body);
-                    CountDownLatch gate = gates.get(body);
-                    if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
-                        throw new IllegalStateException("gate " + body + " never opened");
-                    }
-                });
+                from("direct:deadline").to(uri()).process(gates);
             }
         };
     }
@@ -54,7 +43,7 @@ class TokenBucketSlotDeadlineTest extends TokenBucketRedisTestSupport {
     }
 
     private Future<Exchange> send(String body) {
-        gates.put(body, new CountDownLatch(1));
+        gates.close(body);
         return template.asyncSend("direct:deadline", e -> {
             e.getMessage().setBody(body);
             e.getMessage().setHeader("k", "a");
@@ -78,11 +67,11 @@ class TokenBucketSlotDeadlineTest extends TokenBucketRedisTestSupport {
         await().atMost(10, TimeUnit.SECONDS).until(() -> !String.valueOf(redis.command("GET", "tokenbucket:deadline:a"))
                 .contains(" q ")); // its ticket withdrawn (or expired)
 
-        gates.get("h").countDown();
+        gates.open("h");
         assertThat(h.get(10, TimeUnit.SECONDS).getException()).isNull();
         Future<Exchange> n = send("n");
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("n"));
-        gates.get("n").countDown();
+        gates.open("n");
         assertThat(n.get(10, TimeUnit.SECONDS).getException()).isNull();
         assertThat(order).containsExactly("h", "n");
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint().getInFlightCount() == 0);

@@ -1,10 +1,6 @@
 package io.tokenbucket.camel;
 
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -26,8 +22,8 @@ import static org.awaitility.Awaitility.await;
  */
 class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
 
-    private final List<String> order = new CopyOnWriteArrayList<>();
-    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final TokenBucketGates gates = new TokenBucketGates();
+    private final List<String> order = gates.order();
 
     private static String uri(String store) {
         return "tokenbucket:ordered" + store + "?keyHeader=k&limits=1 in flight&maxWait=30s&store=" + store
@@ -41,14 +37,7 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
             public void configure() {
                 for (String store : List.of("local", "redis")) {
                     for (String route : List.of("one", "two")) {
-                        from("direct:" + route + store).routeId(route + store).to(uri(store)).process(e -> {
-                            String body = e.getMessage().getBody(String.class);
-                            order.add(body);
-                            CountDownLatch gate = gates.get(body);
-                            if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
-                                throw new IllegalStateException("gate " + body + " never opened");
-                            }
-                        });
+                        from("direct:" + route + store).routeId(route + store).to(uri(store)).process(gates);
                     }
                 }
             }
@@ -61,7 +50,7 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
 
     /** Sends {@code body} on key a through route {@code route}, held at its gate once it has its slot. */
     private Future<Exchange> send(String route, String store, String body) {
-        gates.put(body, new CountDownLatch(1));
+        gates.close(body);
         return template.asyncSend("direct:" + route + store, e -> {
             e.getMessage().setBody(body);
             e.getMessage().setHeader("k", "a");
@@ -72,7 +61,7 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
     private void next(int before, String body, Future<Exchange> f) throws Exception {
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.size() > before);
         assertThat(order.get(before)).as("the exchange admitted after " + order.subList(0, before)).isEqualTo(body);
-        gates.get(body).countDown();
+        gates.open(body);
         assertThat(f.get(10, TimeUnit.SECONDS).getException()).isNull();
     }
 
@@ -90,7 +79,7 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getSlotWaitingCount() == 3);
 
         // whichever queue a release wakes first, each slot goes to the oldest waiter
-        gates.get("h").countDown();
+        gates.open("h");
         assertThat(h.get(10, TimeUnit.SECONDS).getException()).isNull();
         next(1, "w1", w1);
         next(2, "w2", w2);
@@ -115,7 +104,7 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
         assertThat(w2.isDone()).as("route two's waiter waits on").isFalse();
         assertThat(endpoint(store).getSlotWaitingCount()).isEqualTo(1);
 
-        gates.get("h").countDown();
+        gates.open("h");
         assertThat(h.get(10, TimeUnit.SECONDS).getException()).isNull();
         next(1, "w2", w2);
         assertThat(endpoint(store).getSlotWaitingCount()).isZero();
@@ -124,7 +113,7 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
 
     /** Sends {@code body} on {@code key} with the all-of keys {@code allOf} (or none) through route one. */
     private Future<Exchange> sendAllOf(String store, String body, String key, String allOf) {
-        gates.put(body, new CountDownLatch(1));
+        gates.close(body);
         return template.asyncSend("direct:one" + store, e -> {
             e.getMessage().setBody(body);
             e.getMessage().setHeader("k", key);
@@ -149,10 +138,10 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getSlotWaitingCount() == 3);
 
         // b comes free: ba, before b1, wants it (with a, which a1 waits for first), so b1 does not take it
-        gates.get("hb").countDown();
+        gates.open("hb");
         assertThat(hb.get(10, TimeUnit.SECONDS).getException()).isNull();
         assertThat(endpoint(store).getSlotWaitingCount()).isEqualTo(3);
-        gates.get("ha").countDown();
+        gates.open("ha");
         assertThat(ha.get(10, TimeUnit.SECONDS).getException()).isNull();
         next(2, "a1", a1);
         next(3, "ba", ba);

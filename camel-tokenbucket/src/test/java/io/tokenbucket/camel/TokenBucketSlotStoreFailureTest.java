@@ -2,10 +2,6 @@ package io.tokenbucket.camel;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -26,8 +22,8 @@ import static org.awaitility.Awaitility.await;
  */
 class TokenBucketSlotStoreFailureTest extends TokenBucketRedisTestSupport {
 
-    private final List<String> order = new CopyOnWriteArrayList<>();
-    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final TokenBucketGates gates = new TokenBucketGates();
+    private final List<String> order = gates.order();
 
     private static String uri() {
         return "tokenbucket:failing?keyHeader=k&limits=1 in flight&maxWait=60s&store=redis&redisUri=" + redis.uri()
@@ -39,14 +35,7 @@ class TokenBucketSlotStoreFailureTest extends TokenBucketRedisTestSupport {
         return new RouteBuilder() {
             @Override
             public void configure() {
-                from("direct:failing").to(uri()).process(e -> {
-                    String body = e.getMessage().getBody(String.class);
-                    order.add(body);
-                    CountDownLatch gate = gates.get(body);
-                    if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
-                        throw new IllegalStateException("gate " + body + " never opened");
-                    }
-                });
+                from("direct:failing").to(uri()).process(gates);
             }
         };
     }
@@ -56,7 +45,7 @@ class TokenBucketSlotStoreFailureTest extends TokenBucketRedisTestSupport {
     }
 
     private Future<Exchange> send(String body) {
-        gates.put(body, new CountDownLatch(1));
+        gates.close(body);
         return template.asyncSend("direct:failing", e -> {
             e.getMessage().setBody(body);
             e.getMessage().setHeader("k", "a");
@@ -83,7 +72,7 @@ class TokenBucketSlotStoreFailureTest extends TokenBucketRedisTestSupport {
         } finally {
             redis.start(); // a new redis-server: the slot h held is forgotten with the rest
         }
-        gates.get("h").countDown();
+        gates.open("h");
         h.get(10, TimeUnit.SECONDS);
 
         // Redis answers again: one exchange passes, the next waits for it and passes after it
@@ -99,10 +88,10 @@ class TokenBucketSlotStoreFailureTest extends TokenBucketRedisTestSupport {
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("n1"));
         Future<Exchange> n2 = send("n2");
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint().getSlotWaitingCount() == 1);
-        gates.get("n1").countDown();
+        gates.open("n1");
         assertThat(n1.get(10, TimeUnit.SECONDS).getException()).isNull();
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("n2"));
-        gates.get("n2").countDown();
+        gates.open("n2");
         assertThat(n2.get(10, TimeUnit.SECONDS).getException()).isNull();
         assertThat(order).containsExactly("h", "n1", "n2");
         assertThat(endpoint().getSlotWaitingCount()).isZero();

@@ -2,9 +2,6 @@ package io.tokenbucket.camel;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -28,8 +25,8 @@ import static org.awaitility.Awaitility.await;
  */
 class TokenBucketSlotWaitersTest extends TokenBucketRedisTestSupport {
 
-    private final List<String> order = new CopyOnWriteArrayList<>();
-    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final TokenBucketGates gates = new TokenBucketGates();
+    private final List<String> order = gates.order();
 
     private static String uri(String store) {
         return "tokenbucket:waiters" + store + "?keyHeader=k&limits=1 in flight&maxWait=30s&store=" + store
@@ -42,14 +39,7 @@ class TokenBucketSlotWaitersTest extends TokenBucketRedisTestSupport {
             @Override
             public void configure() {
                 for (String store : List.of("local", "redis")) {
-                    from("direct:" + store).routeId(store).to(uri(store)).process(e -> {
-                        String body = e.getMessage().getBody(String.class);
-                        order.add(body);
-                        CountDownLatch gate = gates.get(body);
-                        if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
-                            throw new IllegalStateException("gate " + body + " never opened");
-                        }
-                    });
+                    from("direct:" + store).routeId(store).to(uri(store)).process(gates);
                 }
             }
         };
@@ -69,7 +59,7 @@ class TokenBucketSlotWaitersTest extends TokenBucketRedisTestSupport {
 
     /** Sends {@code body} on {@code key} held at its gate, and waits until it holds its slot. */
     private Future<Exchange> hold(String store, String body, String key) {
-        gates.put(body, new CountDownLatch(1));
+        gates.close(body);
         Future<Exchange> f = send(store, body, key);
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains(body));
         return f;
@@ -97,24 +87,24 @@ class TokenBucketSlotWaitersTest extends TokenBucketRedisTestSupport {
             aOrder.add("a" + i);
             waiters.add(queue(store, "a" + i, "a", i));
         }
-        gates.put("b1", new CountDownLatch(1));
+        gates.close("b1");
         Future<Exchange> b1 = queue(store, "b1", "b", 21);
         Future<Exchange> b2 = queue(store, "b2", "b", 22);
         aOrder.add("a21");
         waiters.add(queue(store, "a21", "a", 23));
 
-        gates.get("hb").countDown();
+        gates.open("hb");
         assertOk(hb);
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("b1"));
         assertThat(order).containsExactly("ha", "hb", "b1"); // b2 waits behind b1, every a behind ha
         assertThat(endpoint(store).getSlotWaitingCount()).isEqualTo(22);
 
-        gates.get("b1").countDown();
+        gates.open("b1");
         assertOk(b1);
         assertOk(b2);
         assertThat(order).containsExactly("ha", "hb", "b1", "b2");
 
-        gates.get("ha").countDown();
+        gates.open("ha");
         assertOk(ha);
         for (Future<Exchange> f : waiters) {
             assertOk(f);
@@ -130,12 +120,12 @@ class TokenBucketSlotWaitersTest extends TokenBucketRedisTestSupport {
         Future<Exchange> ha = hold(store, "ha", "a");
         Future<Exchange> hb = hold(store, "hb", "b");
         Future<Exchange> a1 = queue(store, "a1", "a", 1);
-        gates.put("ab", new CountDownLatch(1));
+        gates.close("ab");
         Future<Exchange> ab = queue(store, "ab", List.of("a", "b"), 2);
         Future<Exchange> b1 = queue(store, "b1", "b", 3);
 
         // b's slot comes free: a1 cannot use it, so the candidates' waiter after it takes it, b1 stays behind it
-        gates.get("hb").countDown();
+        gates.open("hb");
         assertOk(hb);
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("ab"));
         assertThat(order).containsExactly("ha", "hb", "ab");
@@ -143,12 +133,12 @@ class TokenBucketSlotWaitersTest extends TokenBucketRedisTestSupport {
         assertThat(chosen).as("ab holds its slot until its gate opens").isNull();
         assertThat(endpoint(store).getSlotWaitingCount()).isEqualTo(2);
 
-        gates.get("ab").countDown();
+        gates.open("ab");
         assertThat(ab.get(10, TimeUnit.SECONDS).getMessage().getHeader("k")).isEqualTo("b");
         assertOk(b1);
         assertThat(order).containsExactly("ha", "hb", "ab", "b1");
 
-        gates.get("ha").countDown();
+        gates.open("ha");
         assertOk(ha);
         assertOk(a1);
         assertThat(order).containsExactly("ha", "hb", "ab", "b1", "a1");
@@ -177,8 +167,8 @@ class TokenBucketSlotWaitersTest extends TokenBucketRedisTestSupport {
         for (Future<Exchange> f : waiters) {
             assertThat(f.get().getException()).isInstanceOf(TokenBucketException.class);
         }
-        gates.get("ha").countDown();
-        gates.get("hb").countDown();
+        gates.open("ha");
+        gates.open("hb");
         stop.join(30_000);
         ha.get(10, TimeUnit.SECONDS); // ended by the forced stop: what becomes of them is not this test's
         hb.get(10, TimeUnit.SECONDS);
@@ -189,13 +179,13 @@ class TokenBucketSlotWaitersTest extends TokenBucketRedisTestSupport {
         context.getRouteController().startRoute(store);
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getInFlightCount() == 0);
         for (String key : List.of("a", "b")) {
-            gates.put("again-" + key, new CountDownLatch(1));
+            gates.close("again-" + key);
             Future<Exchange> again = send(store, "again-" + key, key);
             await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("again-" + key));
             assertThat(endpoint(store).getSlotWaitingCount()).isZero();
             // and a second one of the key waits for the first, then passes: the queue still works
             Future<Exchange> next = queue(store, "next-" + key, key, 1);
-            gates.get("again-" + key).countDown();
+            gates.open("again-" + key);
             assertOk(again);
             assertOk(next);
         }

@@ -1,11 +1,7 @@
 package io.tokenbucket.camel;
 
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.AbstractExecutorService;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -32,8 +28,8 @@ import static org.awaitility.Awaitility.await;
  */
 class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
 
-    private final List<String> order = new CopyOnWriteArrayList<>();
-    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final TokenBucketGates gates = new TokenBucketGates();
+    private final List<String> order = gates.order();
     private final ExecutorService threads = Executors.newFixedThreadPool(2);
     private volatile boolean refusing;
 
@@ -90,14 +86,7 @@ class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
             @Override
             public void configure() {
                 for (String store : List.of("local", "redis")) {
-                    from("direct:" + store).to(uri(store)).process(e -> {
-                        String body = e.getMessage().getBody(String.class);
-                        order.add(body);
-                        CountDownLatch gate = gates.get(body);
-                        if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
-                            throw new IllegalStateException("gate " + body + " never opened");
-                        }
-                    });
+                    from("direct:" + store).to(uri(store)).process(gates);
                 }
             }
         };
@@ -108,7 +97,7 @@ class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
     }
 
     private Future<Exchange> send(String store, String body) {
-        gates.put(body, new CountDownLatch(1));
+        gates.close(body);
         return template.asyncSend("direct:" + store, e -> {
             e.getMessage().setBody(body);
             e.getMessage().setHeader("k", "a");
@@ -124,7 +113,7 @@ class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getSlotWaitingCount() == 1);
 
         refusing = true;
-        gates.get("h").countDown(); // h ends; its release admits w, whose continuation the pool refuses
+        gates.open("h"); // h ends; its release admits w, whose continuation the pool refuses
         assertThat(h.get(10, TimeUnit.SECONDS).getException()).isNull();
         assertThat(w.get(10, TimeUnit.SECONDS).getException()).isInstanceOf(TokenBucketException.class)
                 .hasMessageContaining("worker pool");
@@ -137,7 +126,7 @@ class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
         Future<Exchange> n = send(store, "n");
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("n"));
         assertThat(endpoint(store).getSlotWaitingCount()).isZero();
-        gates.get("n").countDown();
+        gates.open("n");
         assertThat(n.get(10, TimeUnit.SECONDS).getException()).isNull();
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getInFlightCount() == 0);
     }
@@ -157,7 +146,7 @@ class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
         assertThat(endpoint("redis").getWaitingCount()).as("waiting places").isZero();
         Future<Exchange> n = send("redis", "n");
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("n"));
-        gates.get("n").countDown();
+        gates.open("n");
         assertThat(n.get(10, TimeUnit.SECONDS).getException()).isNull();
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint("redis").getInFlightCount() == 0);
     }
