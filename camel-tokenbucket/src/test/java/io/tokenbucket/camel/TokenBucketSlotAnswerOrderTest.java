@@ -3,11 +3,11 @@ package io.tokenbucket.camel;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.camel.Exchange;
@@ -29,53 +29,28 @@ class TokenBucketSlotAnswerOrderTest extends TokenBucketRedisTestSupport {
 
     private final TokenBucketGates gates = new TokenBucketGates();
     private final List<String> order = gates.order();
-    private final ExecutorService threads = Executors.newFixedThreadPool(2);
     private final List<Runnable> held = new CopyOnWriteArrayList<>();
     private volatile boolean holding;
 
     /**
-     * The worker pool: {@link #threads}, but while {@link #holding}, the producer's continuations of exchanges the
+     * The worker pool: two threads, but while {@link #holding}, the producer's continuations of exchanges the
      * store answered go into {@link #held} (the slot queue's polls and the like run).
      */
-    private final ExecutorService worker = new AbstractExecutorService() {
+    private final ExecutorService worker = new ThreadPoolExecutor(2, 2, 0, TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>()) {
         @Override
         public void execute(Runnable task) {
             if (holding && task.getClass().getName().startsWith(TokenBucketProducer.class.getName() + "$$")) {
                 held.add(task);
             } else {
-                threads.execute(task);
+                super.execute(task);
             }
-        }
-
-        @Override
-        public void shutdown() {
-            threads.shutdown();
-        }
-
-        @Override
-        public List<Runnable> shutdownNow() {
-            return threads.shutdownNow();
-        }
-
-        @Override
-        public boolean isShutdown() {
-            return threads.isShutdown();
-        }
-
-        @Override
-        public boolean isTerminated() {
-            return threads.isTerminated();
-        }
-
-        @Override
-        public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-            return threads.awaitTermination(timeout, unit);
         }
     };
 
     @AfterEach
     void stopThreads() {
-        threads.shutdownNow();
+        worker.shutdownNow();
     }
 
     private static String uri() {

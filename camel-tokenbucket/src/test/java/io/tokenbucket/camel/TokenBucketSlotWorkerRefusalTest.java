@@ -1,11 +1,11 @@
 package io.tokenbucket.camel;
 
 import java.util.List;
-import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.camel.Exchange;
@@ -30,48 +30,23 @@ class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
 
     private final TokenBucketGates gates = new TokenBucketGates();
     private final List<String> order = gates.order();
-    private final ExecutorService threads = Executors.newFixedThreadPool(2);
     private volatile boolean refusing;
 
-    /** The worker pool: {@link #threads}, or a refusal of every task while {@link #refusing}. */
-    private final ExecutorService worker = new AbstractExecutorService() {
+    /** The worker pool: two threads, or a refusal of every task while {@link #refusing}. */
+    private final ExecutorService worker = new ThreadPoolExecutor(2, 2, 0, TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>()) {
         @Override
         public void execute(Runnable task) {
             if (refusing) {
                 throw new RejectedExecutionException("the test's pool is full");
             }
-            threads.execute(task);
-        }
-
-        @Override
-        public void shutdown() {
-            threads.shutdown();
-        }
-
-        @Override
-        public List<Runnable> shutdownNow() {
-            return threads.shutdownNow();
-        }
-
-        @Override
-        public boolean isShutdown() {
-            return threads.isShutdown();
-        }
-
-        @Override
-        public boolean isTerminated() {
-            return threads.isTerminated();
-        }
-
-        @Override
-        public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-            return threads.awaitTermination(timeout, unit);
+            super.execute(task);
         }
     };
 
     @AfterEach
     void stopThreads() {
-        threads.shutdownNow();
+        worker.shutdownNow();
     }
 
     private static String uri(String store) {
