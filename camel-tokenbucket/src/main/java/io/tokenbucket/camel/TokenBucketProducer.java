@@ -131,9 +131,15 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         boolean place = maxWait > 0 && endpoint.startWaiting();
         long accept = place ? maxWait : 0;
         StoreCommand.Lease lease = leases.lease(request); // null unless a key has an in-flight limit on Redis
-        if (place && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
-            slots.await(this, exchange, callback, request, request instanceof Acquire a ? a
-                    : ((AcquireAny) request).chosen(0), lease, System.nanoTime(), maxWait);
+        if (maxWait > 0 && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
+            Acquire shown = request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
+            if (!place) { // every waiting place taken: it may not wait, nor take a slot an earlier waiter wants
+                endpoint.getStatistics().rejected(shown.key().stored());
+                exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, shown, false));
+                callback.done(true);
+                return true;
+            }
+            slots.await(this, exchange, callback, request, shown, lease, System.nanoTime(), maxWait);
             if (!isRunAllowed()) {
                 slots.abandonAll(this, "the producer stopped");
             }

@@ -39,6 +39,7 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
                     for (String route : List.of("one", "two")) {
                         from("direct:" + route + store).routeId(route + store).to(uri(store)).process(gates);
                     }
+                    from("direct:full" + store).to(uri(store) + "&maxWaiting=2").process(gates);
                 }
             }
         };
@@ -113,8 +114,12 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
 
     /** Sends {@code body} on {@code key} with the all-of keys {@code allOf} (or none) through route one. */
     private Future<Exchange> sendAllOf(String store, String body, String key, String allOf) {
+        return sendAllOf("one", store, body, key, allOf);
+    }
+
+    private Future<Exchange> sendAllOf(String route, String store, String body, String key, String allOf) {
         gates.close(body);
-        return template.asyncSend("direct:one" + store, e -> {
+        return template.asyncSend("direct:" + route + store, e -> {
             e.getMessage().setBody(body);
             e.getMessage().setHeader("k", key);
             if (allOf != null) {
@@ -149,5 +154,39 @@ class TokenBucketSlotOrderTest extends TokenBucketRedisTestSupport {
         assertThat(order).containsExactly("ha", "hb", "a1", "ba", "b1");
         assertThat(endpoint(store).getSlotWaitingCount()).isZero();
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getInFlightCount() == 0);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void withEveryWaitingPlaceTakenANewExchangeDoesNotTakeASlotAnEarlierWaiterHoldsOutFor(String store)
+            throws Exception {
+        TokenBucketEndpoint full = context.getEndpoint(uri(store) + "&maxWaiting=2", TokenBucketEndpoint.class);
+        Future<Exchange> ha = sendAllOf("full", store, "ha", "a", null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("ha"));
+        Future<Exchange> hb = sendAllOf("full", store, "hb", "b", null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("hb"));
+        Future<Exchange> a1 = sendAllOf("full", store, "a1", "a", null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> full.getSlotWaitingCount() == 1);
+        Future<Exchange> ba = sendAllOf("full", store, "ba", "b", "a"); // needs b and a: both places taken now
+        await().atMost(10, TimeUnit.SECONDS).until(() -> full.getSlotWaitingCount() == 2);
+        gates.open("hb"); // b comes free; ba holds out for it (a1 waits for a first)
+        assertThat(hb.get(10, TimeUnit.SECONDS).getException()).isNull();
+
+        // a new exchange of b finds no waiting place: it may not take the slot ba waits for, so it is refused
+        Exchange b2 = template.send("direct:full" + store, e -> {
+            e.getMessage().setBody("b2");
+            e.getMessage().setHeader("k", "b");
+        });
+        assertThat(b2.getException()).isInstanceOf(TokenBucketRejectedException.class)
+                .hasMessageContaining("maxWaiting 2");
+        assertThat(order).containsExactly("ha", "hb");
+
+        gates.open("ha");
+        assertThat(ha.get(10, TimeUnit.SECONDS).getException()).isNull();
+        next(2, "a1", a1);
+        next(3, "ba", ba);
+        assertThat(order).containsExactly("ha", "hb", "a1", "ba");
+        assertThat(full.getSlotWaitingCount()).isZero();
+        await().atMost(10, TimeUnit.SECONDS).until(() -> full.getInFlightCount() == 0);
     }
 }
