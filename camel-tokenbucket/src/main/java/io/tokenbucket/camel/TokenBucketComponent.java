@@ -82,10 +82,7 @@ public class TokenBucketComponent extends DefaultComponent {
         return TokenBucketOptionText.durationOption(name, text);
     }
 
-    /**
-     * Tells {@code w} when the Camel context starts stopping, and wakes its producer's slot queue on every release
-     * under its endpoint's name, until {@link #unregister}.
-     */
+    /** Tells {@code w} when the Camel context starts stopping, until {@link #unregister}. */
     void register(TokenBucketWaiters w) {
         waiters.add(w);
     }
@@ -94,11 +91,20 @@ public class TokenBucketComponent extends DefaultComponent {
         waiters.remove(w);
     }
 
+    /** Wakes {@code slots}, a started endpoint's queue, on every release under its name, until {@link #unregister}. */
+    void register(TokenBucketSlots slots) {
+        slotQueues.add(slots);
+    }
+
+    void unregister(TokenBucketSlots slots) {
+        slotQueues.remove(slots);
+    }
+
     /** An exchange of the limiter {@code name} gave its in-flight slots back: the waiters of that name try again. */
     void slotsReleased(String name) {
-        for (TokenBucketWaiters w : waiters) { // on every release: no stream
-            if (w.slots().name().equals(name)) {
-                w.slots().drain();
+        for (TokenBucketSlots slots : slotQueues) { // on every release: no stream; each endpoint's queue once
+            if (slots.name().equals(name)) {
+                slots.drain();
             }
         }
     }
@@ -128,6 +134,7 @@ public class TokenBucketComponent extends DefaultComponent {
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
     /** The waiting exchanges of every started producer, told when the Camel context starts stopping. */
     private final Set<TokenBucketWaiters> waiters = ConcurrentHashMap.newKeySet();
+    private final Set<TokenBucketSlots> slotQueues = ConcurrentHashMap.newKeySet();
     private RedisConnections redisConnections;
     private TokenBucketTimer timer;
     private ExecutorService timerThread;

@@ -75,10 +75,12 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
             validate();
         }
         storeBinding.open();
+        getComponent().register(slots);
     }
 
     @Override
     protected void doStop() throws Exception {
+        getComponent().unregister(slots);
         storeBinding.close();
         super.doStop();
     }

@@ -58,7 +58,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         this.config = endpoint.getConfiguration();
         this.leases = new TokenBucketLeases(endpoint);
         this.slots = endpoint.slots(); // one queue per endpoint, shared by every route that sends to it
-        this.waiters = new TokenBucketWaiters(endpoint, this, slots);
+        this.waiters = new TokenBucketWaiters(endpoint, this);
     }
 
     @Override
@@ -372,7 +372,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     protected void doStart() throws Exception {
         super.doStart();
         waiters.started();
-        endpoint.getComponent().register(waiters); // and with them the slot queue
+        endpoint.getComponent().register(waiters);
     }
 
     @Override

@@ -31,7 +31,6 @@ final class TokenBucketWaiters {
 
     private final TokenBucketEndpoint endpoint;
     private final TokenBucketProducer producer;
-    private final TokenBucketSlots slots;
     private final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
     /** When the context's stop must be let go ({@link System#nanoTime()}); meaningful once {@link #stopping}. */
     private volatile long stopDeadline;
@@ -39,15 +38,9 @@ final class TokenBucketWaiters {
     private volatile boolean deadlinePassed;
 
     /** The waiters of {@code producer} of {@code endpoint}, and its exchanges waiting in the endpoint's slot queue. */
-    TokenBucketWaiters(TokenBucketEndpoint endpoint, TokenBucketProducer producer, TokenBucketSlots slots) {
+    TokenBucketWaiters(TokenBucketEndpoint endpoint, TokenBucketProducer producer) {
         this.endpoint = endpoint;
         this.producer = producer;
-        this.slots = slots;
-    }
-
-    /** The endpoint's slot queue, which the producer's exchanges waiting for a slot share with its other producers. */
-    TokenBucketSlots slots() {
-        return slots;
     }
 
     /**
@@ -125,7 +118,7 @@ final class TokenBucketWaiters {
 
     /** Abandons every exchange still waiting, for its tokens or for an in-flight slot, saying {@code why}. */
     void abandonAll(String why) {
-        slots.abandonAll(producer, why);
+        endpoint.slots().abandonAll(producer, why);
         waiting.forEach(waiter -> waiter.abandon(why));
     }
 
