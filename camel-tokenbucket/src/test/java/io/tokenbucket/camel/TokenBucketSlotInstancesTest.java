@@ -2,10 +2,6 @@ package io.tokenbucket.camel;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -33,8 +29,8 @@ class TokenBucketSlotInstancesTest {
 
     private RedisHandle redis;
     private final List<CamelContext> instances = new ArrayList<>();
-    private final List<String> order = new CopyOnWriteArrayList<>();
-    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final TokenBucketGates gates = new TokenBucketGates();
+    private final List<String> order = gates.order();
 
     private String uri() {
         return "tokenbucket:cross?store=redis&redisUri=" + redis.uri()
@@ -49,14 +45,7 @@ class TokenBucketSlotInstancesTest {
             camel.addRoutes(new RouteBuilder() {
                 @Override
                 public void configure() {
-                    from("direct:gated").to(uri()).process(e -> {
-                        String body = e.getMessage().getBody(String.class);
-                        order.add(body);
-                        CountDownLatch gate = gates.get(body);
-                        if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
-                            throw new IllegalStateException("gate " + body + " never opened");
-                        }
-                    });
+                    from("direct:gated").to(uri()).process(gates);
                 }
             });
             camel.start();
@@ -66,7 +55,7 @@ class TokenBucketSlotInstancesTest {
 
     @AfterEach
     void stopInstances() {
-        gates.values().forEach(CountDownLatch::countDown);
+        gates.openAll();
         instances.forEach(CamelContext::stop);
         redis.close();
     }
@@ -77,7 +66,7 @@ class TokenBucketSlotInstancesTest {
 
     /** Sends {@code body} in {@code instance} on {@code key} (a list: candidates), held at its gate once admitted. */
     private Future<Exchange> send(int instance, String body, Object key) {
-        gates.put(body, new CountDownLatch(1));
+        gates.close(body);
         return instances.get(instance).createProducerTemplate().asyncSend("direct:gated", e -> {
             e.getMessage().setBody(body);
             e.getMessage().setHeader(key instanceof List ? TokenBucketConstants.CANDIDATES : "k", key);
@@ -95,7 +84,7 @@ class TokenBucketSlotInstancesTest {
     private void admitted(int nth, String body, Future<Exchange> f) throws Exception {
         await().atMost(10, TimeUnit.SECONDS).until(() -> order.size() > nth);
         assertThat(order.get(nth)).as("admitted after " + order.subList(0, nth)).isEqualTo(body);
-        gates.get(body).countDown();
+        gates.open(body);
         assertThat(f.get(10, TimeUnit.SECONDS).getException()).isNull();
     }
 
@@ -121,12 +110,12 @@ class TokenBucketSlotInstancesTest {
         });
         assertThat(ticketsOfB()).hasSize(4); // ab's, then b1's
 
-        gates.get("hb").countDown();
+        gates.open("hb");
         assertThat(hb.get(10, TimeUnit.SECONDS).getException()).isNull();
         admitted(2, "ab", ab);
         assertThat(ab.get().getMessage().getHeader("k")).isEqualTo("b");
         admitted(3, "b1", b1);
-        gates.get("ha").countDown();
+        gates.open("ha");
         assertThat(ha.get(10, TimeUnit.SECONDS).getException()).isNull();
         admitted(4, "a1", a1);
         assertThat(endpoint(0).getSlotWaitingCount() + endpoint(1).getSlotWaitingCount()).isZero();
