@@ -24,8 +24,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * java -XX:+UseSerialGC -jar benchmarks/target/benchmarks.jar waiting [exchanges] [blocking senders]   measurement 4
  * java -jar benchmarks/target/benchmarks.jar accuracy [--store local|redis] [--instances n] [keys seconds capacity periodMillis png]   measurement 6
  * java -jar benchmarks/target/benchmarks.jar redis [seconds warmup rounds keys cases]   measurement 2
- * java -jar benchmarks/target/benchmarks.jar targets [--seconds s] [--rounds n] [...]   issue 22's targets, every peer
- * java -jar benchmarks/target/benchmarks.jar inflight [seconds] [threads] [--no-redis]   issue 23: in-flight limits
+ * java -jar benchmarks/target/benchmarks.jar targets [--seconds s] [--rounds n] [...]   the targets, every peer
+ * java -jar benchmarks/target/benchmarks.jar inflight [seconds] [threads] [--no-redis]   in-flight limits
  * java -jar benchmarks/target/benchmarks.jar jmh    [JMH options]   plain JMH (org.openjdk.jmh.Main)
  * </pre>
  * The JMH options given override the short defaults ({@code -f 1 -wi 2 -w 2s -i 3 -r 2s}); {@code -t} is ignored

@@ -17,7 +17,7 @@ import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.impl.DefaultCamelContext;
 
 /**
- * Issue 23's figures for in-flight limits, beside Camel's own {@code throttle(n).concurrentRequestsMode()} in the same
+ * The figures for in-flight limits, beside Camel's own {@code throttle(n).concurrentRequestsMode()} in the same
  * run:
  * <ol>
  * <li><b>cost per exchange</b>: {@code threads} callers send synchronously through a route whose only step is the

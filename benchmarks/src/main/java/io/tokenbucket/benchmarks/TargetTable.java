@@ -22,7 +22,7 @@ import org.HdrHistogram.Histogram;
 import org.openjdk.jmh.results.RunResult;
 
 /**
- * Issue 22's targets table, printed last by {@link Targets}: each target, ours, the peer, the ratio (median of the
+ * The targets table, printed last by {@link Targets}: each target, ours, the peer, the ratio (median of the
  * rounds with its range), what is wanted, met or missed; made from the Redis runs, the release lateness and the
  * route step.
  */
@@ -41,7 +41,7 @@ final class TargetTable {
     /** Prints the table, a line per target, after everything else. */
     static void print(List<Target> targets) {
         System.out.println();
-        System.out.println("## issue 22: the targets (load average at the end " + loadAverage() + ")");
+        System.out.println("## the targets (load average at the end " + loadAverage() + ")");
         System.out.println("| target | ours | peer | ours ÷ peer (rounds) | wanted | result |");
         System.out.println("|---|---:|---:|---:|---|---|");
         for (Target t : targets) {

@@ -16,7 +16,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * Issue 22's targets, each against its peer in the same run, in one command:
+ * The project's performance targets, each against its peer in the same run, in one command:
  * <pre>
  * java -jar benchmarks.jar targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3]
  *                                  [--no-route] [--no-accuracy] [--options '&amp;name=value'] [--only text]
@@ -75,7 +75,7 @@ public final class Targets {
 
     /** Runs every measurement and answers the Redis runs by {@code "<peer> <case>"} (the smoke test reads them). */
     static Map<String, List<Measured>> run(TargetSettings s) throws Exception {
-        System.out.printf("issue 22 targets, %s; JVM %s %s; %d cores; load average %s; %d keys; %s s measured after"
+        System.out.printf("targets, %s; JVM %s %s; %d cores; load average %s; %d keys; %s s measured after"
                 + " %s s warm-up, %d rounds%n", Instant.now(), System.getProperty("java.vm.name"),
                 System.getProperty("java.vm.version"), Runtime.getRuntime().availableProcessors(), loadAverage(),
                 s.keys(), s.seconds(), s.warmup(), s.rounds());

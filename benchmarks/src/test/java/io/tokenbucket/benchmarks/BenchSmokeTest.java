@@ -102,7 +102,7 @@ class BenchSmokeTest {
     }
 
     /**
-     * Issue 22's Redis targets, half a second per run (the release lateness and the route step are the
+     * The Redis targets, half a second per run (the release lateness and the route step are the
      * harnesses checked above): every peer completes acquires without errors, and the never-binding limit grants all.
      */
     @Test

@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It exists for the waiting exchanges' release times. The thread parks until the earliest deadline less a
  * short margin ({@code spinNanos}) and spins for the rest, so a release does not also pay the wake-up latency of
- * a parked thread (the kernel's timer slack and the scheduler, on the order of 0.1 ms; BENCHMARKS.md, section 6,
- * compares releases with and without the spinning). The spinning is bounded:
+ * a parked thread (the kernel's timer slack and the scheduler, on the order of 0.1 ms;
+ * benchmarks/results/measurement6-accuracy-timer-2026-12-01.txt has the stages). The spinning is bounded:
  * at most {@code spinNanos} per wake-up, and in total at most one eighth of the thread's time over each 100 ms,
  * so dense deadlines never turn it into a busy core (beyond the budget it parks to the deadline itself, as a
  * plain scheduler would).

@@ -20,8 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * store answers at once completes on the calling thread, two glue frames below {@code process}; a rejection
  * carries no stack trace.
  *
- * <p>The figures it prints (frames, bytes per immediate, candidate, rejected and delayed exchange) are those of the
- * closing note of issue 15; {@code -Dtest=TokenBucketHopsTest} prints them again. Bytes are those the calling
+ * <p>{@code -Dtest=TokenBucketHopsTest} prints its figures (frames, bytes per immediate, candidate, rejected and
+ * delayed exchange). Bytes are those the calling
  * thread allocates for an exchange sent again and again, after a warm-up; the delayed figure counts every
  * thread, the timer's and the workers' included.
  */

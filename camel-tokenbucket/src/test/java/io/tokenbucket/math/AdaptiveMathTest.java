@@ -412,7 +412,7 @@ class AdaptiveMathTest {
 
     @Test
     void aTargetsBurstOfAPeriodAtItsLimitDoesNotHideADoublingPastTwiceTheLimit() {
-        // the example's defaults (issue 21): a ceiling of 15/s (burst 1) from 0.1, cut by 0.9, +0.012, hold 200 ms,
+        // the example's earlier defaults: a ceiling of 15/s (burst 1) from 0.1, cut by 0.9, +0.012, hold 200 ms,
         // against a target that accepts 3/s with a burst of 3 (nginx's limit_req burst=3: one period at its
         // limit). At 3/s the burst stays full; at 6/s it covers 3 of the excess for a second, so a doubling per
         // refill period went on to 12/s before the first refusal, and its halving left the key at 5.4/s, each

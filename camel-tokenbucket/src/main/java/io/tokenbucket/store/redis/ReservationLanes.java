@@ -44,7 +44,7 @@ final class ReservationLanes {
     /**
      * The most reservations in one script call: 256. Redis runs a script alone and each reservation of a batch is a
      * few microseconds of its work, so the cap bounds how long one call holds other clients up to a few
-     * milliseconds (BENCHMARKS.md, section 2, has the cost per reservation).
+     * milliseconds (BENCHMARKS.md has the cost per reservation).
      */
     static final int MAX_BATCH = 256;
 
