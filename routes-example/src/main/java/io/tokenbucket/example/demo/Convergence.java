@@ -167,10 +167,11 @@ public final class Convergence {
         int to90 = secondsTo90();
         boolean steady = windows() - 1 > STEADY_FROM_SECOND;
         return String.format(Locale.ROOT, "Convergence: %.0f %% of the hidden limit (%.0f/s) used %s, with %.1f %% of"
-                + " those requests answered 429; %.1f %% of all %d requests answered 429, 90 %% of the limit %s",
+                + " those requests answered 429; %.1f %% of all %d requests answered 429; %s",
                 100 * shareUsedAfter10s(), fleetLimit, steady ? "after 10 s" : "in the second half of the run"
                 + " (shorter than 11 s)", 100 * share429After10s(), 100 * share429(), requests,
-                to90 < 0 ? "never reached" : "held for 3 s from " + (to90 - 3) + " s");
+                to90 < 0 ? "no 3 s in a row at 90 % of the limit"
+                        : "3 s in a row at 90 % of the limit from " + (to90 - 3) + " s");
     }
 
     /** Per window: admitted per proxy and 429s, for logs. */
