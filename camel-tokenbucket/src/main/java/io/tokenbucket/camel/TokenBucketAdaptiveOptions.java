@@ -12,58 +12,44 @@ import org.apache.camel.spi.UriParams;
 @UriParams
 public abstract class TokenBucketAdaptiveOptions {
 
-    @UriParam(label = "adaptive", defaultValue = "false", description = "Whether each key's rate adapts to feedback"
-            + " (AIMD): operation throttled (send it when the target answers 429 or 503) cuts the key's rate by"
-            + " adaptiveDecrease down to adaptiveFloor, and tokens granted raise it by adaptiveIncrease per refill"
-            + " amount granted at the current rate, up to the configured rate, the ceiling. The rate lives with the"
-            + " key's bucket (in Redis: shared by every instance). false: the configured rate always.")
+    @UriParam(label = "adaptive", defaultValue = "false", description = "Whether each key's rate adapts (AIMD):"
+            + " operation throttled, sent on a 429 or 503, cuts it by adaptiveDecrease down to adaptiveFloor;"
+            + " granted tokens raise it by adaptiveIncrease up to the configured rate. The rate is shared through"
+            + " Redis like the bucket.")
     private boolean adaptive;
 
     // no asterisk in this text: Camel's metadata generator drops every one from descriptions
-    @UriParam(label = "adaptive", description = "With adaptive: the keys whose rate adapts, as patterns separated by"
-            + " commas, each a key or a glob in which an asterisk stands for any run of characters (as in keyLimits),"
-            + " matched on the key as sent; the other keys keep their configured rate, and operation throttled on one"
-            + " fails naming it. Lets one endpoint whose all-of acquire charges proxies, hosts and (proxy, host) pairs"
-            + " together adapt the pairs alone. Default: every key.")
+    @UriParam(label = "adaptive", description = "With adaptive: the keys whose rate adapts, keys or globs separated"
+            + " by commas (as in keyLimits); the other keys keep their configured rate, and throttled on one fails."
+            + " Default: every key.")
     private String adaptiveKeys;
 
-    @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: the lowest rate, as a"
-            + " fraction of the configured rate, from 0.000001 to below 1; an adaptiveStart below it lowers it to"
-            + " the start.")
+    @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: the lowest rate, as a fraction"
+            + " of the configured rate, from 0.000001 to below 1.")
     private double adaptiveFloor = 0.1;
 
     @UriParam(label = "adaptive", defaultValue = "0.5", description = "With adaptive: what a throttled signal"
-            + " multiplies the rate by, above 0 and below 1 (0.5 halves it); the first signal of a key in its slow"
-            + " start (adaptiveStart) halves it first (once it has doubled), then multiplies it by this.")
+            + " multiplies the rate by, above 0 and below 1.")
     private double adaptiveDecrease = 0.5;
 
-    @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: what one increase step adds"
-            + " to the rate, as a fraction of the current rate (0.1: 10 % more), from 0.000001 to 1; at least one"
-            + " millionth of the configured rate. A step is earned by each"
-            + " refill amount of tokens granted at the current rate: under steady demand, one step per refill"
-            + " period.")
+    @UriParam(label = "adaptive", defaultValue = "0.1", description = "With adaptive: what one step adds to the rate,"
+            + " as a fraction of the current rate, from 0.000001 to 1; a step per refill amount of tokens granted"
+            + " (one per refill period under steady demand).")
     private double adaptiveIncrease = 0.1;
 
     @UriParam(label = "adaptive", defaultValue = "1s", javaType = "java.time.Duration", description = "With adaptive:"
-            + " how long after a cut further throttled signals are ignored and no increase is earned (the replies"
-            + " of exchanges already in flight all report the same overload), 0 to 1h.")
+            + " how long after a cut further throttled signals are ignored (replies already in flight report the"
+            + " same overload), 0 to 1h.")
     private long adaptiveHold = 1000;
 
     @UriParam(label = "adaptive", defaultValue = "1m", javaType = "java.time.Duration", description = "With adaptive:"
-            + " how long an idle key (its bucket full all along) keeps its learned rate; once its bucket has been full"
-            + " that long it is back where a new key starts (adaptiveStart) and costs nothing. A busy key that is"
-            + " briefly full keeps its rate. 0 to 1d.")
+            + " how long a key whose bucket stays full keeps its learned rate before it starts anew, 0 to 1d.")
     private long adaptiveMemory = 60_000;
 
-    @UriParam(label = "adaptive", defaultValue = "1.0", description = "With adaptive: where a key without rate state"
-            + " starts, as a fraction of the configured rate, from 0.000001 to 1. Below 1 it is a slow start,"
-            + " as TCP's: until its first throttled signal every two increase steps (two refill periods at the"
-            + " current rate, so that a target's burst cannot hide a rate twice its limit) double the key's rate (up"
-            + " to the configured rate), and the first signal halves it (once it has doubled), then multiplies it by"
-            + " adaptiveDecrease, and ends"
-            + " the start; from then on AIMD. Finds a limit far below the configured rate in a few signals instead of"
-            + " seconds of refusals at the configured rate. A start below adaptiveFloor lowers the floor to it."
-            + " 1 (the default): a new key starts at the configured rate.")
+    @UriParam(label = "adaptive", defaultValue = "1.0", description = "With adaptive: where a new key's rate starts,"
+            + " as a fraction of the configured rate, from 0.000001 to 1. Below 1 it is a slow start: the rate"
+            + " doubles every two refill periods until the first throttled signal halves it. 1 (the default): the"
+            + " configured rate.")
     private double adaptiveStart = 1.0;
 
     /** Whether each key's rate adapts to throttled signals and success. Default false. */

@@ -115,20 +115,18 @@ public class TokenBucketComponent extends DefaultComponent {
     @Metadata(description = "The defaults for every endpoint's options.")
     private TokenBucketConfiguration configuration = new TokenBucketConfiguration();
 
-    @Metadata(label = "advanced", description = "The thread pool on which exchanges continue after waiting for"
-            + " their tokens (never the timer thread). Default: a Camel pool named TokenBucketWorker sized like"
-            + " Camel's default thread pool profile, with an unbounded queue.")
+    @Metadata(label = "advanced", description = "The thread pool on which exchanges continue after waiting for their"
+            + " tokens. Default: a Camel pool named TokenBucketWorker with an unbounded queue.")
     private ExecutorService workerPool;
 
     @Metadata(label = "advanced", javaType = "io.micrometer.core.instrument.MeterRegistry", description = "The"
-            + " Micrometer registry for the endpoints' meters. Default: the only MeterRegistry in Camel's registry,"
-            + " else camel-micrometer's (metricsRegistry); no meters when there is none or Micrometer is absent.")
+            + " Micrometer registry for the meters. Default: the only MeterRegistry in Camel's registry, else"
+            + " camel-micrometer's; no meters without Micrometer.")
     private Object meterRegistry;
 
-    @Metadata(label = "advanced", defaultValue = "200", description = "How long before a waiting exchange's"
-            + " release time the timer stops sleeping and spins, in microseconds, so the release does not also pay"
-            + " the operating system's wake-up latency (about 0.1 ms). The spinning is capped at an eighth of one"
-            + " core in any 100 ms. 0 sleeps until each release time: no spinning, releases up to a wake-up late.")
+    @Metadata(label = "advanced", defaultValue = "200", description = "How long before a release the timer stops"
+            + " sleeping and spins, in microseconds, so the release does not also pay the wake-up latency; at most"
+            + " an eighth of one core. 0: no spinning.")
     private long timerSpinMicros = TokenBucketTimer.DEFAULT_SPIN_NANOS / 1000;
 
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();

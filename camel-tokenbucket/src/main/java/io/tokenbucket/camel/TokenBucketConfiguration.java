@@ -48,125 +48,101 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
             + " after a quiet period (the burst). At least 1.")
     private long capacity = 1;
 
-    @UriParam(description = "Tokens added back to the bucket every refillPeriod. At least 1. Default: the"
-            + " capacity (the bucket refills completely once per period).")
+    @UriParam(description = "Tokens added back every refillPeriod, at least 1. Default: the capacity.")
     private Long refillAmount;
 
-    @UriParam(defaultValue = "1s", javaType = "java.time.Duration", description = "The refill period: Camel"
-            + " duration text (1s, 500ms, 2m, 1h) or milliseconds. refillAmount tokens come back per period,"
-            + " spread evenly over it.")
+    @UriParam(defaultValue = "1s", javaType = "java.time.Duration", description = "The refill period, Camel duration"
+            + " text (1s, 500ms) or milliseconds: refillAmount tokens come back per period, spread evenly over it.")
     private long refillPeriod = 1000;
 
-    @UriParam(description = "Several limits per bucket, replacing capacity, refillAmount and refillPeriod: a"
-            + " comma-separated list of N/period (N tokens every period, a Camel duration), each with an optional"
-            + " :burst for a capacity other than N. 10/1s,1000/1h is 10 per second and 1000 per hour, checked and"
-            + " reserved together; 1/1s:5 is one per second in bursts of 5.")
+    @UriParam(description = "Several limits per bucket, replacing capacity, refillAmount and refillPeriod: N/period"
+            + " entries separated by commas (period a Camel duration), each with an optional :burst. 10/1s,1000/1h"
+            + " is 10 per second and 1000 per hour, reserved together; 1/1s:5 is one per second in bursts of 5.")
     private String limits;
 
-    @UriParam(description = "The most exchanges of one key in flight at once: from their admission to the end of"
-            + " their exchange (its completion or failure), across every instance that shares the store. An exchange"
-            + " that finds every slot taken waits for one in arrival order (delay mode, within maxWait), or is"
-            + " rejected (reject mode) or told (check mode). Applies to every key whose limits name no in-flight"
-            + " limit of their own (the form N in flight, as in limits=10/1s,4 in flight). Set alone, without"
-            + " capacity, refillAmount, refillPeriod or limits, the keys have no rate limit. 0 (the default): none.")
+    @UriParam(description = "The most exchanges of one key in flight at once (from admission to the end of the"
+            + " exchange), across every instance sharing the store; an exchange without a slot waits in arrival"
+            + " order, fails or is told, as mode says. A key's limits may name their own (limits=10/1s,4 in flight)."
+            + " Set alone: no rate limit. 0 (the default): none.")
     private long maxInFlight;
 
     @UriParam(label = "advanced", defaultValue = "30s", javaType = "java.time.Duration", description = "With"
-            + " store=redis, how long an in-flight slot outlives an instance that stopped renewing it (it died): each"
-            + " running exchange's slots are renewed every third of this time, so a live exchange never loses its"
-            + " slot, and a dead instance's slots come back after at most this long. Camel duration text or"
-            + " milliseconds, from 1s.")
+            + " store=redis, how long an in-flight slot outlives an instance that stopped renewing it; a running"
+            + " exchange renews its slots every third of it. Camel duration text or milliseconds, from 1s.")
     private long inFlightLease = 30_000;
 
     /** Whether capacity, refillAmount, refillPeriod or limits were set: else maxInFlight alone sets no rate. */
     private boolean rateGiven;
 
     // no asterisk in this text: Camel's metadata generator drops every one from descriptions
-    @UriParam(description = "Limits of their own for some keys: pattern=limits entries separated by ;, where a"
-            + " pattern is a key or a glob in which an asterisk stands for any run of characters (premium- and an"
-            + " asterisk: every key starting with premium-), and limits use the syntax of the limits option, for"
-            + " example p7=10/1s,1000/1h. The first matching entry wins; other keys get the endpoint's limits.")
+    @UriParam(description = "Limits for some keys: pattern=limits entries separated by ;, a pattern being a key or a"
+            + " glob in which an asterisk stands for any characters, the limits in the syntax of the limits option"
+            + " (p7=10/1s,1000/1h). The first match wins; other keys get the endpoint's limits.")
     private String keyLimits;
 
-    @UriParam(label = "advanced", javaType = "io.tokenbucket.camel.TokenBucketLimitResolver", description = "A"
-            + " bean that gives keys limits of their own, asked on every exchange before keyLimits: it answers the"
-            + " key's limits (made once, for example with TokenBucketLimitResolver.parse), or null for the"
-            + " endpoint's; a TokenBucketLimitResolver.Text answers in the syntax of the limits option instead.")
+    @UriParam(label = "advanced", javaType = "io.tokenbucket.camel.TokenBucketLimitResolver", description = "A bean"
+            + " that gives keys limits of their own, asked on every exchange before keyLimits: it answers the key's"
+            + " limits, or null for the endpoint's.")
     private TokenBucketLimitResolver limitResolver;
 
     @UriParam(defaultValue = TokenBucketConstants.KEY, description = "The header whose value is the bucket key"
             + " (for example proxyId). Exchanges with the same key share a bucket.")
     private String keyHeader = TokenBucketConstants.KEY;
 
-    @UriParam(defaultValue = "false", description = "When true, an exchange without a non-blank key header fails"
-            + " with NoSuchHeaderException naming the header; when false such exchanges share the endpoint's one"
-            + " default bucket.")
+    @UriParam(defaultValue = "false", description = "When true, an exchange without a non-blank key header fails with"
+            + " NoSuchHeaderException; when false, such exchanges share one default bucket.")
     private boolean requireKey;
 
-    @UriParam(defaultValue = "1", description = "The cost of one exchange in tokens, from 1 to the capacity."
-            + " The header CamelTokenBucketCost overrides it per exchange (for operation refund: any number from 1,"
-            + " given back up to the capacity).")
+    @UriParam(defaultValue = "1", description = "The tokens one exchange costs, from 1 to the capacity; header"
+            + " CamelTokenBucketCost overrides it (for refund: any number from 1).")
     private long cost = 1;
 
-    @UriParam(defaultValue = "delay", enums = "delay,reject,check", description = "delay: wait until the tokens"
-            + " are there, holding no thread; reject: never wait, fail with TokenBucketRejectedException; check:"
-            + " never wait, never fail, set header CamelTokenBucketAllowed (true consumes the tokens, false"
-            + " consumes nothing) and continue.")
+    @UriParam(defaultValue = "delay", enums = "delay,reject,check", description = "delay: wait for the tokens,"
+            + " holding no thread; reject: fail with TokenBucketRejectedException instead; check: never wait or"
+            + " fail, set header CamelTokenBucketAllowed (true: the tokens were taken) and continue.")
     private TokenBucketMode mode = TokenBucketMode.delay;
 
     @UriParam(javaType = "java.time.Duration", description = "In delay mode, the longest wait accepted (Camel"
             + " duration text or milliseconds), at most 365d; an exchange that would wait longer fails at once with"
-            + " TokenBucketRejectedException and consumes nothing. Unset: 365d, the longest wait of any exchange.")
+            + " TokenBucketRejectedException, consuming nothing. Unset: 365d.")
     private Long maxWait;
 
-    @UriParam(defaultValue = "100000", description = "In delay mode, how many exchanges may wait"
-            + " for their tokens at once on this endpoint. Past it an exchange that would have to wait fails at once"
-            + " with TokenBucketRejectedException and consumes nothing (one that need not wait still passes). Each"
-            + " waiting exchange holds no thread but its memory: about 1.3 KB with a small message, so the default"
-            + " bounds the waiting at about 130 MB. 0: no exchange waits.")
+    @UriParam(defaultValue = "100000", description = "In delay mode, how many exchanges may wait at once on this"
+            + " endpoint; past it, one that would have to wait fails at once with TokenBucketRejectedException,"
+            + " consuming nothing. A waiter holds no thread but about 1.3 KB. 0: no exchange waits.")
     private int maxWaiting = DEFAULT_MAX_WAITING;
 
-    @UriParam(label = "advanced", defaultValue = "100", description = "The most distinct keys"
-            + " header CamelTokenBucketCandidates may name (duplicates count once). More fails the exchange with an"
-            + " IllegalArgumentException naming the header. Each candidate costs a limit lookup and, with store=redis,"
-            + " one key read inside the script, which blocks Redis for every client while it runs (about a"
-            + " microsecond per candidate). At least 1.")
+    @UriParam(label = "advanced", defaultValue = "100", description = "The most distinct keys header"
+            + " CamelTokenBucketCandidates may name; more fails the exchange. At least 1.")
     private int maxCandidates = DEFAULT_MAX_CANDIDATES;
 
-    @UriParam(description = "Keys whose buckets every acquire (and refund) of this endpoint also charges, separated"
-            + " by commas, for example global: the exchange's tokens are taken from its own key's bucket and from each"
-            + " of these in one atomic step, or from none; it waits for the slowest. Each key gets its limits as any"
-            + " key does (limitResolver, keyLimits, else the endpoint's). Header CamelTokenBucketAllOf replaces it."
-            + " At most maxAllOf keys. Default none.")
+    @UriParam(description = "Keys also charged by every acquire and refund, separated by commas (for example global):"
+            + " all in one atomic step or none; the exchange waits for the slowest. Header CamelTokenBucketAllOf"
+            + " replaces it. At most maxAllOf keys. Default none.")
     private String allOf;
 
     @UriParam(label = "advanced", defaultValue = "8", description = "The most distinct keys the allOf option or"
-            + " header CamelTokenBucketAllOf may name (duplicates, and the exchange's own key, count once). More"
-            + " fails the exchange with an IllegalArgumentException naming the header. Every key of an acquire is"
-            + " locked (store=local) or read and written inside one script (store=redis). From 1 to 1000.")
+            + " header CamelTokenBucketAllOf may name, the exchange's own key included; more fails the exchange."
+            + " From 1 to 1000.")
     private int maxAllOf = DEFAULT_MAX_ALL_OF;
 
-    @UriParam(defaultValue = "local", enums = "local,redis", description = "Where the buckets live. local: in"
-            + " this JVM's memory, one limit per Camel instance; redis: in Redis, one limit shared by every Camel"
-            + " instance using the same Redis and keyPrefix.")
+    @UriParam(defaultValue = "local", enums = "local,redis", description = "Where the buckets live: local (this JVM,"
+            + " one limit per Camel instance) or redis (one limit shared by every instance using the same Redis and"
+            + " keyPrefix).")
     private TokenBucketStoreType store = TokenBucketStoreType.local;
 
     @UriParam(label = "advanced,metrics", defaultValue = "false", description = "Whether Micrometer meters are also"
-            + " kept per key (tokenbucket.key.exchanges with a key tag), for at most metricsMaxKeys keys: worth it for a"
-            + " proxy fleet of hundreds of keys, not for millions of API keys.")
+            + " kept per key (tokenbucket.key.exchanges), for at most metricsMaxKeys keys.")
     private boolean metricsPerKey;
 
-    @UriParam(label = "advanced,metrics", defaultValue = "100", description = "With metricsPerKey, how many keys"
-            + " get meters of their own: the first keys seen, up to this many.")
+    @UriParam(label = "advanced,metrics", defaultValue = "100", description = "With metricsPerKey, how many keys (the"
+            + " first seen) get meters of their own.")
     private int metricsMaxKeys = 100;
 
     @UriParam(label = "advanced", defaultValue = "10s", javaType = "java.time.Duration", description = "How long"
-            + " exchanges still waiting for their tokens may hold up the stop of the Camel context: from the moment"
-            + " the context starts stopping, an exchange whose tokens would come later than this fails at once, and"
-            + " any still waiting when it has passed fails then, each with TokenBucketException (its tokens"
-            + " refunded), so the route's error handler sees it and the graceful shutdown does not wait out its"
-            + " timeout (45s by default, past Kubernetes' 30s grace). Exchanges whose tokens come sooner go on as"
-            + " usual. Stopping one route instead fails its waiting exchanges when the route's producer stops.")
+            + " exchanges waiting for their tokens may hold up the stop of the Camel context: those whose tokens"
+            + " come later fail at once with TokenBucketException (tokens refunded), the rest still waiting fail"
+            + " when it has passed.")
     private long stopTimeout = 10_000;
 
     /** A copy that can be changed without touching this one (the option values are shared, not copied). */

@@ -14,42 +14,34 @@ public abstract class TokenBucketRedisOptions extends TokenBucketAdaptiveOptions
     /** The Redis URI when none is given. */
     public static final String DEFAULT_REDIS_URI = "redis://localhost:6379";
 
-    @UriParam(label = "redis", defaultValue = DEFAULT_REDIS_URI, secret = true, description = "The Redis to keep"
-            + " buckets in (store=redis), as a Lettuce URI such as redis://localhost:6379/0; a user and password go"
-            + " in its user info (redis://user:secret, an at sign, then the host); rediss:// for TLS;"
-            + " redis-sentinel:// for Sentinel; redis-cluster://host1:7000,host2:7001 (the seed nodes) for a Redis"
-            + " Cluster. Endpoints with the same URI share one client and one connection.")
+    @UriParam(label = "redis", defaultValue = DEFAULT_REDIS_URI, secret = true, description = "The Redis for"
+            + " store=redis, a Lettuce URI: redis://host:6379/0, with user and password as redis://user:secret, an"
+            + " at sign, then the host; rediss:// for TLS; redis-sentinel://; redis-cluster://host1:7000,host2:7001."
+            + " Endpoints with the same URI share one connection.")
     private String redisUri; // null: unset, so an application client in the registry may be used
 
     @UriParam(label = "redis,advanced", javaType = "io.lettuce.core.AbstractRedisClient", description = "A Lettuce"
-            + " RedisClient or RedisClusterClient owned by the application, used instead of redisUri; the component"
-            + " makes one connection on it and never shuts it down. When neither this nor redisUri is set and the"
-            + " registry holds exactly one such client, that one is used.")
+            + " RedisClient or RedisClusterClient of the application, used instead of redisUri and never shut down"
+            + " by the component. Default: the registry's only such client, if there is one.")
     private Object redisClient;
 
-    @UriParam(label = "redis", defaultValue = "tokenbucket:", description = "The prefix of every Redis key: a"
-            + " bucket's key is the prefix, the limiter name, a colon and the bucket key (tokenbucket:proxies:p1)."
-            + " Instances share a limit when they share Redis and this prefix.")
+    @UriParam(label = "redis", defaultValue = "tokenbucket:", description = "The prefix of every Redis key"
+            + " (tokenbucket:proxies:p1 for limiter proxies and key p1). Instances share a limit when they share"
+            + " Redis and this prefix.")
     private String keyPrefix = "tokenbucket:";
 
-    @UriParam(label = "redis", defaultValue = "fail", enums = "fail,allow,local", description = "When Redis fails"
-            + " or does not answer within storeTimeout: fail: the exchange fails with TokenBucketStoreException"
-            + " (nothing admitted without a token); allow: admit it, and count it; local: throttle it with a local"
-            + " bucket of the same limits until Redis answers again.")
+    @UriParam(label = "redis", defaultValue = "fail", enums = "fail,allow,local", description = "When Redis fails or"
+            + " does not answer within storeTimeout: fail (TokenBucketStoreException), allow (admit, and count it)"
+            + " or local (a local bucket of the same limits until Redis answers).")
     private TokenBucketStoreErrorPolicy onStoreError = TokenBucketStoreErrorPolicy.fail;
 
     @UriParam(label = "redis", defaultValue = "1s", javaType = "java.time.Duration", description = "How long one"
             + " Redis call may take before it counts as a store error.")
     private long storeTimeout = 1000;
 
-    @UriParam(label = "redis,advanced", defaultValue = "true", description = "Whether reservations that arrive"
-            + " while a reservation call is on its way to Redis go together in the next call, whatever their keys:"
-            + " each store has 4 lanes (a key always in the same one, so its reservations keep their arrival order),"
-            + " each with one script call in flight carrying everything queued for it (at most 256); on a cluster a"
-            + " lane's call is split by hash slot. Each reservation is still decided on its own, in arrival order,"
-            + " with its own answer, error and onStoreError fallback; nothing waits for a batch to fill. Many"
-            + " reservations then share one script call, whose fixed cost is most of Redis's work for one."
-            + " false: every reservation is a script call of its own, pipelined.")
+    @UriParam(label = "redis,advanced", defaultValue = "true", description = "Whether reservations that arrive while"
+            + " a call is on its way to Redis go together in the next script call (at most 256, in 4 lanes by key),"
+            + " each still decided on its own, in arrival order. false: one script call per reservation.")
     private boolean redisBatching = true;
 
     /** The Redis URI (store=redis), or null when unset: then {@value #DEFAULT_REDIS_URI} or a registry client. */
