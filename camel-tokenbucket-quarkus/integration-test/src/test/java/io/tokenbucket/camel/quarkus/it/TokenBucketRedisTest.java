@@ -17,6 +17,8 @@ import java.util.List;
 
 import jakarta.inject.Inject;
 
+import io.lettuce.core.RedisClient;
+import io.netty.util.Version;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -54,6 +56,13 @@ class TokenBucketRedisTest {
                 .containsExactly("r1", "r2");
         assertThat((List<?>) TokenBucketRedisResource.redis.command("KEYS", "tokenbucket:shared:*"))
                 .asList().contains("tokenbucket:shared:r");
+    }
+
+    @Test
+    void lettuceIsTheLineThatRunsOnQuarkusNetty() {
+        // Quarkus's Netty 4.1 and the extension's Lettuce 6 line (Lettuce 7 needs Netty 4.2), not the component's
+        assertThat(Version.identify().get("netty-common").artifactVersion()).startsWith("4.1.");
+        assertThat(RedisClient.class.getPackage().getImplementationVersion()).startsWith("6.");
     }
 
     @Test
