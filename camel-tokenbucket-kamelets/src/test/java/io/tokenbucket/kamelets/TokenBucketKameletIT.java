@@ -2,6 +2,7 @@ package io.tokenbucket.kamelets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.io.IOException;
 import java.net.URL;
@@ -101,6 +102,17 @@ class TokenBucketKameletIT {
             assertThat(Duration.ofNanos(passed.get(k).nanos() - start)).as("exchange %d of %d", k + 1, n)
                     .isGreaterThanOrEqualTo(Duration.ofNanos(k * period).minusMillis(1));
         }
+    }
+
+    @Test
+    void maxWaitReachesTheStep() {
+        producer.sendBody("direct:bounded", "b1");
+        // limits 1/1h in delay mode: the next token is an hour away, past maxWait=100ms, so it fails at once
+        assertThatThrownBy(() -> assertTimeoutPreemptively(Duration.ofSeconds(30),
+                () -> producer.sendBody("direct:bounded", "b2")))
+                .isInstanceOf(CamelExecutionException.class)
+                .hasCauseInstanceOf(TokenBucketRejectedException.class);
+        assertThat(admissions.bodies("b")).containsExactly("b1");
     }
 
     @Test
