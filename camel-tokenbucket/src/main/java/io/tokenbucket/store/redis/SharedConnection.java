@@ -2,8 +2,11 @@ package io.tokenbucket.store.redis;
 
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -28,6 +31,10 @@ final class SharedConnection {
     private static final Logger LOG = LoggerFactory.getLogger(RedisConnections.class);
     private static final long FIRST_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 1000;
+    /** The longest a {@link #close()} waits for the connection to close and an owned client to shut down. */
+    static final long CLOSE_TIMEOUT_MILLIS = 5000;
+    /** How long a client's shutdown gives its threads, Lettuce's own default (after a quiet period of 0). */
+    private static final long SHUTDOWN_TIMEOUT_SECONDS = 2;
 
     final AbstractRedisClient client;
     final boolean owned;
@@ -114,13 +121,34 @@ final class SharedConnection {
         }
     }
 
+    /**
+     * Closes the connection, and shuts the client down when it was created here, waiting at most
+     * {@link #CLOSE_TIMEOUT_MILLIS} for both: Lettuce's own {@code close()} and {@code shutdown()} wait without a
+     * limit, and wait forever when the client's I/O thread died (seen under Quarkus with Vert.x), which would hang
+     * the stop of the Camel context. Past the limit it logs and goes on; the client's threads are daemons.
+     */
     void close() {
+        close(CLOSE_TIMEOUT_MILLIS);
+    }
+
+    /** {@link #close()} with another limit, for tests. */
+    void close(long timeoutMillis) {
         closed = true;
-        if (connection != null) {
-            connection.close();
-        }
+        CompletableFuture<Void> closing = connection != null ? connection.closeAsync()
+                : CompletableFuture.completedFuture(null);
         if (owned) {
-            client.shutdown();
+            closing = closing.handle((done, failed) -> null)
+                    .thenCompose(ignored -> client.shutdownAsync(0, SHUTDOWN_TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        }
+        try {
+            closing.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            LOG.warn("Redis client of {} did not close within {} ms; going on without waiting for it", where,
+                    timeoutMillis);
+        } catch (ExecutionException e) {
+            LOG.warn("Redis client of {} failed to close: {}", where, rootMessage(e, text));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
