@@ -218,6 +218,14 @@ class TokenBucketRedisAclTest extends TokenBucketTestSupport {
             TokenBucketEndpoint endpoint = context.getEndpoint(uri, TokenBucketEndpoint.class);
             assertThat(endpoint.getFallbackCount()).isZero();
             assertThat(endpoint.getStoreErrorCount()).isEqualTo(3);
+            assertThat(endpoint.getStoreRefusalCount()).isEqualTo(3);
+            assertThat(endpoint.isInStoreFallback()).isFalse();
+            assertThat(new TokenBucketDevConsole() {
+                {
+                    setCamelContext(context);
+                }
+            }.call(org.apache.camel.console.DevConsole.MediaType.TEXT).toString())
+                    .contains("store errors: 3, fallbacks: 0, refusals: 3");
             // at once, or when the last probe's answer (reused for a second) is over
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
                 HealthCheck.Result result = readiness("rate");
