@@ -254,8 +254,8 @@ final class TokenBucketExceptions {
                                                   StoreRefusedException refused) {
         return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName + ": " + where
                 + " refuses what this endpoint needs: " + redact.apply(refused.getMessage()) + ". A refusal is not an"
-                + " outage (onStoreError does not apply): grant the Redis user the commands the reference lists for"
-                + " this kind of endpoint", refused);
+                + " outage (onStoreError does not apply): grant the Redis user EVALSHA, EVAL, TIME, GET, SET and DEL"
+                + " (with in-flight limits also PUBLISH and SUBSCRIBE) on the keys and channels of keyPrefix", refused);
     }
 
     /** The endpoint could not open its Redis connection. */

@@ -75,9 +75,9 @@ final class TokenBucketStoreWatcher implements FallbackBucketStore.Watcher {
                 unreportedRefusals++;
                 return;
             }
-            LOG.warn("tokenbucket:{}: {} refused a call: {}; its exchange failed, as every exchange that needs what"
-                    + " was refused will, whatever onStoreError ({}): a refusal is not an outage, waiting will not"
-                    + " mend it{}", name, where, reason(cause), policy,
+            LOG.warn("tokenbucket:{}: {} refused a call: {}; every call that needs what was refused fails (an"
+                    + " acquire fails its exchange), whatever onStoreError ({}): a refusal is not an outage, waiting"
+                    + " will not mend it{}", name, where, reason(cause), policy,
                     unreportedRefusals == 0 ? "" : " (" + unreportedRefusals + " more refused since the last report)");
             refusalEverReported = true;
             lastRefusalReport = now;
