@@ -96,7 +96,7 @@ final class TokenBucketRedisStores {
         }
         AtomicReference<FallbackBucketStore> store = new AtomicReference<>();
         TokenBucketStoreWatcher watcher = new TokenBucketStoreWatcher(endpoint.getName(), "redis at " + where,
-                config.getOnStoreError(), redact, () -> fallback == null ? store.get().failures()
+                config.getOnStoreError(), redact, () -> fallback == null ? endpoint.getStatistics().getStoreErrors()
                 : store.get().fallbacks(), System::nanoTime);
         store.set(new FallbackBucketStore(redis, fallback, System::nanoTime, watcher));
         Supplier<Throwable> health = () -> {

@@ -54,7 +54,7 @@ final class TokenBucketStoreWatcher implements FallbackBucketStore.Watcher {
      * @param where       where the store is, for messages ({@code redis at redis://***@host:6379})
      * @param policy      the endpoint's onStoreError
      * @param redact      removes the URI's secrets from a text
-     * @param policyCalls the calls the policy answered so far (fallbacks; failed calls under {@code fail})
+     * @param policyCalls the calls the policy answered so far (fallbacks; under {@code fail} the exchanges failed)
      * @param clock       a monotonic nanosecond clock
      */
     TokenBucketStoreWatcher(String name, String where, TokenBucketStoreErrorPolicy policy,
@@ -113,9 +113,10 @@ final class TokenBucketStoreWatcher implements FallbackBucketStore.Watcher {
             return;
         }
         long calls = policyCalls.getAsLong() - policyCallsAtStart;
-        LOG.info("tokenbucket:{}: {} answers again after {} ms; onStoreError={} {} {} calls meanwhile", name, where,
+        LOG.info("tokenbucket:{}: {} answers again after {} ms; onStoreError={} {} {} meanwhile", name, where,
                 millis(clock.getAsLong() - outageStart), policy, policy == TokenBucketStoreErrorPolicy.fail
-                        ? "failed" : "answered", calls);
+                        ? "failed" : "answered", calls + (policy == TokenBucketStoreErrorPolicy.fail ? " exchanges"
+                        : " calls"));
     }
 
     /** The release channel's {@code SUBSCRIBE} was refused ({@code cause}), or made at last (null). */
