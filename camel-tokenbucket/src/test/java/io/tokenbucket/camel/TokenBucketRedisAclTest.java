@@ -73,8 +73,8 @@ class TokenBucketRedisAclTest extends TokenBucketTestSupport {
      * component's default prefix, and answers a Redis URI that logs in as it.
      */
     private static String user(String name, List<String> commands) {
-        List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", name, "reset", "resetchannels", "on", ">" + USER_PASSWORD,
-                "~tokenbucket:*", "&tokenbucket:*"));
+        List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", name, "reset", "resetchannels", "on",
+                ">" + USER_PASSWORD, "~tokenbucket:*", "&tokenbucket:*"));
         commands.forEach(c -> acl.add("+" + c));
         redis.command(acl.toArray(String[]::new));
         return "redis://" + name + ":" + USER_PASSWORD + "@127.0.0.1:" + redis.port();
@@ -168,7 +168,8 @@ class TokenBucketRedisAclTest extends TokenBucketTestSupport {
     /** Lettuce tries HELLO first and, refused, logs in with AUTH (which every user may run) on RESP2. */
     @Test
     void helloIsOptional() {
-        String uri = "tokenbucket:rate?store=redis&storeTimeout=2s&redisUri=" + user("no-hello", without(RATE, "hello"));
+        String uri = "tokenbucket:rate?store=redis&storeTimeout=2s&redisUri="
+                + user("no-hello", without(RATE, "hello"));
         assertThat(template.request(uri, e -> { }).getException()).isNull();
         assertThat(readiness("rate").getState()).isEqualTo(HealthCheck.State.UP);
     }

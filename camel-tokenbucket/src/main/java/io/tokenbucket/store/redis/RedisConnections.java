@@ -97,8 +97,9 @@ public final class RedisConnections implements AutoCloseable {
          * waits for it. {@code onMessage} runs on Lettuce's I/O thread and must not block; a message {@code probe}
          * (a store's probe, {@link RedisBucketStore#probe}) is not passed on.
          *
-         * @param refused hears each refusal of the {@code SUBSCRIBE} (a {@link io.tokenbucket.store.StoreRefusedException},
-         *                an ACL without the command or the channel), and null when a subscription is made at last
+         * @param refused hears each refusal of the {@code SUBSCRIBE} (a
+         *                {@link io.tokenbucket.store.StoreRefusedException}: an ACL without the command or the
+         *                channel), and null when a subscription is made
          */
         public AutoCloseable subscribe(String channel, Runnable onMessage,
                                        java.util.function.Consumer<Throwable> refused) {
