@@ -97,7 +97,7 @@ final class TokenBucketRedisStores {
         AtomicReference<FallbackBucketStore> store = new AtomicReference<>();
         TokenBucketStoreWatcher watcher = new TokenBucketStoreWatcher(endpoint.getName(), "redis at " + where,
                 config.getOnStoreError(), redact, () -> fallback == null ? endpoint.getStatistics().getStoreErrors()
-                : store.get().fallbacks(), System::nanoTime);
+                : store.get().fallbacks(), System::nanoTime, redis::forgetProbes);
         store.set(new FallbackBucketStore(redis, fallback, System::nanoTime, watcher));
         Supplier<Throwable> health = () -> {
             Throwable failure = probe.get();

@@ -34,6 +34,7 @@ final class TokenBucketStoreWatcher implements FallbackBucketStore.Watcher {
     private final UnaryOperator<String> redact;
     private final LongSupplier policyCalls;
     private final LongSupplier clock;
+    private final Runnable onRefusal;
 
     // guarded by this: failures are not the hot path (an outage is tried once a second)
     private boolean inOutage;
@@ -56,9 +57,12 @@ final class TokenBucketStoreWatcher implements FallbackBucketStore.Watcher {
      * @param redact      removes the URI's secrets from a text
      * @param policyCalls the calls the policy answered so far (fallbacks; under {@code fail} the exchanges failed)
      * @param clock       a monotonic nanosecond clock
+     * @param onRefusal   runs on every refusal (the readiness probe then asks Redis again at its next check)
      */
     TokenBucketStoreWatcher(String name, String where, TokenBucketStoreErrorPolicy policy,
-                            UnaryOperator<String> redact, LongSupplier policyCalls, LongSupplier clock) {
+                            UnaryOperator<String> redact, LongSupplier policyCalls, LongSupplier clock,
+                            Runnable onRefusal) {
+        this.onRefusal = onRefusal;
         this.name = name;
         this.where = where;
         this.policy = policy;
@@ -71,6 +75,7 @@ final class TokenBucketStoreWatcher implements FallbackBucketStore.Watcher {
     public synchronized void failed(Throwable cause) {
         long now = clock.getAsLong();
         if (cause instanceof StoreRefusedException) {
+            onRefusal.run();
             if (refusalEverReported && now - lastRefusalReport < REPORT_INTERVAL_NANOS) {
                 unreportedRefusals++;
                 return;

@@ -19,7 +19,7 @@ class TokenBucketStoreWatcherTest {
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
     private final AtomicLong policyCalls = new AtomicLong();
     private final TokenBucketStoreWatcher watcher = new TokenBucketStoreWatcher("w", "redis at redis://h:6379",
-            TokenBucketStoreErrorPolicy.allow, UnaryOperator.identity(), policyCalls::get, now::get);
+            TokenBucketStoreErrorPolicy.allow, UnaryOperator.identity(), policyCalls::get, now::get, () -> { });
 
     private void at(long seconds) {
         now.set(1_000_000_000L + TimeUnit.SECONDS.toNanos(seconds));

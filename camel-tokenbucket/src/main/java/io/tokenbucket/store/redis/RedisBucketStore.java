@@ -160,6 +160,16 @@ public final class RedisBucketStore implements BucketStore {
         return probes[publishes ? 1 : 0].check(timeout);
     }
 
+    /**
+     * Makes the next {@link #probe} ask Redis rather than reuse an answer: a call was refused since, so the answer
+     * kept may be out of date (an ACL changed).
+     */
+    public void forgetProbes() {
+        for (RedisProbe p : probes) {
+            p.forget();
+        }
+    }
+
     /** {@link #probe}, sent now: no earlier answer reused, none kept for the next (a start's probe). */
     public Throwable probeNow(Duration timeout, boolean publishes) {
         return probe(commands, publishes).check(timeout);

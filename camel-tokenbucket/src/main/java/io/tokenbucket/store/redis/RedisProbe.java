@@ -64,6 +64,11 @@ final class RedisProbe {
         }
     }
 
+    /** Drops the answer kept, so that the next {@link #check} asks Redis (a call was refused meanwhile). */
+    void forget() {
+        last = null;
+    }
+
     private CompletableFuture<Throwable> probe(Duration timeout) {
         CompletableFuture<?> sent;
         try {
