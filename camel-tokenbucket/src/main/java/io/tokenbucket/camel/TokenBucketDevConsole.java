@@ -43,12 +43,14 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
         StringBuilder text = new StringBuilder();
         for (TokenBucketEndpoint e : endpoints()) {
             text.append(String.format("tokenbucket:%s%n    limits: %s%n    store: %s, mode: %s%n"
-                    + "    admitted: %d (delayed: %d), rejected: %d, store errors: %d, fallbacks: %d, abandoned: %d,"
+                    + "    admitted: %d (delayed: %d), rejected: %d, store errors: %d, fallbacks: %d%s, refusals: %d,"
+                    + " abandoned: %d,"
                     + " mean wait: %.1f ms, waiting: %d (for a slot: %d), in flight: %d, local keys: %d%n", e.getName(),
                     e.getLimitsDescription(), e.getStoreDescription(), e.getModeName(), e.getAdmittedCount(),
                     e.getDelayedCount(), e.getRejectedCount(), e.getStoreErrorCount(), e.getFallbackCount(),
-                    e.getAbandonedCount(), e.getMeanWaitMillis(), e.getWaitingCount(), e.getSlotWaitingCount(),
-                    e.getInFlightCount(), e.getLocalKeys()));
+                    e.isInStoreFallback() ? " (in fallback now)" : "", e.getStoreRefusalCount(), e.getAbandonedCount(),
+                    e.getMeanWaitMillis(), e.getWaitingCount(), e.getSlotWaitingCount(), e.getInFlightCount(),
+                    e.getLocalKeys()));
             for (Map.Entry<String, Long> key : busiest(e)) {
                 text.append(String.format("    busy key %s: full again in %d ms%n", key.getKey(),
                         key.getValue() / 1_000_000));
@@ -79,6 +81,8 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
             jo.put("rejected", e.getRejectedCount());
             jo.put("storeErrors", e.getStoreErrorCount());
             jo.put("fallbacks", e.getFallbackCount());
+            jo.put("inFallback", e.isInStoreFallback());
+            jo.put("storeRefusals", e.getStoreRefusalCount());
             jo.put("abandoned", e.getAbandonedCount());
             jo.put("meanWaitMillis", e.getMeanWaitMillis());
             jo.put("waiting", e.getWaitingCount());

@@ -142,8 +142,8 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return statistics.getRejected();
     }
 
-    /** Acquires that failed because the store (Redis) did not answer (onStoreError=fail). */
-    @ManagedAttribute(description = "Acquires that failed because the store (Redis) did not answer")
+    /** Acquires that failed because the store (Redis) did not answer (onStoreError=fail) or refused. */
+    @ManagedAttribute(description = "Acquires that failed because the store (Redis) did not answer or refused")
     public long getStoreErrorCount() {
         return statistics.getStoreErrors();
     }
@@ -152,6 +152,20 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     @ManagedAttribute(description = "Store calls answered by the allow or local policy while Redis did not answer")
     public long getFallbackCount() {
         return storeBinding.fallbacks();
+    }
+
+    /** Store calls Redis refused (a missing permission, a script error): failed under every onStoreError policy. */
+    @ManagedAttribute(description = "Store calls Redis refused (a permission, a script error): failed whatever"
+            + " onStoreError")
+    public long getStoreRefusalCount() {
+        return storeBinding.refusals();
+    }
+
+    /** Whether the onStoreError policy answers the store calls now (Redis did not answer lately). */
+    @ManagedAttribute(description = "Whether the onStoreError policy answers the store calls now (Redis did not"
+            + " answer lately)")
+    public boolean isInStoreFallback() {
+        return storeBinding.inFallback();
     }
 
     /** Exchanges that were still waiting when their producer stopped (failed, tokens refunded). */

@@ -9,6 +9,7 @@ import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
 import io.tokenbucket.store.BucketStore;
+import io.tokenbucket.store.StoreRefusedException;
 import org.apache.camel.Exchange;
 import org.apache.camel.NoSuchHeaderException;
 
@@ -223,17 +224,38 @@ final class TokenBucketExceptions {
                 + "': the exchange was waiting for an in-flight slot when " + why + "; it had reserved nothing");
     }
 
-    /** The store failed or did not answer and the policy is to fail ({@code onStoreError=fail}). */
+    /**
+     * The store failed or did not answer and the policy is to fail ({@code onStoreError=fail}), or the store refused
+     * the call ({@link StoreRefusedException}), which fails under every policy.
+     */
     static TokenBucketStoreException storeFailed(String endpointName, TokenBucketStoreBinding store,
                                                  long storeTimeoutMillis, Throwable failure) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                 ? failure.getCause() : failure;
+        if (cause instanceof StoreRefusedException) {
+            return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName
+                    + ": the bucket store (" + store.description() + ") refused the call: "
+                    + store.redact(cause.getMessage()) + "; the exchange was not admitted (a refusal is not an"
+                    + " outage: onStoreError does not apply)", cause);
+        }
         String why = cause instanceof TimeoutException
                 ? "did not answer within storeTimeout " + storeTimeoutMillis + " ms"
                 : "failed: " + cause.getClass().getSimpleName() + ": " + store.redact(cause.getMessage());
         return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName
                 + ": the bucket store (" + store.description() + ") " + why
                 + "; the exchange was not admitted (onStoreError=fail)", cause);
+    }
+
+    /**
+     * Redis refused the probe of what the endpoint needs at its start (a permission, a script that cannot run): the
+     * start fails, since waiting will not mend it.
+     */
+    static TokenBucketStoreException storeRefused(String endpointName, String where, UnaryOperator<String> redact,
+                                                  StoreRefusedException refused) {
+        return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName + ": " + where
+                + " refuses what this endpoint needs: " + redact.apply(refused.getMessage()) + ". A refusal is not an"
+                + " outage (onStoreError does not apply): grant the Redis user EVALSHA, EVAL, TIME, GET, SET and DEL"
+                + " (with in-flight limits also PUBLISH and SUBSCRIBE) on the keys and channels of keyPrefix", refused);
     }
 
     /** The endpoint could not open its Redis connection. */

@@ -10,12 +10,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Readiness of a Redis-backed endpoint: DOWN while Redis does not answer a PING within {@code storeTimeout},
- * UP when it does. Registered with Camel's producer health checks (when camel-health is present), with id
- * {@code tokenbucket-<name>}. Readiness only, never liveness: a Redis outage is the store policy's business
- * ({@code onStoreError}), and restarting the application would not mend it. The PING is one per shared
- * connection and its answer is reused for a second, so a health request over many endpoints of a frozen Redis
- * waits one {@code storeTimeout}, not one per endpoint.
+ * Readiness of a Redis-backed endpoint: DOWN while Redis does not answer within {@code storeTimeout} or refuses
+ * what the endpoint needs (a missing ACL permission, a refused {@code SUBSCRIBE} of an endpoint with in-flight
+ * limits), UP when it answers and allows it. Registered with Camel's producer health checks (when camel-health is
+ * present), with id {@code tokenbucket-<name>}. Readiness only, never liveness: a Redis outage is the store
+ * policy's business ({@code onStoreError}), and restarting the application would not mend it. The probe sends
+ * only commands the endpoint sends anyway (no {@code PING}): first one per shared connection, whose answer is
+ * reused for a second, so a health request over many endpoints of a frozen Redis waits one {@code storeTimeout},
+ * not one per endpoint; then, when Redis answered it, the endpoint's own (its script's commands on its keys).
  *
  * <p>A DOWN result says why in one line, its message and its detail {@code reason}
  * ({@code redis at redis://host:6379: Connection refused}),

@@ -201,6 +201,19 @@ final class TokenBucketLimitSource {
         return limits.inFlight() == 0 && c.getMaxInFlight() > 0 ? limits.withInFlight(c.getMaxInFlight()) : limits;
     }
 
+    /**
+     * Whether the endpoint's options give keys an in-flight limit: maxInFlight, its limits or one of its keyLimits
+     * (a limit resolver's answers are not known before its keys come).
+     */
+    boolean limitsInFlight() {
+        if (configuration.getMaxInFlight() > 0 || (limits != null && limits.inFlight() > 0)) {
+            return true;
+        }
+        String text = configuration.getKeyLimits();
+        return text != null && TokenBucketLimitSpec.parseKeyLimits(text).stream()
+                .anyMatch(e -> e.getValue().inFlight() > 0);
+    }
+
     /** The endpoint's own limits in nanosecond ticks; null before {@link #validate()}. */
     Limits limits() {
         return limits;

@@ -23,7 +23,8 @@ import org.apache.camel.CamelContext;
  * {@code tokenbucket.exchanges} ({@code outcome} immediate (admitted at once), delayed (admitted after waiting),
  * rejected, store_error, abandoned: each acquire that reached its store in exactly one, so immediate plus delayed
  * is the admitted count),
- * {@code tokenbucket.store.fallbacks} (calls the allow or local policy answered), {@code tokenbucket.wait} (a
+ * {@code tokenbucket.store.fallbacks} (calls the allow or local policy answered), {@code tokenbucket.store.refusals}
+ * (calls Redis refused: a permission, a script error), {@code tokenbucket.wait} (a
  * timer of the delayed exchanges' waits), {@code tokenbucket.local.keys} (buckets in memory),
  * {@code tokenbucket.waiting} (exchanges waiting now), {@code tokenbucket.inflight} and
  * {@code tokenbucket.waiting.slot} (exchanges holding in-flight slots, and waiting for one, now), {@code tokenbucket.store.batch.size} (a distribution of
@@ -79,6 +80,10 @@ final class TokenBucketMetrics implements AutoCloseable {
         meters.add(FunctionCounter.builder("tokenbucket.store.fallbacks", endpoint,
                         TokenBucketEndpoint::getFallbackCount).tags(tags)
                 .description("Store calls answered by the allow or local policy while Redis did not answer")
+                .register(registry));
+        meters.add(FunctionCounter.builder("tokenbucket.store.refusals", endpoint,
+                        TokenBucketEndpoint::getStoreRefusalCount).tags(tags)
+                .description("Store calls Redis refused (a permission, a script error), whatever onStoreError")
                 .register(registry));
         meters.add(FunctionTimer.builder("tokenbucket.wait", stats, TokenBucketStatistics::getDelayed,
                         TokenBucketStatistics::getWaitNanos, TimeUnit.NANOSECONDS)

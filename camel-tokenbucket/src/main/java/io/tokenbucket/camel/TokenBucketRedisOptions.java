@@ -30,9 +30,11 @@ public abstract class TokenBucketRedisOptions extends TokenBucketAdaptiveOptions
             + " Redis and this prefix.")
     private String keyPrefix = "tokenbucket:";
 
-    @UriParam(label = "redis", defaultValue = "fail", enums = "fail,allow,local", description = "When Redis fails or"
-            + " does not answer within storeTimeout: fail (TokenBucketStoreException), allow (admit, and count it)"
-            + " or local (a local bucket of the same limits until Redis answers).")
+    @UriParam(label = "redis", defaultValue = "fail", enums = "fail,allow,local", description = "When Redis"
+            + " cannot be reached or does not answer within storeTimeout: fail: the exchange fails with"
+            + " TokenBucketStoreException (nothing admitted without a token); allow: admit it, and count it; local:"
+            + " throttle it with a local bucket of the same limits until Redis answers again. Not when Redis refuses"
+            + " (NOPERM, a script error): that fails the exchange under every policy.")
     private TokenBucketStoreErrorPolicy onStoreError = TokenBucketStoreErrorPolicy.fail;
 
     @UriParam(label = "redis", defaultValue = "1s", javaType = "java.time.Duration", description = "How long one"
@@ -74,12 +76,18 @@ public abstract class TokenBucketRedisOptions extends TokenBucketAdaptiveOptions
         this.keyPrefix = keyPrefix;
     }
 
-    /** What happens when Redis fails. Default {@link TokenBucketStoreErrorPolicy#fail}. */
+    /**
+     * What happens when Redis cannot be reached or does not answer (not when it refuses). Default
+     * {@link TokenBucketStoreErrorPolicy#fail}.
+     */
     public TokenBucketStoreErrorPolicy getOnStoreError() {
         return onStoreError;
     }
 
-    /** Sets what happens when Redis fails. Default {@link TokenBucketStoreErrorPolicy#fail}. */
+    /**
+     * Sets what happens when Redis cannot be reached or does not answer (not when it refuses). Default
+     * {@link TokenBucketStoreErrorPolicy#fail}.
+     */
     public void setOnStoreError(TokenBucketStoreErrorPolicy onStoreError) {
         this.onStoreError = onStoreError;
     }

@@ -2,12 +2,14 @@ package io.tokenbucket.camel;
 
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.FallbackBucketStore;
+import io.tokenbucket.store.StoreRefusedException;
 import io.tokenbucket.store.redis.RedisBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
 import io.tokenbucket.store.redis.RedisUriText;
@@ -23,13 +25,23 @@ final class TokenBucketRedisStores {
 
     /**
      * An open Redis store with its failure policy, the lease to give back when the endpoint stops, where it is
-     * (without credentials, for messages), a probe for the health check, and what removes the URI's secrets from
-     * a text before it is shown.
+     * (without credentials, for messages), a probe for the health check (null when Redis answers and lets the
+     * endpoint run what it needs, else why not), what removes the URI's secrets from a text before it is shown,
+     * what subscribes to the releases of in-flight slots, and whether the endpoint's keys have in-flight limits
+     * (it then subscribes at once, so a refused SUBSCRIBE shows before a slot is waited for).
      */
     record Opened(FallbackBucketStore store, AutoCloseable lease, String where, Supplier<Throwable> probe,
-                  UnaryOperator<String> redact, java.util.function.Function<Runnable, AutoCloseable> releases) {
+                  UnaryOperator<String> redact, java.util.function.Function<Runnable, AutoCloseable> releases,
+                  boolean publishes) {
     }
 
+    /**
+     * Opens the endpoint's Redis store. When Redis answers, a probe runs what the endpoint needs (the script's
+     * commands, and the release's PUBLISH for in-flight limits): a refusal fails the start.
+     *
+     * @throws TokenBucketStoreException when the connection cannot be made for a reason other than an unreachable
+     *                                   Redis, or Redis refuses what the endpoint needs
+     */
     static Opened open(TokenBucketEndpoint endpoint, RedisConnections connections) throws TokenBucketStoreException {
         TokenBucketConfiguration config = endpoint.getConfiguration();
         Duration timeout = Duration.ofMillis(config.getStoreTimeout());
@@ -70,10 +82,30 @@ final class TokenBucketRedisStores {
             case allow -> FallbackBucketStore.ALLOW_ALL;
             case local -> endpoint.getComponent().localStore(endpoint.getName());
         };
+        // an in-flight limit's release publishes to the other instances' waiters: its PUBLISH is needed too
+        boolean publishes = endpoint.limitSource().limitsInFlight();
         RedisConnections.Lease leased = lease;
-        Supplier<Throwable> probe = () -> leased.probe(timeout);
-        return new Opened(new FallbackBucketStore(redis, fallback, System::nanoTime), lease, "redis at " + where,
-                probe, redact, onRelease -> leased.subscribe(redis.releasedChannel(), onRelease));
+        Supplier<Throwable> probe = () -> {
+            Throwable connection = leased.probe(timeout);
+            return connection != null ? connection : redis.probe(timeout, publishes);
+        };
+        // not the health check's probes, whose answers are reused for a second: a check right after must ask again
+        if (lease.commands() != null && redis.probeNow(timeout, publishes) instanceof StoreRefusedException refused) {
+            lease.close(); // a refusal at start is a mistake that waiting will not mend: the start fails
+            throw TokenBucketExceptions.storeRefused(endpoint.getName(), "redis at " + where, redact, refused);
+        }
+        AtomicReference<FallbackBucketStore> store = new AtomicReference<>();
+        TokenBucketStoreWatcher watcher = new TokenBucketStoreWatcher(endpoint.getName(), "redis at " + where,
+                config.getOnStoreError(), redact, () -> fallback == null ? endpoint.getStatistics().getStoreErrors()
+                : store.get().fallbacks(), System::nanoTime, redis::forgetProbes);
+        store.set(new FallbackBucketStore(redis, fallback, System::nanoTime, watcher));
+        Supplier<Throwable> health = () -> {
+            Throwable failure = probe.get();
+            return failure != null ? failure : watcher.subscriptionRefusal();
+        };
+        return new Opened(store.get(), lease, "redis at " + where, health, redact,
+                onRelease -> leased.subscribe(redis.releasedChannel(), onRelease, watcher::subscribeRefused),
+                publishes);
     }
 
     /**

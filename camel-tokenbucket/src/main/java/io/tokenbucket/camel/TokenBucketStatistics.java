@@ -17,7 +17,7 @@ import io.tokenbucket.math.Outcome;
  *
  * <p>Every acquire that reaches its store ends in exactly one outcome: passed at once
  * ({@link #getImmediate()}), passed after a wait ({@link #getDelayed()}), {@link #getRejected() rejected},
- * failed because the store did not answer ({@link #getStoreErrors()}), or {@link #getAbandoned() abandoned}
+ * failed because the store did not answer or refused ({@link #getStoreErrors()}), or {@link #getAbandoned() abandoned}
  * while waiting (its producer stopped). {@link #getAdmitted()} is the first two together. An exchange whose
  * headers are refused never reaches its store and is in none of them.
  */
@@ -246,9 +246,9 @@ public final class TokenBucketStatistics {
     }
 
     /**
-     * Acquires that failed because the store did not answer (Redis down or too slow, onStoreError=fail). Those
-     * the allow or local policy answered are admitted or rejected like any other; {@code FallbackBucketStore}
-     * counts them.
+     * Acquires that failed because the store did not answer (Redis down or too slow, onStoreError=fail) or refused
+     * (a missing permission, a script error: under every policy). Those the allow or local policy answered are
+     * admitted or rejected like any other; {@code FallbackBucketStore} counts them.
      */
     public long getStoreErrors() {
         return storeErrors.sum();

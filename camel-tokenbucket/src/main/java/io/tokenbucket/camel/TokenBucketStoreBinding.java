@@ -53,6 +53,9 @@ final class TokenBucketStoreBinding {
         if (endpoint.getConfiguration().getStore() == TokenBucketStoreType.redis) {
             redis = TokenBucketRedisStores.open(endpoint, component.redisConnections());
             store = redis.store();
+            if (redis.publishes()) { // at once, so that a refused SUBSCRIBE shows before a slot is waited for
+                watchReleases(() -> component.slotsReleased(endpoint.getName()));
+            }
             WritableHealthCheckRepository checks = healthChecks();
             if (checks != null) {
                 healthCheck = new TokenBucketHealthCheck(endpoint, redis.probe());
@@ -126,5 +129,15 @@ final class TokenBucketStoreBinding {
     /** Store calls answered by the {@code onStoreError} policy (allow or local) because Redis did not answer. */
     long fallbacks() {
         return store instanceof FallbackBucketStore f ? f.fallbacks() : 0;
+    }
+
+    /** Store calls Redis refused (a permission, a script error): failed under every policy. */
+    long refusals() {
+        return store instanceof FallbackBucketStore f ? f.refusals() : 0;
+    }
+
+    /** Whether the store is answered by its {@code onStoreError} policy now (Redis did not answer lately). */
+    boolean inFallback() {
+        return store instanceof FallbackBucketStore f && f.isBypassing();
     }
 }

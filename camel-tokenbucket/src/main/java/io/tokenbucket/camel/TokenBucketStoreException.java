@@ -2,7 +2,9 @@ package io.tokenbucket.camel;
 
 /**
  * The bucket store could not answer (for example Redis was unreachable or too slow) and the endpoint's
- * store-error policy is to fail: the exchange was not admitted.
+ * store-error policy is to fail, or Redis refused the call (a missing ACL permission, a script error: under every
+ * policy): the exchange was not admitted. Also what a Redis endpoint's start fails with when Redis cannot be
+ * connected to for a reason other than being unreachable, or refuses what the endpoint needs.
  */
 public class TokenBucketStoreException extends TokenBucketException {
 

@@ -24,6 +24,10 @@ import io.tokenbucket.math.Step;
  * fallback's exchanges, while the rate kept in the primary is left as it was (it is not reconciled when the primary
  * answers again: its own signals take it from there).
  *
+ * <p>A refusal ({@link StoreRefusedException}: Redis answered, refusing what waiting will not mend, such as a missing
+ * permission) is not an outage: the call fails with it, whatever the fallback, and the primary is not bypassed.
+ * A {@link Watcher} hears every failure of the primary and its first answer after failures, to report them.
+ *
  * <p>An in-flight slot goes back to the store that gave it: the release (and renewal) of a lease the fallback granted
  * goes to the fallback, whatever the primary does by then, and that of any other lease to the primary alone, never to
  * the fallback, whose slots are other exchanges' (a lease the primary cannot release in an outage expires there).
@@ -40,6 +44,10 @@ public final class FallbackBucketStore implements BucketStore {
     private final BucketStore fallback;
     private final LongSupplier clock;
     private final LongAdder failures = new LongAdder();
+    private final LongAdder refusals = new LongAdder();
+    private final Watcher watcher;
+    /** Whether the primary's last call failed: its next answer is told to the watcher. */
+    private volatile boolean failing;
     private final LongAdder fallbacks = new LongAdder();
     private volatile long bypassUntilNanos;
     private volatile Throwable lastFailure;
@@ -52,10 +60,38 @@ public final class FallbackBucketStore implements BucketStore {
      * @param clock    a monotonic nanosecond clock
      */
     public FallbackBucketStore(BucketStore primary, BucketStore fallback, LongSupplier clock) {
+        this(primary, fallback, clock, null);
+    }
+
+    /**
+     * @param primary  the store to use while it answers
+     * @param fallback the store to use while it does not, or null to fail those calls
+     * @param clock    a monotonic nanosecond clock
+     * @param watcher  hears the primary's failures and recovery, or null
+     */
+    public FallbackBucketStore(BucketStore primary, BucketStore fallback, LongSupplier clock, Watcher watcher) {
         this.primary = primary;
         this.fallback = fallback;
         this.clock = clock;
         this.bypassUntilNanos = clock.getAsLong();
+        this.watcher = watcher;
+    }
+
+    /**
+     * Hears what becomes of the primary's calls, on the thread that completes them (an I/O thread: it must not
+     * block): every failure, and the first answer after one or more.
+     */
+    public interface Watcher {
+
+        /**
+         * A call failed on the primary: a {@link StoreRefusedException} (the call fails) or an outage (an error or
+         * a timeout: the fallback answers, or the call fails when there is none, and the primary is bypassed for
+         * {@link #PROBE_INTERVAL_NANOS}).
+         */
+        void failed(Throwable cause);
+
+        /** The primary answered a call after one or more failed. */
+        void answered();
     }
 
     /**
@@ -78,6 +114,8 @@ public final class FallbackBucketStore implements BucketStore {
             return onPrimary(command).whenComplete((value, failure) -> {
                 if (failure != null) {
                     failed(failure);
+                } else {
+                    answered();
                 }
             });
         }
@@ -101,9 +139,13 @@ public final class FallbackBucketStore implements BucketStore {
         }
         return onPrimary(command).handle((value, failure) -> {
             if (failure == null) {
+                answered();
                 return CompletableFuture.completedFuture(value);
             }
             Throwable cause = failed(failure);
+            if (cause instanceof StoreRefusedException) {
+                return CompletableFuture.<Outcome> failedFuture(cause); // not an outage: no fallback
+            }
             if (command.lease() != null && command.step().op() == Step.Op.RESERVE) {
                 releaseLate(command);
             }
@@ -127,17 +169,43 @@ public final class FallbackBucketStore implements BucketStore {
         }
     }
 
-    /** Counts a failure of the primary and bypasses it for a while; answers its cause. */
+    /**
+     * Counts a failure of the primary and, unless it is a refusal, bypasses the primary for a while; answers its
+     * cause.
+     */
     private Throwable failed(Throwable failure) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                 ? failure.getCause() : failure;
-        failures.increment();
-        lastFailure = cause;
-        bypassUntilNanos = clock.getAsLong() + PROBE_INTERVAL_NANOS;
+        failing = true;
+        if (cause instanceof StoreRefusedException) {
+            refusals.increment();
+        } else {
+            failures.increment();
+            lastFailure = cause;
+            bypassUntilNanos = clock.getAsLong() + PROBE_INTERVAL_NANOS;
+        }
+        if (watcher != null) {
+            watcher.failed(cause);
+        }
         return cause;
     }
 
-    /** Calls that failed on the primary store (including timeouts). */
+    /** The primary answered: told to the watcher when it follows failures. */
+    private void answered() {
+        if (failing) {
+            failing = false;
+            if (watcher != null) {
+                watcher.answered();
+            }
+        }
+    }
+
+    /** Calls the primary refused ({@link StoreRefusedException}): failed, never answered by the fallback. */
+    public long refusals() {
+        return refusals.sum();
+    }
+
+    /** Calls that failed on the primary store (including timeouts), refusals apart. */
     public long failures() {
         return failures.sum();
     }

@@ -61,6 +61,8 @@ public final class RedisBucketStore implements BucketStore {
     private final long timeoutNanos;
     /** Reservations, batched or one call each. */
     private final ReservationLanes reservations;
+    /** The probes of {@link #probe}: without the release's {@code PUBLISH}, and with it. */
+    private final RedisProbe[] probes;
 
     /**
      * @param commands  Lettuce's asynchronous commands of a standalone or cluster connection
@@ -103,6 +105,11 @@ public final class RedisBucketStore implements BucketStore {
         this.timeoutNanos = timeout.toNanos();
         this.reservations = new ReservationLanes(cluster, batching, batchSizes, timeoutNanos, clocks,
                 (redisKeys, operands, clock) -> run("reserve", redisKeys, operands, clock));
+        this.probes = new RedisProbe[] {probe(commands, false), probe(commands, true)};
+    }
+
+    private RedisProbe probe(Supplier<RedisClusterAsyncCommands<String, String>> commands, boolean publishes) {
+        return new RedisProbe(() -> commands.get() == null ? null : sendProbe(publishes), () -> null);
     }
 
     /**
@@ -125,15 +132,67 @@ public final class RedisBucketStore implements BucketStore {
             return CompletableFuture.failedFuture(
                     new RedisConnectionException("Not connected to Redis yet (connecting in the background)"));
         }
-        CompletableFuture<T> timed = CallTimeouts.within(op.apply(c), c, timeoutNanos);
-        if (clock != null) {
-            timed.whenComplete((value, failure) -> {
-                if (failure != null) {
-                    clock.reset();
-                }
-            });
+        CompletableFuture<T> answer = new CompletableFuture<>();
+        CallTimeouts.within(op.apply(c), c, timeoutNanos).whenComplete((value, failure) -> {
+            if (failure == null) {
+                answer.complete(value);
+                return;
+            }
+            if (clock != null) {
+                clock.reset();
+            }
+            answer.completeExceptionally(RedisRefusals.classify(failure));
+        });
+        return answer;
+    }
+
+    /**
+     * Whether Redis lets this store run its operations: null when it does (now, or within the last second), else why
+     * not, a {@link io.tokenbucket.store.StoreRefusedException} when Redis refused (an ACL without a command, a key or
+     * the channel; a script that cannot run). The probe is one script call that sends, on a key of this store's
+     * namespace that no bucket uses, every command the other operations send ({@code TIME}, {@code GET}, {@code SET},
+     * {@code DEL}) and leaves nothing behind; with {@code publishes}, also the {@code PUBLISH} of a release to the
+     * released channel (needed by in-flight limits), with a message the subscribers ignore.
+     *
+     * @param timeout how long to wait for the answer
+     */
+    public Throwable probe(Duration timeout, boolean publishes) {
+        return probes[publishes ? 1 : 0].check(timeout);
+    }
+
+    /**
+     * Makes the next {@link #probe} ask Redis rather than reuse an answer: a call was refused since, so the answer
+     * kept may be out of date (an ACL changed).
+     */
+    public void forgetProbes() {
+        for (RedisProbe p : probes) {
+            p.forget();
         }
-        return timed;
+    }
+
+    /** {@link #probe}, sent now: no earlier answer reused, none kept for the next (a start's probe). */
+    public Throwable probeNow(Duration timeout, boolean publishes) {
+        return probe(commands, publishes).check(timeout);
+    }
+
+    /** Sends the probe of {@link #probe}: the script's {@code probe} on {@link #probeKey}. */
+    private java.util.concurrent.CompletableFuture<?> sendProbe(boolean publishes) {
+        return run("probe", new String[] {probeKey()}, List.of("1", publishes ? releasedChannel() : "-1", "0"), null)
+                .thenApply(raw -> {
+                    if (raw == null || raw.size() != ScriptReply.FIELDS) {
+                        throw ScriptReply.notAnAnswer(raw);
+                    }
+                    return raw;
+                });
+    }
+
+    /**
+     * The key the probe writes and deletes within one script call: the namespace with {@code %probe} in place of its
+     * last {@code :}. No bucket key is it: a limiter name has its {@code :} escaped, so every bucket key of any
+     * limiter has a {@code :} after its name.
+     */
+    String probeKey() {
+        return (namespace.endsWith(":") ? namespace.substring(0, namespace.length() - 1) : namespace) + "%probe";
     }
 
     /**

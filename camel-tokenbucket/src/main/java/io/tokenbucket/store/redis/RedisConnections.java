@@ -82,8 +82,8 @@ public final class RedisConnections implements AutoCloseable {
         }
 
         /**
-         * Whether Redis answers a {@code PING} within {@code timeout}: null when it does, else why not. One probe
-         * per shared connection, its answer reused for a second, so every endpoint on it may ask.
+         * Whether Redis answers within {@code timeout} (a script call of {@code TIME} alone): null when it does, else
+         * why not. One probe per shared connection, its answer reused for a second, so every endpoint on it may ask.
          */
         public Throwable probe(Duration timeout) {
             return connection.probe.check(timeout);
@@ -93,11 +93,17 @@ public final class RedisConnections implements AutoCloseable {
          * Calls {@code onMessage} on every message published to {@code channel}, on a publish/subscribe connection of
          * its own made on this lease's client (Lettuce subscribes again after a reconnect), until the answer is
          * closed. The connection is made in the background, on the thread of the background connects, and tried
-         * again every second while Redis cannot be reached, so the caller never waits for it. {@code onMessage} runs
-         * on Lettuce's I/O thread and must not block.
+         * again every second while Redis cannot be reached or refuses the {@code SUBSCRIBE}, so the caller never
+         * waits for it. {@code onMessage} runs on Lettuce's I/O thread and must not block; a message {@code probe}
+         * (a store's probe, {@link RedisBucketStore#probe}) is not passed on.
+         *
+         * @param refused hears each refusal of the {@code SUBSCRIBE} (a
+         *                {@link io.tokenbucket.store.StoreRefusedException}: an ACL without the command or the
+         *                channel), and null when a subscription is made
          */
-        public AutoCloseable subscribe(String channel, Runnable onMessage) {
-            Subscription subscription = new Subscription(connection.client, channel, onMessage);
+        public AutoCloseable subscribe(String channel, Runnable onMessage,
+                                       java.util.function.Consumer<Throwable> refused) {
+            Subscription subscription = new Subscription(connection.client, channel, onMessage, refused);
             connector().execute(subscription::open);
             return subscription;
         }
@@ -160,13 +166,16 @@ public final class RedisConnections implements AutoCloseable {
         private final AbstractRedisClient client;
         private final String channel;
         private final Runnable onMessage;
+        private final java.util.function.Consumer<Throwable> refused;
         private StatefulRedisPubSubConnection<String, String> pubSub; // guarded by this
         private boolean closed; // guarded by this
 
-        Subscription(AbstractRedisClient client, String channel, Runnable onMessage) {
+        Subscription(AbstractRedisClient client, String channel, Runnable onMessage,
+                     java.util.function.Consumer<Throwable> refused) {
             this.client = client;
             this.channel = channel;
             this.onMessage = onMessage;
+            this.refused = refused;
         }
 
         synchronized void open() {
@@ -179,13 +188,35 @@ public final class RedisConnections implements AutoCloseable {
                 pubSub.addListener(new RedisPubSubAdapter<>() {
                     @Override
                     public void message(String from, String message) {
-                        onMessage.run();
+                        if (!"probe".equals(message)) {
+                            onMessage.run();
+                        }
                     }
                 });
-                pubSub.async().subscribe(channel);
+                StatefulRedisPubSubConnection<String, String> opened = pubSub;
+                pubSub.async().subscribe(channel).whenComplete((done, failure) -> subscribed(opened, failure));
             } catch (RuntimeException unreachable) {
                 connector().schedule(this::open, 1, TimeUnit.SECONDS);
             }
+        }
+
+        /** A refused {@code SUBSCRIBE} is told, and tried again on a new connection a second later. */
+        private void subscribed(StatefulRedisPubSubConnection<String, String> opened, Throwable failure) {
+            Throwable cause = failure == null ? null : RedisRefusals.classify(failure);
+            if (!(cause instanceof io.tokenbucket.store.StoreRefusedException)) {
+                if (cause == null) {
+                    refused.accept(null);
+                }
+                return; // an unreachable Redis: Lettuce subscribes again when it reconnects
+            }
+            refused.accept(cause);
+            synchronized (this) {
+                if (pubSub == opened) {
+                    pubSub = null;
+                }
+            }
+            opened.closeAsync();
+            connector().schedule(this::open, 1, TimeUnit.SECONDS);
         }
 
         @Override

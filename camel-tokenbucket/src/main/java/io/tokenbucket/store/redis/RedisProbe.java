@@ -7,12 +7,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-
 /**
- * The health probe of one shared connection: a {@code PING}, whose answer is kept for {@link #FRESH_NANOS}. Any
- * number of endpoints on one Redis then ask it at most once a second, and at most one {@code PING} is in flight:
- * a health request over ten endpoints of a frozen Redis waits one timeout, not ten.
+ * A probe of Redis, whose answer is kept for {@link #FRESH_NANOS}: the one of a shared connection (a script call of
+ * {@code TIME} alone, that Redis answers: any number of endpoints on one Redis ask it at most once a second, and at
+ * most one is in flight, so a health request over ten endpoints of a frozen Redis waits one timeout, not ten), and
+ * a store's own ({@link RedisBucketStore#probe}). No {@code PING}: a probe sends only commands the store sends anyway,
+ * so a least-privilege ACL user needs nothing more for readiness.
  */
 final class RedisProbe {
 
@@ -23,57 +23,68 @@ final class RedisProbe {
     private record Answer(long atNanos, Throwable failure) {
     }
 
-    private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
+    private final Supplier<CompletableFuture<?>> call;
     private final Supplier<Throwable> notConnected;
     private volatile Answer last;
     private CompletableFuture<Throwable> inFlight;
 
     /**
-     * @param commands     the connection's commands, null while it is not open
-     * @param notConnected why it is not open
+     * @param call         sends the probe; gives null while the connection is not open
+     * @param notConnected why it is not open (null: not known)
      */
-    RedisProbe(Supplier<RedisClusterAsyncCommands<String, String>> commands, Supplier<Throwable> notConnected) {
-        this.commands = commands;
+    RedisProbe(Supplier<CompletableFuture<?>> call, Supplier<Throwable> notConnected) {
+        this.call = call;
         this.notConnected = notConnected;
     }
 
     /**
-     * Whether Redis answers: null when it answered a {@code PING} within {@code timeout} (now or in the last
-     * second), else why not, with a message that says so.
+     * Whether Redis answers: null when it answered the probe within {@code timeout} (now or in the last second),
+     * else why not, with a message that says so (a {@link io.tokenbucket.store.StoreRefusedException} when Redis
+     * refused it).
      */
     Throwable check(Duration timeout) {
         Answer answer = last;
         if (answer != null && System.nanoTime() - answer.atNanos() < FRESH_NANOS) {
             return answer.failure();
         }
-        CompletableFuture<Throwable> ping;
+        CompletableFuture<Throwable> probe;
         synchronized (this) {
             if (inFlight == null || inFlight.isDone()) {
-                inFlight = ping(timeout);
+                inFlight = probe(timeout);
             }
-            ping = inFlight;
+            probe = inFlight;
         }
         try {
-            return ping.get(timeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(100), TimeUnit.NANOSECONDS);
+            return probe.get(timeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(100), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return e;
         } catch (ExecutionException | TimeoutException e) {
-            return didNotAnswer(timeout); // the ping's own timeout ends it first; this is a bound only
+            return didNotAnswer(timeout); // the probe's own timeout ends it first; this is a bound only
         }
     }
 
-    private CompletableFuture<Throwable> ping(Duration timeout) {
-        RedisClusterAsyncCommands<String, String> c = commands.get();
-        if (c == null) {
+    /** Drops the answer kept, so that the next {@link #check} asks Redis (a call was refused meanwhile). */
+    void forget() {
+        last = null;
+    }
+
+    private CompletableFuture<Throwable> probe(Duration timeout) {
+        CompletableFuture<?> sent;
+        try {
+            sent = call.get();
+        } catch (RuntimeException e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        if (sent == null) {
             Throwable why = notConnected.get();
             Throwable failure = why != null ? why : new IllegalStateException("not connected to Redis yet");
             last = new Answer(System.nanoTime(), failure);
             return CompletableFuture.completedFuture(failure);
         }
-        return c.ping().toCompletableFuture().orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .handle((pong, error) -> {
-                    Throwable cause = error == null ? null : BucketScript.unwrap(error);
+        return sent.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .handle((reply, error) -> {
+                    Throwable cause = error == null ? null : RedisRefusals.classify(error);
                     Throwable failure = cause == null ? null
                             : cause instanceof TimeoutException ? didNotAnswer(timeout) : cause;
                     last = new Answer(System.nanoTime(), failure);
@@ -82,6 +93,6 @@ final class RedisProbe {
     }
 
     private static TimeoutException didNotAnswer(Duration timeout) {
-        return new TimeoutException("no answer to a PING within " + timeout.toMillis() + " ms (storeTimeout)");
+        return new TimeoutException("no answer within " + timeout.toMillis() + " ms (storeTimeout)");
     }
 }

@@ -40,7 +40,11 @@ final class SharedConnection {
     final boolean owned;
     final String where;
     final RedisUriText text;
-    final RedisProbe probe = new RedisProbe(() -> this.commands, () -> this.lastFailure);
+    /** Whether Redis answers: a script call of {@code TIME} alone, the commands a store sends anyway. */
+    final RedisProbe probe = new RedisProbe(() -> {
+        RedisClusterAsyncCommands<String, String> c = this.commands;
+        return c == null ? null : BucketScript.run(c, new String[0], "probe", "1", "-1");
+    }, () -> this.lastFailure);
     volatile StatefulConnection<String, String> connection;
     volatile RedisClusterAsyncCommands<String, String> commands;
     volatile Throwable lastFailure;

@@ -17,6 +17,7 @@
 --           on KEYS[1]: ARGV[2] tokens n (for 'refund' any number from 1; 1 for the others but 'peek'), ARGV[3]
 --           penalize: the penalty in microseconds (capped at 365 days), otherwise -1, ARGV[4..] the key's limits;
 --           'remove' keeps only the key's in-flight slots (they belong to exchanges still running)
+-- 'probe'   on KEYS[1] (or none), ARGV as 'peek' has it with no limits (0): sends what the others send (below)
 -- 'release', 'renew'
 --           on every key of KEYS, with ARGV as 'peek' has it and each key's limits: the slot of the lease their
 --           'F' names is dropped, or renewed to expire lease_us from now (an expired one stays gone)
@@ -237,9 +238,44 @@ if op == 'release' or op == 'renew' then
     end
   end
   if op == 'release' and waited and ARGV[3] ~= '-1' then
-    redis.call('PUBLISH', ARGV[3], '1')
+    -- by pcall, so that a refusal names the command (Redis 6.2 does not); the slots are released all the same
+    local r = redis.pcall('PUBLISH', ARGV[3], '1')
+    if type(r) == 'table' and r.err then
+      return redis.error_reply(r.err .. ' (PUBLISH of a release in bucket.lua)')
+    end
   end
   return { 1, 0, fewest, 1, now_us }
+end
+
+if op == 'probe' then
+  -- what the other operations send, so that a permission they lack shows before they need it (RedisBucketStore.probe):
+  -- on KEYS[1], a key no bucket uses, GET, SET and DEL (the script runs alone: no client ever sees the key); with
+  -- ARGV[3] other than -1, the PUBLISH of a release to that channel, a message its subscribers ignore. No key: TIME
+  -- alone, whether Redis answers (a shared connection's readiness)
+  -- alone, whether Redis answers (a shared connection's readiness). Each by pcall, so that the error names the
+  -- command refused (Redis 6.2 words an ACL refusal in a script without naming it); a SET whose DEL is refused
+  -- leaves a key that expires within a second
+  local refused = nil
+  local function try(command, ...)
+    if refused == nil then
+      local r = redis.pcall(command, ...)
+      if type(r) == 'table' and r.err then
+        refused = r.err .. ' (' .. command .. ' in the probe of bucket.lua)'
+      end
+    end
+  end
+  if #KEYS > 0 then
+    try('GET', KEYS[1])
+    try('SET', KEYS[1], '0', 'PX', 1000)
+    try('DEL', KEYS[1])
+  end
+  if ARGV[3] ~= '-1' then
+    try('PUBLISH', ARGV[3], 'probe')
+  end
+  if refused ~= nil then
+    return redis.error_reply(refused)
+  end
+  return { 1, 0, 0, 1, now_us }
 end
 
 local tats_us, rate, slots = load(1)

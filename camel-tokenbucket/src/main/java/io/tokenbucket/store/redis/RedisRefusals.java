@@ -1,0 +1,44 @@
+package io.tokenbucket.store.redis;
+
+import java.util.List;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.tokenbucket.store.StoreRefusedException;
+
+/**
+ * Tells a Redis error reply that waiting will not mend (a refusal) from one that a failover, a restart or a busy
+ * server explains (an outage). A refusal is any error reply but these, whether Redis gave it to the command or to a
+ * command inside the script ({@code ERR Error running script ...: -READONLY ...}): {@code BUSY} (another script
+ * runs), {@code LOADING} (Redis is reading its data), {@code READONLY} (a master became a replica), {@code
+ * MASTERDOWN}, {@code TRYAGAIN}, {@code CLUSTERDOWN}, {@code NOREPLICAS}, {@code OOM} (full until keys expire). So
+ * {@code NOPERM} (an ACL without a command, key or channel), a script that cannot run (Redis 6.2 words a command
+ * refused inside a script {@code The user executing the script can't run this command}), {@code NOSCRIPT} after the
+ * reload, an unknown (renamed) command are refusals.
+ */
+final class RedisRefusals {
+
+    /** The error codes of an outage, as Redis starts an error reply with them. */
+    private static final List<String> TRANSIENT = List.of("BUSY", "LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN",
+            "CLUSTERDOWN", "NOREPLICAS", "OOM");
+
+    private RedisRefusals() {
+    }
+
+    /**
+     * {@code failure} as a {@link StoreRefusedException} when it is an error reply that waiting will not mend (its
+     * message Redis's reply); else {@code failure} itself.
+     */
+    static Throwable classify(Throwable failure) {
+        Throwable cause = BucketScript.unwrap(failure);
+        if (!(cause instanceof RedisCommandExecutionException) || cause.getMessage() == null) {
+            return cause;
+        }
+        String reply = cause.getMessage();
+        for (String code : TRANSIENT) {
+            if (reply.startsWith(code) || reply.contains("-" + code + " ") || reply.contains(": " + code + " ")) {
+                return cause;
+            }
+        }
+        return new StoreRefusedException("Redis refused: " + reply, cause);
+    }
+}
