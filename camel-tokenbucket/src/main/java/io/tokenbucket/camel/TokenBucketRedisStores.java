@@ -1,7 +1,9 @@
 package io.tokenbucket.camel;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -110,23 +112,35 @@ final class TokenBucketRedisStores {
 
     /**
      * Lettuce's client could not be created because a class it needs is missing: Lettuce 7 on Netty 4.1, as when
-     * Spring Boot 3.5's BOM manages Netty and the application pins lettuce-core 7. Here, not in
+     * an application pins lettuce-core 7 (in place of the component's Lettuce 6) beside a Netty 4.1 that Spring Boot
+     * 3.5's BOM, Quarkus or a broker client such as Artemis brings. Here, not in
      * TokenBucketExceptions, because it names Lettuce's and Netty's classes and only Redis users load this class.
      */
     private static TokenBucketStoreException lettuceLinkage(String endpointName, LinkageError e) {
         String lettuce = io.lettuce.core.RedisClient.class.getPackage().getImplementationVersion();
         String netty;
         try {
-            io.netty.util.Version transport = io.netty.util.Version.identify().get("netty-transport");
+            Map<String, io.netty.util.Version> modules = io.netty.util.Version.identify();
+            io.netty.util.Version transport = modules.get("netty-transport");
             netty = transport == null ? "version unknown" : "netty-transport " + transport.artifactVersion();
+            // a mix, as when a broker client brings Netty 4.1 and a pinned Lettuce 7 some modules of 4.2
+            Set<String> others = new TreeSet<>();
+            modules.values().forEach(v -> others.add(v.artifactVersion()));
+            if (transport != null) {
+                others.remove(transport.artifactVersion());
+            }
+            if (!others.isEmpty()) {
+                netty += ", other Netty modules " + String.join(", ", others);
+            }
         } catch (LinkageError | RuntimeException unknown) {
             netty = "version unknown";
         }
         return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName
                 + ": the Redis client cannot be created"
                 + " (" + e + "): Lettuce " + (lettuce == null ? "(version unknown)" : lettuce) + " does not run on"
-                + " the Netty on the class path (" + netty + "). Lettuce 7 needs Netty 4.2, Lettuce 6 runs on Netty"
-                + " 4.1: align them, either by leaving Lettuce to the BOM that manages Netty (Spring Boot 3.5's"
-                + " manages Lettuce 6.6 with Netty 4.1), or by importing io.netty:netty-bom 4.2.x with Lettuce 7", e);
+                + " the Netty on the class path (" + netty + "). Lettuce 7 needs Netty 4.2; Lettuce 6, which the"
+                + " component brings, runs on Netty 4.1 and 4.2: align them, either by removing the application's"
+                + " version of lettuce-core (or leaving it to the BOM that manages Netty, as Spring Boot 3.5's"
+                + " does), or by importing io.netty:netty-bom 4.2.x with Lettuce 7", e);
     }
 }

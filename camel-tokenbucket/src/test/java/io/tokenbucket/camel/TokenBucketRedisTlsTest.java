@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * A Redis that speaks TLS only ({@code port 0}, a {@code tls-port}, a certificate from the test CA of
  * {@link RedisTls}), reached from the endpoint's {@code redisUri}.
  *
- * <p>What a URI can say about TLS in Lettuce 7.7 is {@code rediss://} and {@code verifyPeer=NONE|CA|FULL}
+ * <p>What a URI can say about TLS in Lettuce (6.8, as 7.7) is {@code rediss://} and {@code verifyPeer=NONE|CA|FULL}
  * (default {@code FULL}); it cannot name a trust store. A client built from the URI therefore trusts the JVM's
  * default trust store only, which does not hold the test CA (and is not changed here: a {@code javax.net.ssl}
  * system property would change it for every test in this JVM). So from the URI, TLS to this server works with
@@ -93,7 +93,7 @@ class TokenBucketRedisTlsTest extends TokenBucketTestSupport {
 
     @Test
     void verifyPeerTakesAModeNotABoolean() {
-        // Lettuce 7.7 reads verifyPeer as SslVerifyMode.valueOf(value.toUpperCase()): false is no mode
+        // Lettuce (6.8, as 7.7) reads verifyPeer as SslVerifyMode.valueOf(value.toUpperCase()): false is no mode
         Throwable failure = catchThrowable(() -> context.getEndpoint("tokenbucket:bool?store=redis&redisUri="
                 + redis.uri() + "?verifyPeer=false"));
         assertThat(messages(failure)).contains("redisUri is not a valid Redis URI");
