@@ -38,7 +38,9 @@ import org.apache.camel.Processor;
  *     a failure is held against its proxy only when the same URL then gets its answer through another proxy:
  *     the target was fine, so that proxy was not ("delayed blame"). A proxy that answers 5xx to everything is
  *     thus taken out as soon as the URLs succeed elsewhere, and a dead target costs no proxy anything;</li>
- * <li>429: the (proxy, host) pair rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an
+ * <li>429: no failure of anyone, and with {@code example.adaptive} one that cut the pair's rate does not even
+ *     spend one of the URL's {@code example.maxAttempts} (at most that many such 429s are free): while the pairs
+ *     search for the host's rate, their 429s are the search, not the URL's fault. The (proxy, host) pair rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an
  *     HTTP date, at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense), longer
  *     while that pair's 429s repeat ({@link RestBackoff}): with the throttle its bucket is penalized, and in round
  *     robin (always so without the throttle) the pool rests it ({@link io.tokenbucket.example.proxy.PoolRests});
@@ -171,7 +173,10 @@ public class FetchOutcome implements Processor {
             }
         }
         exchange.setProperty(Scrape.REASON, failure + " via " + proxy);
-        boolean last = exchange.getProperty(Scrape.ATTEMPTS, 0, Integer.class) >= maxAttempts;
+        // a 429 that cut the pair's adaptive rate was the rate being found, not a failure of the URL: up to
+        // maxAttempts of them are not counted, so a URL makes at most twice maxAttempts attempts
+        int free = Math.min(maxAttempts, exchange.getProperty(Scrape.RATE_CUTS, 0, Integer.class));
+        boolean last = exchange.getProperty(Scrape.ATTEMPTS, 0, Integer.class) - free >= maxAttempts;
         if (status == null || status != 429 || last) {
             // no 429 of the URL's own follows any more: its 429s still pending were the host's word
             pool.settle(refusals(exchange), exchange.getProperty(Scrape.HOST, String.class), tell);
@@ -211,6 +216,10 @@ public class FetchOutcome implements Processor {
         ProxyPool.Refusal refusal = pool.refused(proxy, host, adaptive && asked == null ? -1
                 : retryAfter.millis(asked), refusals, tell);
         refusals.add(refusal);
+        if (adaptive && !refusal.alone() && host != null && pool.config(proxy) != null) {
+            // the host's word cut the pair's rate (ProxyPool#refused): this attempt is not spent
+            exchange.setProperty(Scrape.RATE_CUTS, exchange.getProperty(Scrape.RATE_CUTS, 0, Integer.class) + 1);
+        }
         String rest = refusal.restMillis() > 0 ? "rests " + refusal.restMillis() + " ms" : null;
         if (!refusal.alone()) {
             return "HTTP 429 (" + (rest == null ? "rate cut" : rest) + ")";
