@@ -225,7 +225,11 @@ public class ExampleConfiguration implements CamelConfiguration {
         // no refused setting leaves a started broker behind; the routes read those endpoints when they start
         BrokerSettings broker = BrokerSettings.read((key, defaultValue) -> property(context, key, defaultValue));
         if (broker.mode() != BrokerSettings.Mode.NONE) {
-            BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir", "target/scrape")));
+            BrokerQueue queue = BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir",
+                    "target/scrape")));
+            FleetTotals fleet = new FleetTotals(redisUri, queue);
+            context.getRegistry().bind(FleetTotals.BEAN, fleet);
+            context.addService(fleet);
         }
         LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}, per host {}", ScraperRoute.ROUTE_ID, dsl,
                 pool.ids(), freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank()
