@@ -12,11 +12,13 @@ import io.tokenbucket.example.broker.BrokerQueue;
 import io.tokenbucket.example.broker.BrokerSettings;
 import io.tokenbucket.example.fetch.FetchOutcome;
 import io.tokenbucket.example.fetch.InFlightLimit;
+import io.tokenbucket.example.fetch.RedisLease;
 import io.tokenbucket.example.fetch.RetryAfter;
 import io.tokenbucket.example.fetch.ScrapeHeaders;
 import io.tokenbucket.example.fetch.ScrapeStart;
 import io.tokenbucket.example.fetch.RouteFailure;
 import io.tokenbucket.example.fetch.StoreUnavailable;
+import io.tokenbucket.example.fetch.UrlVerdicts;
 import io.tokenbucket.example.proxy.PoolRests;
 import io.tokenbucket.example.proxy.ProxyBuckets;
 import io.tokenbucket.example.proxy.ProxyChooser;
@@ -176,8 +178,14 @@ public class ExampleConfiguration implements CamelConfiguration {
         // a 429's Retry-After is the target's word: capped, so a hostile target cannot rest a proxy for a year
         RetryAfter retryAfter = new RetryAfter(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), Clock.systemUTC());
+        // the example's own connection to the buckets' Redis: what the fleet shares besides the buckets
+        String redisUri = property(context, "example.redisUri", "");
+        RedisLease redis = new RedisLease(redisUri);
+        context.getRegistry().bind(RedisLease.BEAN, redis);
+        context.addService(redis);
         FetchOutcome outcome = new FetchOutcome(pool, stats, (int) number(context, "example.maxAttempts", "4"),
-                retryAfter, adaptive, throttle);
+                retryAfter, adaptive, throttle, redisUri.isBlank() ? UrlVerdicts.NONE
+                        : new UrlVerdicts(redis, millis(context, "example.maxRetryAfter", "60s")));
         context.getRegistry().bind(FetchOutcome.BEAN, outcome);
         context.getRegistry().bind(StoreUnavailable.BEAN, new StoreUnavailable(stats, storeRetries, outcome));
         context.getRegistry().bind(RouteFailure.BEAN, new RouteFailure(stats, outcome));
@@ -186,7 +194,6 @@ public class ExampleConfiguration implements CamelConfiguration {
             context.addService(new ProgressReporter(context, stats, pool, progress, System.out));
         }
 
-        String redisUri = property(context, "example.redisUri", "");
         if (!redisUri.isBlank()) {
             // one property moves every proxy's bucket to Redis, so instances sharing it share the limits
             TokenBucketComponent tokenBucket = context.getComponent("tokenbucket", TokenBucketComponent.class);
@@ -227,7 +234,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         if (broker.mode() != BrokerSettings.Mode.NONE) {
             BrokerQueue queue = BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir",
                     "target/scrape")));
-            FleetTotals fleet = new FleetTotals(redisUri, queue);
+            FleetTotals fleet = new FleetTotals(redis, queue);
             context.getRegistry().bind(FleetTotals.BEAN, fleet);
             context.addService(fleet);
         }

@@ -1,6 +1,5 @@
 package io.tokenbucket.example;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -8,8 +7,8 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.tokenbucket.example.broker.BrokerQueue;
+import io.tokenbucket.example.fetch.RedisLease;
 import io.tokenbucket.example.proxy.ProxyStats;
-import io.tokenbucket.store.redis.RedisConnections;
 import org.apache.camel.support.service.ServiceSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,65 +16,52 @@ import org.slf4j.LoggerFactory;
 /**
  * The fleet's line under each progress table and the summary, with {@code example.broker}: the URLs left in the
  * broker queue ({@link BrokerQueue#urlsLeft}) and, with {@code example.redisUri}, the fleet's totals: every instance
- * adds what it counted since its last report to shared counters in the same Redis as the buckets, and reads them
- * back. The feeding instance sets the counters to zero as it starts: they are the run's.
- * Bound as {@value #BEAN}; a Camel service. A Redis that does not answer leaves the line out; nothing waits on it
- * longer than {@value #TIMEOUT_MILLIS} ms.
+ * adds what it counted since its last report to shared counters in the same Redis as the buckets
+ * ({@link RedisLease}), and reads them back. The feeding instance sets the counters to zero as it starts: they are
+ * the run's. Bound as {@value #BEAN}; a Camel service. A Redis or broker that does not answer leaves its part out;
+ * nothing waits on either longer than {@value RedisLease#TIMEOUT_MILLIS} ms.
  */
 public final class FleetTotals extends ServiceSupport {
 
     /** The registry name. */
     public static final String BEAN = "fleetTotals";
-    /** How long a report waits for Redis or the broker, in milliseconds. */
-    static final long TIMEOUT_MILLIS = 1000;
 
     private static final Logger LOG = LoggerFactory.getLogger(FleetTotals.class);
     /** The counters, in {@link ProxyStats#counts()} order; one hash tag, so one slot on a cluster. */
     private static final String[] NAMES = {"fetched", "failures", "429s", "reconnects", "dead"};
 
-    private final String redisUri;
+    private final RedisLease redis;
     private final BrokerQueue queue;
     private final String prefix;
     private final List<Long> published = new ArrayList<>(List.of(0L, 0L, 0L, 0L, 0L));
-    private RedisConnections connections;
-    private RedisConnections.Lease lease;
     private boolean reset;
 
     /**
-     * @param redisUri {@code example.redisUri}; blank: no totals, the URLs left only
-     * @param queue    the broker queue, whose name the counters carry and whose depth is the URLs left
+     * @param redis the buckets' Redis (without {@code example.redisUri}: no totals, the URLs left only)
+     * @param queue the broker queue, whose name the counters carry and whose depth is the URLs left
      */
-    public FleetTotals(String redisUri, BrokerQueue queue) {
-        this.redisUri = redisUri;
+    public FleetTotals(RedisLease redis, BrokerQueue queue) {
+        this.redis = redis;
         this.queue = queue;
         this.prefix = "{scraper}fleet:" + queue.settings().queue() + ":";
         this.reset = !queue.settings().feed();
     }
 
     @Override
-    protected void doStart() {
-        if (redisUri.isBlank()) {
-            return;
-        }
-        connections = new RedisConnections();
-        lease = connections.acquire(redisUri, Duration.ofMillis(TIMEOUT_MILLIS));
-        if (!reset && lease.commands() != null) {
-            try {
-                lease.commands().del(keys()).get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
-                reset = true;
-            } catch (Exception e) {
-                LOG.debug("Fleet counters not reset yet: {}", e.toString());
-            }
-        }
+    protected synchronized void doStart() {
+        resetOnce(redis.commands());
     }
 
-    @Override
-    protected void doStop() {
-        if (lease != null) {
-            lease.close();
+    /** The feeding instance, before it counts anything: a new run. */
+    private void resetOnce(RedisClusterAsyncCommands<String, String> commands) {
+        if (reset || commands == null) {
+            return;
         }
-        if (connections != null) {
-            connections.close();
+        try {
+            commands.del(keys()).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+            reset = true;
+        } catch (Exception e) {
+            LOG.debug("Fleet counters not reset yet: {}", e.toString());
         }
     }
 
@@ -84,27 +70,25 @@ public final class FleetTotals extends ServiceSupport {
      * its totals and the URLs left; without an answer from Redis, the URLs left alone (or nothing).
      */
     public synchronized String report(ProxyStats stats) {
-        long left = queue.urlsLeft(TIMEOUT_MILLIS);
+        long left = queue.urlsLeft(RedisLease.TIMEOUT_MILLIS);
         String leftText = left < 0 ? "" : left + " URLs left in " + queue.settings().queue();
-        RedisClusterAsyncCommands<String, String> redis = lease == null ? null : lease.commands();
-        if (redis == null) {
-            return leftText.isEmpty() ? "" : "fleet: " + leftText + System.lineSeparator();
+        String leftLine = leftText.isEmpty() ? "" : "fleet: " + leftText + System.lineSeparator();
+        RedisClusterAsyncCommands<String, String> commands = redis.commands();
+        if (commands == null) {
+            return leftLine;
         }
         try {
-            if (!reset) {
-                // the feeding instance, whose Redis was not up at its start: a new run
-                redis.del(keys()).get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
-                reset = true;
-            }
+            resetOnce(commands);
             List<Long> counts = stats.counts();
             for (int i = 0; i < NAMES.length; i++) {
                 long delta = counts.get(i) - published.get(i);
                 if (delta != 0) {
-                    redis.incrby(prefix + NAMES[i], delta).get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+                    commands.incrby(prefix + NAMES[i], delta).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
                     published.set(i, counts.get(i));
                 }
             }
-            List<KeyValue<String, String>> totals = redis.mget(keys()).get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+            List<KeyValue<String, String>> totals = commands.mget(keys()).get(RedisLease.TIMEOUT_MILLIS,
+                    TimeUnit.MILLISECONDS);
             long[] t = new long[NAMES.length];
             for (int i = 0; i < t.length; i++) {
                 t[i] = totals.get(i).hasValue() ? Long.parseLong(totals.get(i).getValue()) : 0;
@@ -113,7 +97,7 @@ public final class FleetTotals extends ServiceSupport {
                     + " dead letters" + (leftText.isEmpty() ? "" : "; " + leftText) + System.lineSeparator();
         } catch (Exception e) {
             LOG.debug("No fleet totals from Redis: {}", e.toString());
-            return leftText.isEmpty() ? "" : "fleet: " + leftText + System.lineSeparator();
+            return leftLine;
         }
     }
 

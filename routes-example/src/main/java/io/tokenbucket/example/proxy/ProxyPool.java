@@ -324,6 +324,16 @@ public class ProxyPool {
 
     /** As {@link #refused(String, String, long, List)}, the pairs' buckets told through {@code tell}. */
     public Refusal refused(String id, String host, long askedMillis, List<Refusal> urlRefusals, ProxyBuckets tell) {
+        return refused(id, host, askedMillis, urlRefusals, tell, false);
+    }
+
+    /**
+     * As {@link #refused(String, String, long, List, ProxyBuckets)}; {@code knownAlone}: the fleet already found this
+     * URL's 429s to be its own (another instance, through the buckets' Redis), so this one is judged the URL's own
+     * at once, whatever this pool has seen.
+     */
+    public Refusal refused(String id, String host, long askedMillis, List<Refusal> urlRefusals, ProxyBuckets tell,
+                           boolean knownAlone) {
         long now = clock.getAsLong();
         Entry e = entries.get(id);
         if (e == null || host == null) {
@@ -331,8 +341,8 @@ public class ProxyPool {
         }
         long shortMillis = restPolicy.seedMillis();
         boolean passing = e.health.passing(now, host);
-        boolean alone = passing && urlRefusals.stream().anyMatch(r -> r.passing() && !r.proxy().equals(id)
-                && !refusedOthersAfter(host, r.atNanos(), urlRefusals));
+        boolean alone = knownAlone || passing && urlRefusals.stream().anyMatch(r -> r.passing()
+                && !r.proxy().equals(id) && !refusedOthersAfter(host, r.atNanos(), urlRefusals));
         if (alone) {
             long rest = Math.min(Math.max(0, askedMillis), shortMillis);
             if (rest > 0) {
@@ -348,7 +358,7 @@ public class ProxyPool {
                     urlRefusals.set(i, earlier.settled());
                 }
             }
-            return new Refusal(id, now, rest, true, true, false);
+            return new Refusal(id, now, rest, passing, true, false);
         }
         e.health.refused(now, host);
         throttled(id, host, tell);
