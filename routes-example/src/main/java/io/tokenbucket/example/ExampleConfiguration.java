@@ -12,6 +12,8 @@ import io.tokenbucket.example.broker.BrokerQueue;
 import io.tokenbucket.example.broker.BrokerSettings;
 import io.tokenbucket.example.fetch.FetchOutcome;
 import io.tokenbucket.example.fetch.InFlightLimit;
+import io.tokenbucket.example.fetch.ProxyChooser;
+import io.tokenbucket.example.fetch.ProxyInUse;
 import io.tokenbucket.example.fetch.RedisLease;
 import io.tokenbucket.example.fetch.RetryAfter;
 import io.tokenbucket.example.fetch.ScrapeHeaders;
@@ -21,10 +23,8 @@ import io.tokenbucket.example.fetch.StoreUnavailable;
 import io.tokenbucket.example.fetch.UrlVerdicts;
 import io.tokenbucket.example.proxy.PoolRests;
 import io.tokenbucket.example.proxy.ProxyBuckets;
-import io.tokenbucket.example.proxy.ProxyChooser;
 import io.tokenbucket.example.proxy.ProxyConfig;
 import io.tokenbucket.example.proxy.ProxyClients;
-import io.tokenbucket.example.proxy.ProxyInUse;
 import io.tokenbucket.example.proxy.ProxyLimits;
 import io.tokenbucket.example.proxy.ProxyPool;
 import io.tokenbucket.example.proxy.ProxySource;
@@ -66,13 +66,7 @@ public class ExampleConfiguration implements CamelConfiguration {
     public static final String CLUSTER_HASH_TAG = "{scraper}:";
 
     /**
-     * The thread pool profile of the route's error handler ({@code executorServiceRef}), which schedules the retries
-     * of the throttle step (a URL booked out by {@code maxWait}, or a store failure).
-     */
-    public static final String RETRY_POOL = "scrapeRetries";
-
-    /**
-     * The most retries {@link #RETRY_POOL} holds waiting at once: as many URLs as the default queue
+     * The most retries {@link ScraperRoute#RETRY_POOL} holds waiting at once: as many URLs as the default queue
      * ({@code seda:urls?size=100000}) holds, since with a booking horizon all of them may be booked out together.
      * Camel's default, 1000, would fail the URLs past it ({@code RejectedExecutionException}). A retry past this
      * bound fails its URL the same way.
@@ -96,7 +90,8 @@ public class ExampleConfiguration implements CamelConfiguration {
     @Override
     public void configure(CamelContext context) throws Exception {
         // the route's retries: the rest of the profile is Camel's default
-        context.getExecutorServiceManager().registerThreadPoolProfile(new ThreadPoolProfileBuilder(RETRY_POOL)
+        context.getExecutorServiceManager().registerThreadPoolProfile(new ThreadPoolProfileBuilder(
+                ScraperRoute.RETRY_POOL)
                 .maxQueueSize(MAX_WAITING_RETRIES).build());
         String proxyFile = property(context, "example.proxyFile", "");
         ProxySource source = proxyFile.isBlank() ? ProxySource.text(property(context, "example.proxies", ""))

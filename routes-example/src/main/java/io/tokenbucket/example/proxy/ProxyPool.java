@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
-import io.tokenbucket.example.fetch.FetchOutcome;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -231,7 +230,7 @@ public class ProxyPool {
     }
 
     /**
-     * A failure that is the proxy's ({@link FetchOutcome} says which are). Its bucket is left alone: the turns
+     * A failure that is the proxy's ({@code FetchOutcome} says which are). Its bucket is left alone: the turns
      * booked on it stay booked, a penalty stays, and it refills by itself during the cooldown.
      */
     public void failure(String id, String reason) {
@@ -278,7 +277,7 @@ public class ProxyPool {
 
     /**
      * One 429 that a host sent for a URL, as {@link #refused} judged it. A URL keeps the list of its own
-     * ({@link FetchOutcome}).
+     * ({@code FetchOutcome}).
      *
      * @param proxy      the proxy it came through
      * @param atNanos    when it was judged, on the pool's clock

@@ -9,11 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.tokenbucket.example.fetch.FetchOutcome;
 
 /**
  * What each proxy did: URLs fetched, bytes, time waited for tokens, failures and 429s. Bound in the registry
- * as {@value #BEAN}; {@link FetchOutcome} records every attempt. Its clock starts with the first attempt, so
+ * as {@value #BEAN}; {@code FetchOutcome} records every attempt. Its clock starts with the first attempt, so
  * the rates show the throttle, not how long Camel took to start. {@link #table} renders the progress table
  * and the final summary.
  */
@@ -36,7 +35,7 @@ public class ProxyStats {
         tally(proxy).add(1, 0, 0, waitedMs, bytes);
     }
 
-    /** An attempt through {@code proxy} failed, whoever was to blame ({@link FetchOutcome}); 429s are counted apart. */
+    /** An attempt through {@code proxy} failed, whoever was to blame ({@code FetchOutcome}); 429s are counted apart. */
     public void failure(String proxy, long waitedMs) {
         tally(proxy).add(0, 1, 0, waitedMs, 0);
     }
