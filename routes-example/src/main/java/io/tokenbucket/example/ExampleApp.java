@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.camel.TokenBucketLimitResolver;
 import io.tokenbucket.example.broker.BrokerRun;
+import io.tokenbucket.example.broker.BrokerUnreachable;
 import io.tokenbucket.example.demo.Convergence;
 import io.tokenbucket.example.demo.ConvergencePlot;
 import io.tokenbucket.example.demo.DemoProxy;
@@ -89,8 +90,9 @@ public final class ExampleApp {
     }
 
     /**
-     * Runs to completion. Never calls {@code System.exit}: under {@code exec:java} that would end Maven too;
-     * a run in which not every URL got an outcome fails with an exception instead.
+     * Runs to completion. Calls {@code System.exit} (ending Maven too under {@code exec:java}) only for an instance
+     * that never reached its broker ({@link BrokerUnreachable}, exit code {@value BrokerUnreachable#EXIT_CODE}, one
+     * line); a run in which not every URL got an outcome fails with an exception.
      *
      * @param args Camel Main command line arguments (none needed)
      */
@@ -129,6 +131,12 @@ public final class ExampleApp {
             throw new IllegalStateException("The run failed: " + run.problem().getMessage(), run.problem());
         }
         for (Object listener : main.getMainListeners()) {
+            if (listener instanceof BrokerRun broker && broker.problem() instanceof BrokerUnreachable unreachable) {
+                // one line and an exit code: not the exception's stack trace (and Maven's BUILD FAILURE), since
+                // only the broker's absence is to blame
+                System.err.println(unreachable.getMessage() + " (exit code " + BrokerUnreachable.EXIT_CODE + ")");
+                System.exit(BrokerUnreachable.EXIT_CODE);
+            }
             if (listener instanceof BrokerRun broker && broker.problem() != null) {
                 throw new IllegalStateException("The run failed: " + broker.problem().getMessage(), broker.problem());
             }

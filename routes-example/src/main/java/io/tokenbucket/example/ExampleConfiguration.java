@@ -12,17 +12,19 @@ import io.tokenbucket.example.broker.BrokerQueue;
 import io.tokenbucket.example.broker.BrokerSettings;
 import io.tokenbucket.example.fetch.FetchOutcome;
 import io.tokenbucket.example.fetch.InFlightLimit;
+import io.tokenbucket.example.fetch.ProxyChooser;
+import io.tokenbucket.example.fetch.ProxyInUse;
+import io.tokenbucket.example.fetch.RedisLease;
 import io.tokenbucket.example.fetch.RetryAfter;
 import io.tokenbucket.example.fetch.ScrapeHeaders;
 import io.tokenbucket.example.fetch.ScrapeStart;
 import io.tokenbucket.example.fetch.RouteFailure;
 import io.tokenbucket.example.fetch.StoreUnavailable;
+import io.tokenbucket.example.fetch.UrlVerdicts;
 import io.tokenbucket.example.proxy.PoolRests;
 import io.tokenbucket.example.proxy.ProxyBuckets;
-import io.tokenbucket.example.proxy.ProxyChooser;
 import io.tokenbucket.example.proxy.ProxyConfig;
 import io.tokenbucket.example.proxy.ProxyClients;
-import io.tokenbucket.example.proxy.ProxyInUse;
 import io.tokenbucket.example.proxy.ProxyLimits;
 import io.tokenbucket.example.proxy.ProxyPool;
 import io.tokenbucket.example.proxy.ProxySource;
@@ -64,13 +66,7 @@ public class ExampleConfiguration implements CamelConfiguration {
     public static final String CLUSTER_HASH_TAG = "{scraper}:";
 
     /**
-     * The thread pool profile of the route's error handler ({@code executorServiceRef}), which schedules the retries
-     * of the throttle step (a URL booked out by {@code maxWait}, or a store failure).
-     */
-    public static final String RETRY_POOL = "scrapeRetries";
-
-    /**
-     * The most retries {@link #RETRY_POOL} holds waiting at once: as many URLs as the default queue
+     * The most retries {@link ScraperRoute#RETRY_POOL} holds waiting at once: as many URLs as the default queue
      * ({@code seda:urls?size=100000}) holds, since with a booking horizon all of them may be booked out together.
      * Camel's default, 1000, would fail the URLs past it ({@code RejectedExecutionException}). A retry past this
      * bound fails its URL the same way.
@@ -94,7 +90,8 @@ public class ExampleConfiguration implements CamelConfiguration {
     @Override
     public void configure(CamelContext context) throws Exception {
         // the route's retries: the rest of the profile is Camel's default
-        context.getExecutorServiceManager().registerThreadPoolProfile(new ThreadPoolProfileBuilder(RETRY_POOL)
+        context.getExecutorServiceManager().registerThreadPoolProfile(new ThreadPoolProfileBuilder(
+                ScraperRoute.RETRY_POOL)
                 .maxQueueSize(MAX_WAITING_RETRIES).build());
         String proxyFile = property(context, "example.proxyFile", "");
         ProxySource source = proxyFile.isBlank() ? ProxySource.text(property(context, "example.proxies", ""))
@@ -176,8 +173,14 @@ public class ExampleConfiguration implements CamelConfiguration {
         // a 429's Retry-After is the target's word: capped, so a hostile target cannot rest a proxy for a year
         RetryAfter retryAfter = new RetryAfter(millis(context, "example.penalty", "1s"),
                 millis(context, "example.maxRetryAfter", "60s"), Clock.systemUTC());
+        // the example's own connection to the buckets' Redis: what the fleet shares besides the buckets
+        String redisUri = property(context, "example.redisUri", "");
+        RedisLease redis = new RedisLease(redisUri);
+        context.getRegistry().bind(RedisLease.BEAN, redis);
+        context.addService(redis);
         FetchOutcome outcome = new FetchOutcome(pool, stats, (int) number(context, "example.maxAttempts", "4"),
-                retryAfter, adaptive, throttle);
+                retryAfter, adaptive, throttle, redisUri.isBlank() ? UrlVerdicts.NONE
+                        : new UrlVerdicts(redis, millis(context, "example.maxRetryAfter", "60s")));
         context.getRegistry().bind(FetchOutcome.BEAN, outcome);
         context.getRegistry().bind(StoreUnavailable.BEAN, new StoreUnavailable(stats, storeRetries, outcome));
         context.getRegistry().bind(RouteFailure.BEAN, new RouteFailure(stats, outcome));
@@ -186,7 +189,6 @@ public class ExampleConfiguration implements CamelConfiguration {
             context.addService(new ProgressReporter(context, stats, pool, progress, System.out));
         }
 
-        String redisUri = property(context, "example.redisUri", "");
         if (!redisUri.isBlank()) {
             // one property moves every proxy's bucket to Redis, so instances sharing it share the limits
             TokenBucketComponent tokenBucket = context.getComponent("tokenbucket", TokenBucketComponent.class);
@@ -225,7 +227,11 @@ public class ExampleConfiguration implements CamelConfiguration {
         // no refused setting leaves a started broker behind; the routes read those endpoints when they start
         BrokerSettings broker = BrokerSettings.read((key, defaultValue) -> property(context, key, defaultValue));
         if (broker.mode() != BrokerSettings.Mode.NONE) {
-            BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir", "target/scrape")));
+            BrokerQueue queue = BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir",
+                    "target/scrape")));
+            FleetTotals fleet = new FleetTotals(redis, queue);
+            context.getRegistry().bind(FleetTotals.BEAN, fleet);
+            context.addService(fleet);
         }
         LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}, per host {}", ScraperRoute.ROUTE_ID, dsl,
                 pool.ids(), freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank()

@@ -125,7 +125,10 @@ public class ScrapeRun extends MainListenerSupport {
             }
         });
         if (stats != null && problem == null) {
-            out.print(System.lineSeparator() + "== summary ==" + System.lineSeparator() + stats.table(pool.health()));
+            FleetTotals fleet = main.getCamelContext().getRegistry().lookupByNameAndType(FleetTotals.BEAN,
+                    FleetTotals.class);
+            out.print(System.lineSeparator() + "== summary ==" + System.lineSeparator() + stats.table(pool.health())
+                    + (fleet == null ? "" : fleet.report(stats)));
             if (failed.get() > 0) {
                 out.println(failed.get() + " exchanges failed (see the log)");
             }

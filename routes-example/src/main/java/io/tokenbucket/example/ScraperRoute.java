@@ -5,15 +5,15 @@ import io.tokenbucket.camel.TokenBucketOperation;
 import io.tokenbucket.camel.TokenBucketRejectedException;
 import io.tokenbucket.camel.TokenBucketStoreException;
 import io.tokenbucket.example.fetch.FetchOutcome;
+import io.tokenbucket.example.fetch.ProxyChooser;
+import io.tokenbucket.example.fetch.ProxyInUse;
 import io.tokenbucket.example.fetch.RouteFailure;
 import io.tokenbucket.example.fetch.Scrape;
 import io.tokenbucket.example.fetch.ScrapeResult;
 import io.tokenbucket.example.fetch.ScrapeStart;
 import io.tokenbucket.example.fetch.StoreUnavailable;
-import io.tokenbucket.example.proxy.ProxyChooser;
 import io.tokenbucket.example.proxy.ProxyClient;
 import io.tokenbucket.example.proxy.ProxyClients;
-import io.tokenbucket.example.proxy.ProxyInUse;
 import io.tokenbucket.example.proxy.ProxyLimits;
 import io.tokenbucket.example.proxy.ProxyPool;
 import io.tokenbucket.example.proxy.ProxyStats;
@@ -47,8 +47,15 @@ public class ScraperRoute extends RouteBuilder {
     public static final String ROUTE_ID = "scraper";
 
     /**
+     * The thread pool profile of the route's error handler ({@code executorServiceRef}), which schedules the retries
+     * of the throttle step (a URL booked out by {@code maxWait}, or a store failure); registered by the application's
+     * configuration.
+     */
+    public static final String RETRY_POOL = "scrapeRetries";
+
+    /**
      * The property that holds the throttle's {@code adaptiveKeys} ({@link ProxyLimits#ADAPTIVE_KEYS}), set by
-     * {@link ExampleConfiguration} with {@code example.adaptive} only: the component refuses {@code adaptiveKeys}
+     * {@code ExampleConfiguration} with {@code example.adaptive} only: the component refuses {@code adaptiveKeys}
      * without {@code adaptive=true}, and the optional placeholder {@code {{?...}}} leaves the option out when the
      * property is absent.
      */
@@ -71,7 +78,7 @@ public class ScraperRoute extends RouteBuilder {
      * this same endpoint.
      *
      * <p>{@code maxWait} is {@code example.pairMaxWait} (with {@code example.adaptive}, unset:
-     * {@link ExampleConfiguration#ADAPTIVE_PAIR_MAX_WAIT}), or, unset, the component's ({@code
+     * {@code ExampleConfiguration.ADAPTIVE_PAIR_MAX_WAIT}), or, unset, the component's ({@code
      * camel.component.tokenbucket.max-wait}, unset: none): how far ahead a URL may book its proxy's, pair's and
      * host's turn. A URL that would wait longer consumes nothing and is tried again about
      * {@code example.storeRetryDelay} later (the route's error handler), so a cut of a pair's rate reaches the next
@@ -94,7 +101,7 @@ public class ScraperRoute extends RouteBuilder {
      * throw: {@link FetchOutcome} reads the status. Only options camel-http knows: {@code toD}'s camel-http
      * optimisation moves any other option into header {@code CamelHttpQuery}, which would replace the URL's own query.
      */
-    public static final String FETCH = fetchUri("${exchangeProperty." + Scrape.PROXY_CLIENT + "}");
+    public static final String FETCH = ProxyClients.fetchUri("${exchangeProperty." + Scrape.PROXY_CLIENT + "}");
 
     /**
      * When a failure no other handler takes goes to the dead letter ({@link RouteFailure}): without a broker, and not
@@ -128,15 +135,10 @@ public class ScraperRoute extends RouteBuilder {
             .removeProperty(BucketSteps.PROPERTY);
     }
 
-    /** The fetch endpoint URI of the {@link ProxyClient} bound as {@code clientName}. */
-    public static String fetchUri(String clientName) {
-        return "http://scrape-target?throwExceptionOnFailure=false&httpClientConfigurer=#" + clientName;
-    }
-
     @Override
     public void configure() {
         // a URL waiting for a retry is a task of the error handler's pool: as many as the queue holds may wait
-        errorHandler(defaultErrorHandler().executorServiceRef(ExampleConfiguration.RETRY_POOL));
+        errorHandler(defaultErrorHandler().executorServiceRef(RETRY_POOL));
         // no token: the bucket store (Redis) failed and onStoreError=fail admitted nothing, or (with maxWait,
         // example.pairMaxWait) every proxy, pair or the host is booked further ahead than that. The throttle step is
         // tried again later (without holding a thread while it waits); a URL that gets no token after all the tries

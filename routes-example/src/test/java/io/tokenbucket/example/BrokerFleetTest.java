@@ -14,6 +14,10 @@ import java.util.concurrent.TimeUnit;
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.testsupport.jvm.ExampleJvm;
 import io.tokenbucket.testsupport.net.Ports;
+import io.tokenbucket.testsupport.redis.RedisHandle;
+import io.tokenbucket.testsupport.redis.RedisServers;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,11 +25,13 @@ import org.junit.jupiter.api.io.TempDir;
  * A broker fleet as an operator meets it: two instances of the example application, each a JVM of its own started as
  * {@code java io.tokenbucket.example.ExampleApp} with {@code -D} settings (this test's class path, test-support's
  * {@link ExampleJvm}), on a real embedded
- * Artemis and a real target behind real forward proxies on loopback. The first holds the broker, feeds it the URLs
+ * Artemis, one real {@code redis-server} and a real target behind real forward proxies on loopback. The first holds the broker, feeds it the URLs
  * and records every line; the second connects to it. What they print is what is checked: a clean run has no ERROR
  * line and no stack trace; each start-up line says how its instance will end; the holder, once its run is done,
  * leaves nothing that keeps its JVM alive; the other instance says once that the broker is gone and ends by itself
- * after {@code example.brokerWait}, with one line, instead of logging a reconnection failure every few seconds.
+ * after {@code example.brokerWait}, with one line, instead of logging a reconnection failure every few seconds. The
+ * progress tables end with the fleet's line (totals shared in Redis, the URLs left in the queue) and are not printed
+ * again while nothing changes.
  */
 class BrokerFleetTest {
 
@@ -36,17 +42,33 @@ class BrokerFleetTest {
     /** The instances' class path: this test's own. */
     private static final String CLASS_PATH = System.getProperty("java.class.path");
 
+    static RedisHandle redis;
+
     @TempDir
     Path dir;
+
+    @BeforeAll
+    static void startRedis() throws Exception {
+        redis = RedisServers.standalone();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (redis != null) {
+            redis.close();
+        }
+    }
 
     @Test
     void aFleetRunsStartsAndEndsCleanly() throws Exception {
         int port = freePort();
-        // two proxies at 4/s each (each instance has its own buckets here): the holder alone would need about 30 s,
-        // so the peer, started once the holder has fed the queue, joins mid-run even on a slow machine
+        // two proxies at 4/s each, shared in Redis by both instances: about 30 s for the run, so the peer, started
+        // once the holder has fed the queue, joins mid-run even on a slow machine
         try (DemoSite site = new DemoSite(dir, 2, "4/1s", URLS, 1000, 1000)) {
+            // one Redis for both: shared buckets and the fleet's totals; a progress table every second
             Map<String, String> common = Map.of("example.proxyFile", site.proxyFile().toString(),
-                    "example.urlFile", site.urlFile().toString());
+                    "example.urlFile", site.urlFile().toString(), "example.redisUri", redis.uri(),
+                    "example.progressInterval", "1s");
             try (ExampleJvm holder = ExampleJvm.start("holder", dir, CLASS_PATH, with(common, Map.of("example.broker", "embedded",
                          "example.brokerPort", String.valueOf(port), "example.brokerConsumers", "2")))) {
                 holder.awaitLine("Sending " + URLS + " URLs", RUN_TIMEOUT);
@@ -90,6 +112,17 @@ class BrokerFleetTest {
                     // documented: it ends once the broker has been gone for example.brokerWait, not much later
                     assertThat(peerMillis).as("ms from the holder's exit to the peer's%s", peer.logTail())
                             .isLessThan(3_000 + 20_000);
+                    // the fleet's line: the URLs left in the queue, and totals that hold the peer's counts too
+                    assertThat(holderLog).as("holder's fleet lines%s", holder.logTail())
+                            .containsPattern("fleet: \\d+ fetched, .*; \\d+ URLs left in scraper\\.urls");
+                    long own = lastNumber(holderLog, "(?m)^(\\d+) fetched, \\d+ failed attempts");
+                    long fleet = lastNumber(holderLog, "fleet: (\\d+) fetched");
+                    assertThat(fleet).as("the fleet's fetched in the holder's summary, above its own %d%s", own,
+                            holder.logTail()).isGreaterThan(own).isLessThanOrEqualTo(URLS);
+                    // nothing changes while the peer waits for the broker that is gone: no table printed again
+                    String afterLoss = peerLog.substring(peerLog.indexOf("Lost the broker"));
+                    assertThat(count(afterLoss, "-- progress at")).as("tables while waiting%s", peer.logTail())
+                            .isLessThanOrEqualTo(1);
                     System.out.printf("[fleet] %d URLs; the peer ended %d ms after the holder (example.brokerWait=%s)%n",
                             URLS, peerMillis, WAIT);
                 }
@@ -103,6 +136,15 @@ class BrokerFleetTest {
                 || l.matches("\\s+at [\\w.$]+\\(.*") || l.contains("Exception:") || l.contains("Exception ")
                 || l.contains("linger")).toList()).as("error lines and stack traces of %s%s", instance,
                         instance.logTail()).isEmpty();
+    }
+
+    private static long lastNumber(String log, String regex) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(regex).matcher(log);
+        long last = -1;
+        while (m.find()) {
+            last = Long.parseLong(m.group(1));
+        }
+        return last;
     }
 
     private static long count(String log, String text) {

@@ -8,7 +8,7 @@ import java.util.Map;
 
 import io.tokenbucket.example.demo.DemoSite;
 import io.tokenbucket.example.fetch.HostKey;
-import io.tokenbucket.example.proxy.ProxyChooser;
+import io.tokenbucket.example.fetch.ProxyChooser;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -10,14 +10,18 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
+import jakarta.jms.JMSConsumer;
 import jakarta.jms.JMSContext;
 import jakarta.jms.JMSException;
 import jakarta.jms.JMSProducer;
+import jakarta.jms.Message;
 import jakarta.jms.Queue;
 
 import io.tokenbucket.example.ScraperRoute;
 import io.tokenbucket.example.UrlSource;
 import io.tokenbucket.example.fetch.TargetUrl;
+import org.apache.activemq.artemis.api.core.management.ResourceNames;
+import org.apache.activemq.artemis.api.jms.management.JMSManagementHelper;
 import org.apache.activemq.artemis.core.remoting.impl.netty.SharedEventLoopGroup;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.apache.camel.CamelContext;
@@ -87,6 +91,9 @@ public final class BrokerQueue extends ServiceSupport {
     static final String RESULT_BEAN = "brokerResult";
     /** The registry name of the dead-letter line sender, which {@code example.deadLetter} names in broker mode. */
     static final String DEAD_LETTER_BEAN = "brokerDeadLetter";
+
+    /** Artemis's management address (its default {@code management-address}). */
+    private static final String MANAGEMENT_ADDRESS = "activemq.management";
 
     private static final Logger LOG = LoggerFactory.getLogger(BrokerQueue.class);
     /** Broker queues of this JVM started and not yet stopped (tests run several). */
@@ -254,6 +261,30 @@ public final class BrokerQueue extends ServiceSupport {
             // connection attempt cut short by a broker shutting down leaves one (a connector of its own per connection,
             // useNioGlobalWorkerPool=false, would then leave a non-daemon thread that keeps the JVM alive)
             SharedEventLoopGroup.forceShutdown();
+        }
+    }
+
+    /**
+     * The URLs left in the queue now, as the broker counts them (waiting, or taken and not yet committed), asked of
+     * the broker's management address; -1 when the broker does not answer within {@code timeoutMillis}.
+     */
+    public long urlsLeft(long timeoutMillis) {
+        try (JMSContext jms = factory.createContext(JMSContext.AUTO_ACKNOWLEDGE)) {
+            Queue replies = jms.createTemporaryQueue();
+            Message ask = jms.createMessage();
+            JMSManagementHelper.putAttribute(ask, ResourceNames.QUEUE + settings.queue(), "messageCount");
+            ask.setJMSReplyTo(replies);
+            try (JMSConsumer answers = jms.createConsumer(replies)) {
+                jms.createProducer().send(jms.createQueue(MANAGEMENT_ADDRESS), ask);
+                Message answer = answers.receive(timeoutMillis);
+                if (answer == null || !JMSManagementHelper.hasOperationSucceeded(answer)) {
+                    return -1;
+                }
+                return ((Number) JMSManagementHelper.getResult(answer)).longValue();
+            }
+        } catch (Exception e) {
+            LOG.debug("No queue depth from the broker: {}", e.toString());
+            return -1;
         }
     }
 

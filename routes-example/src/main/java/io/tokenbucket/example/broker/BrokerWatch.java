@@ -28,8 +28,8 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * reachable at start or is lost (with the broker's reason, e.g. {@code AMQ219015} for a broker that shut down), an
  * INFO line when it is reachable again, and, once it has been unreachable for {@code example.brokerWait} (30 s by
  * default; 0: for ever), an INFO line saying that the instance ends, and the instance ends: Camel Main completes, the
- * summary is printed. An instance that never reached its broker ends as a failed run (its exception names both
- * settings); one that lost it ends normally, since with the embedded broker the broker goes away when the instance
+ * summary is printed. An instance that never reached its broker ends as a failed run ({@link BrokerUnreachable}, one
+ * line naming both settings, exit code {@value BrokerUnreachable#EXIT_CODE}); one that lost it ends normally, since with the embedded broker the broker goes away when the instance
  * holding it has finished the run. The URLs the instance held and had not committed go back to the queue of a broker
  * that survives, for another instance.
  *
@@ -194,7 +194,7 @@ final class BrokerWatch extends ServiceSupport implements ExceptionListener {
                     shownUrl, waited, settings.shownWait());
             end.accept(null);
         } else {
-            end.accept(new IllegalStateException("The broker at " + shownUrl + " (example.broker) was not reachable"
+            end.accept(new BrokerUnreachable("The broker at " + shownUrl + " (example.broker) was not reachable"
                     + " for " + waited + " (example.brokerWait=" + settings.shownWait() + "): " + lastReason));
         }
     }

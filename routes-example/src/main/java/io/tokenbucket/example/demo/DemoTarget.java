@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import org.eclipse.jetty.http.HttpHeader;
@@ -36,7 +37,9 @@ import org.eclipse.jetty.util.Callback;
  *
  * <p>Paths: {@code /page/...} answers 200 with a small page (the only paths that count against the limit);
  * {@code /status/NNN} answers that status; {@code /retry-after/VALUE} answers 429 with {@code Retry-After: VALUE}
- * (URL-decoded, so {@code /retry-after/Sun,%2006%20Nov%201994%2008:49:37%20GMT} sends a date); {@code /delay/MS}
+ * (URL-decoded, so {@code /retry-after/Sun,%2006%20Nov%201994%2008:49:37%20GMT} sends a date); {@code /busy/N/...}
+ * answers its first {@code N} requests (per path) 429 without {@code Retry-After}, then 200: a host whose rate is
+ * being found; {@code /delay/MS}
  * answers 200 after {@code MS} milliseconds (at most {@value #MAX_DELAY_MS}; recorded on arrival, since the client
  * may give up first); {@code /reset} closes the connection without an answer (its hit has status
  * {@value #NO_ANSWER}). The last three are the hostile or failing targets the scraper must not blame its proxies
@@ -231,6 +234,9 @@ public final class DemoTarget implements AutoCloseable {
         return urls;
     }
 
+    /** Requests per {@code /busy/} path so far. */
+    private final Map<String, Integer> busy = new ConcurrentHashMap<>();
+
     private void answer(Request request, Response response, Callback callback) {
         long arrived = System.nanoTime();
         String path = request.getHttpURI().getPath();
@@ -265,6 +271,10 @@ public final class DemoTarget implements AutoCloseable {
         } else if (path.startsWith("/retry-after/")) {
             status = 429;
             retryAfter = URLDecoder.decode(path.substring("/retry-after/".length()), StandardCharsets.UTF_8);
+        } else if (path.startsWith("/busy/")) {
+            String count = path.substring("/busy/".length()).split("/", 2)[0];
+            status = busy.merge(path, 1, Integer::sum) <= Integer.parseInt(count) ? 429 : 200;
+            retryAfter = null;
         } else if (path.startsWith("/page/")) {
             status = admit(perIp ? ip + " " + host : client, arrived) ? 200 : 429;
             retryAfter = this.retryAfter ? "1" : null;

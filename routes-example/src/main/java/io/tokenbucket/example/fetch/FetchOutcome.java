@@ -38,7 +38,9 @@ import org.apache.camel.Processor;
  *     a failure is held against its proxy only when the same URL then gets its answer through another proxy:
  *     the target was fine, so that proxy was not ("delayed blame"). A proxy that answers 5xx to everything is
  *     thus taken out as soon as the URLs succeed elsewhere, and a dead target costs no proxy anything;</li>
- * <li>429: the (proxy, host) pair rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an
+ * <li>429: no failure of anyone, and with {@code example.adaptive} one that cut the pair's rate does not even
+ *     spend one of the URL's {@code example.maxAttempts} (at most that many such 429s are free): while the pairs
+ *     search for the host's rate, their 429s are the search, not the URL's fault. The (proxy, host) pair rests for the target's {@code Retry-After} ({@link RetryAfter}: seconds or an
  *     HTTP date, at most {@code example.maxRetryAfter}; {@code example.penalty} when absent or nonsense), longer
  *     while that pair's 429s repeat ({@link RestBackoff}): with the throttle its bucket is penalized, and in round
  *     robin (always so without the throttle) the pool rests it ({@link io.tokenbucket.example.proxy.PoolRests});
@@ -53,7 +55,9 @@ import org.apache.camel.Processor;
  *     when the same URL was refused before through another proxy and both pairs passed the host's other pages
  *     (a 2xx through the pair within {@code example.forgiveAfter}, and no other 429 through it for as long):
  *     nothing is cut, the pairs rest no longer than one {@code example.penalty}, and the URL goes on to its next
- *     attempt, or to the dead letter with a reason that says so ({@link ProxyPool#refused} has the rule).</li>
+ *     attempt, or to the dead letter with a reason that says so ({@link ProxyPool#refused} has the rule). With the
+ *     buckets in Redis that verdict is the fleet's ({@link UrlVerdicts}): every instance treats the page so from
+ *     its first 429.</li>
  * <li>503 of the target's own (with {@code Via}): as any target 5xx, and with {@code example.adaptive} it cuts the
  *     pair's rate too. A 503 without {@code Via} cuts nothing: a proxy's own 503 mostly says it could not reach
  *     the target, nothing about the host's rate.</li>
@@ -73,6 +77,7 @@ public class FetchOutcome implements Processor {
     private final RetryAfter retryAfter;
     private final boolean adaptive;
     private final boolean routeSteps;
+    private final UrlVerdicts verdicts;
 
     /**
      * Without the adaptive rate: every 429 rests its pair.
@@ -111,6 +116,16 @@ public class FetchOutcome implements Processor {
      */
     public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, RetryAfter retryAfter, boolean adaptive,
                         boolean routeSteps) {
+        this(pool, stats, maxAttempts, retryAfter, adaptive, routeSteps, UrlVerdicts.NONE);
+    }
+
+    /**
+     * As above, with the fleet's verdicts on URLs whose 429s are their own ({@link UrlVerdicts}): one that an
+     * instance found is such a URL from its first 429 everywhere.
+     */
+    public FetchOutcome(ProxyPool pool, ProxyStats stats, int maxAttempts, RetryAfter retryAfter, boolean adaptive,
+                        boolean routeSteps, UrlVerdicts verdicts) {
+        this.verdicts = verdicts;
         this.adaptive = adaptive;
         this.routeSteps = routeSteps;
         if (maxAttempts < 1) {
@@ -171,7 +186,10 @@ public class FetchOutcome implements Processor {
             }
         }
         exchange.setProperty(Scrape.REASON, failure + " via " + proxy);
-        boolean last = exchange.getProperty(Scrape.ATTEMPTS, 0, Integer.class) >= maxAttempts;
+        // a 429 that cut the pair's adaptive rate was the rate being found, not a failure of the URL: up to
+        // maxAttempts of them are not counted, so a URL makes at most twice maxAttempts attempts
+        int free = Math.min(maxAttempts, exchange.getProperty(Scrape.RATE_CUTS, 0, Integer.class));
+        boolean last = exchange.getProperty(Scrape.ATTEMPTS, 0, Integer.class) - free >= maxAttempts;
         if (status == null || status != 429 || last) {
             // no 429 of the URL's own follows any more: its 429s still pending were the host's word
             pool.settle(refusals(exchange), exchange.getProperty(Scrape.HOST, String.class), tell);
@@ -208,12 +226,24 @@ public class FetchOutcome implements Processor {
      */
     private String hostRefused(Exchange exchange, String proxy, String host, String asked, ProxyBuckets tell) {
         List<ProxyPool.Refusal> refusals = refusals(exchange);
+        String url = exchange.getProperty(Scrape.URL, String.class);
+        boolean known = verdicts.knows(url);
         ProxyPool.Refusal refusal = pool.refused(proxy, host, adaptive && asked == null ? -1
-                : retryAfter.millis(asked), refusals, tell);
+                : retryAfter.millis(asked), refusals, tell, known);
         refusals.add(refusal);
+        if (refusal.alone() && !known) {
+            verdicts.tell(url);
+        }
+        if (adaptive && !refusal.alone() && host != null && pool.config(proxy) != null) {
+            // the host's word cut the pair's rate (ProxyPool#refused): this attempt is not spent
+            exchange.setProperty(Scrape.RATE_CUTS, exchange.getProperty(Scrape.RATE_CUTS, 0, Integer.class) + 1);
+        }
         String rest = refusal.restMillis() > 0 ? "rests " + refusal.restMillis() + " ms" : null;
         if (!refusal.alone()) {
             return "HTTP 429 (" + (rest == null ? "rate cut" : rest) + ")";
+        }
+        if (known) {
+            return "HTTP 429 of this URL alone (so found in the fleet; " + (rest == null ? "no rest" : rest) + ")";
         }
         String through = refusals.stream().filter(ProxyPool.Refusal::passing).map(ProxyPool.Refusal::proxy).distinct()
                 .collect(Collectors.joining(", "));

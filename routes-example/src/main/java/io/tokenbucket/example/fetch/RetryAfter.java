@@ -6,9 +6,10 @@ import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import io.tokenbucket.example.proxy.RestBackoff;
 
 /**
  * How long a 429 rests its proxy, read from the target's {@code Retry-After} (RFC 9110 §10.2.3), which is
@@ -32,8 +33,8 @@ import java.util.regex.Pattern;
  */
 public final class RetryAfter {
 
-    /** The longest {@code example.maxRetryAfter}: a proxy to rest longer is better taken out of the proxy file. */
-    public static final long CEILING_MILLIS = TimeUnit.DAYS.toMillis(1);
+    /** The longest {@code example.maxRetryAfter}, the pairs' backoff's ceiling ({@link RestBackoff}). */
+    public static final long CEILING_MILLIS = RestBackoff.CEILING_MILLIS;
 
     private static final String DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
     private static final String LONG_DAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)";

@@ -19,6 +19,12 @@ public final class Scrape {
     public static final String FETCH_NANOS = "scrapeFetchNanos";
     /** Attempts made so far (an attempt is one proxy chosen for the URL). */
     public static final String ATTEMPTS = "scrapeAttempts";
+    /**
+     * Attempts whose 429 was the host's word and cut the pair's adaptive rate (Integer, absent: none): the rate was
+     * being found, so they are not counted in {@code example.maxAttempts}, up to that many of them
+     * ({@link FetchOutcome}).
+     */
+    public static final String RATE_CUTS = "scrapeRateCuts";
     /** The ids of the proxies tried so far, in order ({@code List<String>}). */
     public static final String TRIED = "scrapeTried";
     /** Milliseconds waited for tokens over all attempts. */

@@ -10,8 +10,6 @@ import java.util.concurrent.TimeUnit;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.tokenbucket.example.ScraperRoute;
-import io.tokenbucket.example.fetch.TargetUrl;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
@@ -62,14 +60,13 @@ final class FetchWarmUp {
             ProxyConfig config = new ProxyConfig("warm-up", proxy.getAddress().getAddress().getHostAddress(),
                     proxy.getAddress().getPort(), USER, PASSWORD, 0, 0, 0);
             context.getRegistry().bind(name, HttpClientConfigurer.class, new ProxyClient(config, () -> { }));
-            endpoint = context.getEndpoint(ScraperRoute.fetchUri(name));
+            endpoint = context.getEndpoint(ProxyClients.fetchUri(name));
             producer = endpoint.createProducer();
             ServiceHelper.startService(producer);
-            TargetUrl target = TargetUrl.parse("http://warm-up.invalid/warm-up?q=1");
             for (int i = 0; i < 2; i++) {
                 Exchange exchange = endpoint.createExchange();
-                exchange.getMessage().setHeader(Exchange.HTTP_URI, target.base());
-                exchange.getMessage().setHeader(Exchange.HTTP_RAW_QUERY, target.rawQuery());
+                exchange.getMessage().setHeader(Exchange.HTTP_URI, "http://warm-up.invalid/warm-up");
+                exchange.getMessage().setHeader(Exchange.HTTP_RAW_QUERY, "q=1");
                 exchange.getMessage().setHeader(Exchange.HTTP_METHOD, "GET");
                 producer.process(exchange);
                 Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);

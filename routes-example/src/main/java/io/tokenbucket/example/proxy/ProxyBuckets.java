@@ -1,6 +1,5 @@
 package io.tokenbucket.example.proxy;
 
-import io.tokenbucket.example.ScraperRoute;
 
 /**
  * What the pool tells the keeper of the (proxy, host) pairs' rests: a pair's penalty, and (with
@@ -9,8 +8,8 @@ import io.tokenbucket.example.ScraperRoute;
  * <ul>
  * <li>with the freest choice (the throttle's, the default), in the pair's bucket alone: the application uses
  *     {@link BucketSteps}, which puts the component's {@code penalize} and {@code throttled} operations on the
- *     exchange for the route to run as steps of {@link ScraperRoute#THROTTLE}. The throttle's candidate groups hold
- *     each pair's key ({@link ProxyChooser}), so the freest choice passes a resting pair by, a penalty also holds
+ *     exchange for the route to run as steps of {@code ScraperRoute.THROTTLE}. The throttle's candidate groups hold
+ *     each pair's key ({@code ProxyChooser}), so the freest choice passes a resting pair by, a penalty also holds
  *     back the exchanges queued on that pair and, with {@code store=redis}, every instance sees it. The pool keeps
  *     no rest beside it (its seam is {@link #NONE});</li>
  * <li>when the pool chooses in turn (round robin, always without the throttle), in the pool's {@link PoolRests},

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.tokenbucket.example.ScraperRoute;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Endpoint;
 import org.apache.camel.component.http.HttpClientConfigurer;
@@ -16,7 +15,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One fetch endpoint per proxy: each proxy of the pool gets a {@link ProxyClient} in the registry under a generated
- * name ({@value #PREFIX}1, {@value #PREFIX}2, ...), and the fetch URI ({@link ScraperRoute#fetchUri}) names it, so
+ * name ({@value #PREFIX}1, {@value #PREFIX}2, ...), and the fetch URI ({@link #fetchUri}) names it, so
  * every proxy has a camel-http endpoint, an HttpClient and a connection pool of its own. The name is made here and
  * holds nothing of the proxy line: the fetch URI is resolved by Camel, the proxy's text must never be.
  *
@@ -31,6 +30,14 @@ public class ProxyClients extends ServiceSupport {
 
     /** The start of every generated registry name. */
     public static final String PREFIX = "proxyClient";
+
+    /**
+     * The fetch endpoint URI of the {@link ProxyClient} bound as {@code clientName} (the route's fetch,
+     * {@code ScraperRoute.FETCH}): camel-http, non-2xx answers not thrown, and only options camel-http knows.
+     */
+    public static String fetchUri(String clientName) {
+        return "http://scrape-target?throwExceptionOnFailure=false&httpClientConfigurer=#" + clientName;
+    }
 
     private static final Logger LOG = LoggerFactory.getLogger(ProxyClients.class);
 
@@ -93,7 +100,7 @@ public class ProxyClients extends ServiceSupport {
 
     /** The fetch endpoint of a client, made (with its HttpClient) if it is not yet. */
     HttpEndpoint endpoint(String name) {
-        HttpEndpoint endpoint = context.getEndpoint(ScraperRoute.fetchUri(name), HttpEndpoint.class);
+        HttpEndpoint endpoint = context.getEndpoint(fetchUri(name), HttpEndpoint.class);
         endpoint.getHttpClient();
         endpoints.put(name, endpoint);
         return endpoint;

@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.tokenbucket.example.fetch.TargetUrl;
 import io.tokenbucket.math.Limits;
 import org.apache.camel.util.TimeUtils;
 
@@ -174,7 +173,7 @@ public record ProxyConfig(String id, String host, int port, String username, Str
     }
 
     /**
-     * A URL (a proxy line's, or a target's that carries credentials: {@link TargetUrl}) as it may be shown: the
+     * A URL (a proxy line's, or a target's that carries credentials: {@code TargetUrl}) as it may be shown: the
      * password (what follows the first {@code :} of the user info, which ends at the last {@code @} of the
      * authority) replaced by {@code ***}. Text without {@code ://} that holds an {@code @} is not shown at all:
      * where its password ends cannot be told.

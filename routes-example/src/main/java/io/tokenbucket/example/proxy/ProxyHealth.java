@@ -4,13 +4,12 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
-import io.tokenbucket.example.fetch.FetchOutcome;
 
 /**
  * The health of one proxy and what it remembers of its (proxy, host) pairs, on a nanosecond clock passed in by the
  * caller (so tests need no sleeps).
  *
- * <p>{@code failuresToUnhealthy} consecutive failures blamed on the proxy ({@link FetchOutcome} says which)
+ * <p>{@code failuresToUnhealthy} consecutive failures blamed on the proxy ({@code FetchOutcome} says which)
  * make it unhealthy for {@code cooldown}; after it the proxy is offered again ("probing"): one success makes it
  * healthy, one more failure sends it back for another cooldown. A 429 is not a failure of the proxy but the word
  * of one host about this proxy's address: the pair (this proxy, that host) rests, and the proxy stays available for

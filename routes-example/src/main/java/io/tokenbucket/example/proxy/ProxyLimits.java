@@ -1,13 +1,11 @@
 package io.tokenbucket.example.proxy;
 
 import io.tokenbucket.camel.TokenBucketLimitResolver;
-import io.tokenbucket.example.ScraperRoute;
-import io.tokenbucket.example.fetch.HostKey;
 
 /**
  * The keys of the throttle's three kinds of bucket and their limits: the one place that knows both. Bound as
  * {@value #BEAN} and named by the throttle URI ({@code limitResolver=#proxyLimits}), so one static endpoint
- * ({@link ScraperRoute#THROTTLE}) serves every proxy, pair and host: what one atomic step over all of them needs.
+ * ({@code ScraperRoute.THROTTLE}) serves every proxy, pair and host: what one atomic step over all of them needs.
  * A changed limit in the proxy file applies to the proxy's next exchange.
  *
  * <ul>
@@ -21,7 +19,7 @@ import io.tokenbucket.example.fetch.HostKey;
  *     its adaptive rate makes it wait;</li>
  * <li>a target host: {@link #hostKey} {@code "host <host key>"}, with {@code example.hostLimit}.</li>
  * </ul>
- * A proxy id has no space and a {@link HostKey} none either, so the three kinds can never share a key, whatever
+ * A proxy id has no space and a {@code HostKey} none either, so the three kinds can never share a key, whatever
  * the ids are ({@code host}, {@code pair} and {@code a,b} included), and the glob {@code pair *} matches the pairs
  * and nothing else.
  */
@@ -81,7 +79,7 @@ public class ProxyLimits implements TokenBucketLimitResolver.Text {
     }
 
     /**
-     * The key of a target host's bucket, an all-of key of every acquire of the throttle ({@link ProxyChooser}):
+     * The key of a target host's bucket, an all-of key of every acquire of the throttle ({@code ProxyChooser}):
      * {@code "host <host key>"}.
      */
     public static String hostKey(String host) {
@@ -90,7 +88,7 @@ public class ProxyLimits implements TokenBucketLimitResolver.Text {
 
     /**
      * The key of a (proxy, host) pair's bucket, charged with its proxy's in the proxy's candidate group
-     * ({@link ProxyChooser}) and what a 429 penalizes ({@link BucketSteps}):
+     * ({@code ProxyChooser}) and what a 429 penalizes ({@link BucketSteps}):
      * {@code "pair <proxy id> <host key>"}.
      */
     public static String pairKey(String proxyId, String host) {

@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
-import io.tokenbucket.example.fetch.FetchOutcome;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -231,7 +230,7 @@ public class ProxyPool {
     }
 
     /**
-     * A failure that is the proxy's ({@link FetchOutcome} says which are). Its bucket is left alone: the turns
+     * A failure that is the proxy's ({@code FetchOutcome} says which are). Its bucket is left alone: the turns
      * booked on it stay booked, a penalty stays, and it refills by itself during the cooldown.
      */
     public void failure(String id, String reason) {
@@ -278,7 +277,7 @@ public class ProxyPool {
 
     /**
      * One 429 that a host sent for a URL, as {@link #refused} judged it. A URL keeps the list of its own
-     * ({@link FetchOutcome}).
+     * ({@code FetchOutcome}).
      *
      * @param proxy      the proxy it came through
      * @param atNanos    when it was judged, on the pool's clock
@@ -324,6 +323,16 @@ public class ProxyPool {
 
     /** As {@link #refused(String, String, long, List)}, the pairs' buckets told through {@code tell}. */
     public Refusal refused(String id, String host, long askedMillis, List<Refusal> urlRefusals, ProxyBuckets tell) {
+        return refused(id, host, askedMillis, urlRefusals, tell, false);
+    }
+
+    /**
+     * As {@link #refused(String, String, long, List, ProxyBuckets)}; {@code knownAlone}: the fleet already found this
+     * URL's 429s to be its own (another instance, through the buckets' Redis), so this one is judged the URL's own
+     * at once, whatever this pool has seen.
+     */
+    public Refusal refused(String id, String host, long askedMillis, List<Refusal> urlRefusals, ProxyBuckets tell,
+                           boolean knownAlone) {
         long now = clock.getAsLong();
         Entry e = entries.get(id);
         if (e == null || host == null) {
@@ -331,8 +340,8 @@ public class ProxyPool {
         }
         long shortMillis = restPolicy.seedMillis();
         boolean passing = e.health.passing(now, host);
-        boolean alone = passing && urlRefusals.stream().anyMatch(r -> r.passing() && !r.proxy().equals(id)
-                && !refusedOthersAfter(host, r.atNanos(), urlRefusals));
+        boolean alone = knownAlone || passing && urlRefusals.stream().anyMatch(r -> r.passing()
+                && !r.proxy().equals(id) && !refusedOthersAfter(host, r.atNanos(), urlRefusals));
         if (alone) {
             long rest = Math.min(Math.max(0, askedMillis), shortMillis);
             if (rest > 0) {
@@ -348,7 +357,7 @@ public class ProxyPool {
                     urlRefusals.set(i, earlier.settled());
                 }
             }
-            return new Refusal(id, now, rest, true, true, false);
+            return new Refusal(id, now, rest, passing, true, false);
         }
         e.health.refused(now, host);
         throttled(id, host, tell);

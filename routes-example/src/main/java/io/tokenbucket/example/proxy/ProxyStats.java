@@ -1,6 +1,7 @@
 package io.tokenbucket.example.proxy;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -8,11 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.tokenbucket.example.fetch.FetchOutcome;
 
 /**
  * What each proxy did: URLs fetched, bytes, time waited for tokens, failures and 429s. Bound in the registry
- * as {@value #BEAN}; {@link FetchOutcome} records every attempt. Its clock starts with the first attempt, so
+ * as {@value #BEAN}; {@code FetchOutcome} records every attempt. Its clock starts with the first attempt, so
  * the rates show the throttle, not how long Camel took to start. {@link #table} renders the progress table
  * and the final summary.
  */
@@ -35,7 +35,7 @@ public class ProxyStats {
         tally(proxy).add(1, 0, 0, waitedMs, bytes);
     }
 
-    /** An attempt through {@code proxy} failed, whoever was to blame ({@link FetchOutcome}); 429s are counted apart. */
+    /** An attempt through {@code proxy} failed, whoever was to blame ({@code FetchOutcome}); 429s are counted apart. */
     public void failure(String proxy, long waitedMs) {
         tally(proxy).add(0, 1, 0, waitedMs, 0);
     }
@@ -96,6 +96,40 @@ public class ProxyStats {
     }
 
     /**
+     * URLs fetched per proxy now, and when: where a later {@link #table(Map, Mark)} counts its rate from.
+     *
+     * @param nanos   {@code System.nanoTime()} of the mark
+     * @param fetched URLs fetched per proxy id at that time
+     */
+    public record Mark(long nanos, Map<String, Long> fetched) {
+    }
+
+    /** The counts now, for a later table's rate over the seconds in between. */
+    public Mark mark() {
+        return new Mark(System.nanoTime(), fetchedByProxy());
+    }
+
+    /**
+     * The totals now (fetched, failed attempts, 429s, reconnects, dead letters): equal totals, equal table but for
+     * the clock, so the progress table is not printed again while they stay the same.
+     */
+    public List<Long> counts() {
+        Snapshot all = new Snapshot(0, 0, 0, 0, 0, 0);
+        for (Tally t : tallies.values()) {
+            all = all.plus(t.snapshot());
+        }
+        return List.of(all.fetched, all.failures, all.tooMany, all.stale, deadLetters.get());
+    }
+
+    /**
+     * As {@link #table(Map)}, with each rate counted over the seconds since {@code since} (null: since the first
+     * attempt): what the progress table shows while the run goes on.
+     */
+    public String table(Map<String, String> health, Mark since) {
+        return render(health, since);
+    }
+
+    /**
      * The per-proxy table: fetched, rate per second since the first attempt, mean wait for tokens per attempt,
      * failures, 429s, fetches sent again on another connection (the proxy had closed the pooled one) and health;
      * then a total line.
@@ -104,30 +138,40 @@ public class ProxyStats {
      *               two still get a row
      */
     public String table(Map<String, String> health) {
+        return render(health, null);
+    }
+
+    private String render(Map<String, String> health, Mark since) {
         Map<String, Snapshot> rows = new TreeMap<>();
         tallies.forEach((proxy, tally) -> rows.put(proxy, tally.snapshot()));
         Map<String, String> order = new LinkedHashMap<>();
         health.keySet().forEach(id -> order.put(id, health.get(id)));
         rows.keySet().forEach(id -> order.putIfAbsent(id, "removed"));
         long first = startNanos.get();
-        double seconds = first == NOT_STARTED ? 0 : (System.nanoTime() - first) / 1e9;
+        long now = System.nanoTime();
+        double seconds = first == NOT_STARTED ? 0 : (now - first) / 1e9;
+        // the rates: over the seconds since the mark, or since the first attempt
+        double window = since == null ? seconds : (now - since.nanos()) / 1e9;
+        Map<String, Long> before = since == null ? Map.of() : since.fetched();
         StringBuilder table = new StringBuilder();
         table.append(String.format(Locale.ROOT, "%-12s %8s %7s %9s %8s %5s %10s  %s%n", "proxy", "fetched", "rate/s",
                 "wait ms", "failures", "429s", "reconnects", "health"));
         Snapshot all = new Snapshot(0, 0, 0, 0, 0, 0);
         for (Map.Entry<String, String> row : order.entrySet()) {
             Snapshot s = rows.getOrDefault(row.getKey(), new Snapshot(0, 0, 0, 0, 0, 0));
-            table.append(line(row.getKey(), s, seconds, row.getValue()));
+            table.append(line(row.getKey(), s, s.fetched - before.getOrDefault(row.getKey(), 0L), window,
+                    row.getValue()));
             all = all.plus(s);
         }
-        table.append(line("all", all, seconds, deadLetters.get() + " dead letters"));
+        long allBefore = before.values().stream().mapToLong(Long::longValue).sum();
+        table.append(line("all", all, all.fetched - allBefore, window, deadLetters.get() + " dead letters"));
         table.append(String.format(Locale.ROOT, "%d fetched, %d failed attempts, %d answered 429, %d dead letters"
                 + " in %.1f s%n", all.fetched, all.failures, all.tooMany, deadLetters.get(), seconds));
         return table.toString();
     }
 
-    private static String line(String name, Snapshot s, double seconds, String health) {
-        String rate = seconds > 0 ? String.format(Locale.ROOT, "%.2f", s.fetched / seconds) : "-";
+    private static String line(String name, Snapshot s, long fetchedInWindow, double window, String health) {
+        String rate = window > 0 ? String.format(Locale.ROOT, "%.2f", fetchedInWindow / window) : "-";
         long attempts = s.fetched + s.failures + s.tooMany;
         String wait = attempts > 0 ? String.format(Locale.ROOT, "%.0f", (double) s.waitedMs / attempts) : "-";
         return String.format(Locale.ROOT, "%-12s %8d %7s %9s %8d %5d %10d  %s%n", name, s.fetched, rate, wait,

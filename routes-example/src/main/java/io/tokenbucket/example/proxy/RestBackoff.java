@@ -3,15 +3,13 @@ package io.tokenbucket.example.proxy;
 import java.util.concurrent.TimeUnit;
 import java.util.random.RandomGenerator;
 
-import io.tokenbucket.example.fetch.RetryAfter;
-
 /**
  * How long a (proxy, host) pair rests after a 429, growing while the 429s keep coming: one instance per pair
  * ({@link ProxyHealth}), on a nanosecond clock and a random generator passed in (so tests need no sleeps and
  * see fixed draws).
  *
  * <p>The first 429 after a quiet period rests the pair exactly what the target asked ({@code asked}: its
- * {@code Retry-After}, or {@code example.penalty}; capped already by {@link RetryAfter}). Each further 429 within
+ * {@code Retry-After}, or {@code example.penalty}; capped already by {@code RetryAfter}). Each further 429 within
  * {@code forgiveNanos} of the previous one draws the rest with AWS's "decorrelated jitter":
  * {@code rest = min(cap, uniform(floor, 3 * previous rest))}, where {@code floor = max(asked, seed)}: never less
  * than the target asked, growing by up to three times per 429, never above {@code cap}
@@ -22,6 +20,12 @@ import io.tokenbucket.example.fetch.RetryAfter;
  * safe: its {@link ProxyHealth} locks.
  */
 public final class RestBackoff {
+
+    /**
+     * The longest rest and quiet period a pair's backoff takes ({@code example.maxRetryAfter},
+     * {@code example.forgiveAfter}): one day; a proxy to rest longer is better taken out of the proxy file.
+     */
+    public static final long CEILING_MILLIS = TimeUnit.DAYS.toMillis(1);
 
     /**
      * The settings every pair's backoff shares.
@@ -40,7 +44,7 @@ public final class RestBackoff {
         }
 
         public Policy {
-            if (forgiveMillis < 0 || forgiveMillis > RetryAfter.CEILING_MILLIS) {
+            if (forgiveMillis < 0 || forgiveMillis > CEILING_MILLIS) {
                 throw new IllegalArgumentException("example.forgiveAfter must be between 0 and 1d, was "
                         + forgiveMillis + " ms");
             }

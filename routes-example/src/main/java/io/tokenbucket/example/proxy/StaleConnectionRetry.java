@@ -2,8 +2,6 @@ package io.tokenbucket.example.proxy;
 
 import java.io.IOException;
 
-import io.tokenbucket.example.fetch.Blame;
-import io.tokenbucket.example.fetch.FetchOutcome;
 import org.apache.hc.client5.http.HttpRequestRetryStrategy;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.http.EndpointDetails;
@@ -25,11 +23,11 @@ import org.apache.hc.core5.util.TimeValue;
  * closed before a single byte of a response) and the connection had already carried a request before this one
  * (its request count, {@link EndpointDetails#getRequestCount()}, is above 1). On a fresh connection the proxy may
  * have forwarded the request before failing, and a retry would be a second request at the target for one token,
- * so that failure goes to the route ({@link FetchOutcome}: an unclear failure, see {@link Blame}, and another
+ * so that failure goes to the route ({@code FetchOutcome}: an unclear failure, see {@code Blame}, and another
  * attempt). The request is sent again as often as it meets such a connection (HttpClient leases the next one from
  * the pool, which may have been closed too when several fetches run through the proxy at once; each dead one is
  * discarded), at most {@value #MAX_RETRIES} times, and stops at the first failure on a fresh connection. No answer
- * is ever retried here: a 429 or 503 must reach {@link FetchOutcome}, which rests the proxy, and HttpClient's
+ * is ever retried here: a 429 or 503 must reach {@code FetchOutcome}, which rests the proxy, and HttpClient's
  * default would silently repeat it on the same proxy after the {@code Retry-After}.
  *
  * <p>A retry here is no attempt and no proxy failure (the route never sees it); {@code onRetry} counts it.

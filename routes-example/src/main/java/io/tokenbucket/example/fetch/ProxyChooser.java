@@ -1,4 +1,4 @@
-package io.tokenbucket.example.proxy;
+package io.tokenbucket.example.fetch;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -7,10 +7,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.camel.TokenBucketConstants;
-import io.tokenbucket.example.ScraperRoute;
-import io.tokenbucket.example.fetch.InFlightLimit;
-import io.tokenbucket.example.fetch.Scrape;
-import io.tokenbucket.example.fetch.ScrapeStart;
+import io.tokenbucket.example.proxy.ProxyBuckets;
+import io.tokenbucket.example.proxy.ProxyConfig;
+import io.tokenbucket.example.proxy.ProxyLimits;
+import io.tokenbucket.example.proxy.ProxyPool;
+import io.tokenbucket.example.proxy.ProxyStats;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -21,7 +22,7 @@ import org.apache.camel.support.service.ServiceHelper;
 /**
  * The step that starts each attempt (after {@link ScrapeStart} set the URL up): clears what the previous attempt
  * left on the message, chooses from the {@link ProxyPool} and names every bucket the throttle
- * ({@link ScraperRoute#THROTTLE}) charges, in one atomic step, for the attempt ({@link ProxyLimits} knows their
+ * ({@code ScraperRoute.THROTTLE}) charges, in one atomic step, for the attempt ({@link ProxyLimits} knows their
  * keys and limits):
  * <ul>
  * <li>with {@code example.choose=freest} (the default) header {@code CamelTokenBucketCandidates} holds one group

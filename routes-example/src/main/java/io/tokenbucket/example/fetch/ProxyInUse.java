@@ -1,10 +1,12 @@
-package io.tokenbucket.example.proxy;
+package io.tokenbucket.example.fetch;
 
 import java.util.List;
 
-import io.tokenbucket.example.fetch.Scrape;
-import io.tokenbucket.example.fetch.ScrapeStart;
-import io.tokenbucket.example.fetch.TargetUrl;
+import io.tokenbucket.example.proxy.ProxyClient;
+import io.tokenbucket.example.proxy.ProxyClients;
+import io.tokenbucket.example.proxy.ProxyConfig;
+import io.tokenbucket.example.proxy.ProxyPool;
+import io.tokenbucket.example.proxy.ProxyStats;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 

@@ -1,0 +1,50 @@
+package io.tokenbucket.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import io.tokenbucket.example.demo.DemoProxy;
+import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.demo.DemoTarget;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * With {@code example.adaptive}, a URL is not dead-lettered for the 429s its host sends while the pairs search for
+ * its rate: each 429 that cut the rate leaves the URL's {@code example.maxAttempts} untouched, up to that many.
+ * Real servers on loopback; the target counts the requests.
+ */
+class RateSearchRouteTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void a429ThatCutTheRateDoesNotSpendAnAttempt() throws Exception {
+        // one proxy; example.maxAttempts 2. /busy/3/..: three 429s (no Retry-After), then the page; /busy/9/..: more
+        // than the free ones and the attempts together
+        try (DemoSite site = new DemoSite(dir, 1, "50/1s", 0, new DemoTarget(1000, 1000), DemoProxy.Mode.KEEPALIVE);
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.adaptive", "true",
+                     "example.pairLimit", "50/1s:1", "example.maxAttempts", "2",
+                     "camel.component.tokenbucket.adaptive-floor", "0.5", "example.storeRetryDelay", "50"))) {
+            String found = site.target().baseUrl() + "/busy/3/a";
+            String refused = site.target().baseUrl() + "/busy/9/b";
+            scraper.scrape(List.of(found, refused));
+
+            assertThat(scraper.resultLines()).singleElement().satisfies(line -> {
+                assertThat(line.getString("url")).isEqualTo(found);
+                assertThat(line.getInteger("status")).isEqualTo(200);
+                assertThat(line.getInteger("attempts")).isEqualTo(4);
+            });
+            assertThat(scraper.deadLines()).singleElement().satisfies(line -> {
+                assertThat(line.getString("url")).isEqualTo(refused);
+                assertThat(line.getInteger("attempts")).as("2 spent and 2 free").isEqualTo(4);
+            });
+            assertThat(site.target().hits().stream().filter(h -> h.path().startsWith("/busy/")))
+                    .as("requests at the target: one per attempt").hasSize(8);
+        }
+    }
+}
