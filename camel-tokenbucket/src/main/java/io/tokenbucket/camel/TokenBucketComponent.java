@@ -40,25 +40,6 @@ public class TokenBucketComponent extends DefaultComponent {
     }
 
     /**
-     * Refuses {@code tokens}, the former name of {@code cost}, naming its successor (Camel Main's
-     * {@code camel.component.tokenbucket.tokens} reaches the component through this setter).
-     *
-     * @throws IllegalArgumentException always
-     */
-    public void setTokens(String value) {
-        throw TokenBucketExceptions.renamed("tokens", TokenBucketOptionText.RENAMED.get("tokens"));
-    }
-
-    /**
-     * Refuses {@code refillTokens}, the former name of {@code refillAmount}, naming its successor.
-     *
-     * @throws IllegalArgumentException always
-     */
-    public void setRefillTokens(String value) {
-        throw TokenBucketExceptions.renamed("refillTokens", TokenBucketOptionText.RENAMED.get("refillTokens"));
-    }
-
-    /**
      * Checks every option of {@code configuration} as endpoint creation does (limits, cost, bounds, the adaptive
      * options), for configuration that reaches the component some other way, such as the Spring Boot starter's.
      *

@@ -148,19 +148,6 @@ final class TokenBucketExceptions {
                 + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms), was '" + shown(raw) + "'");
     }
 
-    /**
-     * A limit resolver compiled against the former interface, which answered text: its class has no
-     * {@code resolve(String)}.
-     *
-     * @param cause the error of the call that found no method, or null when it was found out beforehand
-     */
-    static IllegalArgumentException formerResolver(TokenBucketLimitResolver resolver, Throwable cause) {
-        return new IllegalArgumentException("limitResolver " + resolver.getClass().getName() + " implements the"
-                + " former TokenBucketLimitResolver, which answered text (String limitsFor(String)): recompile it"
-                + " against this version, implementing TokenBucketLimitResolver.Text to keep answering text, or"
-                + " TokenBucketLimitResolver (Limits resolve(String)) to answer limits made once", cause);
-    }
-
     /** Where the limit resolver's answer for {@code key} came from, for the parse error of a bad answer. */
     static String resolverAnswer(String key) {
         return "the limits the limitResolver gave key '" + shown(key) + "'";
@@ -260,12 +247,4 @@ final class TokenBucketExceptions {
                 + " could not continue the exchange on its worker pool: " + e.getMessage(), e);
     }
 
-    /**
-     * A removed option, named as the user gave it ({@code tokens}, {@code camel.component.tokenbucket.tokens}),
-     * with the one that replaced it.
-     */
-    static IllegalArgumentException renamed(String given, String successor) {
-        return new IllegalArgumentException(given + " is no longer an option: it was renamed " + successor
-                + " (same meaning and values)");
-    }
 }

@@ -17,9 +17,6 @@ import java.util.regex.Pattern;
  */
 final class TokenBucketOptionText {
 
-    /** Options that were renamed, each with its successor: named in the error, never taken as an alias. */
-    static final Map<String, String> RENAMED = Map.of("tokens", "cost", "refillTokens", "refillAmount");
-
     private static final Set<String> WHOLE_NUMBERS = Set.of("capacity", "refillAmount", "cost");
     private static final Set<String> INT_NUMBERS = Set.of("metricsMaxKeys", "maxWaiting", "maxCandidates",
             "maxAllOf");
@@ -50,11 +47,6 @@ final class TokenBucketOptionText {
      *                                  whole number, or a duration option's text is not a Camel duration
      */
     static void check(Map<String, Object> parameters) {
-        for (Map.Entry<String, String> removed : RENAMED.entrySet()) {
-            if (parameters.containsKey(removed.getKey())) {
-                throw TokenBucketExceptions.renamed(removed.getKey(), removed.getValue());
-            }
-        }
         for (Map.Entry<String, Object> option : parameters.entrySet()) {
             if (!(option.getValue() instanceof String text)) {
                 continue;

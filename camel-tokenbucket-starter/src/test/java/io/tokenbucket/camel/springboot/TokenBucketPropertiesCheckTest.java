@@ -94,19 +94,6 @@ class TokenBucketPropertiesCheckTest {
         return text.toString();
     }
 
-    @ParameterizedTest
-    @CsvSource({"tokens, cost", "refill-tokens, refill-amount"})
-    void aRenamedPropertyNamesItsSuccessor(String old, String successor) {
-        runner.withPropertyValues(PREFIX + old + "=3").run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).hasStackTraceContaining(PREFIX + old
-                    + " is no longer a property: it was renamed " + PREFIX + successor);
-        });
-        runner.withInitializer(context -> environment(context, Map.of("CAMEL_COMPONENT_TOKENBUCKET_"
-                + old.replace("-", "").toUpperCase(java.util.Locale.ROOT), "3"))).run(context ->
-                assertThat(context.getStartupFailure()).hasStackTraceContaining("it was renamed " + PREFIX + successor));
-    }
-
     /** A redis-uri Lettuce cannot read fails the start naming the property, its password never shown. */
     @Test
     void aRedisUriThatDoesNotParseFailsTheStartNamingIt() {
