@@ -61,6 +61,9 @@ final class TokenBucketLimitSource {
      * @throws IllegalArgumentException naming the option and its value
      */
     static Limits check(TokenBucketConfiguration c) {
+        // also when limits replace them: a value the user wrote is refused, never silently left unused
+        atLeast("capacity", c.getCapacity(), 1, "must be at least 1");
+        atLeast("refillAmount", c.getRefillAmount(), 1, "must be at least 1");
         if (c.getRefillPeriod() < 1) {
             throw new IllegalArgumentException("refillPeriod must be at least 1 millisecond, was "
                     + c.getRefillPeriod());
