@@ -185,9 +185,11 @@ final class TokenBucketExceptions {
     /**
      * Every in-flight slot of a key the exchange needs was held: at once in reject and check mode or with every
      * waiting place taken ({@code waited} false), or until its maxWait passed ({@code waited} true).
+     *
+     * @param waitNanos when a slot (and the tokens) may be there, for a retry: {@link TokenBucketStatistics#slotWaitNanos}
      */
     static TokenBucketRejectedException noSlot(String endpointName, TokenBucketConfiguration config,
-                                               TokenBucketRequest.Acquire acquire, boolean waited) {
+                                               TokenBucketRequest.Acquire acquire, boolean waited, long waitNanos) {
         String why;
         if (waited) {
             why = "no in-flight slot came free within maxWait " + config.getMaxWait() + " ms";
@@ -199,9 +201,11 @@ final class TokenBucketExceptions {
         }
         List<String> slotKeys = TokenBucketLeases.slotKeys(acquire).stream().map(k -> "'" + shown(k.sent()) + "' ("
                 + k.limits().inFlight() + " in flight)").toList();
-        return new TokenBucketRejectedException(endpointName, acquire.key().sent(), acquire.tokens(), 0,
+        long waitMillis = TokenBucketLimitSource.ceilMillis(waitNanos);
+        return new TokenBucketRejectedException(endpointName, acquire.key().sent(), acquire.tokens(), waitMillis,
                 "tokenbucket:" + endpointName + " rejected key '" + shown(acquire.key().sent()) + "': " + why
-                + "; keys with an in-flight limit: " + String.join(", ", slotKeys));
+                + "; keys with an in-flight limit: " + String.join(", ", slotKeys) + "; retry in about " + waitMillis
+                + " ms");
     }
 
     /** An exchange still waiting for an in-flight slot when it had to stop waiting; it had reserved nothing. */
