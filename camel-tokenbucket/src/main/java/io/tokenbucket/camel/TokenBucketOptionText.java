@@ -2,6 +2,8 @@ package io.tokenbucket.camel;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -57,8 +59,8 @@ final class TokenBucketOptionText {
     }
 
     private static Map<String, String> numericByLooseName() {
-        Map<String, String> names = new java.util.HashMap<>();
-        for (Set<String> set : java.util.List.of(LONG_COUNTS, INT_COUNTS, DURATIONS)) {
+        Map<String, String> names = new HashMap<>();
+        for (Set<String> set : List.of(LONG_COUNTS, INT_COUNTS, DURATIONS)) {
             set.forEach(name -> names.put(name.toLowerCase(Locale.ROOT), name));
         }
         return Map.copyOf(names);

@@ -43,8 +43,6 @@ class ExampleConfigurationTest {
             assertRejected("example.proxyLimit", bad, "example.proxyLimit must be N/period with N and the period at"
                     + " least 1 (4/1s), was '" + bad + "'");
         }
-        assertRejected("example.refillPeriod", "2s", "example.refillPeriod is now example.proxyLimit=N/period"
-                + " (2/1s)");
     }
 
     @Test
