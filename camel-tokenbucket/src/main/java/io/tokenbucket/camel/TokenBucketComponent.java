@@ -15,6 +15,7 @@ import org.apache.camel.Endpoint;
 import org.apache.camel.ExtendedCamelContext;
 import org.apache.camel.spi.ExecutorServiceManager;
 import org.apache.camel.spi.Metadata;
+import org.apache.camel.spi.PropertyConfigurer;
 import org.apache.camel.spi.ThreadPoolProfile;
 import org.apache.camel.spi.annotations.Component;
 import org.apache.camel.support.DefaultComponent;
@@ -40,25 +41,6 @@ public class TokenBucketComponent extends DefaultComponent {
     }
 
     /**
-     * Refuses {@code tokens}, the former name of {@code cost}, naming its successor (Camel Main's
-     * {@code camel.component.tokenbucket.tokens} reaches the component through this setter).
-     *
-     * @throws IllegalArgumentException always
-     */
-    public void setTokens(String value) {
-        throw TokenBucketExceptions.renamed("tokens", TokenBucketOptionText.RENAMED.get("tokens"));
-    }
-
-    /**
-     * Refuses {@code refillTokens}, the former name of {@code refillAmount}, naming its successor.
-     *
-     * @throws IllegalArgumentException always
-     */
-    public void setRefillTokens(String value) {
-        throw TokenBucketExceptions.renamed("refillTokens", TokenBucketOptionText.RENAMED.get("refillTokens"));
-    }
-
-    /**
      * Checks every option of {@code configuration} as endpoint creation does (limits, cost, bounds, the adaptive
      * options), for configuration that reaches the component some other way, such as the Spring Boot starter's.
      *
@@ -80,6 +62,19 @@ public class TokenBucketComponent extends DefaultComponent {
      */
     public static long durationMillis(String name, String text) {
         return TokenBucketOptionText.durationOption(name, text);
+    }
+
+    /**
+     * What the text of option {@code name} names, read as an endpoint URI's options and the component's properties
+     * are: a count's whole number ({@code Long}, or {@code Integer} for an {@code int} option), a duration's
+     * milliseconds, any other option's text as it is. For configuration that reaches the component as text some
+     * other way, such as the Spring Boot starter's.
+     *
+     * @throws IllegalArgumentException naming the option and the text when a count's text is no whole number (a
+     *                                  blank included) or a duration's no duration
+     */
+    public static Object readOption(String name, String text) {
+        return TokenBucketOptionText.bind(name, text);
     }
 
     /** Tells {@code w} when the Camel context starts stopping, until {@link #unregister}. */
@@ -150,6 +145,16 @@ public class TokenBucketComponent extends DefaultComponent {
         return endpoint;
     }
 
+    /**
+     * The generated configurer of the component's options, reading the text of every numeric option first
+     * ({@link TokenBucketOptionText#bind}), so that {@code camel.component.tokenbucket.maxInFlight=abc} is refused
+     * as {@code maxInFlight=abc} in an endpoint URI is, instead of binding the 0 Camel reads from it.
+     */
+    @Override
+    public PropertyConfigurer getComponentPropertyConfigurer() {
+        return TokenBucketOptionText.reading(super.getComponentPropertyConfigurer());
+    }
+
     /** The keyword that makes Camel mask {@code camel.component.tokenbucket.redis-uri} in property summaries. */
     static final String SENSITIVE_KEYWORD = "redisuri";
 
@@ -185,10 +190,6 @@ public class TokenBucketComponent extends DefaultComponent {
         // waiting exchanges woken at once are ten thousand continuations. The timer keeps its own heap, on a
         // thread of Camel's so that it is named and shut down like every other.
         ExecutorServiceManager pools = getCamelContext().getExecutorServiceManager();
-        if (timerSpinMicros < 0 || timerSpinMicros > TimeUnit.SECONDS.toMicros(1)) {
-            throw new IllegalArgumentException("timerSpinMicros must be from 0 to 1000000 microseconds, was "
-                    + timerSpinMicros);
-        }
         timer = new TokenBucketTimer(TokenBucketTimer.SYSTEM, TimeUnit.MICROSECONDS.toNanos(timerSpinMicros));
         timerThread = pools.newSingleThreadExecutor(this, "TokenBucketTimer");
         timerThread.execute(timer);
@@ -334,8 +335,14 @@ public class TokenBucketComponent extends DefaultComponent {
     /**
      * Sets how long before a release time the timer spins instead of sleeping, in microseconds, from 0 (never
      * spins) to 1,000,000; read when the component starts. Default 200.
+     *
+     * @throws IllegalArgumentException naming the value when it is outside that range
      */
     public void setTimerSpinMicros(long timerSpinMicros) {
+        if (timerSpinMicros < 0 || timerSpinMicros > TimeUnit.SECONDS.toMicros(1)) {
+            throw new IllegalArgumentException("timerSpinMicros must be from 0 to 1000000 microseconds, was "
+                    + timerSpinMicros);
+        }
         this.timerSpinMicros = timerSpinMicros;
     }
 }

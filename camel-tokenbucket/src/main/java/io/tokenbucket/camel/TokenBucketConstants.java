@@ -53,7 +53,8 @@ public final class TokenBucketConstants {
     public static final String ALL_OF = "CamelTokenBucketAllOf";
 
     @Metadata(label = "producer", description = "Set by peek and penalize: milliseconds until the requested"
-            + " tokens would be available (0: now).", javaType = "Long")
+            + " tokens would be available (0: now); with every in-flight slot held, at least when one may be free.",
+              javaType = "Long")
     public static final String WAIT_ESTIMATE = "CamelTokenBucketWaitEstimate";
 
     @Metadata(label = "producer", description = "Set by throttled and rate: the key's current rate as a fraction of"

@@ -149,19 +149,6 @@ final class TokenBucketExceptions {
                 + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms), was '" + shown(raw) + "'");
     }
 
-    /**
-     * A limit resolver compiled against the former interface, which answered text: its class has no
-     * {@code resolve(String)}.
-     *
-     * @param cause the error of the call that found no method, or null when it was found out beforehand
-     */
-    static IllegalArgumentException formerResolver(TokenBucketLimitResolver resolver, Throwable cause) {
-        return new IllegalArgumentException("limitResolver " + resolver.getClass().getName() + " implements the"
-                + " former TokenBucketLimitResolver, which answered text (String limitsFor(String)): recompile it"
-                + " against this version, implementing TokenBucketLimitResolver.Text to keep answering text, or"
-                + " TokenBucketLimitResolver (Limits resolve(String)) to answer limits made once", cause);
-    }
-
     /** Where the limit resolver's answer for {@code key} came from, for the parse error of a bad answer. */
     static String resolverAnswer(String key) {
         return "the limits the limitResolver gave key '" + shown(key) + "'";
@@ -199,9 +186,11 @@ final class TokenBucketExceptions {
     /**
      * Every in-flight slot of a key the exchange needs was held: at once in reject and check mode or with every
      * waiting place taken ({@code waited} false), or until its maxWait passed ({@code waited} true).
+     *
+     * @param waitNanos when a slot (and the tokens) may be there, for a retry: {@link TokenBucketStatistics#slotWaitNanos}
      */
     static TokenBucketRejectedException noSlot(String endpointName, TokenBucketConfiguration config,
-                                               TokenBucketRequest.Acquire acquire, boolean waited) {
+                                               TokenBucketRequest.Acquire acquire, boolean waited, long waitNanos) {
         String why;
         if (waited) {
             why = "no in-flight slot came free within maxWait " + config.getMaxWait() + " ms";
@@ -213,9 +202,11 @@ final class TokenBucketExceptions {
         }
         List<String> slotKeys = TokenBucketLeases.slotKeys(acquire).stream().map(k -> "'" + shown(k.sent()) + "' ("
                 + k.limits().inFlight() + " in flight)").toList();
-        return new TokenBucketRejectedException(endpointName, acquire.key().sent(), acquire.tokens(), 0,
+        long waitMillis = TokenBucketLimitSource.ceilMillis(waitNanos);
+        return new TokenBucketRejectedException(endpointName, acquire.key().sent(), acquire.tokens(), waitMillis,
                 "tokenbucket:" + endpointName + " rejected key '" + shown(acquire.key().sent()) + "': " + why
-                + "; keys with an in-flight limit: " + String.join(", ", slotKeys));
+                + "; keys with an in-flight limit: " + String.join(", ", slotKeys) + "; retry in about " + waitMillis
+                + " ms");
     }
 
     /** An exchange still waiting for an in-flight slot when it had to stop waiting; it had reserved nothing. */
@@ -282,12 +273,4 @@ final class TokenBucketExceptions {
                 + " could not continue the exchange on its worker pool: " + e.getMessage(), e);
     }
 
-    /**
-     * A removed option, named as the user gave it ({@code tokens}, {@code camel.component.tokenbucket.tokens}),
-     * with the one that replaced it.
-     */
-    static IllegalArgumentException renamed(String given, String successor) {
-        return new IllegalArgumentException(given + " is no longer an option: it was renamed " + successor
-                + " (same meaning and values)");
-    }
 }

@@ -192,6 +192,8 @@ final class TokenBucketLeases {
         private static final long serialVersionUID = 1L;
         private final transient List<Key> keys;
         private final transient StoreCommand.Lease lease;
+        /** When the slots were granted ({@link System#nanoTime()}), for the hold time the statistics keep. */
+        private final long granted = System.nanoTime();
 
         Release(List<Key> keys, StoreCommand.Lease lease) {
             this.keys = keys;
@@ -229,6 +231,7 @@ final class TokenBucketLeases {
                 return;
             }
             endpoint.getStatistics().inFlight(-1);
+            endpoint.getStatistics().slotHeld(System.nanoTime() - granted);
             held.remove(this);
             CompletionStage<Outcome> released;
             try {

@@ -11,10 +11,6 @@ import io.tokenbucket.math.Limits;
  * limits and keeps its state (see {@link #resolve}). Keep it fast: a map lookup of limits made beforehand, with
  * {@link #parse} ({@code 20/1s}) or {@link Limits#of(Limit...)}, not I/O. A resolver that keeps its limits as text
  * (read from a properties or YAML file) implements {@link Text}, or wraps a function with {@link #text}.
- *
- * <p>This interface formerly answered text ({@code String limitsFor(String key)}): such a resolver now implements
- * {@link Text}, whose method is that one; one compiled against the former interface fails when its endpoint is
- * created, saying so.
  */
 @FunctionalInterface
 public interface TokenBucketLimitResolver {

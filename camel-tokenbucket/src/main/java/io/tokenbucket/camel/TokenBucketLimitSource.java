@@ -1,6 +1,5 @@
 package io.tokenbucket.camel;
 
-import java.lang.reflect.Modifier;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -62,6 +61,9 @@ final class TokenBucketLimitSource {
      * @throws IllegalArgumentException naming the option and its value
      */
     static Limits check(TokenBucketConfiguration c) {
+        // also when limits replace them: a value the user wrote is refused, never silently left unused
+        atLeast("capacity", c.getCapacity(), 1, "must be at least 1");
+        atLeast("refillAmount", c.getRefillAmount(), 1, "must be at least 1");
         if (c.getRefillPeriod() < 1) {
             throw new IllegalArgumentException("refillPeriod must be at least 1 millisecond, was "
                     + c.getRefillPeriod());
@@ -119,26 +121,10 @@ final class TokenBucketLimitSource {
                         + c.getAdaptiveKeys() + "'");
             }
         }
-        checkResolver(c.getLimitResolver());
         if (c.getKeyHeader() == null || c.getKeyHeader().isBlank()) {
             throw new IllegalArgumentException("keyHeader must name a header, was '" + c.getKeyHeader() + "'");
         }
         return limits.withAdaptive(adaptation(c));
-    }
-
-    /**
-     * Refuses a resolver compiled against the former, text-answering interface ({@code String limitsFor(String)}),
-     * whose class does not implement {@link TokenBucketLimitResolver#resolve}: it would fail on every exchange.
-     */
-    private static void checkResolver(TokenBucketLimitResolver resolver) {
-        try {
-            if (resolver != null && Modifier.isAbstract(resolver.getClass().getMethod("resolve", String.class)
-                    .getModifiers())) {
-                throw TokenBucketExceptions.formerResolver(resolver, null);
-            }
-        } catch (NoSuchMethodException | SecurityException cannotTell) {
-            // then the first call that finds no method fails as clearly (limitsFor)
-        }
     }
 
     private static void atLeast(String option, long value, long min, String rule) {
@@ -229,12 +215,7 @@ final class TokenBucketLimitSource {
         boolean adapts = adapts(key);
         TokenBucketLimitResolver resolver = configuration.getLimitResolver();
         if (resolver != null) {
-            Limits own;
-            try {
-                own = resolver.resolve(key);
-            } catch (AbstractMethodError formerInterface) {
-                throw TokenBucketExceptions.formerResolver(resolver, formerInterface);
-            }
+            Limits own = resolver.resolve(key);
             if (own != null) {
                 return withMaxInFlight(own, configuration).withAdaptive(adapts ? adaptive : null);
             }

@@ -2,29 +2,42 @@ package io.tokenbucket.camel;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.apache.camel.CamelContext;
+import org.apache.camel.spi.GeneratedPropertyConfigurer;
+import org.apache.camel.spi.PropertyConfigurer;
+import org.apache.camel.spi.PropertyConfigurerGetter;
+
 /**
- * Checks the text of the numeric options of an endpoint URI before Camel binds them, because Camel's binding
- * quietly turns text it cannot read ({@code capacity=abc}, {@code maxWait=5x}) into 0, and a {@code maxWait}
- * of 0 would silently mean "never wait"; and reads Camel duration text exactly, because Camel's own reader
- * ({@code TimeUtils}) wraps around on large values ({@code 200000000000000d} becomes a negative or small number).
- * A duration's text is replaced by its milliseconds, so Camel binds the number and never reads the text again.
- * Values that are not text (numbers, durations from the Java DSL) are left to Camel.
+ * Reads the text of the numeric options, whether it comes in an endpoint URI or as a component property
+ * ({@code camel.component.tokenbucket.maxInFlight}), before Camel binds it. Camel reads text given to a {@code long}
+ * or {@code int} option as a duration, and its reader answers 0 for text that is none ({@code abc}, {@code 1.5},
+ * the empty text, {@code +5}): a {@code maxInFlight} of 0 would silently mean "no in-flight limit", a
+ * {@code maxWaiting} of 0 "no exchange waits". Its duration reader also wraps around on large values
+ * ({@code 200000000000000d} becomes a negative or small number). So the text of a count is read here as a whole
+ * number, and of a duration as a Camel duration, exactly; the number read is bound instead of the text, so Camel
+ * never reads it. Ranges (at least 1, at most the capacity...) are checked with the rest of the configuration, by
+ * {@code TokenBucketLimitSource}. Values that are not text (numbers, durations from the Java DSL) are left to Camel.
  */
 final class TokenBucketOptionText {
 
-    /** Options that were renamed, each with its successor: named in the error, never taken as an alias. */
-    static final Map<String, String> RENAMED = Map.of("tokens", "cost", "refillTokens", "refillAmount");
-
-    private static final Set<String> WHOLE_NUMBERS = Set.of("capacity", "refillAmount", "cost");
-    private static final Set<String> INT_NUMBERS = Set.of("metricsMaxKeys", "maxWaiting", "maxCandidates",
-            "maxAllOf");
+    /** Options that count something ({@code long}): tokens, exchanges, microseconds of spinning. */
+    private static final Set<String> LONG_COUNTS = Set.of("capacity", "refillAmount", "cost", "maxInFlight",
+            "timerSpinMicros");
+    /** Options that count something and are {@code int}s. */
+    private static final Set<String> INT_COUNTS = Set.of("maxWaiting", "maxCandidates", "maxAllOf", "metricsMaxKeys");
+    /** Options that are durations, in milliseconds. */
     private static final Set<String> DURATIONS = Set.of("refillPeriod", "maxWait", "storeTimeout", "adaptiveHold",
-            "adaptiveMemory", "stopTimeout");
+            "adaptiveMemory", "stopTimeout", "inFlightLease");
+    /** Every numeric option by its name in lower case and without dashes, as configurers may be asked for it. */
+    private static final Map<String, String> NUMERIC = numericByLooseName();
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
     /**
      * Camel's duration syntax: days, hours, minutes, seconds, milliseconds, each optional, in that order; besides
@@ -45,39 +58,119 @@ final class TokenBucketOptionText {
     private TokenBucketOptionText() {
     }
 
+    private static Map<String, String> numericByLooseName() {
+        Map<String, String> names = new HashMap<>();
+        for (Set<String> set : List.of(LONG_COUNTS, INT_COUNTS, DURATIONS)) {
+            set.forEach(name -> names.put(name.toLowerCase(Locale.ROOT), name));
+        }
+        return Map.copyOf(names);
+    }
+
+    /** Whether option {@code name} counts something (a whole number that is no duration). */
+    static boolean isCount(String name) {
+        return LONG_COUNTS.contains(name) || INT_COUNTS.contains(name);
+    }
+
+    /** Whether option {@code name} is a duration in milliseconds. */
+    static boolean isDuration(String name) {
+        return DURATIONS.contains(name);
+    }
+
     /**
-     * @throws IllegalArgumentException naming the option and the text when a numeric option's text is not a
-     *                                  whole number, or a duration option's text is not a Camel duration
+     * Reads the text of every numeric option of an endpoint URI's {@code parameters} as {@link #bind} does, and
+     * puts the number read in its place.
+     *
+     * @throws IllegalArgumentException naming the option and the text, as {@link #bind} does
      */
     static void check(Map<String, Object> parameters) {
-        for (Map.Entry<String, String> removed : RENAMED.entrySet()) {
-            if (parameters.containsKey(removed.getKey())) {
-                throw TokenBucketExceptions.renamed(removed.getKey(), removed.getValue());
-            }
+        parameters.replaceAll(TokenBucketOptionText::bind);
+    }
+
+    /**
+     * What Camel should bind for option {@code name} given {@code value}: the whole number that the text of a count
+     * option names (a {@code Long}, or an {@code Integer} for an {@code int} option), the milliseconds of the text of
+     * a duration option, and any other value as it is. {@code name} may be in any case, with dashes
+     * ({@code max-in-flight}), as Camel Main and configurers that ignore case pass it.
+     *
+     * @throws IllegalArgumentException naming the option and the text when a count's text is not a whole number (a
+     *                                  blank, a fraction, a word, an unresolved {@code {{placeholder}}}) or too
+     *                                  large for the option's type, or a duration's text is no Camel duration
+     */
+    static Object bind(String name, Object value) {
+        if (!(value instanceof String text) || name == null) {
+            return value;
         }
-        for (Map.Entry<String, Object> option : parameters.entrySet()) {
-            if (!(option.getValue() instanceof String text)) {
-                continue;
+        String option = NUMERIC.get(name.replace("-", "").toLowerCase(Locale.ROOT));
+        if (option == null) {
+            return value;
+        }
+        if (DURATIONS.contains(option)) {
+            return durationOption(option, text);
+        }
+        if (!WHOLE_NUMBER.matcher(text).matches()) {
+            throw new IllegalArgumentException(option + " must be a whole number, was '" + text + "'");
+        }
+        boolean isInt = INT_COUNTS.contains(option);
+        try {
+            long number = Long.parseLong(text.trim());
+            if (isInt) { // not a conditional expression: it would promote the Integer to a Long
+                return Integer.valueOf(Math.toIntExact(number));
             }
-            boolean isInt = INT_NUMBERS.contains(option.getKey());
-            if (isInt || WHOLE_NUMBERS.contains(option.getKey())) {
-                if (!WHOLE_NUMBER.matcher(text).matches()) {
-                    throw new IllegalArgumentException(option.getKey() + " must be a whole number, was '" + text
-                            + "'");
-                }
-                try {
-                    long value = Long.parseLong(text.trim());
-                    if (isInt) {
-                        Math.toIntExact(value);
-                    }
-                } catch (NumberFormatException | ArithmeticException tooLarge) {
-                    throw new IllegalArgumentException(option.getKey() + " must be a whole number of at most "
-                            + (isInt ? Integer.MAX_VALUE : Long.MAX_VALUE) + ", was '" + text + "'");
-                }
-            }
-            if (DURATIONS.contains(option.getKey())) {
-                option.setValue(durationOption(option.getKey(), text));
-            }
+            return Long.valueOf(number);
+        } catch (NumberFormatException | ArithmeticException tooLarge) {
+            boolean negative = text.trim().startsWith("-");
+            throw new IllegalArgumentException(option + " must be a whole number of at " + (negative ? "least "
+                    + (isInt ? Integer.MIN_VALUE : Long.MIN_VALUE) : "most " + (isInt ? Integer.MAX_VALUE
+                    : Long.MAX_VALUE)) + ", was '" + text + "'");
+        }
+    }
+
+    /**
+     * {@code configurer} (Camel's generated configurer of the component or its endpoints) with every value read by
+     * {@link #bind} first: the options given as component properties are read as those of an endpoint URI.
+     */
+    static PropertyConfigurer reading(PropertyConfigurer configurer) {
+        return configurer == null || configurer instanceof Reading ? configurer : new Reading(configurer);
+    }
+
+    /** A configurer that binds what {@link #bind} reads, and otherwise answers as the one it wraps. */
+    static final class Reading implements GeneratedPropertyConfigurer, PropertyConfigurerGetter {
+        private final PropertyConfigurer generated;
+
+        private Reading(PropertyConfigurer generated) {
+            this.generated = generated;
+        }
+
+        /** The configurer this one wraps. */
+        PropertyConfigurer generated() {
+            return generated;
+        }
+
+        @Override
+        public boolean configure(CamelContext camelContext, Object target, String name, Object value,
+                                 boolean ignoreCase) {
+            return generated.configure(camelContext, target, name, bind(name, value), ignoreCase);
+        }
+
+        @Override
+        public Class<?> getOptionType(String name, boolean ignoreCase) {
+            return generated instanceof PropertyConfigurerGetter g ? g.getOptionType(name, ignoreCase) : null;
+        }
+
+        @Override
+        public Object getCollectionValueType(Object target, String name, boolean ignoreCase) {
+            return generated instanceof PropertyConfigurerGetter g
+                    ? g.getCollectionValueType(target, name, ignoreCase) : null;
+        }
+
+        @Override
+        public String[] getAutowiredNames() {
+            return generated instanceof PropertyConfigurerGetter g ? g.getAutowiredNames() : null;
+        }
+
+        @Override
+        public Object getOptionValue(Object target, String name, boolean ignoreCase) {
+            return generated instanceof PropertyConfigurerGetter g ? g.getOptionValue(target, name, ignoreCase) : null;
         }
     }
 

@@ -135,7 +135,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             Acquire shown = request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
             if (!place) { // every waiting place taken: it may not wait, nor take a slot an earlier waiter wants
                 endpoint.getStatistics().rejected(shown.key().stored());
-                exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, shown, false));
+                exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, shown, false,
+                        endpoint.getStatistics().slotWaitNanos(0)));
                 callback.done(true);
                 return true;
             }
@@ -278,7 +279,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
             } else if (r.slotless()) {
-                exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, acquire, false));
+                exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, acquire, false,
+                        endpoint.getStatistics().slotWaitNanos(r.waitTicks())));
             } else {
                 boolean full = !place && TokenBucketLimitSource.maxWaitNanos(config) > 0;
                 exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, acquire, r.waitTicks(),
@@ -339,7 +341,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * The headers of a refund, peek or penalize: the tokens remaining, and for the last two the wait estimate; of
      * throttled: the rate and whether it was cut; of rate: the rate alone; a remove has none.
      */
-    private static void answered(Message message, Outcome value, TokenBucketRequest request) {
+    private void answered(Message message, Outcome value, TokenBucketRequest request) {
         if (request instanceof Throttled || request instanceof Rate) {
             message.setHeader(TokenBucketConstants.RATE, value.factor());
             if (request instanceof Throttled) {
@@ -348,8 +350,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         } else if (request instanceof Refund || request instanceof Peek || request instanceof Penalize) {
             message.setHeader(TokenBucketConstants.REMAINING, value.remaining());
             if (!(request instanceof Refund)) {
+                // every slot held: when one may be free, as a refusal for want of one says
                 message.setHeader(TokenBucketConstants.WAIT_ESTIMATE, TokenBucketLimitSource.ceilMillis(
-                        value.waitTicks()));
+                        value.slotless() ? endpoint.getStatistics().slotWaitNanos(value.waitTicks())
+                                : value.waitTicks()));
             }
         }
     }

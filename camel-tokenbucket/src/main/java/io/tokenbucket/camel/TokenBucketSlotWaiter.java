@@ -190,7 +190,7 @@ final class TokenBucketSlotWaiter {
         } else {
             endpoint.getStatistics().rejected(shown.key().stored());
             exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), endpoint.getConfiguration(),
-                    shown, true));
+                    shown, true, endpoint.getStatistics().slotWaitNanos(0)));
         }
         continueOnWorker(() -> callback.done(false));
     }

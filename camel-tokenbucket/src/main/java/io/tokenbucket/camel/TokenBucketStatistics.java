@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
@@ -32,6 +33,8 @@ public final class TokenBucketStatistics {
     private final LongAdder abandoned = new LongAdder();
     private final LongAdder inFlight = new LongAdder();
     private final LongAdder slotWaiting = new LongAdder();
+    /** The moving mean of the in-flight slots' hold times, in nanoseconds; -1 before the first release. */
+    private final AtomicLong slotHoldNanos = new AtomicLong(-1);
     private final LongAdder waitNanos = new LongAdder();
     private final LongAdder storeBatches = new LongAdder();
     private final LongAdder storeBatched = new LongAdder();
@@ -43,6 +46,12 @@ public final class TokenBucketStatistics {
     private final LongAdder ignoredSignals = new LongAdder();
     /** The rate each signalled key reported last, and when (nanoTime): at most {@link #RECENT_KEYS} keys. */
     private final Map<String, long[]> recentRates = new ConcurrentHashMap<>();
+
+    /** The least wait a refusal for want of an in-flight slot reports, in milliseconds: 1. */
+    public static final long MIN_SLOT_WAIT_MILLIS = 1;
+
+    /** The wait such a refusal reports before any slot of the endpoint has been given back, in milliseconds: 1000. */
+    public static final long UNKNOWN_SLOT_WAIT_MILLIS = 1000;
 
     /** How many keys' last reported rates are kept for {@link #getLowestRecentRate()}: 1000. */
     public static final int RECENT_KEYS = 1000;
@@ -183,6 +192,29 @@ public final class TokenBucketStatistics {
     /** An exchange began ({@code +1}) or stopped ({@code -1}) waiting for an in-flight slot. */
     void slotWaiting(int change) {
         slotWaiting.add(change);
+    }
+
+    /**
+     * An exchange gave back the in-flight slots it had held for {@code nanos} nanoseconds (from their grant): a
+     * moving mean of the hold times, each weighing an eighth, so that it follows a change of the work's pace.
+     */
+    void slotHeld(long nanos) {
+        long held = Math.max(0, nanos);
+        slotHoldNanos.getAndUpdate(mean -> mean < 0 ? held : mean + (held - mean) / 8); // both from 0: no overflow
+    }
+
+    /**
+     * The wait a refusal for want of an in-flight slot reports, in nanoseconds: the longer of {@code tokenWaitNanos}
+     * (the wait the tokens alone would have) and the time this endpoint's exchanges typically hold their slots (the
+     * moving mean of {@link #slotHeld}), at least {@value #MIN_SLOT_WAIT_MILLIS} ms, or
+     * {@value #UNKNOWN_SLOT_WAIT_MILLIS} ms before one has been given back. A slot's release time is unknown (it comes
+     * when an exchange ends): this is a hint for a retry, never 0.
+     */
+    long slotWaitNanos(long tokenWaitNanos) {
+        long mean = slotHoldNanos.get();
+        long hint = mean < 0 ? TimeUnit.MILLISECONDS.toNanos(UNKNOWN_SLOT_WAIT_MILLIS)
+                : Math.max(TimeUnit.MILLISECONDS.toNanos(MIN_SLOT_WAIT_MILLIS), mean);
+        return Math.max(hint, tokenWaitNanos);
     }
 
     /** Exchanges of this instance holding in-flight slots now. */

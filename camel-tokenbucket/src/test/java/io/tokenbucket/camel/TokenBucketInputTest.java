@@ -164,7 +164,10 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
         PropertyConfigurer endpointConfigurer = PluginHelper.getConfigurerResolver(context)
                 .resolvePropertyConfigurer("tokenbucket-endpoint", context);
         assertThat(endpointConfigurer).isInstanceOf(TokenBucketEndpointConfigurer.class);
-        assertThat(component().getComponentPropertyConfigurer()).isInstanceOf(TokenBucketComponentConfigurer.class);
+        // the generated one, reading the text of the numeric options first
+        assertThat(component().getComponentPropertyConfigurer()).isInstanceOfSatisfying(
+                TokenBucketOptionText.Reading.class, reading -> assertThat(reading.generated())
+                        .isInstanceOf(TokenBucketComponentConfigurer.class));
         assertThat(component().getEndpointPropertyConfigurer()).isInstanceOf(TokenBucketEndpointConfigurer.class);
 
         EndpointUriFactory uriFactory = context.getCamelContextExtension().getEndpointUriFactory("tokenbucket");

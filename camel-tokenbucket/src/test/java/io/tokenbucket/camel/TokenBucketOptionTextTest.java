@@ -10,7 +10,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Duration text as the endpoint options take it: Camel's syntax read exactly, the words Camel's own reader takes
- * ({@code 5min}, {@code 1hour}, {@code 90sec}) included, and the milliseconds bound instead of the text.
+ * ({@code 5min}, {@code 1hour}, {@code 90sec}) included, and the milliseconds bound instead of the text (a count's
+ * number likewise).
  */
 class TokenBucketOptionTextTest extends TokenBucketTestSupport {
 
@@ -74,11 +75,12 @@ class TokenBucketOptionTextTest extends TokenBucketTestSupport {
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = '|', value = {"maxWait | 45s | 45000", "capacity | 7 | 7"})
-    void onlyDurationsAreReplacedByTheirMilliseconds(String option, String text, String bound) {
+    @CsvSource(delimiter = '|', value = {"maxWait | 45s | 45000 | Long", "capacity | 7 | 7 | Long",
+        "maxWaiting | 7 | 7 | Integer", "keyHeader | 7 | 7 | String"})
+    void numericTextIsReplacedByTheNumberItNames(String option, String text, String bound, String type) {
         Map<String, Object> parameters = new LinkedHashMap<>(Map.of(option, text));
         TokenBucketOptionText.check(parameters);
         assertThat(String.valueOf(parameters.get(option))).isEqualTo(bound);
-        assertThat(parameters.get(option)).isInstanceOf(option.equals("capacity") ? String.class : Long.class);
+        assertThat(parameters.get(option).getClass().getSimpleName()).isEqualTo(type);
     }
 }

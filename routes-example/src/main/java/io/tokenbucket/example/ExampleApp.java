@@ -105,7 +105,6 @@ public final class ExampleApp {
             // a run's results only: the results endpoints append
             Files.deleteIfExists(dir.resolve("results.jsonl"));
             Files.deleteIfExists(dir.resolve("dead-letter.jsonl"));
-            refuseRemovedDemoSettings();
             // nginx's limit_req per address per host, and no Retry-After on its 429s: the scraper is told nothing
             // but "no"
             HiddenLimit hidden = HiddenLimit.parse(demoSetting("example.demoHiddenLimit"));
@@ -247,19 +246,6 @@ public final class ExampleApp {
 
     /** The largest number a demo setting takes. */
     static final int MAX_DEMO_NUMBER = 100_000;
-
-    /**
-     * Refuses, naming its successor, a demo setting that was removed: set anyway, it would be ignored without a word.
-     * The name is built, not written out, so that the README's settings table (checked against every
-     * {@code "example.*"} literal of the code) does not list it.
-     */
-    static void refuseRemovedDemoSettings() {
-        String burst = "example." + "demoHiddenBurst";
-        if (setting(burst, null) != null) {
-            throw new IllegalArgumentException(burst + " was removed: the burst is part of example.demoHiddenLimit,"
-                    + " N/period:burst (20/1s:10)");
-        }
-    }
 
     /** A whole-number demo setting from 1 to 100,000, refused by name otherwise. */
     static int demoNumber(String key, String defaultValue) {

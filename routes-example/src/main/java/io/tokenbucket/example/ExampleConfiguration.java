@@ -3,8 +3,6 @@ package io.tokenbucket.example;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Locale;
-import java.util.Map;
-import java.util.TreeMap;
 
 import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.camel.TokenBucketStoreType;
@@ -139,7 +137,6 @@ public class ExampleConfiguration implements CamelConfiguration {
         context.getRegistry().bind(ProxyChooser.BEAN, new ProxyChooser(pool, freest,
                 millis(context, "example.maxBackoff", "2s"), context, throttle && hostLimit != null));
         String pairLimit = property(context, "example.pairLimit", "");
-        refuseRemoved(context);
         String proxyLimitText = property(context, "example.proxyLimit", "2/1s");
         long[] proxyLimit = ProxyConfig.rate(proxyLimitText, "example.proxyLimit", "'" + proxyLimitText + "'");
         context.getRegistry().bind(ProxyLimits.BEAN, new ProxyLimits(pool, proxyLimit[0], proxyLimit[1], pairLimit,
@@ -236,34 +233,6 @@ public class ExampleConfiguration implements CamelConfiguration {
         LOG.info("Route {} in the {} DSL, proxies {}, {}, buckets {}, per host {}", ScraperRoute.ROUTE_ID, dsl,
                 pool.ids(), freest ? "the freest proxy" : "round robin", !throttle ? "off" : redisUri.isBlank()
                         ? "local" : "in Redis", hostLimit == null || !throttle ? "unlimited" : hostLimit);
-    }
-
-    /**
-     * The component's options that replaced {@code example.adaptive*} settings, by the removed setting's suffix: they
-     * only passed through to these options of the throttle's URI, which the component's own properties set.
-     */
-    static final Map<String, String> ADAPTIVE_SETTINGS_REMOVED = Map.of("Decrease", "adaptive-decrease",
-            "Increase", "adaptive-increase", "Hold", "adaptive-hold", "Floor", "adaptive-floor", "Memory",
-            "adaptive-memory", "Start", "adaptive-start");
-
-    /**
-     * Refuses, by name and naming what replaced it, a setting that was removed: one set anyway would otherwise be
-     * ignored without a word. The names are built, not written out, so that the README's settings table (checked
-     * against every {@code "example.*"} literal of the code) does not list them.
-     */
-    private static void refuseRemoved(CamelContext context) {
-        for (String renamed : new String[] {"capacity", "refillPeriod"}) {
-            if (context.getPropertiesComponent().resolveProperty("example." + renamed).isPresent()) {
-                throw new IllegalArgumentException("example." + renamed + " is now example.proxyLimit=N/period (2/1s)");
-            }
-        }
-        for (Map.Entry<String, String> removed : new TreeMap<>(ADAPTIVE_SETTINGS_REMOVED).entrySet()) {
-            String key = "example.adaptive" + removed.getKey();
-            if (context.getPropertiesComponent().resolveProperty(key).isPresent()) {
-                throw new IllegalArgumentException(key + " was removed: set the component's option instead, "
-                        + "camel.component.tokenbucket." + removed.getValue() + " (the same value)");
-            }
-        }
     }
 
     /** Refuses, by name, a {@code value} of {@code key} that is not in the component's {@code limits} syntax. */

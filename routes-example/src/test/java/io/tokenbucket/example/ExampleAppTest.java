@@ -202,20 +202,6 @@ class ExampleAppTest {
     }
 
     @Test
-    void theRemovedDemoBurstIsRefusedNamingWhereTheBurstGoesNow() {
-        String removed = "example.demoHidden" + "Burst";
-        System.setProperty(removed, "10");
-        try {
-            assertThatIllegalArgumentException().isThrownBy(ExampleApp::refuseRemovedDemoSettings)
-                    .withMessage(removed + " was removed: the burst is part of example.demoHiddenLimit,"
-                            + " N/period:burst (20/1s:10)");
-        } finally {
-            System.clearProperty(removed);
-        }
-        ExampleApp.refuseRemovedDemoSettings();
-    }
-
-    @Test
     @Timeout(30)
     void anUnreadableUrlFileEndsTheRunWithTheReason(@TempDir Path dir) throws Exception {
         ScrapeRun run = new ScrapeRun(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));

@@ -3,16 +3,10 @@ package io.tokenbucket.example;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
-import java.util.HashMap;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Properties;
 
 import org.apache.camel.CamelContext;
-import org.apache.camel.Component;
 import org.apache.camel.impl.DefaultCamelContext;
-import org.apache.camel.support.PropertyBindingSupport;
-import org.apache.camel.util.StringHelper;
 import org.junit.jupiter.api.Test;
 
 /** Settings that are refused by name; the happy paths are covered by the route tests. */
@@ -44,32 +38,10 @@ class ExampleConfigurationTest {
     }
 
     @Test
-    void aBadProxyLimitOrItsOldNamesFailTheStartByName() throws Exception {
+    void aBadProxyLimitFailsTheStartByName() throws Exception {
         for (String bad : new String[] {"2", "0/1s", "2/0s", "2/soon", "-1/1s", "99999999999999999999/1s", "/"}) {
             assertRejected("example.proxyLimit", bad, "example.proxyLimit must be N/period with N and the period at"
                     + " least 1 (4/1s), was '" + bad + "'");
-        }
-        assertRejected("example.capacity", "5", "example.capacity is now example.proxyLimit=N/period (2/1s)");
-        assertRejected("example.refillPeriod", "2s", "example.refillPeriod is now example.proxyLimit=N/period"
-                + " (2/1s)");
-    }
-
-    @Test
-    void theRemovedAdaptiveSettingsAreRefusedNamingTheComponentsOptionThatReplacedThem() throws Exception {
-        for (String suffix : new String[] {"Decrease", "Increase", "Hold", "Floor", "Memory", "Start"}) {
-            String option = "adaptive-" + suffix.toLowerCase(Locale.ROOT);
-            assertRejected("example.adaptive" + suffix, "0.5", "example.adaptive" + suffix + " was removed: set the"
-                    + " component's option instead, camel.component.tokenbucket." + option + " (the same value)");
-            // and the option named is one the component takes, as Camel Main binds it
-            try (CamelContext context = new DefaultCamelContext()) {
-                Map<String, Object> values = new HashMap<>(Map.of(StringHelper.dashToCamelCase(option),
-                        suffix.equals("Hold") || suffix.equals("Memory") ? "2s" : "0.5"));
-                Component component = context.getComponent("tokenbucket");
-                PropertyBindingSupport.build().withCamelContext(context).withIgnoreCase(true)
-                        .withRemoveParameters(true).withConfigurer(component.getComponentPropertyConfigurer())
-                        .withTarget(component).withProperties(values).bind();
-                assertThat(values).as(option + " left unbound").isEmpty();
-            }
         }
     }
 

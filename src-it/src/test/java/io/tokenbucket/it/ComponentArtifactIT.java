@@ -30,6 +30,7 @@ import org.apache.camel.catalog.EndpointValidationResult;
 import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.main.Main;
 import org.apache.camel.spi.EndpointUriFactory;
+import org.apache.camel.spi.GeneratedPropertyConfigurer;
 import org.apache.camel.spi.PropertyConfigurer;
 import org.apache.camel.support.PluginHelper;
 import org.apache.camel.tooling.model.BaseOptionModel;
@@ -187,7 +188,14 @@ class ComponentArtifactIT {
         assertThat(endpointConfigurer).isInstanceOf(TokenBucketEndpointConfigurer.class);
         assertThat(componentConfigurer).isInstanceOf(TokenBucketComponentConfigurer.class);
         assertThat(component.getEndpointPropertyConfigurer()).isInstanceOf(TokenBucketEndpointConfigurer.class);
-        assertThat(component.getComponentPropertyConfigurer()).isInstanceOf(TokenBucketComponentConfigurer.class);
+        // the component's own: the generated one, reading the text of the numeric options first
+        PropertyConfigurer reading = component.getComponentPropertyConfigurer();
+        assertThat(reading).isInstanceOf(GeneratedPropertyConfigurer.class);
+        assertThat(reading.configure(context, component, "maxinflight", "4", true)).isTrue();
+        assertThat(component.getConfiguration().getMaxInFlight()).isEqualTo(4);
+        assertThatThrownBy(() -> reading.configure(context, component, "maxInFlight", "abc", false))
+                .hasMessage("maxInFlight must be a whole number, was 'abc'");
+        assertThat(reading.configure(context, component, "maxInFlight", "0", false)).isTrue();
 
         TokenBucketEndpoint endpoint = context.getEndpoint("tokenbucket:configured", TokenBucketEndpoint.class);
         assertThat(endpointConfigurer.configure(context, endpoint, "capacity", "9", false)).isTrue();

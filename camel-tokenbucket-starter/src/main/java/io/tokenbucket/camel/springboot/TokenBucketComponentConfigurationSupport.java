@@ -38,30 +38,6 @@ public abstract class TokenBucketComponentConfigurationSupport extends Component
     }
 
     /**
-     * Refuses {@code camel.component.tokenbucket.tokens}, the former name of {@code cost}, naming its successor
-     * (a setter without a getter: Spring binds it, nothing shows it).
-     *
-     * @throws IllegalArgumentException always, which fails the binding naming the property
-     */
-    public void setTokens(String value) {
-        throw renamed("tokens", "cost");
-    }
-
-    /**
-     * Refuses {@code camel.component.tokenbucket.refill-tokens}, the former name of {@code refill-amount}.
-     *
-     * @throws IllegalArgumentException always
-     */
-    public void setRefillTokens(String value) {
-        throw renamed("refill-tokens", "refill-amount");
-    }
-
-    private static IllegalArgumentException renamed(String given, String successor) {
-        return new IllegalArgumentException(PREFIX + given + " is no longer a property: it was renamed " + PREFIX
-                + successor + " (same meaning and values)");
-    }
-
-    /**
      * The component options to set, by Camel option name: every option given in the application's configuration
      * (the others are {@code null} here), durations in milliseconds, secrets ({@link TokenBucketSecret}) as their
      * text. The configuration bean is not in the map.

@@ -21,6 +21,7 @@ import org.springframework.boot.origin.Origin;
 import org.springframework.boot.origin.PropertySourceOrigin;
 import org.springframework.boot.origin.SystemEnvironmentOrigin;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.core.env.ConfigurableEnvironment;
@@ -60,6 +61,7 @@ final class TokenBucketPropertiesValidator {
     static void validate(TokenBucketComponentConfiguration properties, CamelContext camelContext,
             Environment environment) {
         checkEnvironmentVariables(environment);
+        checkBlankNumbers(properties, environment);
         checkRedisUri(properties.getRedisUri());
         Map<String, Object> options;
         try {
@@ -76,6 +78,9 @@ final class TokenBucketPropertiesValidator {
         CamelPropertiesHelper.setCamelProperties(camelContext, checked, options, false);
         try {
             TokenBucketComponent.checkOptions(checked);
+            if (properties.getTimerSpinMicros() != null) { // a component option, not one of its endpoints'
+                new TokenBucketComponent().setTimerSpinMicros(properties.getTimerSpinMicros());
+            }
         } catch (IllegalArgumentException e) {
             String option = leadingName(e.getMessage());
             BeanWrapperImpl given = new BeanWrapperImpl(properties);
@@ -85,6 +90,36 @@ final class TokenBucketPropertiesValidator {
             }
             throw new InvalidConfigurationPropertyValueException(PREFIX + StringHelper.camelCaseToDash(option),
                     given.getPropertyValue(option), e.getMessage());
+        }
+    }
+
+    /**
+     * A number property given as blank text ({@code camel.component.tokenbucket.max-in-flight=}) fails the start,
+     * naming it, as the component refuses a blank count: Spring Boot binds blank text as no value, which would leave
+     * the option at its default without a word (for {@code max-in-flight}, no in-flight limit).
+     *
+     * @throws InvalidConfigurationPropertyValueException naming the property and the component's reason
+     */
+    private static void checkBlankNumbers(TokenBucketComponentConfiguration properties, Environment environment) {
+        BeanWrapperImpl given = new BeanWrapperImpl(properties);
+        for (PropertyDescriptor property : given.getPropertyDescriptors()) {
+            Class<?> type = property.getPropertyType();
+            if ((type != Long.class && type != Integer.class) || property.getReadMethod() == null
+                    || given.getPropertyValue(property.getName()) != null) {
+                continue;
+            }
+            String name = PREFIX + StringHelper.camelCaseToDash(property.getName());
+            for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+                ConfigurationProperty found = source.getConfigurationProperty(ConfigurationPropertyName.of(name));
+                if (found != null && found.getValue() instanceof CharSequence text) {
+                    try {
+                        TokenBucketComponent.readOption(property.getName(), text.toString());
+                    } catch (IllegalArgumentException e) {
+                        throw new InvalidConfigurationPropertyValueException(name, text, e.getMessage());
+                    }
+                    break;
+                }
+            }
         }
     }
 

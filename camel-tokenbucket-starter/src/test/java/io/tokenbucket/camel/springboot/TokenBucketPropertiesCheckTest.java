@@ -2,7 +2,10 @@ package io.tokenbucket.camel.springboot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.camel.TokenBucketMode;
@@ -12,7 +15,9 @@ import org.apache.camel.CamelContext;
 import org.apache.camel.spring.boot.CamelAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -92,19 +97,6 @@ class TokenBucketPropertiesCheckTest {
         java.io.StringWriter text = new java.io.StringWriter();
         e.printStackTrace(new java.io.PrintWriter(text));
         return text.toString();
-    }
-
-    @ParameterizedTest
-    @CsvSource({"tokens, cost", "refill-tokens, refill-amount"})
-    void aRenamedPropertyNamesItsSuccessor(String old, String successor) {
-        runner.withPropertyValues(PREFIX + old + "=3").run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).hasStackTraceContaining(PREFIX + old
-                    + " is no longer a property: it was renamed " + PREFIX + successor);
-        });
-        runner.withInitializer(context -> environment(context, Map.of("CAMEL_COMPONENT_TOKENBUCKET_"
-                + old.replace("-", "").toUpperCase(java.util.Locale.ROOT), "3"))).run(context ->
-                assertThat(context.getStartupFailure()).hasStackTraceContaining("it was renamed " + PREFIX + successor));
     }
 
     /** A redis-uri Lettuce cannot read fails the start naming the property, its password never shown. */
@@ -188,6 +180,50 @@ class TokenBucketPropertiesCheckTest {
             assertThat(failure.getReason()).startsWith(reason);
             assertThat(failure.getMessage()).contains(PREFIX + property, "'" + value + "'");
         });
+    }
+
+    /**
+     * Every count property refuses text that is no whole number (a word, a fraction, nothing, a number too large for
+     * it) and a negative number, naming the property and the value: none is read as 0 or left at its default.
+     */
+    @ParameterizedTest(name = "{0}=''{1}''")
+    @MethodSource("badCounts")
+    void aCountThatIsNoWholeNumberOrNegativeFailsTheStartNamingThePropertyAndTheValue(String property, String value) {
+        runner.withPropertyValues(PREFIX + property + "=" + value).run(context -> {
+            assertThat(context).as(property + "=" + value).hasFailed();
+            // Spring Boot leaves a blank value unbound, and says so
+            assertThat(context.getStartupFailure()).hasStackTraceContaining(PREFIX + property)
+                    .hasStackTraceContaining(value.isEmpty() ? "were left unbound" : value);
+        });
+    }
+
+    /**
+     * A blank environment variable, which Spring Boot never reports as unbound, fails the start too: left unbound it
+     * would leave the option at its default without a word (for max-in-flight, no in-flight limit).
+     */
+    @ParameterizedTest
+    @CsvSource({"CAMEL_COMPONENT_TOKENBUCKET_MAXINFLIGHT, max-in-flight, maxInFlight",
+            "CAMEL_COMPONENT_TOKENBUCKET_MAX_WAITING, max-waiting, maxWaiting",
+            "CAMEL_COMPONENT_TOKENBUCKET_CAPACITY, capacity, capacity"})
+    void aBlankCountInAnEnvironmentVariableFailsTheStart(String variable, String property, String option) {
+        runner.withInitializer(context -> environment(context, Map.of(variable, ""))).run(context -> {
+            InvalidConfigurationPropertyValueException failure = invalidValue(context.getStartupFailure());
+            assertThat(failure.getName()).isEqualTo(PREFIX + property);
+            assertThat(failure.getReason()).isEqualTo(option + " must be a whole number, was ''");
+        });
+    }
+
+    static Stream<Arguments> badCounts() {
+        List<Arguments> cases = new ArrayList<>();
+        for (String property : List.of("capacity", "refill-amount", "cost", "max-in-flight", "max-waiting",
+                "max-candidates", "max-all-of", "metrics-max-keys", "timer-spin-micros")) {
+            boolean isInt = property.startsWith("max-") && !property.equals("max-in-flight")
+                    || property.equals("metrics-max-keys");
+            for (String value : List.of("abc", "1.5", "", "-1", "5s", isInt ? "2147483648" : "9223372036854775808")) {
+                cases.add(Arguments.of(property, value));
+            }
+        }
+        return cases.stream();
     }
 
     @Test
