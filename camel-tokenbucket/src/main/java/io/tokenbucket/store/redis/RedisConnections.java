@@ -42,7 +42,8 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
  * <p>URIs: whatever Lettuce's {@link RedisURI} accepts ({@code redis://[user:password@]host:port[/db]},
  * {@code rediss://} for TLS, {@code redis-sentinel://...}); a Redis Cluster is named by
  * {@code redis-cluster://[user:password@]host:port[,host:port...]} (or {@code rediss-cluster://}), the seed
- * nodes of the cluster. {@link RedisUris} reads them.
+ * nodes of the cluster. {@link RedisUris} reads them. A connection made from a {@code redis-sentinel://} URI follows
+ * the Sentinels' announcements of a new master ({@link SentinelWatch}).
  *
  * <p>This class shares and counts; {@link SharedConnection} opens one connection, now or in the background.
  */
@@ -126,8 +127,12 @@ public final class RedisConnections implements AutoCloseable {
      * @throws io.lettuce.core.RedisConnectionException when Redis cannot be reached now; its message is masked
      */
     public synchronized Lease acquire(String uri, Duration timeout) {
-        return lease(uri, () -> new SharedConnection(createClient(uri, timeout), true, describe(uri), this,
-                this::connector));
+        return lease(uri, () -> {
+            AbstractRedisClient client = createClient(uri, timeout);
+            RedisURI parsed = client instanceof RedisClient ? RedisUris.parse(uri) : null;
+            return new SharedConnection(client, true, describe(uri), this, this::connector,
+                    parsed != null && SentinelWatch.follows(parsed) ? parsed : null);
+        });
     }
 
     /**
@@ -135,7 +140,7 @@ public final class RedisConnections implements AutoCloseable {
      * {@link RedisClusterClient}), which is never shut down here.
      */
     public synchronized Lease acquire(AbstractRedisClient client) {
-        return lease(client, () -> new SharedConnection(client, false, null, this, this::connector));
+        return lease(client, () -> new SharedConnection(client, false, null, this, this::connector, null));
     }
 
     /** A lease on the connection of {@code id} (a URI or a client), opened with {@code opening} on first use. */
