@@ -3,15 +3,18 @@ package io.tokenbucket.camel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisSentinelHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
 import org.apache.camel.ProducerTemplate;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.impl.DefaultCamelContext;
@@ -49,6 +52,9 @@ class TokenBucketRedisSentinelTest {
     private final AtomicBoolean stop = new AtomicBoolean();
     private final AtomicLong admitted = new AtomicLong();
     private final AtomicLong storeFailures = new AtomicLong();
+    /** The first store failure's message and when it happened ({@link System#nanoTime()}), for the output. */
+    private final AtomicReference<String> firstFailure = new AtomicReference<>("none");
+    private final AtomicLong firstFailureNanos = new AtomicLong();
     /** When the bucket last answered (admitted or rejected), {@link System#nanoTime()}. */
     private final AtomicLong lastAnswer = new AtomicLong();
 
@@ -69,17 +75,22 @@ class TokenBucketRedisSentinelTest {
 
     /**
      * Instance A saturates one key; a graceful failover; once the Sentinels name the new master, instance B starts (it
-     * resolves the new master) and saturates the same key with A for 4 s. Together they stay within {@code 2C + r·t}.
+     * resolves the new master) and saturates the same key with A for 4 s. Together they stay within {@code 2C + r·t}, and
+     * both subscribe to their released channel on the new master.
      */
     @Test
     void gracefulFailoverWithTwoInstancesOnOneKeyStaysWithinTwoBucketsAndTheRate() throws Exception {
+        CamelContext first = instance();
+        waitForASlot(first);
         long start = System.nanoTime();
-        send(instance(), 2);
+        send(first, 2);
         await().atMost(Duration.ofSeconds(10)).until(() -> admitted.get() >= CAPACITY);
         RedisHandle old = sentinel.failover();
         sentinel.awaitMaster(sentinel.other(old));
         long switched = System.nanoTime();
-        send(instance(), 2);
+        CamelContext second = instance();
+        send(second, 2);
+        waitForASlot(second);
         long answersBefore = lastAnswer.get();
         await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(50))
                 .until(() -> System.nanoTime() - switched >= TimeUnit.SECONDS.toNanos(4));
@@ -91,11 +102,19 @@ class TokenBucketRedisSentinelTest {
         long oneBucket = CAPACITY + elapsedMs / INTERVAL_MS + 1;
         long bound = oneBucket + CAPACITY;
         System.out.printf("graceful failover, 2 instances on one key: %d admitted in %d ms (C + r*t = %d, bound"
-                + " 2C + r*t = %d), %d store failures; Sentinels named the new master %d ms after the start%n",
-                admitted.get(), elapsedMs, oneBucket, bound, storeFailures.get(),
+                + " 2C + r*t = %d), %d store failures%s; the Sentinels named the new master %d ms after the start%n",
+                admitted.get(), elapsedMs, oneBucket, bound, storeFailures.get(), storeFailures.get() == 0 ? ""
+                        : " (the first " + TimeUnit.NANOSECONDS.toMillis(firstFailureNanos.get() - switched)
+                                + " ms after they named the new master: " + firstFailure.get() + ")",
                 TimeUnit.NANOSECONDS.toMillis(switched - start));
         assertThat(lastAnswer.get()).as("the bucket answered after the switch").isGreaterThan(answersBefore);
         assertThat(admitted.get()).isLessThanOrEqualTo(bound);
+        // both instances listen for releases on the new master, where releases are now published, well before
+        // Sentinel demotes the old master (some 8 to 10 s after the switch) and drops the connections there
+        RedisHandle now = sentinel.other(old);
+        await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(
+                now.command("PUBSUB", "NUMSUB", "tokenbucket:slots:released")).isEqualTo(
+                        List.of("tokenbucket:slots:released", 2L)));
     }
 
     /** A {@code kill -9} of the master: the bucket answers again within {@link #RECOVERY_BOUND}. */
@@ -128,6 +147,10 @@ class TokenBucketRedisSentinelTest {
                     errorHandler(noErrorHandler());
                     from("direct:reject").to("tokenbucket:shared?store=redis&redisUri=RAW(" + sentinel.uri()
                             + ")&capacity=" + CAPACITY + "&refillAmount=10&refillPeriod=1s&mode=reject");
+                    // its first waiter subscribes to the released channel, where a release that frees a slot some
+                    // instance waits for is published
+                    from("direct:slots").to("tokenbucket:slots?store=redis&redisUri=RAW(" + sentinel.uri()
+                            + ")&maxInFlight=1&maxWait=10s").delay(100);
                 }
             });
         } catch (Exception e) {
@@ -136,6 +159,15 @@ class TokenBucketRedisSentinelTest {
         camel.start();
         instances.add(camel);
         return camel;
+    }
+
+    /** Two exchanges on one slot: the second waits, so the instance listens for releases. */
+    private static void waitForASlot(CamelContext camel) throws Exception {
+        ProducerTemplate template = camel.createProducerTemplate();
+        CompletableFuture<Exchange> one = template.asyncSend("direct:slots", e -> { });
+        CompletableFuture<Exchange> two = template.asyncSend("direct:slots", e -> { });
+        assertThat(one.get(20, TimeUnit.SECONDS).getException()).isNull();
+        assertThat(two.get(20, TimeUnit.SECONDS).getException()).isNull();
     }
 
     /**
@@ -154,7 +186,10 @@ class TokenBucketRedisSentinelTest {
                     } else if (failure instanceof TokenBucketRejectedException) {
                         lastAnswer.set(System.nanoTime());
                     } else if (failure instanceof TokenBucketStoreException) {
-                        storeFailures.incrementAndGet();
+                        if (storeFailures.incrementAndGet() == 1) {
+                            firstFailureNanos.set(System.nanoTime());
+                            firstFailure.set(failure.getMessage());
+                        }
                     } else {
                         throw new IllegalStateException(failure);
                     }

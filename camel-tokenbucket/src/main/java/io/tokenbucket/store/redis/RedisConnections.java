@@ -98,7 +98,7 @@ public final class RedisConnections implements AutoCloseable {
          * on Lettuce's I/O thread and must not block.
          */
         public AutoCloseable subscribe(String channel, Runnable onMessage) {
-            Subscription subscription = new Subscription(connection.client, channel, onMessage);
+            Subscription subscription = new Subscription(connection, channel, onMessage);
             connector().execute(subscription::open);
             return subscription;
         }
@@ -160,18 +160,32 @@ public final class RedisConnections implements AutoCloseable {
         return new Lease(id, s);
     }
 
-    /** A subscription of {@link Lease#subscribe}: opened in the background, again while it fails, until closed. */
+    /**
+     * A subscription of {@link Lease#subscribe}: opened in the background, again while it fails, and again on the new
+     * master when the Sentinels move the connection, until closed.
+     */
     private final class Subscription implements AutoCloseable {
-        private final AbstractRedisClient client;
+        private final SharedConnection connection;
         private final String channel;
         private final Runnable onMessage;
+        private final AutoCloseable following;
         private StatefulRedisPubSubConnection<String, String> pubSub; // guarded by this
         private boolean closed; // guarded by this
 
-        Subscription(AbstractRedisClient client, String channel, Runnable onMessage) {
-            this.client = client;
+        Subscription(SharedConnection connection, String channel, Runnable onMessage) {
+            this.connection = connection;
             this.channel = channel;
             this.onMessage = onMessage;
+            this.following = connection.whenMoved(this::reopen);
+        }
+
+        /** After a move: the old master publishes nothing any more; subscribes on the new one. */
+        synchronized void reopen() {
+            if (pubSub != null) {
+                pubSub.closeAsync();
+                pubSub = null;
+            }
+            open();
         }
 
         synchronized void open() {
@@ -179,8 +193,7 @@ public final class RedisConnections implements AutoCloseable {
                 return;
             }
             try {
-                pubSub = client instanceof RedisClusterClient cluster ? cluster.connectPubSub()
-                        : ((RedisClient) client).connectPubSub();
+                pubSub = connection.connectPubSub();
                 pubSub.addListener(new RedisPubSubAdapter<>() {
                     @Override
                     public void message(String from, String message) {
@@ -196,6 +209,11 @@ public final class RedisConnections implements AutoCloseable {
         @Override
         public synchronized void close() {
             closed = true;
+            try {
+                following.close();
+            } catch (Exception cannot) {
+                // removing from a list: nothing to fail
+            }
             if (pubSub != null) {
                 pubSub.closeAsync();
             }

@@ -2,6 +2,8 @@ package io.tokenbucket.store.redis;
 
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -15,6 +17,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.netty.channel.ConnectTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,6 +53,10 @@ final class SharedConnection {
     private final Supplier<ScheduledExecutorService> connector;
     /** Follows the master named through Sentinels; null for any other URI and for an application's client. */
     private final SentinelWatch sentinels;
+    /** The URI of the last move (through the Sentinels, the announcing one first); null: the client's own. */
+    private volatile RedisURI movedWith;
+    /** What runs after each move: the publish/subscribe connections made on this one's client follow it. */
+    private final List<Runnable> movedListeners = new CopyOnWriteArrayList<>();
 
     /**
      * @param client    the client to connect with
@@ -155,8 +162,26 @@ final class SharedConnection {
             old = connection;
             opened(moved);
         }
+        movedWith = via;
         old.closeAsync();
         LOG.warn("Redis at {}: {}; connected to the new master", where, why);
+        movedListeners.forEach(Runnable::run);
+    }
+
+    /** A publish/subscribe connection on this connection's client, to the server this one is connected to. */
+    StatefulRedisPubSubConnection<String, String> connectPubSub() {
+        RedisURI via = movedWith;
+        if (client instanceof RedisClusterClient cluster) {
+            return cluster.connectPubSub();
+        }
+        return via == null ? ((RedisClient) client).connectPubSub()
+                : ((RedisClient) client).connectPubSub(StringCodec.UTF8, via);
+    }
+
+    /** Runs {@code onMoved} on the connector thread after each move to a new master, until the answer is closed. */
+    AutoCloseable whenMoved(Runnable onMoved) {
+        movedListeners.add(onMoved);
+        return () -> movedListeners.remove(onMoved);
     }
 
     void close() {
