@@ -3,11 +3,12 @@ package io.tokenbucket.camel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 import io.tokenbucket.testsupport.redis.RedisHandle;
@@ -52,8 +53,8 @@ class TokenBucketRedisSentinelTest {
     private final AtomicBoolean stop = new AtomicBoolean();
     private final AtomicLong admitted = new AtomicLong();
     private final AtomicLong storeFailures = new AtomicLong();
-    /** The first store failure's message and when it happened ({@link System#nanoTime()}), for the output. */
-    private final AtomicReference<String> firstFailure = new AtomicReference<>("none");
+    /** Store failures by their cause, and when the first happened ({@link System#nanoTime()}), for the output. */
+    private final Map<String, Long> failureCauses = new ConcurrentHashMap<>();
     private final AtomicLong firstFailureNanos = new AtomicLong();
     /** When the bucket last answered (admitted or rejected), {@link System#nanoTime()}. */
     private final AtomicLong lastAnswer = new AtomicLong();
@@ -105,7 +106,7 @@ class TokenBucketRedisSentinelTest {
                 + " 2C + r*t = %d), %d store failures%s; the Sentinels named the new master %d ms after the start%n",
                 admitted.get(), elapsedMs, oneBucket, bound, storeFailures.get(), storeFailures.get() == 0 ? ""
                         : " (the first " + TimeUnit.NANOSECONDS.toMillis(firstFailureNanos.get() - switched)
-                                + " ms after they named the new master: " + firstFailure.get() + ")",
+                                + " ms after they named the new master; by cause: " + failureCauses + ")",
                 TimeUnit.NANOSECONDS.toMillis(switched - start));
         assertThat(lastAnswer.get()).as("the bucket answered after the switch").isGreaterThan(answersBefore);
         assertThat(admitted.get()).isLessThanOrEqualTo(bound);
@@ -188,8 +189,8 @@ class TokenBucketRedisSentinelTest {
                     } else if (failure instanceof TokenBucketStoreException) {
                         if (storeFailures.incrementAndGet() == 1) {
                             firstFailureNanos.set(System.nanoTime());
-                            firstFailure.set(failure.getMessage());
                         }
+                        failureCauses.merge(String.valueOf(failure.getCause()), 1L, Long::sum);
                     } else {
                         throw new IllegalStateException(failure);
                     }
