@@ -1,5 +1,11 @@
 package io.tokenbucket.camel;
 
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.List;
 
@@ -16,6 +22,7 @@ import org.apache.camel.Exchange;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -118,6 +125,49 @@ class TokenBucketRedisTlsTest extends TokenBucketTestSupport {
             context.removeEndpoint(endpoint);
         } finally {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    /**
+     * The JVM's trust store serves a {@code rediss://} URI as it is: with the test CA in a store named by
+     * {@code javax.net.ssl.trustStore}, full verification passes without an application client. The properties are
+     * put back afterwards (the JDK reloads its default trust store when they change).
+     */
+    @Test
+    void theJvmTrustStoreVerifiesAUriWithoutAnApplicationClient(@TempDir Path dir) throws Exception {
+        redis.flushAll();
+        KeyStore store = KeyStore.getInstance("PKCS12");
+        store.load(null, null);
+        try (InputStream pem = Files.newInputStream(RedisTls.caCertificate())) {
+            store.setCertificateEntry("test-ca", CertificateFactory.getInstance("X.509").generateCertificate(pem));
+        }
+        Path file = dir.resolve("trust.p12");
+        try (OutputStream out = Files.newOutputStream(file)) {
+            store.store(out, "changeit".toCharArray());
+        }
+        String trustStore = System.getProperty("javax.net.ssl.trustStore");
+        String password = System.getProperty("javax.net.ssl.trustStorePassword");
+        System.setProperty("javax.net.ssl.trustStore", file.toString());
+        System.setProperty("javax.net.ssl.trustStorePassword", "changeit");
+        try {
+            Endpoint endpoint = context.getEndpoint("tokenbucket:jvmtrust?store=redis&redisUri=" + redis.uri()
+                    + "&capacity=1&refillPeriod=1h&mode=reject&storeTimeout=2s");
+            assertThat(template.request(endpoint, e -> { }).getException()).isNull();
+            assertThat(template.request(endpoint, e -> { }).getException())
+                    .isInstanceOf(TokenBucketRejectedException.class);
+            context.removeEndpoint(endpoint);
+            endpoint.stop();
+        } finally {
+            restore("javax.net.ssl.trustStore", trustStore);
+            restore("javax.net.ssl.trustStorePassword", password);
+        }
+    }
+
+    private static void restore(String property, String value) {
+        if (value == null) {
+            System.clearProperty(property);
+        } else {
+            System.setProperty(property, value);
         }
     }
 

@@ -59,6 +59,8 @@ public final class RedisBucketStore implements BucketStore {
     private final RedisClocks clocks;
     private final String namespace;
     private final long timeoutNanos;
+    /** The commands of the last call sent, to tell when the connection was replaced. */
+    private volatile RedisClusterAsyncCommands<String, String> sentTo;
     /** Reservations, batched or one call each. */
     private final ReservationLanes reservations;
     /** The probes of {@link #probe}: without the release's {@code PUBLISH}, and with it. */
@@ -127,8 +129,11 @@ public final class RedisBucketStore implements BucketStore {
     private <T> CompletableFuture<T> send(RedisClockOffset clock,
                                           Function<RedisClusterAsyncCommands<String, String>, CompletableFuture<T>> op) {
         RedisClusterAsyncCommands<String, String> c = commands.get();
-        if (c == null) {
+        if (c != sentTo) { // another connection (a new master after a failover, or the first): another server's clock
+            sentTo = c;
             clocks.resetAll();
+        }
+        if (c == null) {
             return CompletableFuture.failedFuture(
                     new RedisConnectionException("Not connected to Redis yet (connecting in the background)"));
         }

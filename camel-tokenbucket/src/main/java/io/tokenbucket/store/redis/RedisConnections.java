@@ -42,7 +42,8 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
  * <p>URIs: whatever Lettuce's {@link RedisURI} accepts ({@code redis://[user:password@]host:port[/db]},
  * {@code rediss://} for TLS, {@code redis-sentinel://...}); a Redis Cluster is named by
  * {@code redis-cluster://[user:password@]host:port[,host:port...]} (or {@code rediss-cluster://}), the seed
- * nodes of the cluster. {@link RedisUris} reads them.
+ * nodes of the cluster. {@link RedisUris} reads them. A connection made from a {@code redis-sentinel://} URI follows
+ * the Sentinels' announcements of a new master ({@link SentinelWatch}).
  *
  * <p>This class shares and counts; {@link SharedConnection} opens one connection, now or in the background.
  */
@@ -103,8 +104,7 @@ public final class RedisConnections implements AutoCloseable {
          */
         public AutoCloseable subscribe(String channel, Runnable onMessage,
                                        java.util.function.Consumer<Throwable> refused) {
-            Subscription subscription = new Subscription(connection.client, channel, onMessage, refused);
-            connector().execute(subscription::open);
+            Subscription subscription = new Subscription(connection, channel, onMessage, refused);            connector().execute(subscription::open);
             return subscription;
         }
 
@@ -132,8 +132,12 @@ public final class RedisConnections implements AutoCloseable {
      * @throws io.lettuce.core.RedisConnectionException when Redis cannot be reached now; its message is masked
      */
     public synchronized Lease acquire(String uri, Duration timeout) {
-        return lease(uri, () -> new SharedConnection(createClient(uri, timeout), true, describe(uri), this,
-                this::connector));
+        return lease(uri, () -> {
+            AbstractRedisClient client = createClient(uri, timeout);
+            RedisURI parsed = client instanceof RedisClient ? RedisUris.parse(uri) : null;
+            return new SharedConnection(client, true, describe(uri), this, this::connector,
+                    parsed != null && SentinelWatch.follows(parsed) ? parsed : null);
+        });
     }
 
     /**
@@ -141,7 +145,7 @@ public final class RedisConnections implements AutoCloseable {
      * {@link RedisClusterClient}), which is never shut down here.
      */
     public synchronized Lease acquire(AbstractRedisClient client) {
-        return lease(client, () -> new SharedConnection(client, false, null, this, this::connector));
+        return lease(client, () -> new SharedConnection(client, false, null, this, this::connector, null));
     }
 
     /** A lease on the connection of {@code id} (a URI or a client), opened with {@code opening} on first use. */
@@ -161,21 +165,35 @@ public final class RedisConnections implements AutoCloseable {
         return new Lease(id, s);
     }
 
-    /** A subscription of {@link Lease#subscribe}: opened in the background, again while it fails, until closed. */
+    /**
+     * A subscription of {@link Lease#subscribe}: opened in the background, again while it fails, and again on the new
+     * master when the Sentinels move the connection, until closed.
+     */
     private final class Subscription implements AutoCloseable {
-        private final AbstractRedisClient client;
+        private final SharedConnection connection;
         private final String channel;
         private final Runnable onMessage;
         private final java.util.function.Consumer<Throwable> refused;
+        private final AutoCloseable following;
         private StatefulRedisPubSubConnection<String, String> pubSub; // guarded by this
         private boolean closed; // guarded by this
 
-        Subscription(AbstractRedisClient client, String channel, Runnable onMessage,
+        Subscription(SharedConnection connection, String channel, Runnable onMessage,
                      java.util.function.Consumer<Throwable> refused) {
-            this.client = client;
+            this.connection = connection;
             this.channel = channel;
             this.onMessage = onMessage;
             this.refused = refused;
+            this.following = connection.whenMoved(this::reopen);
+        }
+
+        /** After a move: the old master publishes nothing any more; subscribes on the new one. */
+        synchronized void reopen() {
+            if (pubSub != null) {
+                pubSub.closeAsync();
+                pubSub = null;
+            }
+            open();
         }
 
         synchronized void open() {
@@ -183,8 +201,7 @@ public final class RedisConnections implements AutoCloseable {
                 return;
             }
             try {
-                pubSub = client instanceof RedisClusterClient cluster ? cluster.connectPubSub()
-                        : ((RedisClient) client).connectPubSub();
+                pubSub = connection.connectPubSub();
                 pubSub.addListener(new RedisPubSubAdapter<>() {
                     @Override
                     public void message(String from, String message) {
@@ -222,6 +239,11 @@ public final class RedisConnections implements AutoCloseable {
         @Override
         public synchronized void close() {
             closed = true;
+            try {
+                following.close();
+            } catch (Exception cannot) {
+                // removing from a list: nothing to fail
+            }
             if (pubSub != null) {
                 pubSub.closeAsync();
             }

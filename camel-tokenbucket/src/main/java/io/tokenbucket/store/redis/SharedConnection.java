@@ -2,21 +2,24 @@ package io.tokenbucket.store.redis;
 
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.netty.channel.ConnectTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,6 +28,10 @@ import org.slf4j.LoggerFactory;
  * One connection of {@link RedisConnections} and its lease count: opened at once, or, when Redis cannot be reached
  * (refused, no route, connect timeout), in the background with a backoff from 50 ms to one second, until it opens
  * or the last lease is given back. Any other failure (a wrong password, TLS, a bad URI) fails {@link #open} at once.
+ *
+ * <p>A connection to the master of a {@code redis-sentinel://} URI follows it ({@link SentinelWatch}): when the
+ * Sentinels announce a new master, or a command is refused with {@code READONLY}, a connection to the new master
+ * replaces this one, and the old one is closed (calls still out on it fail: the store policy decides).
  */
 final class SharedConnection {
 
@@ -54,6 +61,12 @@ final class SharedConnection {
     /** What {@link RedisConnections} synchronizes on: a lease's close and a background retry exclude each other. */
     private final Object lock;
     private final Supplier<ScheduledExecutorService> connector;
+    /** Follows the master named through Sentinels; null for any other URI and for an application's client. */
+    private final SentinelWatch sentinels;
+    /** The URI of the last move (through the Sentinels, the announcing one first); null: the client's own. */
+    private volatile RedisURI movedWith;
+    /** What runs after each move: the publish/subscribe connections made on this one's client follow it. */
+    private final List<Runnable> movedListeners = new CopyOnWriteArrayList<>();
 
     /**
      * @param client    the client to connect with
@@ -61,19 +74,25 @@ final class SharedConnection {
      * @param text      what may be shown of its URI, null for an application's client
      * @param lock      what {@link RedisConnections} synchronizes on
      * @param connector the scheduler of background connects, created on first use
+     * @param sentinels the URI the client was created with, when it names a master through Sentinels; else null
      */
     SharedConnection(AbstractRedisClient client, boolean owned, RedisUriText text, Object lock,
-                     Supplier<ScheduledExecutorService> connector) {
+                     Supplier<ScheduledExecutorService> connector, RedisURI sentinels) {
         this.lock = lock;
         this.connector = connector;
         this.client = client;
         this.owned = owned;
         this.text = text;
         this.where = text == null ? "the application's Redis client" : text.described();
+        this.sentinels = sentinels == null || !(client instanceof RedisClient standalone) ? null
+                : new SentinelWatch(standalone, sentinels, connector, this::moveTo);
     }
 
     /** Connects now; on a failure that waiting may mend, keeps trying in the background instead. */
     void open() {
+        if (sentinels != null) {
+            sentinels.start();
+        }
         try {
             opened(connectNow(client));
         } catch (RuntimeException e) {
@@ -126,18 +145,71 @@ final class SharedConnection {
     }
 
     /**
+    /**
+     * Replaces the connection with one made with {@code via} (the new master, found through the Sentinels), then
+     * closes the old one; keeps the old one when the new one cannot be made (a demoted master's {@code READONLY}
+     * asks again). Nothing to do before the first connection opened: that one asks the Sentinels itself.
+     */
+    private void moveTo(RedisURI via, String why) {
+        synchronized (lock) {
+            if (closed || connection == null) {
+                return;
+            }
+        }
+        StatefulConnection<String, String> moved;
+        try {
+            moved = ((RedisClient) client).connect(StringCodec.UTF8, via);
+        } catch (RuntimeException e) {
+            LOG.warn("Redis at {}: {}; cannot connect to the new master ({}), staying on the old one", where, why,
+                    rootMessage(e, text));
+            return;
+        }
+        StatefulConnection<String, String> old;
+        synchronized (lock) {
+            if (closed) {
+                moved.closeAsync();
+                return;
+            }
+            old = connection;
+            opened(moved);
+        }
+        movedWith = via;
+        old.closeAsync();
+        LOG.warn("Redis at {}: {}; connected to the new master", where, why);
+        movedListeners.forEach(Runnable::run);
+    }
+
+    /** A publish/subscribe connection on this connection's client, to the server this one is connected to. */
+    StatefulRedisPubSubConnection<String, String> connectPubSub() {
+        RedisURI via = movedWith;
+        if (client instanceof RedisClusterClient cluster) {
+            return cluster.connectPubSub();
+        }
+        return via == null ? ((RedisClient) client).connectPubSub()
+                : ((RedisClient) client).connectPubSub(StringCodec.UTF8, via);
+    }
+
+    /** Runs {@code onMoved} on the connector thread after each move to a new master, until the answer is closed. */
+    AutoCloseable whenMoved(Runnable onMoved) {
+        movedListeners.add(onMoved);
+        return () -> movedListeners.remove(onMoved);
+    }
+
+    /**
      * Closes the connection, and shuts the client down when it was created here, waiting at most
      * {@link #CLOSE_TIMEOUT_MILLIS} for both: Lettuce's own {@code close()} and {@code shutdown()} wait without a
      * limit, and wait forever when the client's I/O thread died (seen under Quarkus with Vert.x), which would hang
      * the stop of the Camel context. Past the limit it logs and goes on; the client's threads are daemons.
-     */
-    void close() {
+     */    void close() {
         close(CLOSE_TIMEOUT_MILLIS);
     }
 
     /** {@link #close()} with another limit, for tests. */
     void close(long timeoutMillis) {
         closed = true;
+        if (sentinels != null) {
+            sentinels.close();
+        }
         CompletableFuture<Void> closing = connection != null ? connection.closeAsync()
                 : CompletableFuture.completedFuture(null);
         if (owned) {

@@ -36,6 +36,7 @@ public final class RedisHandle implements AutoCloseable {
     private final int port;
     private final boolean clusterNode;
     private final boolean tls;
+    private final boolean sentinel;
     private final String password;
     private final Path directory;
     private final Path config;
@@ -55,9 +56,18 @@ public final class RedisHandle implements AutoCloseable {
 
     /** Writes the node's directory and {@code redis.conf}; the port is already reserved and is released on failure. */
     RedisHandle(int port, List<String> settings, boolean clusterNode, boolean tls) {
+        this(port, settings, clusterNode, tls, false);
+    }
+
+    /**
+     * As {@link #RedisHandle(int, List, boolean, boolean)}; with {@code sentinel} the process runs as a Redis Sentinel
+     * ({@code redis-server redis.conf --sentinel}), which rewrites its {@code redis.conf} as it learns.
+     */
+    RedisHandle(int port, List<String> settings, boolean clusterNode, boolean tls, boolean sentinel) {
         this.port = port;
         this.clusterNode = clusterNode;
         this.tls = tls;
+        this.sentinel = sentinel;
         this.password = requirePass(settings);
         try {
             this.directory = Files.createTempDirectory(RedisServers.root(), "node-" + port + "-");
@@ -126,6 +136,11 @@ public final class RedisHandle implements AutoCloseable {
         return tls;
     }
 
+    /** @return whether the process is a Redis Sentinel ({@link RedisServers#sentinel()}) */
+    public boolean sentinel() {
+        return sentinel;
+    }
+
     /** @return the {@code requirepass} password, or null */
     public String password() {
         return password;
@@ -178,7 +193,10 @@ public final class RedisHandle implements AutoCloseable {
         long logOffset = logSize();
         Process started;
         try {
-            started = new ProcessBuilder(RedisServers.binary().toString(), config.toString())
+            List<String> command = sentinel
+                    ? List.of(RedisServers.binary().toString(), config.toString(), "--sentinel")
+                    : List.of(RedisServers.binary().toString(), config.toString());
+            started = new ProcessBuilder(command)
                     .directory(directory.toFile())
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))

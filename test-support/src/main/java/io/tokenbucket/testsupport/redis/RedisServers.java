@@ -100,6 +100,11 @@ import redis.embedded.core.ExecutableProvider;
  *     RedisClusterClient client = RedisClusterClient.create(cluster.seedUri());
  *     ...
  * }
+ * try (RedisSentinelHandle sentinel = RedisServers.sentinel()) {   // redis-sentinel://...#tbmaster
+ *     RedisClient client = RedisClient.create(sentinel.uri());
+ *     RedisHandle old = sentinel.failover();
+ *     sentinel.awaitMaster(sentinel.other(old));
+ * }
  * }</pre>
  */
 public final class RedisServers {
@@ -276,6 +281,44 @@ public final class RedisServers {
     }
 
     /**
+     * Starts a Redis Sentinel setup: a master, its replica ({@code replicaof}) and three Sentinels
+     * ({@code redis-server --sentinel}, the same binary) monitoring it as {@value RedisSentinelHandle#MASTER_NAME}, all
+     * on free loopback ports of this class's range; returns once the replica is in sync and every Sentinel knows it and
+     * the two others (Sentinels find each other through hello messages every 2 s: expect 2 to 3 s). See
+     * {@link RedisSentinelHandle} for the timings.
+     *
+     * @param settings redis.conf lines for both data nodes; a {@code requirepass} there also becomes the replica's
+     *                 {@code masterauth} and the Sentinels' {@code auth-pass} (the Sentinels themselves need no password)
+     * @return the setup; close it
+     */
+    public static RedisSentinelHandle sentinel(String... settings) {
+        List<RedisHandle> dataNodes = new ArrayList<>(2);
+        List<RedisHandle> sentinels = new ArrayList<>(3);
+        try {
+            RedisHandle master = startNode(List.of(settings), false, false);
+            dataNodes.add(master);
+            String password = master.password();
+            List<String> replica = new ArrayList<>(List.of(settings));
+            replica.add("replicaof " + HOST + " " + master.port());
+            if (password != null) {
+                replica.add("masterauth " + password);
+            }
+            dataNodes.add(startNode(replica, false, false));
+            List<String> sentinelSettings = RedisSentinelHandle.sentinelSettings(master.port(), password);
+            for (int i = 0; i < 3; i++) {
+                sentinels.add(startNode(sentinelSettings, false, false, true));
+            }
+            RedisSentinelHandle setup = new RedisSentinelHandle(dataNodes, sentinels, password);
+            setup.awaitReplicated();
+            return setup;
+        } catch (RuntimeException | Error e) {
+            sentinels.forEach(RedisHandle::close);
+            dataNodes.forEach(RedisHandle::close);
+            throw e;
+        }
+    }
+
+    /**
      * The {@code redis-server} executable this JVM runs (resolving it, and extracting the embedded one, on first use).
      *
      * @return its path
@@ -336,8 +379,12 @@ public final class RedisServers {
 
     /** Starts a node, retrying on a new port when the probed one was taken before the server could bind it. */
     private static RedisHandle startNode(List<String> settings, boolean clusterNode, boolean tls) {
+        return startNode(settings, clusterNode, tls, false);
+    }
+
+    private static RedisHandle startNode(List<String> settings, boolean clusterNode, boolean tls, boolean sentinel) {
         for (int attempt = 1; ; attempt++) {
-            RedisHandle handle = new RedisHandle(freePort(clusterNode), settings, clusterNode, tls);
+            RedisHandle handle = new RedisHandle(freePort(clusterNode), settings, clusterNode, tls, sentinel);
             try {
                 handle.start();
                 return handle;

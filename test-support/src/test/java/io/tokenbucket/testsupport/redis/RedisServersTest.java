@@ -292,4 +292,38 @@ class RedisServersTest {
         assertThatThrownBy(redis::start).isInstanceOf(IllegalStateException.class);
         redis.close(); // idempotent
     }
+    /**
+     * A Sentinel setup with a password on the data nodes: Lettuce finds the master through the Sentinels (the URI's
+     * password applies to the data nodes only), a graceful failover promotes the replica, and the Sentinels name it.
+     */
+    @Test
+    void sentinelSetupServesItsMasterThroughTheSentinelsAndFailsOver() {
+        long began = System.nanoTime();
+        try (RedisSentinelHandle sentinel = RedisServers.sentinel("requirepass s3cret")) {
+            System.out.printf("sentinel setup started in %d ms%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
+            assertThat(sentinel.uri()).startsWith("redis-sentinel://127.0.0.1:").endsWith("#tbmaster");
+            assertThat(sentinel.authenticatedUri()).startsWith("redis-sentinel://:s3cret@127.0.0.1:");
+            RedisHandle first = sentinel.master();
+            assertThat(first).isSameAs(sentinel.dataNodes().get(0));
+            assertThat(sentinel.sentinels()).allMatch(RedisHandle::sentinel);
+
+            RedisClient client = RedisClient.create(resources, sentinel.authenticatedUri());
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                assertThat(connection.sync().set("k", "v")).isEqualTo("OK");
+                assertThat(first.command("GET", "k")).isEqualTo("v");
+            } finally {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+
+            long failover = System.nanoTime();
+            assertThat(sentinel.failover()).isSameAs(first);
+            RedisHandle second = sentinel.other(first);
+            sentinel.awaitMaster(second);
+            System.out.printf("every Sentinel names the new master %d ms after SENTINEL FAILOVER%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failover));
+            assertThat(String.valueOf(second.command("INFO", "replication"))).contains("role:master");
+            assertThat(second.command("GET", "k")).isEqualTo("v");
+        }
+    }
 }
