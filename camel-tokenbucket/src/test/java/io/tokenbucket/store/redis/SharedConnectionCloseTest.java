@@ -32,7 +32,7 @@ class SharedConnectionCloseTest {
         };
         try {
             SharedConnection connection = new SharedConnection(stuck, true, RedisConnections.describe(
-                    "redis://127.0.0.1:1"), new Object(), () -> null);
+                    "redis://127.0.0.1:1"), new Object(), () -> null, null);
             assertTimeoutPreemptively(Duration.ofSeconds(10), () -> connection.close(200));
             assertThat(asked).as("the owned client was asked to shut down").isTrue();
         } finally {
