@@ -3,11 +3,11 @@ package io.tokenbucket.testsupport.random;
 import java.util.Random;
 
 /**
- * The one convention of the randomised tests: each has a fixed default seed, so that a build is repeatable, prints
- * the seed it runs with, and takes another from the system property {@value #PROPERTY}: a number reruns that seed,
- * {@code random} draws a new one, the same for every test of the JVM (printed, so a failure can be rerun with it). For example
- * {@code mvn -pl camel-tokenbucket test -Dtest=BucketScriptBatchDifferentialTest -Dtokenbucket.seed=42}.
- * The property applies to every randomised test of the run.
+ * The one convention of the randomised tests: each has a fixed default seed, so that a build is repeatable, prints the
+ * seed it runs with, and takes another from the system property {@value #PROPERTY}: a number reruns that seed, {@code
+ * random} draws a new one, the same for every test of the JVM (printed, so a failure can be rerun with it). For example
+ * {@code mvn -pl camel-tokenbucket test -Dtest=BucketScriptBatchDifferentialTest -Dtokenbucket.seed=42}. The property
+ * applies to every randomised test of the run.
  */
 public final class TestSeed {
 
