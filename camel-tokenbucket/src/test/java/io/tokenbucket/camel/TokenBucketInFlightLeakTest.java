@@ -33,7 +33,10 @@ class TokenBucketInFlightLeakTest {
     @ParameterizedTest(name = "{0}: {1} exchanges")
     @CsvSource({"local, 100000", "redis, 10000"})
     void everySlotComesBackWhateverBecomesOfTheExchanges(String store, int count) throws Exception {
-        RedisHandle redis = store.equals("redis") ? RedisServers.standalone() : null;
+        RedisHandle redis = store.equals("redis") ? RedisServers.shared() : null;
+        if (redis != null) {
+            redis.flushAll();
+        }
         long seed = TestSeed.seed("TokenBucketInFlightLeakTest " + store, 20261204L);
         String uri = "tokenbucket:leak?maxInFlight=2&maxWait=5ms&store=" + store
                 + (redis == null ? "" : "&redisUri=" + redis.uri() + "&inFlightLease=5s");

@@ -112,7 +112,8 @@ class BucketScriptDifferentialTest {
 
     @BeforeAll
     static void startRedis() throws Exception {
-        redis = RedisServers.standalone();
+        redis = RedisServers.shared();
+        redis.flushAll();
         expiryBaseSlackMs = Integer.parseInt(RedisServers.version().split("\\.")[0]) >= 7 ? 1 : 0;
         connections = new RedisConnections();
         commands = (RedisAsyncCommands<String, String>) connections.acquire(redis.uri(), Duration.ofSeconds(30))

@@ -52,7 +52,8 @@ class InFlightStoresDifferentialTest {
         }
         String run = UUID.randomUUID().toString();
         List<String> mismatches = new ArrayList<>();
-        try (RedisHandle redis = RedisServers.standalone()) {
+        try (RedisHandle redis = RedisServers.shared()) {
+            redis.flushAll();
             RedisConnections connections = new RedisConnections();
             RedisConnections.Lease connection = connections.acquire(redis.uri(), Duration.ofSeconds(5));
             BucketStore script = new RedisBucketStore(connection::commands, false, run + ":", Duration.ofSeconds(5),
