@@ -17,7 +17,9 @@ import org.junit.jupiter.api.TestInfo;
  */
 abstract class TokenBucketRedisTestSupport extends TokenBucketTestSupport {
 
-    /** Marks a test class that stops, pauses or reconfigures its redis-server, or counts its clients: it gets its own. */
+    /**
+     * Marks a test class that stops, pauses or reconfigures its redis-server, or counts its clients: it gets its own.
+     */
     @Retention(RetentionPolicy.RUNTIME)
     @Target(ElementType.TYPE)
     @interface OwnRedis {
