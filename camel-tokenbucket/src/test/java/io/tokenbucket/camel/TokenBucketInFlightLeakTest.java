@@ -1,9 +1,10 @@
 package io.tokenbucket.camel;
 
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.tokenbucket.testsupport.random.TestSeed;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.CamelContext;
@@ -24,14 +25,19 @@ import static org.awaitility.Awaitility.await;
  * No slot leaks: many exchanges through an in-flight limit, with failures after the endpoint, waits that run out,
  * and the route stopped and started again while exchanges wait and run; afterwards nothing is held and nothing
  * waits, and every slot is free again. The count is checked on the store (a peek), not only by the endpoint's
- * counters; meanwhile the step after the endpoint never sees more exchanges than the limit.
+ * counters; meanwhile the step after the endpoint never sees more exchanges than the limit. Which exchanges fail or
+ * linger comes from a seed ({@link TestSeed}).
  */
 class TokenBucketInFlightLeakTest {
 
     @ParameterizedTest(name = "{0}: {1} exchanges")
     @CsvSource({"local, 100000", "redis, 10000"})
     void everySlotComesBackWhateverBecomesOfTheExchanges(String store, int count) throws Exception {
-        RedisHandle redis = store.equals("redis") ? RedisServers.standalone() : null;
+        RedisHandle redis = store.equals("redis") ? RedisServers.shared() : null;
+        if (redis != null) {
+            redis.flushAll();
+        }
+        long seed = TestSeed.seed("TokenBucketInFlightLeakTest " + store, 20261204L);
         String uri = "tokenbucket:leak?maxInFlight=2&maxWait=5ms&store=" + store
                 + (redis == null ? "" : "&redisUri=" + redis.uri() + "&inFlightLease=5s");
         AtomicInteger inside = new AtomicInteger();
@@ -46,7 +52,10 @@ class TokenBucketInFlightLeakTest {
                     from("seda:leak?concurrentConsumers=8&size=200000").routeId("leak").to(uri).process(e -> {
                         most.accumulateAndGet(inside.incrementAndGet(), Math::max);
                         try {
-                            ThreadLocalRandom random = ThreadLocalRandom.current();
+                            // each exchange's fate from the seed and its number: the same exchanges fail or
+                            // linger in a rerun (the threads' interleaving is the machine's)
+                            SplittableRandom random = new SplittableRandom(
+                                    seed + e.getMessage().getBody(Integer.class));
                             int roll = random.nextInt(200);
                             if (roll == 0) {
                                 Thread.sleep(1 + random.nextInt(10)); // long enough for waiters' maxWait to run out

@@ -26,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** The endpoint in Camel's tools: JMX attributes and operations, the dev console, the health check. */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketObservabilityTest extends TokenBucketRedisTestSupport {
 
     @Override

@@ -18,6 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * gives its tokens back to both keys in Redis, and with Redis down the {@code local} policy applies the same
  * all-of semantics in memory.
  */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketRedisAllOfTest extends TokenBucketRedisTestSupport {
 
     private String uri(String name, String more) {

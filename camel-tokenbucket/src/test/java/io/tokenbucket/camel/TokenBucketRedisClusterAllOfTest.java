@@ -26,7 +26,8 @@ class TokenBucketRedisClusterAllOfTest extends TokenBucketTestSupport {
 
     @BeforeAll
     static void startCluster() {
-        cluster = RedisServers.cluster();
+        cluster = RedisServers.sharedCluster();
+        cluster.flushAll();
     }
 
     @AfterAll

@@ -31,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * over the outage, then that the store recovers by itself once Redis is back (a new process: no data, no
  * script).
  */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketRedisFailureTest extends TokenBucketRedisTestSupport {
 
     private static final long STORE_TIMEOUT_MS = 300;

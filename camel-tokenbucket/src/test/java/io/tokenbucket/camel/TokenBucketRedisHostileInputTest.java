@@ -12,7 +12,8 @@ class TokenBucketRedisHostileInputTest extends TokenBucketHostileInputTest {
 
     @BeforeAll
     static void startRedis() {
-        redis = RedisServers.standalone();
+        redis = RedisServers.shared();
+        redis.flushAll();
     }
 
     @AfterAll

@@ -23,6 +23,7 @@ import static org.awaitility.Awaitility.await;
  * so a slot the local fallback gave is not kept there for ever when Redis is back before its exchange ends, and a
  * slot Redis gave is not taken off the fallback's count (another exchange's slot) when Redis is down at its end.
  */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketRedisInFlightOutageTest extends TokenBucketRedisTestSupport {
 
     private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();

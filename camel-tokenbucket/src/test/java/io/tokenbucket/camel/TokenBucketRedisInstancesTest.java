@@ -36,7 +36,8 @@ class TokenBucketRedisInstancesTest {
 
     @BeforeEach
     void startInstances() throws Exception {
-        redis = RedisServers.standalone();
+        redis = RedisServers.shared();
+        redis.flushAll();
         for (int i = 0; i < INSTANCES; i++) {
             CamelContext camel = new DefaultCamelContext();
             camel.addRoutes(new RouteBuilder() {

@@ -15,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** store=redis through Camel: waits continue on the worker pool, endpoints share a connection, keys stay apart. */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketRedisTest extends TokenBucketRedisTestSupport {
 
     private static String redisOptions() {

@@ -18,6 +18,7 @@ import static org.awaitility.Awaitility.await;
  * holding no slot, no waiting place and no ticket, and the next exchange of its key passes as soon as the slot is free.
  * One slot; the step after the endpoint holds its slot until the test opens the gate named by the exchange's body.
  */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketSlotDeadlineTest extends TokenBucketRedisTestSupport {
 
     private final TokenBucketGates gates = new TokenBucketGates();

@@ -39,7 +39,8 @@ class TokenBucketSlotInstancesTest {
 
     @BeforeEach
     void startInstances() throws Exception {
-        redis = RedisServers.standalone();
+        redis = RedisServers.shared();
+        redis.flushAll();
         for (int i = 0; i < 2; i++) {
             CamelContext camel = new DefaultCamelContext();
             camel.addRoutes(new RouteBuilder() {

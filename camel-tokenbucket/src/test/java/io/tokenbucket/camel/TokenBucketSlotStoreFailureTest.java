@@ -20,6 +20,7 @@ import static org.awaitility.Awaitility.await;
  * half done, which would keep every later waiter from being tried). One slot; the step after the endpoint holds its
  * slot until the test opens the gate named by the exchange's body.
  */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketSlotStoreFailureTest extends TokenBucketRedisTestSupport {
 
     private final TokenBucketGates gates = new TokenBucketGates();

@@ -26,6 +26,7 @@ import static org.awaitility.Awaitility.await;
  * expires on Redis); and so does an exchange whose slot Redis granted when the pool refuses to continue it. One slot; the step after the endpoint holds its slot until the test opens the gate named by the
  * exchange's body.
  */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
 
     private final TokenBucketGates gates = new TokenBucketGates();

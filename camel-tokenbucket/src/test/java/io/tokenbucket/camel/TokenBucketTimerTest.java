@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
+import io.tokenbucket.testsupport.random.TestSeed;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -93,7 +94,7 @@ class TokenBucketTimerTest {
     void aTaskRunsOnlyOnceItsDeadlineHasComeAndEveryDueTaskRuns() throws InterruptedException {
         ManualClock clock = new ManualClock();
         start(clock, 0);
-        Random random = new Random(13);
+        Random random = TestSeed.random("TokenBucketTimerTest.aTaskRunsOnlyOnceItsDeadlineHasCome", 13);
         ConcurrentLinkedQueue<Ran> ran = new ConcurrentLinkedQueue<>();
         List<Long> deadlines = new ArrayList<>();
         for (int i = 0; i < 2_000; i++) {
@@ -117,7 +118,7 @@ class TokenBucketTimerTest {
     @Test
     void spinningForTheLastStretchNeverRunsATaskEarly() throws InterruptedException {
         RunningClock clock = new RunningClock(7);
-        Random random = new Random(42);
+        Random random = TestSeed.random("TokenBucketTimerTest.spinningForTheLastStretch", 42);
         int count = 5_000;
         ConcurrentLinkedQueue<Ran> ran = new ConcurrentLinkedQueue<>();
         CountDownLatch all = new CountDownLatch(count);

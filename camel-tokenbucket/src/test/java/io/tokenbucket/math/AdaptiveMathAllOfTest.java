@@ -3,6 +3,7 @@ package io.tokenbucket.math;
 import java.util.List;
 import java.util.Random;
 
+import io.tokenbucket.testsupport.random.TestSeed;
 import org.junit.jupiter.api.Test;
 
 import static io.tokenbucket.math.BucketMath.NO_LIMIT;
@@ -81,7 +82,7 @@ class AdaptiveMathAllOfTest {
 
     private static void oneAdaptiveKeyAsTheOrdinaryReservation(Adaptive adaptive) {
         Limits limits = Limits.of(Limit.of(3, 4, 1000)).withAdaptive(adaptive);
-        Random random = new Random(1402);
+        Random random = TestSeed.random("AdaptiveMathAllOfTest.oneAdaptiveKeyAsTheOrdinaryReservation", 1402);
         long[] tats = {0};
         RateState rate = null;
         long now = 0;

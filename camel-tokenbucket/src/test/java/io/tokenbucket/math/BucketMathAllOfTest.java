@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
+import io.tokenbucket.testsupport.random.TestSeed;
 import org.junit.jupiter.api.Test;
 
 import static io.tokenbucket.math.BucketMath.NO_LIMIT;
@@ -65,7 +66,7 @@ class BucketMathAllOfTest {
     @Test
     void withOneKeyOfOneLimitItIsTheOrdinaryReservation() {
         Limit limit = Limit.of(3, 2, 1000);
-        Random random = new Random(14);
+        Random random = TestSeed.random("BucketMathAllOfTest.withOneKeyOfOneLimit", 14);
         long tat = 0;
         for (int i = 0; i < 2000; i++) {
             long now = i * 97L + random.nextInt(50);
@@ -144,7 +145,7 @@ class BucketMathAllOfTest {
     void noKeyIsOverAdmittedAtReleaseAndWaitersStayInOrder() {
         Limits[] limits = {Limits.of(Limit.of(2, 1, 1000)), Limits.of(Limit.of(1, 2, 1000)),
             Limits.of(Limit.of(3, 10, 1000)), Limits.of(Limit.of(1, 1, 300))};
-        Random random = new Random(1414);
+        Random random = TestSeed.random("BucketMathAllOfTest.noKeyIsOverAdmitted", 1414);
         long[][] tats = new long[limits.length][];
         for (int k = 0; k < tats.length; k++) {
             tats[k] = full(0);

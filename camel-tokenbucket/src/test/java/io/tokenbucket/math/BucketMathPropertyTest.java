@@ -4,6 +4,7 @@ import java.math.BigInteger;
 import java.util.Random;
 import java.util.function.Supplier;
 
+import io.tokenbucket.testsupport.random.TestSeed;
 import org.junit.jupiter.api.Test;
 
 import static io.tokenbucket.math.BucketMath.MAX_DEBT_TICKS;
@@ -28,7 +29,7 @@ class BucketMathPropertyTest {
         Long.MAX_VALUE,
     };
 
-    private final Random random = new Random(20261201L);
+    private final Random random = TestSeed.random("BucketMathPropertyTest", 20261201L);
 
     /** A positive long, from the edges of the range more often than not. */
     private long positive() {

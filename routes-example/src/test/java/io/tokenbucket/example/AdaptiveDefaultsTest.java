@@ -14,8 +14,6 @@ import io.tokenbucket.example.demo.DemoTarget;
 import io.tokenbucket.example.demo.DemoTarget.Hit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * An operator who does not know a host's limit sets {@code example.adaptive=true} and a ceiling
@@ -28,11 +26,10 @@ class AdaptiveDefaultsTest {
     @TempDir
     Path dir;
 
-    @ParameterizedTest
-    @ValueSource(strings = { "java", "yaml" })
-    void theAdaptiveRateBringsAShortBookingHorizonAndASlowStart(String dsl) throws Exception {
+    @Test
+    void theAdaptiveRateBringsAShortBookingHorizonAndASlowStart() throws Exception {
         try (DemoSite site = new DemoSite(dir, 1, "50/1s", 0, 1000, 1000);
-             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.adaptive", "true",
                      "example.pairLimit", "20/1s:2"))) {
             TokenBucketConfiguration throttle = throttle(scraper);
             assertThat(throttle.isAdaptive()).isTrue();

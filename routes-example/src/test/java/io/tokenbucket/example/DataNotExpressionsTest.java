@@ -10,6 +10,7 @@ import java.util.stream.Stream;
 
 import io.tokenbucket.example.demo.DemoProxy;
 import io.tokenbucket.example.demo.DemoSite;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -30,16 +31,16 @@ class DataNotExpressionsTest {
     @TempDir
     Path dir;
 
-    @ParameterizedTest
-    @ValueSource(strings = { "java", "yaml" })
-    void eachProxyGetsExactlyItsCredentialsWithTheFirstRequest(String dsl) throws Exception {
+    @Test
+    void eachProxyGetsExactlyItsCredentialsWithTheFirstRequest() throws Exception {
         List<DemoProxy> proxies = new ArrayList<>();
         try (DemoSite site = new DemoSite(dir, 0, null, 0, 1000, 1000)) {
             for (int i = 0; i < CREDENTIALS.size(); i++) {
                 proxies.add(new DemoProxy("p" + (i + 1), CREDENTIALS.get(i)[0], CREDENTIALS.get(i)[1]));
             }
             site.writeProxyFile(proxies, "10/100ms");
-            try (ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.choose", "roundrobin"))) {
+            try (ScraperHarness scraper = new ScraperHarness("java", dir, site,
+                    Map.of("example.choose", "roundrobin"))) {
                 List<String> urls = scraper.pages(12);
                 scraper.scrape(urls);
 
@@ -70,12 +71,11 @@ class DataNotExpressionsTest {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = { "java", "yaml" })
-    void aProxyWhoseCredentialsChangeGetsANewClientAndTheOldOneIsGone(String dsl) throws Exception {
+    @Test
+    void aProxyWhoseCredentialsChangeGetsANewClientAndTheOldOneIsGone() throws Exception {
         try (DemoSite site = new DemoSite(dir, 1, "10/100ms", 0, 1000, 1000);
              DemoProxy changed = new DemoProxy("p1", "scraper", "n3w {{env:HOME}}");
-             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of())) {
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of())) {
             List<String> pages = scraper.pages(4);
             scraper.scrape(pages.subList(0, 2));
             // the same id, another address and password: the pool keeps p1, its client is replaced

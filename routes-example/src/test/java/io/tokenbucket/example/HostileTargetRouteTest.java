@@ -19,28 +19,27 @@ import io.tokenbucket.example.demo.DemoTarget.Hit;
 import io.tokenbucket.example.fetch.Scrape;
 import org.apache.camel.builder.NotifyBuilder;
 import org.apache.camel.util.json.JsonObject;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A hostile target and failing proxies, on real servers on loopback, both DSLs: the right party is blamed for a
- * failure, health never touches the buckets, and a target's {@code Retry-After} is capped. Checked at the target, which
- * records every request it got per proxy with its time and status.
+ * A hostile target and failing proxies, on real servers on loopback, on the Java route (the YAML route is the same:
+ * {@link ScraperRouteParityTest}): the right party is blamed for a failure, health never touches the buckets, and a
+ * target's {@code Retry-After} is capped. Checked at the target, which records every request it got per proxy with its
+ * time and status.
  */
 class HostileTargetRouteTest {
 
     @TempDir
     Path dir;
 
-    @ParameterizedTest
-    @ValueSource(strings = { "java", "yaml" })
+    @Test
     @SuppressWarnings("unchecked")
-    void aFailingTargetCostsTheUrlItsAttemptsAndNoProxyItsHealth(String dsl) throws Exception {
+    void aFailingTargetCostsTheUrlItsAttemptsAndNoProxyItsHealth() throws Exception {
         // two failures in a row would take a proxy out; each bad URL is tried once on each proxy, so if the
         // target's failures were the proxies', the two bad URLs would take out all three
         try (DemoSite site = new DemoSite(dir, 3, "10/100ms", 0, 1000, 1000);
-             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.maxAttempts", "3",
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.maxAttempts", "3",
                      "example.failuresToUnhealthy", "2", "example.cooldown", "60s"))) {
             String base = site.target().baseUrl();
             // closes without an answer (so the proxy answers 502 itself, without Via), answers 503 itself
@@ -71,13 +70,12 @@ class HostileTargetRouteTest {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = { "java", "yaml" })
-    void aProxyAnswering5xxItselfIsBlamedOnceItsUrlsAnswerThroughOthers(String dsl) throws Exception {
+    @Test
+    void aProxyAnswering5xxItselfIsBlamedOnceItsUrlsAnswerThroughOthers() throws Exception {
         // p2 answers 503 itself (no Via) to everything, as a broken proxy does. Unclear at first (a proxy's own
         // 5xx often says the target is down); each time its URL is then fetched through another proxy, p2 is blamed
         try (DemoSite site = new DemoSite(dir, 3, "10/100ms", 0, 1000, 1000);
-             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.choose", "roundrobin",
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.choose", "roundrobin",
                      "example.failuresToUnhealthy", "2", "example.cooldown", "60s"))) {
             site.proxies().get(1).answerNext(Integer.MAX_VALUE, 503);
             List<String> urls = scraper.pages(12);
@@ -94,16 +92,15 @@ class HostileTargetRouteTest {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = { "java", "yaml" })
-    void aProxyTakenOutAndBroughtBackNeverPassesMoreThanItsBucketAllows(String dsl) throws Exception {
+    @Test
+    void aProxyTakenOutAndBroughtBackNeverPassesMoreThanItsBucketAllows() throws Exception {
         // p1: 3 at once, then 12 per second. The first batch books its turns on p1's bucket at once (about 1.3 s
         // of them); once the target has seen six of them (a few more may pass before the proxy is told) p1 answers
         // three 407s itself: it goes unhealthy with the rest of the first batch still booked, and is back 200 ms
         // later. If that reset its bucket, the retries and the second batch would get 3 at once and 12 per second
         // on top of the turns still booked
         try (DemoSite site = new DemoSite(dir, 1, "3/250ms", 0, 1000, 1000);
-             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.cooldown", "200ms",
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.cooldown", "200ms",
                      "example.failuresToUnhealthy", "3"))) {
             List<String> urls = scraper.pages(36);
             NotifyBuilder first = scraper.send(urls.subList(0, 18));
@@ -145,11 +142,10 @@ class HostileTargetRouteTest {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = { "java", "yaml" })
-    void aRetryAfterOfAYearRestsTheProxyOnlyMaxRetryAfter(String dsl) throws Exception {
+    @Test
+    void aRetryAfterOfAYearRestsTheProxyOnlyMaxRetryAfter() throws Exception {
         try (DemoSite site = new DemoSite(dir, 1, "10/1s", 0, 1000, 1000);
-             ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.maxRetryAfter", "1s",
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.maxRetryAfter", "1s",
                      "example.maxAttempts", "1"))) {
             String hostile = site.target().baseUrl() + "/retry-after/31536000";
             scraper.scrape(List.of(hostile));

@@ -15,6 +15,7 @@ import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.RateState;
 import io.tokenbucket.math.Steps;
+import io.tokenbucket.testsupport.random.TestSeed;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -53,7 +54,7 @@ class BucketScriptAdaptiveDifferentialTest {
     private static ScriptServer server;
     private static RedisCommands<String, String> commands;
 
-    private final Random random = new Random(SEED);
+    private final Random random = TestSeed.random(getClass().getSimpleName(), SEED);
     /** The generators of the script's other differential test: its limits, costs, penalties and log-uniform draws. */
     private final BucketScriptDifferentialTest generators = new BucketScriptDifferentialTest();
 

@@ -11,11 +11,13 @@ import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.TransactionResult;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Steps;
+import io.tokenbucket.testsupport.random.TestSeed;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,20 +28,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code bucket.lua}'s {@code reserve} of several reservations against {@link BucketMath} applied in sequence, on a real Redis.
  *
- * <p>Each case SETs random states on 1 to 4 keys (no key; one number or several; before now, in debt within the
- * burst, beyond it, beyond the script's clamp of 2^52 µs), then sends one batch of 2 to 40 reservations, each on a
- * random one of those keys (or, one in five, on several of them: the freest of some candidates with the rest shared,
- * expected as {@code Steps.reserveAll}) with its own random limits (1 to 3; often a key's limits of before), tokens and
- * maxWait (the number of limits written '1' or '01', so a single limit goes through the script's short branch or its
- * general steps), and reads every key back (GET, PTTL). The expected outcome is {@code BucketMath.reserve} applied to the
- * reservations in their order, each on the state the one before it left (aligned to its limits, as
- * {@code BucketMath.align} does), in microsecond ticks, at the one {@code now} the script returned; compared field by
- * field: each reservation's five numbers, each key's final state (every number; untouched when nothing was
- * granted on it) and its TTL (PX {@code ceil((latest - now) / 1000)}, less the milliseconds until the PTTL). A
- * written key whose PX of a ms or two was over before it was read is counted, not compared. maxWait stays within
- * the 365 days {@link RedisBucketStore} sends at most (beyond, sums could leave the doubles' exact range).
+ * <p>Each case SETs random states on 1 to 4 keys (no key; one number or several; before now, in debt within the burst,
+ * beyond it, beyond the script's clamp of 2^52 µs), then sends one batch of 2 to 40 reservations, each on a random one
+ * of those keys (or, one in five, on several of them: the freest of some candidates with the rest shared, expected as
+ * {@code Steps.reserveAll}) with its own random limits (1 to 3; often a key's limits of before), tokens and maxWait
+ * (the number of limits written '1' or '01', so a single limit goes through the script's short branch or its general
+ * steps), and reads every key back (GET, PTTL, in the MULTI that runs the batch). The expected outcome is {@code
+ * BucketMath.reserve} applied to the reservations in their order, each on the state the one before it left (aligned to
+ * its limits, as {@code BucketMath.align} does), in microsecond ticks, at the one {@code now} the script returned;
+ * compared field by field: each reservation's five numbers, each key's final state (every number; untouched when
+ * nothing was granted on it) and its TTL (PX {@code ceil((latest - now) / 1000)}, less the milliseconds until the
+ * PTTL). A written key whose PX of a ms or two was over before it was read is counted, not compared. maxWait stays
+ * within the 365 days {@link RedisBucketStore} sends at most (beyond, sums could leave the doubles' exact range).
  *
- * <p>Random with a fixed seed. A mismatch prints the case.
+ * <p>Random with a fixed seed ({@link TestSeed}: printed, another from {@code -Dtokenbucket.seed}). A mismatch
+ * prints the case.
  */
 class BucketScriptBatchDifferentialTest {
 
@@ -53,7 +56,7 @@ class BucketScriptBatchDifferentialTest {
     private static RedisCommands<String, String> commands;
     private static long expiryBaseSlackMs;
 
-    private final Random random = new Random(SEED);
+    private final Random random = TestSeed.random(getClass().getSimpleName(), SEED);
 
     @BeforeAll
     static void startRedis() {
@@ -148,15 +151,27 @@ class BucketScriptBatchDifferentialTest {
                     }
                 }
             }
-            List<Long> reply = commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI,
-                    memberKeys.toArray(String[]::new), argv.toArray(new String[0]));
+            // the script, then every key's GET and PTTL and a TIME, in one MULTI: Redis runs them back to back, so
+            // no client round trip lets a PX of a millisecond run out between the script and the reads, or between
+            // a key's GET and its PTTL
+            commands.multi();
+            commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI, memberKeys.toArray(String[]::new),
+                    argv.toArray(new String[0]));
+            for (String key : keys) {
+                commands.get(key);
+                commands.pttl(key);
+            }
+            commands.time();
+            TransactionResult results = commands.exec();
+            assertThat(results.wasDiscarded()).as("case %d's MULTI", id).isFalse();
+            List<Long> reply = results.get(0);
             Map<String, String> stored = new HashMap<>();
             Map<String, Long> pttl = new HashMap<>();
-            for (String key : keys) {
-                stored.put(key, commands.get(key));
-                pttl.put(key, commands.pttl(key));
+            for (int k = 0; k < keys.size(); k++) {
+                stored.put(keys.get(k), results.get(1 + 2 * k));
+                pttl.put(keys.get(k), results.get(2 + 2 * k));
             }
-            long after = RedisServers.micros(commands.time());
+            long after = RedisServers.micros(results.get(results.size() - 1));
 
             // the reference: BucketMath in sequence at the script's now
             long now = reply.size() >= 5 ? reply.get(4) : 0;
@@ -218,8 +233,9 @@ class BucketScriptBatchDifferentialTest {
                 long latest = Arrays.stream(state).max().orElseThrow();
                 long px = (latest - now + 999) / 1000;
                 long elapsedMs = (after - now) / 1000 + 1;
-                if (stored.get(key) == null && pttl.get(key) == -2 && px <= elapsedMs + expiryBaseSlackMs) {
-                    expired++; // its PX of a ms or two was over before the GET: nothing left to compare
+                if (pttl.get(key) == -2 && px <= elapsedMs + expiryBaseSlackMs
+                        && (stored.get(key) == null || stored.get(key).equals(text))) {
+                    expired++; // its PX of a ms or two was over before the GET or the PTTL: nothing left to compare
                     continue;
                 }
                 if (!text.equals(stored.get(key))) {

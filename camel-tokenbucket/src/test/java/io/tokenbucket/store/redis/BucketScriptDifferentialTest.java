@@ -21,6 +21,7 @@ import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Steps;
+import io.tokenbucket.testsupport.random.TestSeed;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.junit.jupiter.api.AfterAll;
@@ -61,9 +62,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * back as the script formats it ({@code %.0f}), so {@code -inf} stays {@code -inf}. States with fractions are not
  * generated: no script writes one, and {@code BucketMath} has only whole ticks.
  *
- * <p>Random with a fixed seed; the cases go to Redis in pipelined batches on one Lettuce connection (commands on
- * one connection run in order, so a case's SET, script, GET, PTTL and TIME run back to back). A mismatch prints
- * the case: its state, limits, operation, ARGV, the reply and what was read back, next to what was expected.
+ * <p>Random with a fixed seed ({@link TestSeed}: printed, another from {@code -Dtokenbucket.seed}); the cases go to
+ * Redis in pipelined batches on one Lettuce connection (commands on one connection run in order, so a case's SET,
+ * script, GET, PTTL and TIME run back to back). A mismatch prints the case: its state, limits, operation, ARGV, the
+ * reply and what was read back, next to what was expected.
  */
 class BucketScriptDifferentialTest {
 
@@ -104,13 +106,14 @@ class BucketScriptDifferentialTest {
     private static RedisConnections connections;
     private static RedisAsyncCommands<String, String> commands;
 
-    private final Random random = new Random(SEED);
+    private final Random random = TestSeed.random(getClass().getSimpleName(), SEED);
     private long redisEpochMicros;
     private long localEpochNanos;
 
     @BeforeAll
     static void startRedis() throws Exception {
-        redis = RedisServers.standalone();
+        redis = RedisServers.shared();
+        redis.flushAll();
         expiryBaseSlackMs = Integer.parseInt(RedisServers.version().split("\\.")[0]) >= 7 ? 1 : 0;
         connections = new RedisConnections();
         commands = (RedisAsyncCommands<String, String>) connections.acquire(redis.uri(), Duration.ofSeconds(30))

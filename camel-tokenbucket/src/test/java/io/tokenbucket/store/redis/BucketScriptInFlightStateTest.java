@@ -34,7 +34,8 @@ class BucketScriptInFlightStateTest {
     @Test
     void stateWordsNoScriptWritesNeverFailAndNeverLoseANewSlot() {
         List<String> failures = new ArrayList<>();
-        try (RedisHandle redis = RedisServers.standalone()) {
+        try (RedisHandle redis = RedisServers.shared()) {
+            redis.flushAll();
             RedisConnections connections = new RedisConnections();
             RedisConnections.Lease connection = connections.acquire(redis.uri(), Duration.ofSeconds(5));
             RedisBucketStore store = new RedisBucketStore(connection::commands, false, "garbage:",

@@ -15,6 +15,7 @@ import io.tokenbucket.math.Step;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.StoreCommand;
 import io.tokenbucket.store.local.LocalBucketStore;
+import io.tokenbucket.testsupport.random.TestSeed;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.junit.jupiter.api.Test;
@@ -38,7 +39,7 @@ class InFlightStoresDifferentialTest {
 
     @Test
     void theLocalStoreAndTheScriptDecideEverySlotAlike() {
-        Random random = new Random(20261203L);
+        Random random = TestSeed.random("InFlightStoresDifferentialTest", 20261203L);
         Limits[] limits = new Limits[KEYS];
         Limit fast = Limit.of(1_000_000_000L, 1_000_000_000L, TimeUnit.SECONDS.toNanos(1));
         for (int k = 0; k < KEYS; k++) {
@@ -51,7 +52,8 @@ class InFlightStoresDifferentialTest {
         }
         String run = UUID.randomUUID().toString();
         List<String> mismatches = new ArrayList<>();
-        try (RedisHandle redis = RedisServers.standalone()) {
+        try (RedisHandle redis = RedisServers.shared()) {
+            redis.flushAll();
             RedisConnections connections = new RedisConnections();
             RedisConnections.Lease connection = connections.acquire(redis.uri(), Duration.ofSeconds(5));
             BucketStore script = new RedisBucketStore(connection::commands, false, run + ":", Duration.ofSeconds(5),

@@ -34,7 +34,8 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
 
     @BeforeAll
     static void startCluster() {
-        cluster = RedisServers.cluster();
+        cluster = RedisServers.sharedCluster();
+        cluster.flushAll();
         connections = new RedisConnections();
         String seeds = String.join(",", cluster.uris()).replace("redis://", "");
         lease = connections.acquire("redis-cluster://" + seeds, Duration.ofSeconds(5));

@@ -26,9 +26,10 @@ final class ScriptServer implements AutoCloseable {
         this.commands = commands;
     }
 
-    /** Starts a standalone server ({@link RedisServers#standalone()}) and loads the script on it. */
+    /** Takes the JVM's shared server ({@link RedisServers#shared()}), emptied, and loads the script on it. */
     static ScriptServer start() {
-        RedisHandle redis = RedisServers.standalone();
+        RedisHandle redis = RedisServers.shared();
+        redis.flushAll();
         RedisConnections connections = new RedisConnections();
         RedisCommands<String, String> commands = ((RedisAsyncCommands<String, String>) connections
                 .acquire(redis.uri(), Duration.ofSeconds(30)).commands()).getStatefulConnection().sync();

@@ -9,6 +9,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.random.RandomGenerator;
 
+import io.tokenbucket.testsupport.random.TestSeed;
 import org.junit.jupiter.api.Test;
 
 /** A (proxy, host) pair's rests after 429s, on a made-up clock and fixed draws: no sleeps. */
@@ -80,7 +81,7 @@ class RestBackoffTest {
 
     @Test
     void theJitterStaysBetweenTheFloorAndThreeTimesTheLastRest() {
-        RestBackoff backoff = backoff(new Random(42));
+        RestBackoff backoff = backoff(TestSeed.random("RestBackoffTest.theJitterStaysBetween", 42));
         long now = 0;
         long previous = backoff.next(now, 1_000);
         for (int i = 0; i < 200; i++) {

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
@@ -43,6 +44,8 @@ public final class RedisHandle implements AutoCloseable {
     private final Path log;
     private volatile Process process;
     private boolean closed;
+    /** A server of {@link RedisServers#shared()} or {@link RedisServers#sharedCluster()}: not a test's to end. */
+    private volatile boolean shared;
 
     /** Thrown by {@link #start()} when another process holds the port; {@link RedisServers} retries on a new one. */
     static final class PortInUse extends IllegalStateException {
@@ -219,8 +222,11 @@ public final class RedisHandle implements AutoCloseable {
     /**
      * Kills the server ({@code SIGKILL}: nothing is saved, clients see the connection drop) and returns once the
      * port refuses connections. Does nothing when it is not running.
+     *
+     * @throws IllegalStateException for a {@link RedisServers#shared()} server
      */
     public synchronized void stop() {
+        refuseIfShared("stop()");
         if (process == null) {
             return;
         }
@@ -234,9 +240,14 @@ public final class RedisHandle implements AutoCloseable {
         }
     }
 
-    /** Kills the process and deletes its directory; idempotent. */
+    /**
+     * Kills the process and deletes its directory; idempotent. Does nothing for a {@link RedisServers#shared()} one.
+     */
     @Override
     public void close() {
+        if (shared) {
+            return; // the JVM's shutdown hook ends it
+        }
         synchronized (this) {
             if (closed) {
                 return;
@@ -260,6 +271,13 @@ public final class RedisHandle implements AutoCloseable {
      * @throws UncheckedIOException         when the server cannot be reached
      */
     public Object command(String... args) {
+        if (shared && args.length > 0) {
+            String command = String.join(" ", args).toUpperCase(Locale.ROOT);
+            if (command.startsWith("CLIENT PAUSE") || command.startsWith("CONFIG SET") || command.startsWith("DEBUG")
+                    || command.startsWith("SHUTDOWN")) {
+                refuseIfShared(args[0] + " " + (args.length > 1 ? args[1] : ""));
+            }
+        }
         try {
             return RedisServers.call(port, tls, password, COMMAND_TIMEOUT, args);
         } catch (IOException e) {
@@ -278,6 +296,18 @@ public final class RedisHandle implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- internals
+
+    /** Marks this as a shared server ({@link RedisServers#shared()}). */
+    void share() {
+        shared = true;
+    }
+
+    private void refuseIfShared(String what) {
+        if (shared) {
+            throw new IllegalStateException(what + " on the shared " + this + ": a test that stops, pauses or"
+                    + " reconfigures its server starts its own (RedisServers.standalone())");
+        }
+    }
 
     /** Kills the process and waits for it; also what the shutdown hook calls, so it takes no lock. */
     void kill() {

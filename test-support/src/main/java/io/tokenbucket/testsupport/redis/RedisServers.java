@@ -139,6 +139,9 @@ public final class RedisServers {
 
     private static Path root;
     private static Binary binary;
+    /** This JVM's shared standalone server and cluster, started on first use; see {@link #shared()}. */
+    private static RedisHandle shared;
+    private static RedisClusterHandle sharedCluster;
 
     /** The executable, its version and whether it is the embedded one. */
     private record Binary(Path path, String version, boolean embedded) {
@@ -198,6 +201,39 @@ public final class RedisServers {
             throw new IllegalArgumentException("password must be non-empty without whitespace");
         }
         return standalone("requirepass " + password);
+    }
+
+    /**
+     * The standalone server every test of this JVM may share, started on first use: for a test that needs a Redis but
+     * not one of its own. A test that stops, pauses ({@code CLIENT PAUSE}), reconfigures or kills its server starts its
+     * own with {@link #standalone()}; the shared handle refuses {@link RedisHandle#stop()} and those commands, and its
+     * {@link RedisHandle#close()} does nothing (the server ends with the JVM). Keys stay from one test to the next: a
+     * test keeps to keys of its own (a namespace) or calls {@link RedisHandle#flushAll()} first.
+     *
+     * @return the running shared server
+     */
+    public static synchronized RedisHandle shared() {
+        if (shared == null || !shared.isRunning()) {
+            shared = standalone();
+            shared.share();
+        }
+        return shared;
+    }
+
+    /**
+     * The 3-master cluster every test of this JVM may share, started on first use; as {@link #shared()}: its nodes
+     * refuse {@code stop()}, pauses and reconfiguration, and its {@link RedisClusterHandle#close()} does nothing.
+     * Forming a cluster takes over 2 s, most of it Redis's own delay before a new master is writable, so sharing one
+     * pays.
+     *
+     * @return the shared cluster, every node reporting {@code cluster_state:ok}
+     */
+    public static synchronized RedisClusterHandle sharedCluster() {
+        if (sharedCluster == null || !sharedCluster.nodes().stream().allMatch(RedisHandle::isRunning)) {
+            sharedCluster = cluster();
+            sharedCluster.nodes().forEach(RedisHandle::share);
+        }
+        return sharedCluster;
     }
 
     /**

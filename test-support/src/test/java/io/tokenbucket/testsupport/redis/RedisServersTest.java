@@ -326,4 +326,20 @@ class RedisServersTest {
             assertThat(second.command("GET", "k")).isEqualTo("v");
         }
     }
+
+    @Test
+    void theSharedServerIsOnePerJvmAndNoTestsToEnd() {
+        RedisHandle shared = RedisServers.shared();
+        assertThat(RedisServers.shared()).isSameAs(shared);
+        shared.command("SET", "shared-key", "1");
+
+        shared.close(); // not the test's to end: the server lives on
+        assertThat(shared.isRunning()).isTrue();
+        assertThat(shared.command("GET", "shared-key")).isEqualTo("1");
+        assertThatThrownBy(shared::stop).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("RedisServers.standalone()");
+        assertThatThrownBy(() -> shared.command("client", "pause", "100")).isInstanceOf(IllegalStateException.class);
+        assertThat(shared.isRunning()).isTrue();
+        shared.command("DEL", "shared-key");
+    }
 }
