@@ -13,6 +13,7 @@ import static org.awaitility.Awaitility.await;
  * with the reason, and one INFO when Redis answers again, with how long it lasted and how many calls the policy
  * answered (exchanges it failed); a second outage within the minute is not logged again.
  */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketRedisFallbackLogTest extends TokenBucketRedisTestSupport {
 
     private TokenBucketStoreErrorPolicy policy;

@@ -576,12 +576,21 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
     void saturationNeverOverAdmits() throws Exception {
         Limit limit = Limit.of(5, 100, 1000 * MS); // 10 ms per token
         long runNanos = TimeUnit.SECONDS.toNanos(3);
+        long fullAfter = limit.capacity() * limit.interval(); // a bucket left alone this long is full: it loses tokens
         AtomicLong granted = new AtomicLong();
+        AtomicLong lastAsk = new AtomicLong();
+        AtomicLong unasked = new AtomicLong(); // time past fullAfter with nobody asking (both threads descheduled)
         long start = System.nanoTime();
+        lastAsk.set(start);
         List<Future<?>> workers = new ArrayList<>();
         for (int t = 0; t < 2; t++) {
             workers.add(pool.submit(() -> {
-                while (System.nanoTime() - start < runNanos) {
+                long now;
+                while ((now = System.nanoTime()) - start < runNanos) {
+                    long gap = now - lastAsk.getAndAccumulate(now, Math::max);
+                    if (gap > fullAfter) {
+                        unasked.addAndGet(gap - fullAfter);
+                    }
                     if (get(store.reserve("saturated", Limits.of(limit), 1, 0)).granted()) {
                         granted.incrementAndGet();
                     }
@@ -594,11 +603,14 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         }
         long elapsed = System.nanoTime() - start;
         long bound = 5 + elapsed / limit.interval() + 1;
-        System.out.printf("%s: %d granted in %d ms of saturation, bound %d%n", getClass().getSimpleName(),
-                granted.get(), elapsed / MS, bound);
-        // never over: exact; near the bound: loosely, since a loaded 2-core machine may starve the two threads
-        // (the under-serving figure belongs to the benchmarks, measured on a quiet machine)
-        assertThat(granted.get()).isLessThanOrEqualTo(bound).isGreaterThanOrEqualTo(bound * 3 / 4);
+        // what the bucket could release while it was asked: a loaded machine may deschedule both threads, and a
+        // stretch nobody asks in that outlasts a full refill loses what a full bucket cannot hold
+        long asked = (elapsed - unasked.get()) / limit.interval();
+        System.out.printf("%s: %d granted in %d ms of saturation, bound %d, %d ms unasked%n",
+                getClass().getSimpleName(), granted.get(), elapsed / MS, bound, unasked.get() / MS);
+        // never over: exact; never under what the asks allowed, within a tenth for the asks' own delays (the
+        // under-serving figure on a quiet machine belongs to the benchmarks)
+        assertThat(granted.get()).isLessThanOrEqualTo(bound).isGreaterThanOrEqualTo(asked * 9 / 10);
     }
 
     // ---- at the limits of the numbers: nothing wraps, nothing over-admits -----------------------------------
