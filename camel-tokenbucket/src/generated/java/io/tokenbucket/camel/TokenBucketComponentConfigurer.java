@@ -101,6 +101,7 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "store": getOrCreateConfiguration(target).setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": getOrCreateConfiguration(target).setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
+        case "synchronous": getOrCreateConfiguration(target).setSynchronous(property(camelContext, boolean.class, value)); return true;
         case "timerspinmicros":
         case "timerSpinMicros": target.setTimerSpinMicros(property(camelContext, long.class, value)); return true;
         case "workerpool":
@@ -183,6 +184,7 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
+        case "synchronous": return boolean.class;
         case "timerspinmicros":
         case "timerSpinMicros": return long.class;
         case "workerpool":
@@ -266,6 +268,7 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "store": return getOrCreateConfiguration(target).getStore();
         case "storetimeout":
         case "storeTimeout": return getOrCreateConfiguration(target).getStoreTimeout();
+        case "synchronous": return getOrCreateConfiguration(target).isSynchronous();
         case "timerspinmicros":
         case "timerSpinMicros": return target.getTimerSpinMicros();
         case "workerpool":
