@@ -47,6 +47,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveStart": getOrCreateConfiguration(target).setAdaptiveStart(property(camelContext, double.class, value)); return true;
         case "allof":
         case "allOf": getOrCreateConfiguration(target).setAllOf(property(camelContext, java.lang.String.class, value)); return true;
+        case "allowremoteheaders":
+        case "allowRemoteHeaders": target.setAllowRemoteHeaders(property(camelContext, boolean.class, value)); return true;
         case "autowiredenabled":
         case "autowiredEnabled": target.setAutowiredEnabled(property(camelContext, boolean.class, value)); return true;
         case "capacity": getOrCreateConfiguration(target).setCapacity(property(camelContext, long.class, value)); return true;
@@ -130,6 +132,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveStart": return double.class;
         case "allof":
         case "allOf": return java.lang.String.class;
+        case "allowremoteheaders":
+        case "allowRemoteHeaders": return boolean.class;
         case "autowiredenabled":
         case "autowiredEnabled": return boolean.class;
         case "capacity": return long.class;
@@ -214,6 +218,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveStart": return getOrCreateConfiguration(target).getAdaptiveStart();
         case "allof":
         case "allOf": return getOrCreateConfiguration(target).getAllOf();
+        case "allowremoteheaders":
+        case "allowRemoteHeaders": return target.isAllowRemoteHeaders();
         case "autowiredenabled":
         case "autowiredEnabled": return target.isAutowiredEnabled();
         case "capacity": return getOrCreateConfiguration(target).getCapacity();

@@ -24,6 +24,7 @@ import org.apache.activemq.artemis.core.config.Configuration;
 import org.apache.activemq.artemis.core.config.impl.ConfigurationImpl;
 import org.apache.activemq.artemis.core.server.Queue;
 import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
+import org.apache.activemq.artemis.core.settings.impl.AddressSettings;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.apache.camel.CamelContext;
 import org.apache.camel.component.jms.JmsComponent;
@@ -50,6 +51,9 @@ final class TokenBucketBroker implements AutoCloseable {
                 .setJMXManagementEnabled(false)
                 .addAcceptorConfiguration("in-vm", "vm://" + id);
         config.setBrokerInstance(dir.toFile());
+        // where a message goes after its last delivery or its expiry (none in these tests); Artemis warns without
+        config.addAddressSetting("#", new AddressSettings().setDeadLetterAddress(SimpleString.of("DLQ"))
+                .setExpiryAddress(SimpleString.of("ExpiryQueue")));
         broker = new EmbeddedActiveMQ().setConfiguration(config);
         broker.start();
         connectionFactory = new ActiveMQConnectionFactory("vm://" + id);
