@@ -11,6 +11,8 @@ import java.util.stream.IntStream;
 import org.apache.camel.Processor;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.model.RouteDefinition;
+import org.apache.camel.support.PluginHelper;
+import org.apache.camel.support.ResourceHelper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -66,8 +68,10 @@ class TokenBucketTransactedJmsTest extends TokenBucketRedisTestSupport {
         "local, none", "local, synchronous", "local, transacted",
         "redis, none", "redis, synchronous", "redis, transacted",
         "inflight, none", "inflight, synchronous", "inflight, transacted",
-        "throttle, none"})
-    void theOutQueueHoldsEachMessageOnce(String limit, String keep) throws Exception {
+        "throttle, none", "local, yaml-synchronous", "local, yaml-transacted"})
+    void theOutQueueHoldsEachMessageOnce(String limit, String how) throws Exception {
+        boolean yaml = how.startsWith("yaml-");
+        String keep = yaml ? how.substring("yaml-".length()) : how;
         int n = QUEUES.incrementAndGet();
         String in = "in-" + n;
         String out = "out-" + n;
@@ -87,24 +91,43 @@ class TokenBucketTransactedJmsTest extends TokenBucketRedisTestSupport {
             passed.incrementAndGet();
         };
         int listeners = "inflight".equals(limit) ? 4 : 1;
-        context.addRoutes(new RouteBuilder() {
-            @Override
-            public void configure() {
-                errorHandler(noErrorHandler()); // the failures are the test's own: the listener rolls back, quietly
-                RouteDefinition route = from("jms:queue:" + in + "?transacted=true&concurrentConsumers=" + listeners
-                        + "&errorHandlerLoggingLevel=OFF&errorHandlerLogStackTrace=false"
-                        + ("transacted".equals(keep) ? "&transactionManager=#txm" : ""));
-                if ("transacted".equals(keep)) {
-                    route.transacted();
+        String fromUri = "jms:queue:" + in + "?transacted=true&concurrentConsumers=" + listeners
+                + "&errorHandlerLoggingLevel=OFF&errorHandlerLogStackTrace=false"
+                + ("transacted".equals(keep) ? "&transactionManager=#txm" : "");
+        String toUri = "throttle".equals(limit) ? null
+                : step(limit) + ("synchronous".equals(keep) ? "&synchronous=true" : "");
+        if (yaml) { // the reference's YAML routes
+            context.getRegistry().bind("failFirst", p);
+            PluginHelper.getRoutesLoader(context).loadRoutes(ResourceHelper.fromString("tx.yaml", """
+                    - errorHandler:
+                        noErrorHandler: {}
+                    - route:
+                        from:
+                          uri: "%s"
+                          steps:%s
+                            - to: "%s"
+                            - to: "jms:queue:%s"
+                            - process:
+                                ref: failFirst
+                    """.formatted(fromUri, "transacted".equals(keep) ? "\n        - transacted: {}" : "", toUri, out)));
+        } else {
+            context.addRoutes(new RouteBuilder() {
+                @Override
+                public void configure() {
+                    errorHandler(noErrorHandler()); // the failures are the test's own: the listener rolls back
+                    RouteDefinition route = from(fromUri);
+                    if ("transacted".equals(keep)) {
+                        route.transacted();
+                    }
+                    if ("throttle".equals(limit)) {
+                        route.throttle(1).totalRequestsMode().timePeriodMillis(100);
+                    } else {
+                        route.to(toUri);
+                    }
+                    route.to("jms:queue:" + out).process(p);
                 }
-                if ("throttle".equals(limit)) {
-                    route.throttle(1).totalRequestsMode().timePeriodMillis(100);
-                } else {
-                    route.to(step(limit) + ("synchronous".equals(keep) ? "&synchronous=true" : ""));
-                }
-                route.to("jms:queue:" + out).process(p);
-            }
-        });
+            });
+        }
 
         await().atMost(Duration.ofSeconds(30)).until(() -> passed.get() == MESSAGES && broker.messageCount(in) == 0
                 && context.getInflightRepository().size() == 0);
