@@ -20,7 +20,8 @@ import org.apache.camel.support.SimpleEventNotifierSupport;
  * created before or after the component; every other event is ignored before it is made. A copy of an exchange made
  * inside a route (split, multicast, wire tap) gets a unit of work, and the event, again: it carries the mark
  * {@link #CHECKED} from its original and is left alone, keeping what the route set before the copy. Exchanges from a
- * local endpoint (direct, seda, timer, a {@code ProducerTemplate}) are the application's own and are not touched.
+ * local endpoint (direct, seda, timer) are the application's own and are not touched, nor is one a
+ * {@code ProducerTemplate} sends straight to an endpoint (it gets a unit of work, but no route).
  * Registered by the component while it runs, unless its {@code allowRemoteHeaders} option is true.
  */
 final class TokenBucketRemoteHeaders extends SimpleEventNotifierSupport {
@@ -47,7 +48,9 @@ final class TokenBucketRemoteHeaders extends SimpleEventNotifierSupport {
     public void notify(CamelEvent event) {
         Exchange exchange = ((ExchangeCreatedEvent) event).getExchange();
         Endpoint from = exchange.getFromEndpoint();
-        if (from == null || !from.isRemote() || exchange.getProperty(CHECKED) != null) {
+        // no route id: a ProducerTemplate sending straight to an endpoint, whose exchange names that endpoint
+        if (from == null || !from.isRemote() || exchange.getFromRouteId() == null
+                || exchange.getProperty(CHECKED) != null) {
             return;
         }
         exchange.setProperty(CHECKED, Boolean.TRUE);

@@ -158,6 +158,13 @@ class TokenBucketRemoteHeadersTest extends TokenBucketTestSupport {
             e.getMessage().setHeader("CAMELTOKENBUCKETCOST", 2);
         });
         assertThat(local.getMessage().getHeader(TokenBucketConstants.REMAINING)).isEqualTo(0L);
+        // and so are those of one it sends straight to the endpoint, which is no remote endpoint
+        Exchange straight = template.request(FORGE, e -> {
+            e.getMessage().setHeader("k", "straight");
+            e.getMessage().setHeader("cAMELtOKENbUCKETcOST", 2);
+        });
+        assertThat(straight.getMessage().getHeader(TokenBucketConstants.REMAINING)).isEqualTo(0L);
+        assertThat(endpoint(FORGE).isRemote()).isFalse();
     }
 
     @Test

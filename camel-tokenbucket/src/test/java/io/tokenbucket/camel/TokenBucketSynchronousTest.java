@@ -3,13 +3,16 @@ package io.tokenbucket.camel;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.camel.AsyncProducer;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.component.mock.MockEndpoint;
+import org.apache.camel.support.DefaultExchange;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -92,6 +95,26 @@ class TokenBucketSynchronousTest extends TokenBucketRedisTestSupport {
         assertThat(threadsAfterTheStep("sync-" + store)).containsOnly(caller);
         // the control: without it, the route goes on on the worker pool after a wait (and after any Redis answer)
         assertThat(threadsAfterTheStep("async-" + store)).element(2).asString().contains("TokenBucketWorker");
+    }
+
+    @Test
+    void theCallbackIsCalledOnceOnTheCallingThreadAfterTheWait() throws Exception {
+        AsyncProducer producer = context.getEndpoint("tokenbucket:once?capacity=1&refillPeriod=300ms"
+                + "&synchronous=true").createAsyncProducer();
+        producer.start();
+        for (int i = 0; i < 2; i++) { // the second waits for its token
+            Exchange exchange = new DefaultExchange(context);
+            List<String> calls = new CopyOnWriteArrayList<>();
+            boolean sync = producer.process(exchange, doneSync -> calls.add(doneSync + " on "
+                    + Thread.currentThread().getName()));
+            assertThat(sync).isTrue();
+            assertThat(calls).containsExactly("true on " + Thread.currentThread().getName());
+            assertThat(exchange.getException()).isNull();
+            if (i == 1) {
+                assertThat(exchange.getMessage().getHeader(TokenBucketConstants.WAITED, Long.class)).isPositive();
+            }
+        }
+        producer.stop();
     }
 
     @Test
