@@ -147,7 +147,8 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
 
     // Camel's own option and wording (camel-kafka, camel-netty, camel-jms): what it means here is in the adoc
     @UriParam(label = "advanced", defaultValue = "false", description = "Sets whether synchronous processing"
-            + " should be strictly used")
+            + " should be strictly used. The calling thread then waits for the store and for the exchange's tokens or"
+            + " slot (within maxWait), and continues the route itself; a transacted exchange always does.")
     private boolean synchronous;
 
     /** A copy that can be changed without touching this one (the option values are shared, not copied). */
