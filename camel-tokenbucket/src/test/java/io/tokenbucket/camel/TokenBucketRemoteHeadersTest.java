@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A JMS message carrying the component's headers, in casings camel-jms's header filter lets through, changes nothing:
- * not its operation, cost, key, candidates or all-of keys. A route that sets such a header itself (Java or YAML, and
+ * not its operation, cost, key, candidates, all-of keys or penalty. A route that sets such a header itself (Java or YAML, and
  * through a split), and a {@code ProducerTemplate} sending to a local endpoint, are honoured. With the component's
  * {@code allowRemoteHeaders=true} the same message does change its operation: the test can fail.
  */
@@ -68,6 +68,10 @@ class TokenBucketRemoteHeadersTest extends TokenBucketTestSupport {
             public void configure() throws Exception {
                 from("jms:queue:forge").to(FORGE).to("mock:forge");
                 from("jms:queue:forgeKey").to(DEFAULT_KEY).to("mock:forgeKey");
+                // the route asks for a penalty and forgets its length: a forged one must not supply it
+                from("jms:queue:forgePenalty").setHeader(TokenBucketConstants.OPERATION, constant("penalize"))
+                        .doTry().to(FORGE).doCatch(IllegalArgumentException.class)
+                        .setHeader("failed", simple("${exception.message}")).end().to("mock:forgePenalty");
                 from("direct:local").to(FORGE).to("mock:local");
                 from("jms:queue:own").setHeader(TokenBucketConstants.COST, constant(2)).to(OWN).to("mock:own");
                 from("jms:queue:ownSplit").setHeader(TokenBucketConstants.COST, constant(2))
@@ -112,7 +116,12 @@ class TokenBucketRemoteHeadersTest extends TokenBucketTestSupport {
         for (String casing : casings(TokenBucketConstants.KEY)) {
             broker.send("forgeKey", casing, Map.of(casing, "victim-k"));
         }
-        MockEndpoint.assertIsSatisfied(10, TimeUnit.SECONDS, mock, mockKey);
+        MockEndpoint mockPenalty = getMockEndpoint("mock:forgePenalty");
+        mockPenalty.expectedMessageCount(4);
+        for (String casing : casings(TokenBucketConstants.PENALTY)) {
+            broker.send("forgePenalty", casing, Map.of(casing, "1h", "k", "p-" + casing));
+        }
+        MockEndpoint.assertIsSatisfied(10, TimeUnit.SECONDS, mock, mockKey, mockPenalty);
 
         for (Exchange e : mock.getReceivedExchanges()) {
             String casing = e.getMessage().getBody(String.class);
@@ -131,6 +140,12 @@ class TokenBucketRemoteHeadersTest extends TokenBucketTestSupport {
                 .containsEntry(TokenBucketConstants.ALLOWED, true));
         assertThat(endpoint(DEFAULT_KEY).peekKey(null)).startsWith("remaining=96,");
         assertThat(endpoint(DEFAULT_KEY).peekKey("victim-k")).startsWith("remaining=100,");
+        for (Exchange e : mockPenalty.getReceivedExchanges()) {
+            String casing = e.getMessage().getBody(String.class);
+            assertThat(e.getMessage().getHeader("failed", String.class)).as(casing)
+                    .contains(TokenBucketConstants.PENALTY);
+            assertThat(endpoint(FORGE).peekKey("p-" + casing)).as(casing).isEqualTo("remaining=2, waitMillis=0");
+        }
     }
 
     @Test
