@@ -140,6 +140,23 @@ class TokenBucketSynchronousTest extends TokenBucketRedisTestSupport {
     }
 
     @Test
+    void aCallerWhoseRedisDoesNotAnswerGivesUpAtStoreTimeout() {
+        String uri = "tokenbucket:paused?capacity=5&store=redis&storeTimeout=300ms&synchronous=true&redisUri="
+                + redis.uri();
+        assertThat(template.send(uri, e -> { }).getException()).isNull(); // connected, script loaded
+        redis.command("CLIENT", "PAUSE", "5000", "WRITE");
+        try {
+            long start = System.nanoTime();
+            Exchange unanswered = template.send(uri, e -> { });
+            long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(unanswered.getException()).isInstanceOf(TokenBucketStoreException.class);
+            assertThat(waitedMillis).as("the store timeout, not the pause").isBetween(250L, 4_000L);
+        } finally {
+            redis.command("CLIENT", "UNPAUSE"); // the next test's Redis answers
+        }
+    }
+
+    @Test
     void aStopReleasesACallerWaitingForItsTokens() throws Exception {
         assertThat(template.send("direct:hourly", e -> { }).getException()).isNull();
         CompletableFuture<Exchange> waiting = CompletableFuture.supplyAsync(
