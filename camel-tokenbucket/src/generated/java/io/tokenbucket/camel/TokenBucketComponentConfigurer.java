@@ -47,6 +47,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveStart": getOrCreateConfiguration(target).setAdaptiveStart(property(camelContext, double.class, value)); return true;
         case "allof":
         case "allOf": getOrCreateConfiguration(target).setAllOf(property(camelContext, java.lang.String.class, value)); return true;
+        case "allowremoteheaders":
+        case "allowRemoteHeaders": target.setAllowRemoteHeaders(property(camelContext, boolean.class, value)); return true;
         case "autowiredenabled":
         case "autowiredEnabled": target.setAutowiredEnabled(property(camelContext, boolean.class, value)); return true;
         case "capacity": getOrCreateConfiguration(target).setCapacity(property(camelContext, long.class, value)); return true;
@@ -101,6 +103,7 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "store": getOrCreateConfiguration(target).setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": getOrCreateConfiguration(target).setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
+        case "synchronous": getOrCreateConfiguration(target).setSynchronous(property(camelContext, boolean.class, value)); return true;
         case "timerspinmicros":
         case "timerSpinMicros": target.setTimerSpinMicros(property(camelContext, long.class, value)); return true;
         case "workerpool":
@@ -129,6 +132,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveStart": return double.class;
         case "allof":
         case "allOf": return java.lang.String.class;
+        case "allowremoteheaders":
+        case "allowRemoteHeaders": return boolean.class;
         case "autowiredenabled":
         case "autowiredEnabled": return boolean.class;
         case "capacity": return long.class;
@@ -183,6 +188,7 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
+        case "synchronous": return boolean.class;
         case "timerspinmicros":
         case "timerSpinMicros": return long.class;
         case "workerpool":
@@ -212,6 +218,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "adaptiveStart": return getOrCreateConfiguration(target).getAdaptiveStart();
         case "allof":
         case "allOf": return getOrCreateConfiguration(target).getAllOf();
+        case "allowremoteheaders":
+        case "allowRemoteHeaders": return target.isAllowRemoteHeaders();
         case "autowiredenabled":
         case "autowiredEnabled": return target.isAutowiredEnabled();
         case "capacity": return getOrCreateConfiguration(target).getCapacity();
@@ -266,6 +274,7 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "store": return getOrCreateConfiguration(target).getStore();
         case "storetimeout":
         case "storeTimeout": return getOrCreateConfiguration(target).getStoreTimeout();
+        case "synchronous": return getOrCreateConfiguration(target).isSynchronous();
         case "timerspinmicros":
         case "timerSpinMicros": return target.getTimerSpinMicros();
         case "workerpool":

@@ -89,6 +89,7 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "store": target.getConfiguration().setStore(property(camelContext, io.tokenbucket.camel.TokenBucketStoreType.class, value)); return true;
         case "storetimeout":
         case "storeTimeout": target.getConfiguration().setStoreTimeout(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
+        case "synchronous": target.getConfiguration().setSynchronous(property(camelContext, boolean.class, value)); return true;
         default: return false;
         }
     }
@@ -162,6 +163,7 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "store": return io.tokenbucket.camel.TokenBucketStoreType.class;
         case "storetimeout":
         case "storeTimeout": return long.class;
+        case "synchronous": return boolean.class;
         default: return null;
         }
     }
@@ -236,6 +238,7 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "store": return target.getConfiguration().getStore();
         case "storetimeout":
         case "storeTimeout": return target.getConfiguration().getStoreTimeout();
+        case "synchronous": return target.getConfiguration().isSynchronous();
         default: return null;
         }
     }

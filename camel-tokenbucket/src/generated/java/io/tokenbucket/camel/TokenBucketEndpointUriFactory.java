@@ -23,7 +23,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(37);
+        Set<String> props = new HashSet<>(38);
         props.add("adaptive");
         props.add("adaptiveDecrease");
         props.add("adaptiveFloor");
@@ -61,6 +61,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("stopTimeout");
         props.add("store");
         props.add("storeTimeout");
+        props.add("synchronous");
         PROPERTY_NAMES = Collections.unmodifiableSet(props);
         Set<String> secretProps = new HashSet<>(1);
         secretProps.add("redisUri");

@@ -29,7 +29,9 @@ import org.apache.camel.util.URISupport;
  * <p>Every endpoint option can be set here as the default for all endpoints ({@code
  * camel.component.tokenbucket.capacity=5}). The component owns what its endpoints share: the local buckets of
  * each limiter name (endpoints with the same name share buckets), one timer thread that wakes waiting
- * exchanges and sweeps idle buckets, and the worker pool on which woken exchanges continue.
+ * exchanges and sweeps idle buckets, and the worker pool on which woken exchanges continue. Unless
+ * {@code allowRemoteHeaders} is set, it also removes its headers from messages that arrive from remote endpoints
+ * ({@link TokenBucketRemoteHeaders}).
  */
 @Component("tokenbucket")
 public class TokenBucketComponent extends DefaultComponent {
@@ -124,6 +126,16 @@ public class TokenBucketComponent extends DefaultComponent {
             + " an eighth of one core. 0: no spinning.")
     private long timerSpinMicros = TokenBucketTimer.DEFAULT_SPIN_NANOS / 1000;
 
+    @Metadata(label = "advanced,security", defaultValue = "false", description = "Whether a message that enters"
+            + " Camel from a remote endpoint (JMS, HTTP, Kafka: Endpoint.isRemote) keeps headers named"
+            + " CamelTokenBucket..., in any casing. false (the default): they are removed when the exchange enters its"
+            + " first route, so a message cannot set its own operation, cost, key, candidates or all-of keys; headers"
+            + " the routes set themselves, and those of exchanges from local endpoints (direct, seda, timer, a"
+            + " ProducerTemplate), are kept. true only where trusted Camel instances pass these headers to each other"
+            + " on purpose.")
+    private boolean allowRemoteHeaders;
+    private TokenBucketRemoteHeaders remoteHeaders;
+
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
     /** The waiting exchanges of every started producer, told when the Camel context starts stopping. */
     private final Set<TokenBucketWaiters> waiters = ConcurrentHashMap.newKeySet();
@@ -199,6 +211,10 @@ public class TokenBucketComponent extends DefaultComponent {
             ownedWorkerPool = pools.newThreadPool(this, "TokenBucketWorker", unboundedProfile("TokenBucketWorker", size));
         }
         scheduleSweep(timer);
+        if (!allowRemoteHeaders) {
+            remoteHeaders = new TokenBucketRemoteHeaders();
+            getCamelContext().getManagementStrategy().addEventNotifier(remoteHeaders);
+        }
     }
 
     /**
@@ -228,6 +244,10 @@ public class TokenBucketComponent extends DefaultComponent {
 
     @Override
     protected void doStop() throws Exception {
+        if (remoteHeaders != null) {
+            getCamelContext().getManagementStrategy().removeEventNotifier(remoteHeaders);
+            remoteHeaders = null;
+        }
         if (timer != null) {
             timer.stop();
             getCamelContext().getExecutorServiceManager().shutdownNow(timerThread);
@@ -344,5 +364,18 @@ public class TokenBucketComponent extends DefaultComponent {
                     + timerSpinMicros);
         }
         this.timerSpinMicros = timerSpinMicros;
+    }
+
+    /** Whether messages from remote endpoints keep the component's headers. Default false. */
+    public boolean isAllowRemoteHeaders() {
+        return allowRemoteHeaders;
+    }
+
+    /**
+     * Sets whether a message that enters from a remote endpoint ({@code Endpoint.isRemote()}) keeps the headers named
+     * {@code CamelTokenBucket...} in any casing; read when the component starts. Default false: they are removed.
+     */
+    public void setAllowRemoteHeaders(boolean allowRemoteHeaders) {
+        this.allowRemoteHeaders = allowRemoteHeaders;
     }
 }

@@ -145,6 +145,12 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
             + " when it has passed.")
     private long stopTimeout = 10_000;
 
+    // Camel's own option and wording (camel-kafka, camel-netty, camel-jms): what it means here is in the adoc
+    @UriParam(label = "advanced", defaultValue = "false", description = "Sets whether synchronous processing"
+            + " should be strictly used. The calling thread then waits for the store and for the exchange's tokens or"
+            + " slot (within maxWait), and continues the route itself; a transacted exchange always does.")
+    private boolean synchronous;
+
     /** A copy that can be changed without touching this one (the option values are shared, not copied). */
     public TokenBucketConfiguration copy() {
         try {
@@ -380,5 +386,20 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     /** Sets how many keys get meters of their own with metricsPerKey (the first seen). Default 100. */
     public void setMetricsMaxKeys(int metricsMaxKeys) {
         this.metricsMaxKeys = metricsMaxKeys;
+    }
+
+    /**
+     * Whether synchronous processing is strictly used: the thread that sends an exchange to the endpoint waits for
+     * the store's answer and for the exchange's wait (tokens or an in-flight slot, within maxWait) and continues the
+     * route itself, never on the worker pool. An exchange that {@code isTransacted()} is processed so whatever this
+     * says. Default false.
+     */
+    public boolean isSynchronous() {
+        return synchronous;
+    }
+
+    /** Sets whether synchronous processing is strictly used (see {@link #isSynchronous()}). Default false. */
+    public void setSynchronous(boolean synchronous) {
+        this.synchronous = synchronous;
     }
 }

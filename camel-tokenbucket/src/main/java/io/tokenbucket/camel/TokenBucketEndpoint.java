@@ -85,6 +85,12 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         super.doStop();
     }
 
+    /** False: the buckets are this component's (in memory, or a store it owns), as the annotation says. */
+    @Override
+    public boolean isRemote() {
+        return false;
+    }
+
     @Override
     public Producer createProducer() {
         return new TokenBucketProducer(this);

@@ -14,6 +14,7 @@ import io.tokenbucket.camel.TokenBucketRequest.Rate;
 import io.tokenbucket.camel.TokenBucketRequest.Refund;
 import io.tokenbucket.camel.TokenBucketRequest.Remove;
 import io.tokenbucket.camel.TokenBucketRequest.Throttled;
+import io.tokenbucket.camel.TokenBucketWaiters.CallerWaits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
@@ -23,7 +24,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.support.DefaultAsyncProducer;
 
-import static io.tokenbucket.camel.TokenBucketWaiters.continueOnWorker;
+import static io.tokenbucket.camel.TokenBucketWaiters.handOff;
 
 /**
  * Carries out each exchange's bucket operation (header {@code CamelTokenBucketOperation}, default
@@ -31,7 +32,8 @@ import static io.tokenbucket.camel.TokenBucketWaiters.continueOnWorker;
  *
  * <p>{@code acquire} takes the exchange's tokens and lets it continue at once, after its wait, or not. An
  * exchange that must wait has already reserved its tokens (so waiters are served in reservation order); it
- * holds no thread while waiting ({@link TokenBucketWaiters}). Every exchange's callback is called exactly once,
+ * holds no thread while waiting ({@link TokenBucketWaiters}), except with {@code synchronous=true} or when it is
+ * transacted: then its caller waits, and continues the route itself. Every exchange's callback is called exactly once,
  * also when the producer stops while it waits: it then fails with {@link TokenBucketException} and its tokens are
  * refunded. With all-of keys (header {@code CamelTokenBucketAllOf} or the {@code allOf} option), or candidate groups
  * (header {@code CamelTokenBucketCandidates} with collections as entries), an acquire charges them with its own key
@@ -68,6 +70,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
+        if ((config.isSynchronous() || exchange.isTransacted()) && !(callback instanceof CallerWaits)) {
+            return callerWaits(exchange, callback);
+        }
         try {
             TokenBucketRequest request = TokenBucketRequest.read(exchange, endpoint.getName(), config,
                     endpoint.limitSource());
@@ -99,6 +104,25 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(true);
             return true;
         }
+    }
+
+    /**
+     * Processes {@code exchange} with the calling thread waiting for its outcome, and continuing the route itself
+     * (Camel's {@code synchronous}): the thread of a transaction, which camel-jms binds to the listener's thread even
+     * where the exchange is not marked transacted, must send the route's later messages. What the timer or a store's
+     * I/O thread answers is handed to this thread ({@link CallerWaits}), so nothing hops to the worker pool.
+     */
+    private boolean callerWaits(Exchange exchange, AsyncCallback callback) {
+        CallerWaits caller = new CallerWaits();
+        try {
+            if (!process(exchange, caller)) {
+                caller.await();
+            }
+        } catch (RuntimeException e) { // a continuation that failed: the exchange goes on with it, once
+            exchange.setException(e);
+        }
+        callback.done(true);
+        return true;
     }
 
     /** A throttled signal: refused at once, naming the option, on an endpoint whose rate does not adapt. */
@@ -167,13 +191,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
         // never blocking), and one refused a slot queued for one there, in the order of the answers (on the pool,
         // two threads could queue them the other way round and the later take the first slot); every other outcome
-        // continues the route, which happens on the worker pool.
+        // continues the route, which happens on the worker pool (or on the caller, when it waits: handOff).
         answer.whenComplete((value, failure) -> {
             if (value != null && (value.granted() ? value.waitTicks() > 0 : value.slotless() && place)) {
                 decide(exchange, callback, request, lease, value, place, sent, false);
                 return;
             }
-            continueOnWorker(endpoint, exchange, callback, () -> {
+            handOff(endpoint, exchange, callback, () -> {
                 if (failure != null) {
                     leave(place);
                     endpoint.getStatistics().storeError();
@@ -306,7 +330,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
 
     /**
      * Completes an operation other than acquire: sets its headers and continues, at once when the store has
-     * answered already, else on the worker pool.
+     * answered already, else where the exchange continues ({@link TokenBucketWaiters#handOff}).
      *
      * @param request the request answered: its operation says which headers the answer sets
      */
@@ -318,7 +342,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(true);
             return true;
         }
-        answer.whenComplete((value, failure) -> continueOnWorker(endpoint, exchange, callback, () -> {
+        answer.whenComplete((value, failure) -> handOff(endpoint, exchange, callback, () -> {
             if (failure != null) {
                 exchange.setException(storeFailed(failure));
             } else {

@@ -145,7 +145,7 @@ final class TokenBucketSlotWaiter {
             }
             // holding its waiting place (place: true), its answer given later (sync: false); if the pool refuses
             // it, its place goes back and the slot it got when the exchange, failed here, ends
-            TokenBucketWaiters.continueOnWorker(endpoint, exchange, callback,
+            TokenBucketWaiters.handOff(endpoint, exchange, callback,
                     () -> producer.decide(exchange, callback, attempt, lease, outcome, true, start, false),
                     () -> producer.refusedAfter(exchange, attempt, lease, outcome, true));
         } else if (failure != null) {
@@ -153,7 +153,7 @@ final class TokenBucketSlotWaiter {
             endpoint.getStatistics().storeError();
             exchange.setException(TokenBucketExceptions.storeFailed(endpoint.getName(), endpoint.storeBinding(),
                     endpoint.getConfiguration().getStoreTimeout(), failure));
-            continueOnWorker(() -> callback.done(false));
+            handOff(() -> callback.done(false));
         } else {
             failNow(abandoned, why);
         }
@@ -192,7 +192,7 @@ final class TokenBucketSlotWaiter {
             exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), endpoint.getConfiguration(),
                     shown, true, endpoint.getStatistics().slotWaitNanos(0)));
         }
-        continueOnWorker(() -> callback.done(false));
+        handOff(() -> callback.done(false));
     }
 
     /**
@@ -225,7 +225,7 @@ final class TokenBucketSlotWaiter {
         }
     }
 
-    private void continueOnWorker(Runnable continuation) {
-        TokenBucketWaiters.continueOnWorker(endpoint, exchange, callback, continuation);
+    private void handOff(Runnable continuation) {
+        TokenBucketWaiters.handOff(endpoint, exchange, callback, continuation);
     }
 }

@@ -1,10 +1,13 @@
 package io.tokenbucket.camel;
 
+import java.util.ArrayDeque;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
 import io.tokenbucket.math.Outcome;
@@ -13,10 +16,11 @@ import org.apache.camel.Exchange;
 
 /**
  * The exchanges of one producer that hold a reservation and wait for its time, and the hand-off of any exchange to
- * the component's worker pool.
+ * where it continues ({@link #handOff}): the component's worker pool, or the thread that waits for it.
  *
  * <p>A waiter holds no thread: the component's timer wakes it and at once hands it to the worker pool, where the
- * rest of the route runs, so a slow downstream step never delays another release. Each waiter is claimed exactly
+ * rest of the route runs, so a slow downstream step never delays another release (or to its caller, when that waits:
+ * {@link CallerWaits}). Each waiter is claimed exactly
  * once, by its release or by {@link Waiter#abandon}; an abandoned exchange (its producer stopped, or its wake-up
  * could not be scheduled) fails with {@link TokenBucketException} and its tokens are refunded. Either way its
  * callback is called once, and its place among the endpoint's {@code maxWaiting} is given back.
@@ -123,21 +127,26 @@ final class TokenBucketWaiters {
     }
 
     /**
-     * Runs {@code continuation} on the worker pool of {@code endpoint}; if the pool refuses it (stopping), fails the
+     * Runs {@code continuation} where {@code exchange} continues: on the thread that waits for it when its callback is
+     * a {@link CallerWaits}, else on the worker pool of {@code endpoint}; if the pool refuses it (stopping), fails the
      * exchange here.
      */
-    static void continueOnWorker(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
-                                 Runnable continuation) {
-        continueOnWorker(endpoint, exchange, callback, continuation, null);
+    static void handOff(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
+                        Runnable continuation) {
+        handOff(endpoint, exchange, callback, continuation, null);
     }
 
     /**
-     * As {@link #continueOnWorker(TokenBucketEndpoint, Exchange, AsyncCallback, Runnable)}, running {@code refused}
-     * (when not null) before the exchange fails: what the continuation would have done with the slot or the waiting
-     * place the exchange holds, which nobody else gives back.
+     * As {@link #handOff(TokenBucketEndpoint, Exchange, AsyncCallback, Runnable)}, running {@code refused} (when not
+     * null) before the exchange fails: what the continuation would have done with the slot or the waiting place the
+     * exchange holds, which nobody else gives back.
      */
-    static void continueOnWorker(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
-                                 Runnable continuation, Runnable refused) {
+    static void handOff(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
+                        Runnable continuation, Runnable refused) {
+        if (callback instanceof CallerWaits caller) { // it waits anyway: a hop to the pool would only cost
+            caller.execute(continuation);
+            return;
+        }
         try {
             endpoint.getComponent().worker().execute(continuation);
         } catch (RejectedExecutionException e) {
@@ -152,8 +161,66 @@ final class TokenBucketWaiters {
     }
 
     /**
+     * The callback of an exchange whose sending thread waits for it and then continues the route itself (Camel's
+     * {@code synchronous=true}, or a transacted exchange, whose transaction is bound to that thread). What would go
+     * to the worker pool ({@link #handOff}) is given to that thread instead, which runs it: the timer and a store's
+     * I/O thread only hand over, and no step of the route runs anywhere but on the caller. The caller waits as long
+     * as the exchange does, which maxWait and storeTimeout bound, and a stop abandons it as any other; it does not
+     * give up on an interrupt (it is re-asserted when the wait ends), so that its callback is still called once.
+     */
+    static final class CallerWaits implements AsyncCallback {
+        private final ReentrantLock lock = new ReentrantLock(); // not synchronized: a virtual thread may wait here
+        private final Condition changed = lock.newCondition();
+        private final ArrayDeque<Runnable> tasks = new ArrayDeque<>(2);
+        private boolean done; // guarded by lock
+
+        /** Gives {@code task} to the waiting thread. */
+        void execute(Runnable task) {
+            lock.lock();
+            try {
+                tasks.add(task);
+                changed.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public void done(boolean doneSync) {
+            lock.lock();
+            try {
+                done = true;
+                changed.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** In the waiting thread: runs what it is given until the exchange's callback is done. */
+        void await() {
+            while (true) {
+                Runnable task;
+                lock.lock();
+                try {
+                    while (tasks.isEmpty() && !done) {
+                        changed.awaitUninterruptibly();
+                    }
+                    if (done) {
+                        return;
+                    }
+                    task = tasks.poll();
+                } finally {
+                    lock.unlock();
+                }
+                task.run();
+            }
+        }
+    }
+
+    /**
      * An exchange that holds a reservation and waits for its time. It is its own task twice: on the timer thread it
-     * is claimed and handed to the worker pool, where it runs again and continues the exchange, so waiting adds one
+     * is claimed and handed off (to the worker pool or its waiting caller), where it runs again and continues the
+     * exchange, so waiting adds one
      * object to an exchange (this one) besides what the timer and the pool keep.
      */
     final class Waiter extends AtomicBoolean implements Runnable { // its value: claimed, no object of its own
@@ -164,7 +231,7 @@ final class TokenBucketWaiters {
         private final long remaining;
         private final long start;
         private final long slot;
-        private boolean released; // set on the timer thread before the hand-off, which publishes it to the worker
+        private boolean released; // set on the timer thread before the hand-off, which publishes it
         private transient volatile TokenBucketTimer.Entry timer;
 
         Waiter(Exchange exchange, AsyncCallback callback, Acquire request, long remaining, long start,
@@ -181,7 +248,7 @@ final class TokenBucketWaiters {
             return compareAndSet(false, true);
         }
 
-        /** On the timer thread: hand the exchange to the worker pool and return at once; there: continue it. */
+        /** On the timer thread: hand the exchange off and return at once; where it was handed: continue it. */
         @Override
         public void run() {
             if (released) {
@@ -194,7 +261,7 @@ final class TokenBucketWaiters {
                 waiting.remove(this);
                 endpoint.stopWaiting();
                 released = true;
-                continueOnWorker(endpoint, exchange, callback, this);
+                handOff(endpoint, exchange, callback, this);
             }
         }
 
@@ -213,8 +280,8 @@ final class TokenBucketWaiters {
             endpoint.getStatistics().abandoned();
             exchange.setException(TokenBucketExceptions.abandoned(endpoint.getName(), request.key().sent(),
                     request.tokens(), why));
-            // this may run on a store's I/O thread: the route's error handling goes to the worker pool
-            continueOnWorker(endpoint, exchange, callback, () -> callback.done(false));
+            // this may run on a store's I/O thread: the route's error handling goes where the exchange continues
+            handOff(endpoint, exchange, callback, () -> callback.done(false));
         }
     }
 }

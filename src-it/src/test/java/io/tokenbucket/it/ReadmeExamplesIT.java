@@ -7,13 +7,19 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.apache.activemq.artemis.core.config.Configuration;
+import org.apache.activemq.artemis.core.config.impl.ConfigurationImpl;
+import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
+import org.apache.camel.component.jms.JmsComponent;
 import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.spi.Resource;
 import org.apache.camel.support.PluginHelper;
 import org.apache.camel.support.ResourceHelper;
 import org.junit.jupiter.api.Test;
+import org.springframework.jms.connection.JmsTransactionManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,7 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The YAML routes shown in the Markdown docs load into Camel as they are written, and the penalize example does
  * what its page says. A route is a {@code ```yaml} block that starts with {@code - route:}; the README keeps the
  * 30-second route, the other pages the rest. The component reference's {@code [source,yaml]} blocks that hold a
- * {@code - route:} load too, with their beans and error handlers, and start as many routes as they show.
+ * {@code - route:} load too, with their beans and error handlers, and start as many routes as they show (those
+ * reading JMS on a broker of the test's own).
  */
 class ReadmeExamplesIT {
 
@@ -91,13 +98,38 @@ class ReadmeExamplesIT {
             }
         }
         assertThat(blocks).as("YAML routes in " + REFERENCE).hasSizeGreaterThanOrEqualTo(8);
-        for (String yaml : blocks) {
-            try (CamelContext camel = new DefaultCamelContext()) {
-                load(camel, yaml);
-                camel.start();
-                assertThat(camel.getRoutes()).as(yaml).hasSize((int) ROUTE_LINE.matcher(yaml).results().count());
+        EmbeddedActiveMQ broker = null;
+        try {
+            for (String yaml : blocks) {
+                try (CamelContext camel = new DefaultCamelContext()) {
+                    if (yaml.contains("jms:")) { // the ESB routes: a real broker, and the transaction manager named
+                        if (broker == null) {
+                            broker = inVmBroker();
+                        }
+                        ActiveMQConnectionFactory jms = new ActiveMQConnectionFactory("vm://0");
+                        camel.addComponent("jms", JmsComponent.jmsComponent(jms));
+                        camel.getRegistry().bind("jmsTx", new JmsTransactionManager(jms));
+                    }
+                    load(camel, yaml);
+                    camel.start();
+                    assertThat(camel.getRoutes()).as(yaml)
+                            .hasSize((int) ROUTE_LINE.matcher(yaml).results().count());
+                }
+            }
+        } finally {
+            if (broker != null) {
+                broker.stop();
             }
         }
+    }
+
+    /** An ActiveMQ Artemis broker in this JVM, reached by its in-VM connector only, with no journal. */
+    private static EmbeddedActiveMQ inVmBroker() throws Exception {
+        Configuration config = new ConfigurationImpl().setPersistenceEnabled(false).setSecurityEnabled(false)
+                .setJMXManagementEnabled(false).addAcceptorConfiguration("in-vm", "vm://0");
+        config.setBrokerInstance(Path.of(System.getProperty("basedir", "."), "target", "e2e", "docs-broker")
+                .toFile());
+        return new EmbeddedActiveMQ().setConfiguration(config).start();
     }
 
     @Test
