@@ -10,7 +10,8 @@ import io.tokenbucket.store.StoreRefusedException;
  * server explains (an outage). A refusal is any error reply but these, whether Redis gave it to the command or to a
  * command inside the script ({@code ERR Error running script ...: -READONLY ...}): {@code BUSY} (another script
  * runs), {@code LOADING} (Redis is reading its data), {@code READONLY} (a master became a replica), {@code
- * MASTERDOWN}, {@code TRYAGAIN}, {@code CLUSTERDOWN}, {@code NOREPLICAS}, {@code OOM} (full until keys expire). So
+ * MASTERDOWN}, {@code TRYAGAIN}, {@code CLUSTERDOWN}, {@code NOREPLICAS}, {@code OOM} (full until keys expire),
+ * {@code MISCONF} (writes stopped until a snapshot can be written to disk again). So
  * {@code NOPERM} (an ACL without a command, key or channel), a script that cannot run (Redis 6.2 words a command
  * refused inside a script {@code The user executing the script can't run this command}), {@code NOSCRIPT} after the
  * reload, an unknown (renamed) command are refusals.
@@ -19,7 +20,7 @@ final class RedisRefusals {
 
     /** The error codes of an outage, as Redis starts an error reply with them. */
     private static final List<String> TRANSIENT = List.of("BUSY", "LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN",
-            "CLUSTERDOWN", "NOREPLICAS", "OOM");
+            "CLUSTERDOWN", "NOREPLICAS", "OOM", "MISCONF");
 
     private RedisRefusals() {
     }

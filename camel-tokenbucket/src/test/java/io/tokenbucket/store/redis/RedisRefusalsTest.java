@@ -1,5 +1,7 @@
 package io.tokenbucket.store.redis;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * What the store layer calls a refusal: an error reply waiting will not mend, from a real Redis whose ACL user lacks
@@ -54,7 +57,8 @@ class RedisRefusalsTest {
             "TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down",
             "ERR Error running script (call to f_1): @user_script:170: @user_script: 170: -READONLY You can't write"
                     + " against a read only replica.",
-            "OOM command not allowed when used memory > 'maxmemory'."})
+            "OOM command not allowed when used memory > 'maxmemory'.",
+            "MISCONF Redis is configured to save RDB snapshots, but it is currently not able to persist on disk."})
     void theRepliesOfAFailoverOrABusyServerAreOutages(String reply) {
         RedisCommandExecutionException e = new RedisCommandExecutionException(reply);
         assertThat(RedisRefusals.classify(e)).isSameAs(e);
@@ -108,6 +112,42 @@ class RedisRefusalsTest {
                     .hasMessageContaining("'evalsha'");
         } finally {
             client.shutdown();
+        }
+    }
+
+    /**
+     * A Redis that cannot write its snapshot (a full or lost disk, with save points and the default
+     * {@code stop-writes-on-bgsave-error yes}) answers every write {@code MISCONF} until a snapshot succeeds again:
+     * an outage an operator mends, like {@code OOM}, which the policy answers.
+     */
+    @Test
+    void aRedisThatCannotPersistIsAnOutage() throws Exception {
+        Path dir = Files.createTempDirectory("tokenbucket-misconf");
+        try (RedisHandle full = RedisServers.standalone("save 3600 1", "dir " + dir)) {
+            Files.delete(dir); // the snapshot cannot be written: MISCONF
+            full.command("BGSAVE");
+            await().atMost(Duration.ofSeconds(10)).until(() -> ((String) full.command("INFO", "persistence"))
+                    .contains("rdb_last_bgsave_status:err"));
+            RedisClient client = RedisClient.create(RedisURI.create(full.uri()));
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                Throwable reply = catchThrowable(() -> connection.sync().set("x", "1"));
+                assertThat(reply).isInstanceOf(RedisCommandExecutionException.class).hasMessageStartingWith("MISCONF");
+                RedisBucketStore redisStore = new RedisBucketStore(connection::async, false, "misconf:",
+                        Duration.ofSeconds(2), true, size -> { });
+                FallbackBucketStore store = new FallbackBucketStore(redisStore, FallbackBucketStore.ALLOW_ALL,
+                        System::nanoTime);
+                Outcome outcome = store.reserve("k", Limits.of(Limit.of(10, 10, 1000 * MS)), 1, 0)
+                        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+                assertThat(outcome.granted()).isTrue();
+                assertThat(store.fallbacks()).isEqualTo(1);
+                assertThat(store.refusals()).isZero();
+                assertThat(redisStore.probeNow(Duration.ofSeconds(2), false))
+                        .isNotInstanceOf(StoreRefusedException.class).hasMessageContaining("MISCONF");
+            } finally {
+                client.shutdown();
+            }
+        } finally {
+            Files.deleteIfExists(dir);
         }
     }
 
