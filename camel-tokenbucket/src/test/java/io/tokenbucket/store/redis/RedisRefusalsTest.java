@@ -58,7 +58,8 @@ class RedisRefusalsTest {
             "ERR Error running script (call to f_1): @user_script:170: @user_script: 170: -READONLY You can't write"
                     + " against a read only replica.",
             "OOM command not allowed when used memory > 'maxmemory'.",
-            "MISCONF Redis is configured to save RDB snapshots, but it is currently not able to persist on disk."})
+            "MISCONF Redis is configured to save RDB snapshots, but it is currently not able to persist on disk.",
+            "ERR max number of clients reached"})
     void theRepliesOfAFailoverOrABusyServerAreOutages(String reply) {
         RedisCommandExecutionException e = new RedisCommandExecutionException(reply);
         assertThat(RedisRefusals.classify(e)).isSameAs(e);
