@@ -152,6 +152,36 @@ class RedisRefusalsTest {
         }
     }
 
+    /**
+     * An ACL that grants a limiter its own keys and channels ({@code ~<keyPrefix><name>:*}), not the whole prefix, lets
+     * the probe run: it asks for nothing outside the namespace. A bucket whose key is the probe's own is left as it
+     * was, value and TTL.
+     */
+    @Test
+    void theProbeStaysInTheLimitersNamespaceAndLeavesABucketThereAsItWas() throws Exception {
+        redis.command("ACL", "SETUSER", "own", "reset", "on", ">pw", "~own:*", "resetchannels", "&own:*", "+hello",
+                "+evalsha", "+eval", "+time", "+get", "+set", "+del", "+publish");
+        RedisClient client = RedisClient.create(RedisURI.create("redis://own:pw@127.0.0.1:" + redis.port()));
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            RedisBucketStore store = new RedisBucketStore(connection::async, false, "own:", Duration.ofSeconds(2));
+            assertThat(store.probeNow(Duration.ofSeconds(2), true)).isNull();
+            assertThat(redis.command("KEYS", "own*")).isEqualTo(List.of());
+
+            String key = store.probeKey().substring("own:".length()); // a bucket key that the probe's key is
+            Limits limits = Limits.of(Limit.of(10, 10, 1000 * MS));
+            assertThat(store.reserve(key, limits, 4, 0).toCompletableFuture().get(10, TimeUnit.SECONDS).granted())
+                    .isTrue();
+            Object state = redis.command("GET", store.probeKey());
+            assertThat(state).isNotNull();
+            assertThat(store.probeNow(Duration.ofSeconds(2), true)).isNull();
+            assertThat(redis.command("GET", store.probeKey())).isEqualTo(state);
+            assertThat((Long) redis.command("PTTL", store.probeKey())).isPositive();
+        } finally {
+            redis.command("DEL", "own:%probe"); // the bucket of this test, for the others on this server
+            client.shutdown();
+        }
+    }
+
     @Test
     void theProbeNamesTheCommandRefusedInsideTheScriptAndLeavesNothingBehind() {
         redis.command("ACL", "SETUSER", "nodel", "reset", "on", ">pw", "~*", "&*", "+hello", "+evalsha", "+eval",
@@ -167,7 +197,7 @@ class RedisRefusalsTest {
             redis.command("DEL", store.probeKey()); // what the refused DEL left, expiring within a second
             RedisBucketStore full = new RedisBucketStore(allowed::async, false, "probed:", Duration.ofSeconds(2));
             assertThat(full.probeNow(Duration.ofSeconds(2), true)).isNull();
-            assertThat(full.probeKey()).isEqualTo("probed%probe");
+            assertThat(full.probeKey()).isEqualTo("probed:%probe");
             assertThat(redis.command("KEYS", "*")).isEqualTo(List.of());
         } finally {
             nodel.shutdown();
