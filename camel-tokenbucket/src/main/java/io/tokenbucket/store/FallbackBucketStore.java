@@ -176,7 +176,6 @@ public final class FallbackBucketStore implements BucketStore {
     private Throwable failed(Throwable failure) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                 ? failure.getCause() : failure;
-        failing = true;
         if (cause instanceof StoreRefusedException) {
             refusals.increment();
         } else {
@@ -187,6 +186,10 @@ public final class FallbackBucketStore implements BucketStore {
         if (watcher != null) {
             watcher.failed(cause);
         }
+        // only once the watcher heard the failure: an answer completing meanwhile on another thread (a timeout fires on
+        // the timer's thread, answers arrive on the I/O thread) would otherwise be told before it, and the answers
+        // after it never, leaving the watcher in an outage that has ended
+        failing = true;
         return cause;
     }
 

@@ -155,8 +155,8 @@ public final class RedisBucketStore implements BucketStore {
      * Whether Redis lets this store run its operations: null when it does (now, or within the last second), else why
      * not, a {@link io.tokenbucket.store.StoreRefusedException} when Redis refused (an ACL without a command, a key or
      * the channel; a script that cannot run). The probe is one script call that sends, on a key of this store's
-     * namespace that no bucket uses, every command the other operations send ({@code TIME}, {@code GET}, {@code SET},
-     * {@code DEL}) and leaves nothing behind; with {@code publishes}, also the {@code PUBLISH} of a release to the
+     * namespace ({@link #probeKey}), every command the other operations send ({@code TIME}, {@code GET}, {@code SET},
+     * {@code DEL}) and leaves nothing changed; with {@code publishes}, also the {@code PUBLISH} of a release to the
      * released channel (needed by in-flight limits), with a message the subscribers ignore.
      *
      * @param timeout how long to wait for the answer
@@ -192,12 +192,12 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * The key the probe writes and deletes within one script call: the namespace with {@code %probe} in place of its
-     * last {@code :}. No bucket key is it: a limiter name has its {@code :} escaped, so every bucket key of any
-     * limiter has a {@code :} after its name.
+     * The key the probe writes and deletes within one script call: {@code %probe} in the namespace, so that an ACL
+     * granting the limiter its own keys ({@code ~<keyPrefix><name>:*}) covers it. A bucket at that key (a user's key
+     * {@code %probe}) is written back as it was, value and TTL, not deleted.
      */
     String probeKey() {
-        return (namespace.endsWith(":") ? namespace.substring(0, namespace.length() - 1) : namespace) + "%probe";
+        return namespace + "%probe";
     }
 
     /**

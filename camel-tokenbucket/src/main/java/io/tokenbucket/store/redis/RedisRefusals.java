@@ -10,16 +10,18 @@ import io.tokenbucket.store.StoreRefusedException;
  * server explains (an outage). A refusal is any error reply but these, whether Redis gave it to the command or to a
  * command inside the script ({@code ERR Error running script ...: -READONLY ...}): {@code BUSY} (another script
  * runs), {@code LOADING} (Redis is reading its data), {@code READONLY} (a master became a replica), {@code
- * MASTERDOWN}, {@code TRYAGAIN}, {@code CLUSTERDOWN}, {@code NOREPLICAS}, {@code OOM} (full until keys expire). So
+ * MASTERDOWN}, {@code TRYAGAIN}, {@code CLUSTERDOWN}, {@code NOREPLICAS}, {@code OOM} (full until keys expire),
+ * {@code MISCONF} (writes stopped until a snapshot can be written to disk again), {@code ERR max number of clients
+ * reached} (to a connect, while other clients hold every connection {@code maxclients} allows). So
  * {@code NOPERM} (an ACL without a command, key or channel), a script that cannot run (Redis 6.2 words a command
  * refused inside a script {@code The user executing the script can't run this command}), {@code NOSCRIPT} after the
  * reload, an unknown (renamed) command are refusals.
  */
 final class RedisRefusals {
 
-    /** The error codes of an outage, as Redis starts an error reply with them. */
+    /** The error codes of an outage, as Redis starts an error reply with them (one {@code ERR} reply whole). */
     private static final List<String> TRANSIENT = List.of("BUSY", "LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN",
-            "CLUSTERDOWN", "NOREPLICAS", "OOM");
+            "CLUSTERDOWN", "NOREPLICAS", "OOM", "MISCONF", "ERR max number of clients reached");
 
     private RedisRefusals() {
     }
@@ -40,5 +42,10 @@ final class RedisRefusals {
             }
         }
         return new StoreRefusedException("Redis refused: " + reply, cause);
+    }
+
+    /** Whether {@code t} is an error reply of an outage (not a refusal), such as {@code LOADING} to a connect. */
+    static boolean isOutageReply(Throwable t) {
+        return t instanceof RedisCommandExecutionException && classify(t) == t;
     }
 }

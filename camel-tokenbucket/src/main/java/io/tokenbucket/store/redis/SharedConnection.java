@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One connection of {@link RedisConnections} and its lease count: opened at once, or, when Redis cannot be reached
- * (refused, no route, connect timeout), in the background with a backoff from 50 ms to one second, until it opens
+ * (refused, no route, connect timeout, or an outage reply such as {@code LOADING} or {@code ERR max number of clients
+ * reached}: {@link RedisRefusals}), in the background with a backoff from 50 ms to one second, until it opens
  * or the last lease is given back. Any other failure (a wrong password, TLS, a bad URI) fails {@link #open} at once.
  *
  * <p>A connection to the master of a {@code redis-sentinel://} URI follows it ({@link SentinelWatch}): when the
@@ -239,11 +240,14 @@ final class SharedConnection {
                 + client.getClass().getName());
     }
 
-    /** Redis is down or not up yet (refused, no route, connect timeout): worth trying again, unlike a bad password. */
+    /**
+     * Redis is down or not up yet (refused, no route, connect timeout, an outage reply to the handshake): worth trying
+     * again, unlike a bad password.
+     */
     static boolean isUnreachable(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof ConnectException || t instanceof NoRouteToHostException
-                    || t instanceof ConnectTimeoutException) {
+                    || t instanceof ConnectTimeoutException || RedisRefusals.isOutageReply(t)) {
                 return true;
             }
             for (Throwable suppressed : t.getSuppressed()) {

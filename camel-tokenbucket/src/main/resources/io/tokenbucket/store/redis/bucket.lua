@@ -249,25 +249,31 @@ end
 
 if op == 'probe' then
   -- what the other operations send, so that a permission they lack shows before they need it (RedisBucketStore.probe):
-  -- on KEYS[1], a key no bucket uses, GET, SET and DEL (the script runs alone: no client ever sees the key); with
-  -- ARGV[3] other than -1, the PUBLISH of a release to that channel, a message its subscribers ignore. No key: TIME
-  -- alone, whether Redis answers (a shared connection's readiness)
-  -- alone, whether Redis answers (a shared connection's readiness). Each by pcall, so that the error names the
-  -- command refused (Redis 6.2 words an ACL refusal in a script without naming it); a SET whose DEL is refused
-  -- leaves a key that expires within a second
+  -- on KEYS[1], a key of the limiter's namespace (so an ACL of the limiter's own keys covers it), GET, SET and DEL
+  -- (the script runs alone: no client ever sees the key); a bucket that key holds is written back as it was, value
+  -- and TTL, and not deleted. With ARGV[3] other than -1, the PUBLISH of a release to that channel, a message its
+  -- subscribers ignore. No key: TIME alone, whether Redis answers (a shared connection's readiness). Each by pcall, so
+  -- that the error names the command refused (Redis 6.2 words an ACL refusal in a script without naming it); a SET
+  -- whose DEL is refused leaves a key that expires within a second
   local refused = nil
   local function try(command, ...)
     if refused == nil then
       local r = redis.pcall(command, ...)
       if type(r) == 'table' and r.err then
         refused = r.err .. ' (' .. command .. ' in the probe of bucket.lua)'
+        return nil
       end
+      return r
     end
   end
   if #KEYS > 0 then
-    try('GET', KEYS[1])
-    try('SET', KEYS[1], '0', 'PX', 1000)
-    try('DEL', KEYS[1])
+    local held = try('GET', KEYS[1])
+    if held then
+      try('SET', KEYS[1], held, 'KEEPTTL')
+    else
+      try('SET', KEYS[1], '0', 'PX', 1000)
+      try('DEL', KEYS[1])
+    end
   end
   if ARGV[3] ~= '-1' then
     try('PUBLISH', ARGV[3], 'probe')

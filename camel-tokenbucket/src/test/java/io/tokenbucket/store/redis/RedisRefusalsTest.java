@@ -1,5 +1,7 @@
 package io.tokenbucket.store.redis;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * What the store layer calls a refusal: an error reply waiting will not mend, from a real Redis whose ACL user lacks
@@ -54,7 +57,9 @@ class RedisRefusalsTest {
             "TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down",
             "ERR Error running script (call to f_1): @user_script:170: @user_script: 170: -READONLY You can't write"
                     + " against a read only replica.",
-            "OOM command not allowed when used memory > 'maxmemory'."})
+            "OOM command not allowed when used memory > 'maxmemory'.",
+            "MISCONF Redis is configured to save RDB snapshots, but it is currently not able to persist on disk.",
+            "ERR max number of clients reached"})
     void theRepliesOfAFailoverOrABusyServerAreOutages(String reply) {
         RedisCommandExecutionException e = new RedisCommandExecutionException(reply);
         assertThat(RedisRefusals.classify(e)).isSameAs(e);
@@ -111,6 +116,72 @@ class RedisRefusalsTest {
         }
     }
 
+    /**
+     * A Redis that cannot write its snapshot (a full or lost disk, with save points and the default
+     * {@code stop-writes-on-bgsave-error yes}) answers every write {@code MISCONF} until a snapshot succeeds again:
+     * an outage an operator mends, like {@code OOM}, which the policy answers.
+     */
+    @Test
+    void aRedisThatCannotPersistIsAnOutage() throws Exception {
+        Path dir = Files.createTempDirectory("tokenbucket-misconf");
+        try (RedisHandle full = RedisServers.standalone("save 3600 1", "dir " + dir)) {
+            Files.delete(dir); // the snapshot cannot be written: MISCONF
+            full.command("BGSAVE");
+            await().atMost(Duration.ofSeconds(10)).until(() -> ((String) full.command("INFO", "persistence"))
+                    .contains("rdb_last_bgsave_status:err"));
+            RedisClient client = RedisClient.create(RedisURI.create(full.uri()));
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                Throwable reply = catchThrowable(() -> connection.sync().set("x", "1"));
+                assertThat(reply).isInstanceOf(RedisCommandExecutionException.class).hasMessageStartingWith("MISCONF");
+                RedisBucketStore redisStore = new RedisBucketStore(connection::async, false, "misconf:",
+                        Duration.ofSeconds(2), true, size -> { });
+                FallbackBucketStore store = new FallbackBucketStore(redisStore, FallbackBucketStore.ALLOW_ALL,
+                        System::nanoTime);
+                Outcome outcome = store.reserve("k", Limits.of(Limit.of(10, 10, 1000 * MS)), 1, 0)
+                        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+                assertThat(outcome.granted()).isTrue();
+                assertThat(store.fallbacks()).isEqualTo(1);
+                assertThat(store.refusals()).isZero();
+                assertThat(redisStore.probeNow(Duration.ofSeconds(2), false))
+                        .isNotInstanceOf(StoreRefusedException.class).hasMessageContaining("MISCONF");
+            } finally {
+                client.shutdown();
+            }
+        } finally {
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    /**
+     * An ACL that grants a limiter its own keys and channels ({@code ~<keyPrefix><name>:*}), not the whole prefix, lets
+     * the probe run: it asks for nothing outside the namespace. A bucket whose key is the probe's own is left as it
+     * was, value and TTL.
+     */
+    @Test
+    void theProbeStaysInTheLimitersNamespaceAndLeavesABucketThereAsItWas() throws Exception {
+        redis.command("ACL", "SETUSER", "own", "reset", "on", ">pw", "~own:*", "resetchannels", "&own:*", "+hello",
+                "+evalsha", "+eval", "+time", "+get", "+set", "+del", "+publish");
+        RedisClient client = RedisClient.create(RedisURI.create("redis://own:pw@127.0.0.1:" + redis.port()));
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            RedisBucketStore store = new RedisBucketStore(connection::async, false, "own:", Duration.ofSeconds(2));
+            assertThat(store.probeNow(Duration.ofSeconds(2), true)).isNull();
+            assertThat(redis.command("KEYS", "own*")).isEqualTo(List.of());
+
+            String key = store.probeKey().substring("own:".length()); // a bucket key that the probe's key is
+            Limits limits = Limits.of(Limit.of(10, 10, 1000 * MS));
+            assertThat(store.reserve(key, limits, 4, 0).toCompletableFuture().get(10, TimeUnit.SECONDS).granted())
+                    .isTrue();
+            Object state = redis.command("GET", store.probeKey());
+            assertThat(state).isNotNull();
+            assertThat(store.probeNow(Duration.ofSeconds(2), true)).isNull();
+            assertThat(redis.command("GET", store.probeKey())).isEqualTo(state);
+            assertThat((Long) redis.command("PTTL", store.probeKey())).isPositive();
+        } finally {
+            redis.command("DEL", "own:%probe"); // the bucket of this test, for the others on this server
+            client.shutdown();
+        }
+    }
+
     @Test
     void theProbeNamesTheCommandRefusedInsideTheScriptAndLeavesNothingBehind() {
         redis.command("ACL", "SETUSER", "nodel", "reset", "on", ">pw", "~*", "&*", "+hello", "+evalsha", "+eval",
@@ -126,7 +197,7 @@ class RedisRefusalsTest {
             redis.command("DEL", store.probeKey()); // what the refused DEL left, expiring within a second
             RedisBucketStore full = new RedisBucketStore(allowed::async, false, "probed:", Duration.ofSeconds(2));
             assertThat(full.probeNow(Duration.ofSeconds(2), true)).isNull();
-            assertThat(full.probeKey()).isEqualTo("probed%probe");
+            assertThat(full.probeKey()).isEqualTo("probed:%probe");
             assertThat(redis.command("KEYS", "*")).isEqualTo(List.of());
         } finally {
             nodel.shutdown();

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * instance treats that page, not its pairs, from its first 429, whatever it has seen itself. Without Redis each
  * instance judges alone. Keys: {@code {scraper}url429:<SHA-256 of the URL>}, bounded whatever the URL.
  * A Redis that does not answer (within {@value RedisLease#TIMEOUT_MILLIS} ms) knows nothing: the instance judges
- * as it would alone.
+ * as it would alone, and asks again only a second later, so a frozen Redis holds a route thread one wait per second,
+ * not one per 429.
  */
 public class UrlVerdicts {
 
@@ -29,6 +30,8 @@ public class UrlVerdicts {
 
     private final RedisLease redis;
     private final long ttlMillis;
+    /** Until when ({@link System#nanoTime()}) asks answer "not known" without asking: a second after one failed. */
+    private volatile long quietUntilNanos = System.nanoTime();
 
     /**
      * @param redis     the buckets' Redis
@@ -41,16 +44,21 @@ public class UrlVerdicts {
 
     /**
      * Whether an instance found {@code url}'s 429s to be its own within the verdict's time. Asked on a 429 only, on
-     * the thread that judges it, waiting at most {@value RedisLease#TIMEOUT_MILLIS} ms.
+     * the thread that judges it, waiting at most {@value RedisLease#TIMEOUT_MILLIS} ms; false without asking for a
+     * second after an ask failed.
      */
     public boolean knows(String url) {
         RedisClusterAsyncCommands<String, String> commands = redis == null ? null : redis.commands();
-        if (commands == null || url == null) {
+        if (commands == null || url == null || System.nanoTime() - quietUntilNanos < 0) {
             return false;
         }
         try {
             return commands.exists(key(url)).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS) > 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         } catch (Exception e) {
+            quietUntilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RedisLease.TIMEOUT_MILLIS);
             LOG.debug("No shared verdict on a URL: {}", e.toString());
             return false;
         }
