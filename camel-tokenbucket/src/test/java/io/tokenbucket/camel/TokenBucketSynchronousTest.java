@@ -26,6 +26,7 @@ import static org.awaitility.Awaitility.await;
  * in-flight slot. maxWait and a stop still end the wait. The thread is what a JMS transaction is bound to
  * ({@link TokenBucketTransactedJmsTest} shows the duplicates otherwise).
  */
+@TokenBucketRedisTestSupport.OwnRedis
 class TokenBucketSynchronousTest extends TokenBucketRedisTestSupport {
 
     private final CountDownLatch gate = new CountDownLatch(1);
