@@ -50,6 +50,7 @@ public class TokenBucketComponent extends DefaultComponent {
      */
     public static void checkOptions(TokenBucketConfiguration configuration) {
         TokenBucketLimitSource.check(configuration);
+        TokenBucketKeyLists.allOfOption(configuration);
     }
 
     /**

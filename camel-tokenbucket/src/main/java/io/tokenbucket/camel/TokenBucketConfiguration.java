@@ -402,4 +402,14 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     public void setSynchronous(boolean synchronous) {
         this.synchronous = synchronous;
     }
+
+    /** Whether an optional dependency's class ({@code store=redis}: Lettuce; meters: Micrometer) can be loaded. */
+    static boolean isPresent(String className) {
+        try {
+            Class.forName(className, false, TokenBucketConfiguration.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
 }

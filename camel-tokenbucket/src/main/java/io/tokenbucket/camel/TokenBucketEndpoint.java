@@ -1,6 +1,6 @@
 package io.tokenbucket.camel;
 
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import io.tokenbucket.camel.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
@@ -11,6 +11,8 @@ import org.apache.camel.Consumer;
 import org.apache.camel.Processor;
 import org.apache.camel.Producer;
 import org.apache.camel.api.management.ManagedAttribute;
+import org.apache.camel.health.HealthCheckHelper;
+import org.apache.camel.health.WritableHealthCheckRepository;
 import org.apache.camel.api.management.ManagedOperation;
 import org.apache.camel.api.management.ManagedResource;
 import org.apache.camel.spi.Metadata;
@@ -36,6 +38,9 @@ import org.apache.camel.support.DefaultEndpoint;
 @ManagedResource(description = "Managed TokenBucketEndpoint")
 public class TokenBucketEndpoint extends DefaultEndpoint {
 
+    private static final boolean MICROMETER_PRESENT =
+            TokenBucketConfiguration.isPresent("io.micrometer.core.instrument.MeterRegistry");
+
     @UriPath(description = "The limiter name. Endpoints with the same name share their buckets; keys are"
             + " scoped to the name.")
     @Metadata(required = true)
@@ -46,9 +51,13 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
 
     private final TokenBucketStatistics statistics = new TokenBucketStatistics();
     private final TokenBucketLimitSource limitSource;
-    private final TokenBucketStoreBinding storeBinding = new TokenBucketStoreBinding(this);
+    private final TokenBucketStoreBinding storeBinding;
+    private final TokenBucketServices services;
     private final TokenBucketSlots slots = new TokenBucketSlots(this);
-    private final AtomicInteger waiting = new AtomicInteger();
+    /** The readiness check of a Redis store while the endpoint runs (with camel-health), else null. */
+    private TokenBucketHealthCheck healthCheck;
+    /** The endpoint's meters while it runs (with Micrometer), else null. */
+    private AutoCloseable metrics;
 
     TokenBucketEndpoint(String uri, TokenBucketComponent component, String name,
                         TokenBucketConfiguration configuration) {
@@ -56,11 +65,15 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         this.name = name;
         this.configuration = configuration;
         this.limitSource = new TokenBucketLimitSource(configuration);
+        this.storeBinding = new TokenBucketStoreBinding(name, configuration, statistics, limitSource);
+        this.services = new TokenBucketServices(name, configuration, statistics, limitSource, storeBinding,
+                component::timer, component::worker, () -> component.slotsReleased(name));
     }
 
     /** Checks the options once they are all set; a bad one fails endpoint creation, naming it. */
     void validate() {
         limitSource.validate();
+        TokenBucketKeyLists.allOfOption(configuration);
     }
 
     @Override
@@ -74,15 +87,52 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         if (limitSource.limits() == null) { // not validated yet
             validate();
         }
-        storeBinding.open();
-        getComponent().register(slots);
+        TokenBucketComponent component = getComponent();
+        storeBinding.open(getCamelContext(), () -> component.localStore(name), component::redisConnections,
+                services::slotsReleased);
+        bindObservers(component);
+        component.register(slots);
     }
 
     @Override
     protected void doStop() throws Exception {
         getComponent().unregister(slots);
+        unbindObservers();
         storeBinding.close();
         super.doStop();
+    }
+
+    /** Binds the readiness check of a Redis store (with camel-health) and the meters (with Micrometer). */
+    private void bindObservers(TokenBucketComponent component) {
+        Supplier<Throwable> probe = storeBinding.probe();
+        WritableHealthCheckRepository checks = probe == null ? null : healthChecks();
+        if (checks != null) {
+            healthCheck = new TokenBucketHealthCheck(services, probe);
+            checks.addHealthCheck(healthCheck);
+        }
+        if (MICROMETER_PRESENT) {
+            metrics = TokenBucketMetrics.bind(getCamelContext(), component.getMeterRegistry(), services,
+                    this::getLocalKeys);
+        }
+    }
+
+    private void unbindObservers() throws Exception {
+        if (metrics != null) {
+            metrics.close();
+            metrics = null;
+        }
+        if (healthCheck != null) {
+            WritableHealthCheckRepository checks = healthChecks();
+            if (checks != null) {
+                checks.removeHealthCheck(healthCheck);
+            }
+            healthCheck = null;
+        }
+    }
+
+    private WritableHealthCheckRepository healthChecks() {
+        return HealthCheckHelper.getHealthCheckRepository(getCamelContext(), "producers",
+                WritableHealthCheckRepository.class);
     }
 
     /** False: the buckets are this component's (in memory, or a store it owns), as the annotation says. */
@@ -195,7 +245,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** Exchanges waiting for their tokens now, at most {@code maxWaiting}. */
     @ManagedAttribute(description = "Exchanges waiting for their tokens now (at most maxWaiting)")
     public int getWaitingCount() {
-        return waiting.get();
+        return statistics.getWaiting();
     }
 
     /**
@@ -204,21 +254,12 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
      * @return false when every place is taken (the exchange must not wait)
      */
     boolean startWaiting() {
-        int max = configuration.getMaxWaiting();
-        while (true) {
-            int n = waiting.get();
-            if (n >= max) {
-                return false;
-            }
-            if (waiting.compareAndSet(n, n + 1)) {
-                return true;
-            }
-        }
+        return statistics.startWaiting(configuration.getMaxWaiting());
     }
 
     /** Gives back the place of an exchange that stopped waiting (released or abandoned). */
     void stopWaiting() {
-        waiting.decrementAndGet();
+        statistics.stopWaiting();
     }
 
     /** Mean wait of the delayed exchanges, in milliseconds. */
@@ -335,6 +376,11 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** The exchanges of every producer of this endpoint that wait for an in-flight slot, in one queue. */
     TokenBucketSlots slots() {
         return slots;
+    }
+
+    /** What this endpoint's parts work with: its name, options, counters, limits, store, timer and worker pool. */
+    TokenBucketServices services() {
+        return services;
     }
 
     /** The buckets of this endpoint's limiter, with what is bound to them while it runs. */

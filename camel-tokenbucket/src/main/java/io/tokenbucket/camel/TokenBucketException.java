@@ -11,6 +11,9 @@ public class TokenBucketException extends CamelException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The most characters of one value a message shows. */
+    static final int MAX_VALUE_IN_MESSAGE = 64;
+
     private final String endpointName;
     private final String key;
 
@@ -45,5 +48,15 @@ public class TokenBucketException extends CamelException {
     /** The bucket key of the exchange, as it sent it (the message shows at most its first 64 characters). */
     public String getKey() {
         return key;
+    }
+
+    /**
+     * {@code value} for a message: at most {@value #MAX_VALUE_IN_MESSAGE} characters, then its length; every message
+     * of the component shows a value that came from the exchange so.
+     */
+    static String shown(Object value) {
+        String shown = value instanceof Object[] array ? java.util.Arrays.toString(array) : String.valueOf(value);
+        return shown.length() > MAX_VALUE_IN_MESSAGE ? shown.substring(0, MAX_VALUE_IN_MESSAGE) + "... ("
+                + shown.length() + " characters)" : shown;
     }
 }

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
@@ -17,7 +18,7 @@ import org.apache.camel.NoSuchHeaderException;
  * Every exception the {@code tokenbucket:} endpoint gives an exchange, and its message, built in one place so the
  * texts can be read side by side (as Bucket4j's {@code BucketExceptions}). Each message names the endpoint, the
  * refused value and the reason; a value that came from the exchange is shown through {@link #shown}, at most
- * {@value #MAX_VALUE_IN_MESSAGE} characters of it.
+ * {@value TokenBucketException#MAX_VALUE_IN_MESSAGE} characters of it.
  *
  * <p>Header errors are {@link IllegalArgumentException}s (or {@link NoSuchHeaderException} for a missing key), as
  * Camel's own components report bad input; outcomes are {@link TokenBucketException}s. A rejection is an expected
@@ -25,17 +26,15 @@ import org.apache.camel.NoSuchHeaderException;
  */
 final class TokenBucketExceptions {
 
-    /** The most characters of one value a message shows. */
-    static final int MAX_VALUE_IN_MESSAGE = 64;
+    /** The longest wait of any exchange, 365 days, in milliseconds. */
+    private static final long LONGEST_WAIT_MILLIS = TimeUnit.NANOSECONDS.toMillis(BucketStore.MAX_WAIT_NANOS);
 
     private TokenBucketExceptions() {
     }
 
-    /** {@code value} for a message: at most {@value #MAX_VALUE_IN_MESSAGE} characters, then its length. */
+    /** {@code value} for a message ({@link TokenBucketException#shown}). */
     static String shown(Object value) {
-        String shown = value instanceof Object[] array ? java.util.Arrays.toString(array) : String.valueOf(value);
-        return shown.length() > MAX_VALUE_IN_MESSAGE ? shown.substring(0, MAX_VALUE_IN_MESSAGE) + "... ("
-                + shown.length() + " characters)" : shown;
+        return TokenBucketException.shown(value);
     }
 
     /** Header {@code CamelTokenBucketOperation} names no operation. */
@@ -146,67 +145,68 @@ final class TokenBucketExceptions {
     /** Header {@code CamelTokenBucketPenalty} is longer than 365 days. */
     static IllegalArgumentException penaltyTooLong(Object raw) {
         return new IllegalArgumentException("Header " + TokenBucketConstants.PENALTY + " must be at most 365d ("
-                + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms), was '" + shown(raw) + "'");
+                + LONGEST_WAIT_MILLIS + " ms), was '" + shown(raw) + "'");
     }
 
-    /** Where the limit resolver's answer for {@code key} came from, for the parse error of a bad answer. */
-    static String resolverAnswer(String key) {
-        return "the limits the limitResolver gave key '" + shown(key) + "'";
+    /**
+     * An acquire as a refusal names it, in plain values: its key and all-of keys as sent, its cost, its key's limits
+     * in the user's terms, and its keys with an in-flight limit, each shown with that limit.
+     */
+    record Refused(String key, List<String> allOf, long tokens, String limits, List<String> slotKeys) {
+    }
+
+    /** The endpoint's wait options as a refusal names them: its mode, maxWait (null: unset) and maxWaiting. */
+    record Waits(TokenBucketMode mode, Long maxWait, int maxWaiting) {
     }
 
     /**
      * An acquire that did not get its tokens and consumed none; the message names its key, its all-of keys if any,
      * and the key's limits.
      *
-     * @param waitNanos how long the tokens would have taken, in nanoseconds
-     * @param full      whether it was refused a wait because every one of the {@code maxWaiting} places was taken
+     * @param waitMillis how long the tokens would have taken, in milliseconds rounded up
+     * @param full       whether it was refused a wait because every one of the {@code maxWaiting} places was taken
      */
-    static TokenBucketRejectedException rejected(String endpointName, TokenBucketConfiguration config,
-                                                 TokenBucketRequest.Acquire acquire, long waitNanos, boolean full) {
-        long waitMillis = TokenBucketLimitSource.ceilMillis(waitNanos);
+    static TokenBucketRejectedException rejected(String endpointName, Waits waits, Refused acquire, long waitMillis,
+                                                 boolean full) {
         String why;
         if (full) {
-            why = "would have to wait " + waitMillis + " ms, but maxWaiting " + config.getMaxWaiting()
+            why = "would have to wait " + waitMillis + " ms, but maxWaiting " + waits.maxWaiting()
                     + " exchanges are waiting already";
-        } else if (config.getMode() != TokenBucketMode.delay) {
-            why = "not available at once (mode=" + config.getMode() + "), they would take " + waitMillis + " ms";
-        } else if (config.getMaxWait() != null && waitMillis <= TokenBucketConfiguration.MAX_WAIT_MILLIS) {
-            why = "not available within maxWait " + config.getMaxWait() + " ms, they would take " + waitMillis + " ms";
+        } else if (waits.mode() != TokenBucketMode.delay) {
+            why = "not available at once (mode=" + waits.mode() + "), they would take " + waitMillis + " ms";
+        } else if (waits.maxWait() != null && waitMillis <= LONGEST_WAIT_MILLIS) {
+            why = "not available within maxWait " + waits.maxWait() + " ms, they would take " + waitMillis + " ms";
         } else {
             why = "would take " + waitMillis + " ms, longer than the longest wait of any exchange (365d, "
-                    + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms)";
+                    + LONGEST_WAIT_MILLIS + " ms)";
         }
-        String key = acquire.key().sent();
+        String key = acquire.key();
         return new TokenBucketRejectedException(endpointName, key, acquire.tokens(), waitMillis, "tokenbucket:"
                 + endpointName + " rejected key '" + shown(key) + "'" + (acquire.allOf().isEmpty() ? ""
-                : " with all of " + shown(TokenBucketRequest.Key.sent(acquire.allOf()))) + ": " + acquire.tokens()
-                + " token(s) " + why + " (" + TokenBucketLimitSource.describe(acquire.key().limits()) + ")");
+                : " with all of " + shown(acquire.allOf())) + ": " + acquire.tokens()
+                + " token(s) " + why + " (" + acquire.limits() + ")");
     }
 
     /**
      * Every in-flight slot of a key the exchange needs was held: at once in reject and check mode or with every
      * waiting place taken ({@code waited} false), or until its maxWait passed ({@code waited} true).
      *
-     * @param waitNanos when a slot (and the tokens) may be there, for a retry: {@link TokenBucketStatistics#slotWaitNanos}
+     * @param waitMillis when a slot (and the tokens) may be there, for a retry, in milliseconds rounded up
      */
-    static TokenBucketRejectedException noSlot(String endpointName, TokenBucketConfiguration config,
-                                               TokenBucketRequest.Acquire acquire, boolean waited, long waitNanos) {
+    static TokenBucketRejectedException noSlot(String endpointName, Waits waits, Refused acquire, boolean waited,
+                                               long waitMillis) {
         String why;
         if (waited) {
-            why = "no in-flight slot came free within maxWait " + config.getMaxWait() + " ms";
-        } else if (config.getMode() != TokenBucketMode.delay) {
-            why = "no in-flight slot free (mode=" + config.getMode() + ")";
+            why = "no in-flight slot came free within maxWait " + waits.maxWait() + " ms";
+        } else if (waits.mode() != TokenBucketMode.delay) {
+            why = "no in-flight slot free (mode=" + waits.mode() + ")";
         } else {
-            why = "no in-flight slot free, and maxWaiting " + config.getMaxWaiting()
-                    + " exchanges are waiting already";
+            why = "no in-flight slot free, and maxWaiting " + waits.maxWaiting() + " exchanges are waiting already";
         }
-        List<String> slotKeys = TokenBucketLeases.slotKeys(acquire).stream().map(k -> "'" + shown(k.sent()) + "' ("
-                + k.limits().inFlight() + " in flight)").toList();
-        long waitMillis = TokenBucketLimitSource.ceilMillis(waitNanos);
-        return new TokenBucketRejectedException(endpointName, acquire.key().sent(), acquire.tokens(), waitMillis,
-                "tokenbucket:" + endpointName + " rejected key '" + shown(acquire.key().sent()) + "': " + why
-                + "; keys with an in-flight limit: " + String.join(", ", slotKeys) + "; retry in about " + waitMillis
-                + " ms");
+        return new TokenBucketRejectedException(endpointName, acquire.key(), acquire.tokens(), waitMillis,
+                "tokenbucket:" + endpointName + " rejected key '" + shown(acquire.key()) + "': " + why
+                + "; keys with an in-flight limit: " + String.join(", ", acquire.slotKeys()) + "; retry in about "
+                + waitMillis + " ms");
     }
 
     /** An exchange still waiting for an in-flight slot when it had to stop waiting; it had reserved nothing. */
@@ -219,21 +219,20 @@ final class TokenBucketExceptions {
      * The store failed or did not answer and the policy is to fail ({@code onStoreError=fail}), or the store refused
      * the call ({@link StoreRefusedException}), which fails under every policy.
      */
-    static TokenBucketStoreException storeFailed(String endpointName, TokenBucketStoreBinding store,
+    static TokenBucketStoreException storeFailed(String endpointName, String store, UnaryOperator<String> redact,
                                                  long storeTimeoutMillis, Throwable failure) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                 ? failure.getCause() : failure;
         if (cause instanceof StoreRefusedException) {
             return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName
-                    + ": the bucket store (" + store.description() + ") refused the call: "
-                    + store.redact(cause.getMessage()) + "; the exchange was not admitted (a refusal is not an"
+                    + ": the bucket store (" + store + ") refused the call: " + redact.apply(cause.getMessage()) + "; the exchange was not admitted (a refusal is not an"
                     + " outage: onStoreError does not apply)", cause);
         }
         String why = cause instanceof TimeoutException
                 ? "did not answer within storeTimeout " + storeTimeoutMillis + " ms"
-                : "failed: " + cause.getClass().getSimpleName() + ": " + store.redact(cause.getMessage());
+                : "failed: " + cause.getClass().getSimpleName() + ": " + redact.apply(cause.getMessage());
         return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName
-                + ": the bucket store (" + store.description() + ") " + why
+                + ": the bucket store (" + store + ") " + why
                 + "; the exchange was not admitted (onStoreError=fail)", cause);
     }
 

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  */
 final class TokenBucketHealthCheck implements HealthCheck {
 
-    private final TokenBucketEndpoint endpoint;
+    private final TokenBucketServices services;
     private final Supplier<Throwable> probe;
     private static final Logger LOG = LoggerFactory.getLogger(TokenBucketHealthCheck.class);
 
@@ -36,10 +36,11 @@ final class TokenBucketHealthCheck implements HealthCheck {
     private final AtomicReference<Boolean> up = new AtomicReference<>();
 
     /**
-     * @param probe asks the store once; answers null when it answered, the failure otherwise
+     * @param services the services of the endpoint checked
+     * @param probe    asks the store once; answers null when it answered, the failure otherwise
      */
-    TokenBucketHealthCheck(TokenBucketEndpoint endpoint, Supplier<Throwable> probe) {
-        this.endpoint = endpoint;
+    TokenBucketHealthCheck(TokenBucketServices services, Supplier<Throwable> probe) {
+        this.services = services;
         this.probe = probe;
     }
 
@@ -50,7 +51,7 @@ final class TokenBucketHealthCheck implements HealthCheck {
 
     @Override
     public String getId() {
-        return "tokenbucket-" + endpoint.getName();
+        return "tokenbucket-" + services.name();
     }
 
     @Override
@@ -71,21 +72,21 @@ final class TokenBucketHealthCheck implements HealthCheck {
     @Override
     public Result call(Map<String, Object> options) {
         HealthCheckResultBuilder result = HealthCheckResultBuilder.on(this)
-                .detail("store", endpoint.getStoreDescription())
-                .detail("onStoreError", endpoint.getConfiguration().getOnStoreError().name());
+                .detail("store", services.storeBinding().description())
+                .detail("onStoreError", services.configuration().getOnStoreError().name());
         Throwable failure = probe.get();
         if (failure == null) {
             if (Boolean.FALSE.equals(up.getAndSet(true))) {
-                LOG.info("tokenbucket:{} is UP again: {} answers", endpoint.getName(), endpoint.getStoreDescription());
+                LOG.info("tokenbucket:{} is UP again: {} answers", services.name(), services.storeBinding().description());
             }
             return result.up().build();
         }
         String why = failure.getMessage() != null ? failure.getMessage() : failure.getClass().getSimpleName();
         // one line: a message may span several (a Redis error reply, a nested cause)
-        String reason = endpoint.getStoreDescription() + ": " + endpoint.storeBinding().redact(why)
+        String reason = services.storeBinding().description() + ": " + services.storeBinding().redact(why)
                 .replaceAll("\\s*\\R\\s*", " ").strip();
         if (!Boolean.FALSE.equals(up.getAndSet(false))) {
-            LOG.warn("tokenbucket:{} is DOWN: {}", endpoint.getName(), reason);
+            LOG.warn("tokenbucket:{} is DOWN: {}", services.name(), reason);
         }
         // the message, and the same as a detail: Camel Spring Boot's health page shows the details only
         return result.down().message(reason).detail("reason", reason).build();

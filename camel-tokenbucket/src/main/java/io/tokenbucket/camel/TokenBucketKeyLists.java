@@ -67,13 +67,17 @@ final class TokenBucketKeyLists {
     }
 
     /**
-     * Checks the {@code allOf} option's text: at most {@code max} distinct keys.
+     * Checks the {@code allOf} option's text, if set: at most {@code maxAllOf} distinct keys.
      *
      * @throws IllegalArgumentException naming the option and its value
      */
-    static void allOfOption(String text, int max) {
-        distinctKeys(text, "allOf", key -> true, max,
-                () -> TokenBucketExceptions.tooManyAllOf(null, "allOf", max, text));
+    static void allOfOption(TokenBucketConfiguration config) {
+        String text = config.getAllOf();
+        int max = config.getMaxAllOf();
+        if (text != null) {
+            distinctKeys(text, "allOf", key -> true, max,
+                    () -> TokenBucketExceptions.tooManyAllOf(null, "allOf", max, text));
+        }
     }
 
     /**

@@ -39,12 +39,13 @@ final class TokenBucketLeases {
     private static final String INSTANCE = Long.toString(Math.abs(new java.security.SecureRandom().nextLong()), 36);
     private static final AtomicLong LEASES = new AtomicLong();
 
-    private final TokenBucketEndpoint endpoint;
+    private final TokenBucketServices services;
     private final Set<Release> held = ConcurrentHashMap.newKeySet();
     private volatile TokenBucketTimer.Entry renewal;
 
-    TokenBucketLeases(TokenBucketEndpoint endpoint) {
-        this.endpoint = endpoint;
+    /** The leases of the slots taken on the endpoint that {@code services} serve. */
+    TokenBucketLeases(TokenBucketServices services) {
+        this.services = services;
     }
 
     /** The keys of {@code acquire} (its key and all-of keys) that have an in-flight limit. */
@@ -54,6 +55,14 @@ final class TokenBucketLeases {
         }
         return Stream.concat(Stream.of(acquire.key()), acquire.allOf().stream()).filter(k -> k.limits().inFlight() > 0)
                 .toList();
+    }
+
+    /** {@code acquire} as a refusal's message names it: its keys, cost and limits, and its keys with slots. */
+    static TokenBucketExceptions.Refused refused(Acquire acquire) {
+        return new TokenBucketExceptions.Refused(acquire.key().sent(), Key.sent(acquire.allOf()), acquire.tokens(),
+                TokenBucketLimitSource.describe(acquire.key().limits()), slotKeys(acquire).stream()
+                .map(k -> "'" + TokenBucketExceptions.shown(k.sent()) + "' (" + k.limits().inFlight() + " in flight)")
+                .toList());
     }
 
     /**
@@ -92,7 +101,7 @@ final class TokenBucketLeases {
             return null;
         }
         return new StoreCommand.Lease(INSTANCE + ":" + Long.toString(LEASES.incrementAndGet(), 36),
-                TimeUnit.MILLISECONDS.toNanos(endpoint.getConfiguration().getInFlightLease()));
+                TimeUnit.MILLISECONDS.toNanos(services.configuration().getInFlightLease()));
     }
 
     /**
@@ -104,7 +113,7 @@ final class TokenBucketLeases {
         List<Key> keys = slotKeys(acquire);
         if (!keys.isEmpty()) {
             Release release = new Release(keys, lease);
-            endpoint.getStatistics().inFlight(1);
+            services.statistics().inFlight(1);
             Held taken = held(exchange);
             if (taken == null) {
                 taken = new Held(exchange);
@@ -121,7 +130,7 @@ final class TokenBucketLeases {
 
     /** The exchange property that lists the releases of the slots an exchange holds on this endpoint. */
     private String heldProperty() {
-        return "CamelTokenBucketSlots." + endpoint.getName();
+        return "CamelTokenBucketSlots." + services.name();
     }
 
     /**
@@ -156,7 +165,7 @@ final class TokenBucketLeases {
     }
 
     private boolean shared() {
-        return endpoint.getConfiguration().getStore() != TokenBucketStoreType.local;
+        return services.configuration().getStore() != TokenBucketStoreType.local;
     }
 
     /** Renews every held lease a third of the lease time from now, and again after that while any is held. */
@@ -168,14 +177,14 @@ final class TokenBucketLeases {
             if (renewal != null) {
                 return;
             }
-            long every = TimeUnit.MILLISECONDS.toNanos(endpoint.getConfiguration().getInFlightLease()) / 3;
+            long every = TimeUnit.MILLISECONDS.toNanos(services.configuration().getInFlightLease()) / 3;
             try {
-                renewal = endpoint.getComponent().timer().schedule(() -> {
+                renewal = services.timer().schedule(() -> {
                     renewal = null;
                     if (!held.isEmpty()) {
                         scheduleRenewal();
                         try {
-                            endpoint.getComponent().worker().execute(() -> held.forEach(Release::renew));
+                            services.worker().execute(() -> held.forEach(Release::renew));
                         } catch (RejectedExecutionException stopping) {
                             // the context stops; its exchanges end and release their slots
                         }
@@ -219,7 +228,7 @@ final class TokenBucketLeases {
         void renew() {
             if (!get()) {
                 try {
-                    endpoint.store().execute(command(Step.Op.RENEW));
+                    services.store().execute(command(Step.Op.RENEW));
                 } catch (RuntimeException e) {
                     // the next renewal tries again, well within the lease
                 }
@@ -230,16 +239,16 @@ final class TokenBucketLeases {
             if (!compareAndSet(false, true)) {
                 return;
             }
-            endpoint.getStatistics().inFlight(-1);
-            endpoint.getStatistics().slotHeld(System.nanoTime() - granted);
+            services.statistics().inFlight(-1);
+            services.statistics().slotHeld(System.nanoTime() - granted);
             held.remove(this);
             CompletionStage<Outcome> released;
             try {
-                released = endpoint.store().execute(command(Step.Op.RELEASE));
+                released = services.store().execute(command(Step.Op.RELEASE));
             } catch (RuntimeException e) {
                 released = CompletableFuture.failedFuture(e); // a shared store's lease then expires on its own
             }
-            released.whenComplete((done, failure) -> endpoint.getComponent().slotsReleased(endpoint.getName()));
+            released.whenComplete((done, failure) -> services.slotsReleased());
         }
     }
 }

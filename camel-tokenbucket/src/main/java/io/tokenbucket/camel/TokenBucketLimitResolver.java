@@ -72,7 +72,7 @@ public interface TokenBucketLimitResolver {
         default Limits resolve(String key) {
             String text = limitsFor(key);
             return text == null ? null : TokenBucketLimitSpec.parse(text,
-                    () -> TokenBucketExceptions.resolverAnswer(key));
+                    () -> "the limits the limitResolver gave key '" + TokenBucketException.shown(key) + "'");
         }
     }
 }

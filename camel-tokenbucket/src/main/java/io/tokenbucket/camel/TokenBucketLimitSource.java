@@ -55,7 +55,8 @@ final class TokenBucketLimitSource {
     }
 
     /**
-     * Checks every option of {@code c} and builds the endpoint's limits from them, in nanosecond ticks, with the
+     * Checks every option of {@code c} (but the {@code allOf} keys: {@code TokenBucketKeyLists.allOfOption}) and
+     * builds the endpoint's limits from them, in nanosecond ticks, with the
      * adaptation of the {@code adaptive*} options when {@code adaptive=true}.
      *
      * @throws IllegalArgumentException naming the option and its value
@@ -96,11 +97,8 @@ final class TokenBucketLimitSource {
             throw new IllegalArgumentException("maxAllOf must be between 1 and " + TokenBucketConfiguration.MAX_ALL_OF
                     + ", was " + c.getMaxAllOf());
         }
-        if (c.getAllOf() != null) {
-            TokenBucketKeyLists.allOfOption(c.getAllOf(), c.getMaxAllOf());
-        }
         if (c.getStore() == TokenBucketStoreType.redis
-                && !TokenBucketStoreBinding.isPresent("io.lettuce.core.AbstractRedisClient")) {
+                && !TokenBucketConfiguration.isPresent("io.lettuce.core.AbstractRedisClient")) {
             throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
                     + " io.lettuce:lettuce-core");
         }
@@ -180,6 +178,11 @@ final class TokenBucketLimitSource {
             return 0;
         }
         return c.getMaxWait() == null ? BucketStore.MAX_WAIT_NANOS : TimeUnit.MILLISECONDS.toNanos(c.getMaxWait());
+    }
+
+    /** The wait options of {@code c} as a refusal's message names them. */
+    static TokenBucketExceptions.Waits waits(TokenBucketConfiguration c) {
+        return new TokenBucketExceptions.Waits(c.getMode(), c.getMaxWait(), c.getMaxWaiting());
     }
 
     /** {@code limits} with the {@code maxInFlight} option's in-flight limit, unless they name one of their own. */

@@ -3,6 +3,7 @@ package io.tokenbucket.camel;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -49,12 +50,14 @@ final class TokenBucketMetrics implements AutoCloseable {
     }
 
     /**
-     * Binds {@code endpoint}'s meters to the registry configured on the component, else the only
-     * {@link MeterRegistry} in Camel's registry, else camel-micrometer's; returns null when there is none.
+     * Binds the meters of the endpoint {@code services} describe to {@code configured} when it is a
+     * {@link MeterRegistry}, else to the only one in Camel's registry, else to camel-micrometer's; returns null when
+     * there is none.
+     *
+     * @param localKeys the buckets held in memory for the endpoint's limiter name
      */
-    static TokenBucketMetrics bind(TokenBucketEndpoint endpoint) {
-        CamelContext camel = endpoint.getCamelContext();
-        Object configured = endpoint.getComponent().getMeterRegistry();
+    static TokenBucketMetrics bind(CamelContext camel, Object configured, TokenBucketServices services,
+                                   IntSupplier localKeys) {
         MeterRegistry registry = configured instanceof MeterRegistry r ? r
                 : camel.getRegistry().findSingleByType(MeterRegistry.class);
         if (registry == null) {
@@ -64,37 +67,39 @@ final class TokenBucketMetrics implements AutoCloseable {
             return null;
         }
         TokenBucketMetrics metrics = new TokenBucketMetrics(registry);
-        metrics.register(endpoint);
+        metrics.register(services, localKeys);
         return metrics;
     }
 
-    private void register(TokenBucketEndpoint endpoint) {
-        TokenBucketStatistics stats = endpoint.getStatistics();
-        Tags tags = Tags.of("endpoint", endpoint.getName());
+    private void register(TokenBucketServices services, IntSupplier localKeys) {
+        TokenBucketStatistics stats = services.statistics();
+        TokenBucketStoreBinding store = services.storeBinding();
+        Tags tags = Tags.of("endpoint", services.name());
         // outcomes that add up: each acquire that reached its store is in exactly one
         exchanges(tags, "immediate", stats, TokenBucketStatistics::getImmediate);
         exchanges(tags, "delayed", stats, TokenBucketStatistics::getDelayed);
         exchanges(tags, "rejected", stats, TokenBucketStatistics::getRejected);
         exchanges(tags, "store_error", stats, TokenBucketStatistics::getStoreErrors);
         exchanges(tags, "abandoned", stats, TokenBucketStatistics::getAbandoned);
-        meters.add(FunctionCounter.builder("tokenbucket.store.fallbacks", endpoint,
-                        TokenBucketEndpoint::getFallbackCount).tags(tags)
+        meters.add(FunctionCounter.builder("tokenbucket.store.fallbacks", store,
+                        TokenBucketStoreBinding::fallbacks).tags(tags)
                 .description("Store calls answered by the allow or local policy while Redis did not answer")
                 .register(registry));
-        meters.add(FunctionCounter.builder("tokenbucket.store.refusals", endpoint,
-                        TokenBucketEndpoint::getStoreRefusalCount).tags(tags)
+        meters.add(FunctionCounter.builder("tokenbucket.store.refusals", store,
+                        TokenBucketStoreBinding::refusals).tags(tags)
                 .description("Store calls Redis refused (a permission, a script error), whatever onStoreError")
                 .register(registry));
         meters.add(FunctionTimer.builder("tokenbucket.wait", stats, TokenBucketStatistics::getDelayed,
                         TokenBucketStatistics::getWaitNanos, TimeUnit.NANOSECONDS)
                 .tags(tags).description("How long delayed exchanges waited for their tokens").register(registry));
-        meters.add(Gauge.builder("tokenbucket.local.keys", endpoint, TokenBucketEndpoint::getLocalKeys)
+        meters.add(Gauge.builder("tokenbucket.local.keys", localKeys, IntSupplier::getAsInt)
+                .strongReference(true) // a function of its own: nothing else holds it
                 .tags(tags).description("Buckets held in this JVM's memory").register(registry));
-        meters.add(Gauge.builder("tokenbucket.inflight", endpoint, TokenBucketEndpoint::getInFlightCount)
+        meters.add(Gauge.builder("tokenbucket.inflight", stats, TokenBucketStatistics::getInFlight)
                 .tags(tags).description("Exchanges of this instance holding in-flight slots now").register(registry));
-        meters.add(Gauge.builder("tokenbucket.waiting.slot", endpoint, TokenBucketEndpoint::getSlotWaitingCount)
+        meters.add(Gauge.builder("tokenbucket.waiting.slot", stats, TokenBucketStatistics::getSlotWaiting)
                 .tags(tags).description("Exchanges waiting for an in-flight slot now").register(registry));
-        meters.add(Gauge.builder("tokenbucket.waiting", endpoint, TokenBucketEndpoint::getWaitingCount)
+        meters.add(Gauge.builder("tokenbucket.waiting", stats, TokenBucketStatistics::getWaiting)
                 .tags(tags).description("Exchanges waiting for their tokens now (at most maxWaiting)")
                 .register(registry));
         meters.add(FunctionCounter.builder("tokenbucket.rate.signals", stats, TokenBucketStatistics::getRateCuts)
@@ -112,8 +117,8 @@ final class TokenBucketMetrics implements AutoCloseable {
         meters.add(batchSize);
         stats.onStoreBatch(batchSize::record);
         batchSource = stats;
-        if (endpoint.getConfiguration().isMetricsPerKey()) {
-            stats.countPerKey(endpoint.getConfiguration().getMetricsMaxKeys(), key -> {
+        if (services.configuration().isMetricsPerKey()) {
+            stats.countPerKey(services.configuration().getMetricsMaxKeys(), key -> {
                 TokenBucketStatistics.KeyCounts counts = stats.getKeys().get(key);
                 Tags keyTags = tags.and("key", key);
                 meters.add(FunctionCounter.builder("tokenbucket.key.exchanges", counts,

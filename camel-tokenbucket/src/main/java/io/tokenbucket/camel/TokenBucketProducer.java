@@ -58,7 +58,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         super(endpoint);
         this.endpoint = endpoint;
         this.config = endpoint.getConfiguration();
-        this.leases = new TokenBucketLeases(endpoint);
+        this.leases = new TokenBucketLeases(endpoint.services());
         this.slots = endpoint.slots(); // one queue per endpoint, shared by every route that sends to it
         this.waiters = new TokenBucketWaiters(endpoint, this);
     }
@@ -159,8 +159,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             Acquire shown = request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
             if (!place) { // every waiting place taken: it may not wait, nor take a slot an earlier waiter wants
                 endpoint.getStatistics().rejected(shown.key().stored());
-                exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, shown, false,
-                        endpoint.getStatistics().slotWaitNanos(0)));
+                exchange.setException(noSlot(shown, endpoint.getStatistics().slotWaitNanos(0)));
                 callback.done(true);
                 return true;
             }
@@ -303,12 +302,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
                 message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
             } else if (r.slotless()) {
-                exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), config, acquire, false,
-                        endpoint.getStatistics().slotWaitNanos(r.waitTicks())));
+                exchange.setException(noSlot(acquire, endpoint.getStatistics().slotWaitNanos(r.waitTicks())));
             } else {
                 boolean full = !place && TokenBucketLimitSource.maxWaitNanos(config) > 0;
-                exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(), config, acquire, r.waitTicks(),
-                        full));
+                exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(),
+                        TokenBucketLimitSource.waits(config), TokenBucketLeases.refused(acquire),
+                        TokenBucketLimitSource.ceilMillis(r.waitTicks()), full));
             }
             callback.done(sync);
             return sync;
@@ -392,8 +391,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {
-        return TokenBucketExceptions.storeFailed(endpoint.getName(), endpoint.storeBinding(), config.getStoreTimeout(),
-                failure);
+        return endpoint.storeBinding().failed(failure);
+    }
+
+    /** An acquire refused at once for want of a slot; one may be free in about {@code waitNanos}. */
+    private TokenBucketRejectedException noSlot(Acquire acquire, long waitNanos) {
+        return TokenBucketExceptions.noSlot(endpoint.getName(), TokenBucketLimitSource.waits(config),
+                TokenBucketLeases.refused(acquire), false, TokenBucketLimitSource.ceilMillis(waitNanos));
     }
 
     @Override

@@ -14,7 +14,9 @@ import io.tokenbucket.store.FallbackBucketStore;
 import io.tokenbucket.store.StoreRefusedException;
 import io.tokenbucket.store.redis.RedisBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
+import io.tokenbucket.store.local.LocalBucketStore;
 import io.tokenbucket.store.redis.RedisUriText;
+import org.apache.camel.spi.Registry;
 
 /**
  * Opens the Redis store of a {@code store=redis} endpoint. Kept apart from the endpoint so that Lettuce, an
@@ -38,19 +40,23 @@ final class TokenBucketRedisStores {
     }
 
     /**
-     * Opens the endpoint's Redis store. When Redis answers, a probe runs what the endpoint needs (the script's
-     * commands, and the release's PUBLISH for in-flight limits): a refusal fails the start.
+     * Opens the Redis store of the endpoint {@code name}. When Redis answers, a probe runs what the endpoint needs
+     * (the script's commands, and the release's PUBLISH for in-flight limits): a refusal fails the start.
      *
+     * @param publishes whether the endpoint's keys have in-flight limits, whose releases are published
+     * @param registry  where the application's Redis client may be bound
+     * @param local     the component's local buckets of the name, for {@code onStoreError=local}
      * @throws TokenBucketStoreException when the connection cannot be made for a reason other than an unreachable
      *                                   Redis, or Redis refuses what the endpoint needs
      */
-    static Opened open(TokenBucketEndpoint endpoint, RedisConnections connections) throws TokenBucketStoreException {
-        TokenBucketConfiguration config = endpoint.getConfiguration();
+    static Opened open(String name, TokenBucketConfiguration config, TokenBucketStatistics statistics,
+                       boolean publishes, Registry registry, RedisConnections connections,
+                       Supplier<LocalBucketStore> local) throws TokenBucketStoreException {
         Duration timeout = Duration.ofMillis(config.getStoreTimeout());
         Object client = config.getRedisClient();
         String uri = config.getRedisUri();
         if (client == null && uri == null) {
-            Set<AbstractRedisClient> found = endpoint.getCamelContext().getRegistry().findByType(AbstractRedisClient.class);
+            Set<AbstractRedisClient> found = registry.findByType(AbstractRedisClient.class);
             client = found.size() == 1 ? found.iterator().next() : null;
         }
         if (uri == null) {
@@ -72,20 +78,18 @@ final class TokenBucketRedisStores {
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (LinkageError e) {
-            throw lettuceLinkage(endpoint.getName(), e);
+            throw lettuceLinkage(name, e);
         } catch (RuntimeException e) {
-            throw TokenBucketExceptions.cannotConnect(endpoint.getName(), where, redact, e);
+            throw TokenBucketExceptions.cannotConnect(name, where, redact, e);
         }
         RedisBucketStore redis = new RedisBucketStore(lease::commands, lease.isCluster(),
-                RedisBucketStore.namespace(config.getKeyPrefix(), endpoint.getName()), timeout,
-                config.isRedisBatching(), endpoint.getStatistics()::storeBatch);
+                RedisBucketStore.namespace(config.getKeyPrefix(), name), timeout,
+                config.isRedisBatching(), statistics::storeBatch);
         BucketStore fallback = switch (config.getOnStoreError()) {
             case fail -> null;
             case allow -> FallbackBucketStore.ALLOW_ALL;
-            case local -> endpoint.getComponent().localStore(endpoint.getName());
+            case local -> local.get();
         };
-        // an in-flight limit's release publishes to the other instances' waiters: its PUBLISH is needed too
-        boolean publishes = endpoint.limitSource().limitsInFlight();
         RedisConnections.Lease leased = lease;
         Supplier<Throwable> probe = () -> {
             Throwable connection = leased.probe(timeout);
@@ -94,11 +98,11 @@ final class TokenBucketRedisStores {
         // not the health check's probes, whose answers are reused for a second: a check right after must ask again
         if (lease.commands() != null && redis.probeNow(timeout, publishes) instanceof StoreRefusedException refused) {
             lease.close(); // a refusal at start is a mistake that waiting will not mend: the start fails
-            throw TokenBucketExceptions.storeRefused(endpoint.getName(), "redis at " + where, redact, refused);
+            throw TokenBucketExceptions.storeRefused(name, "redis at " + where, redact, refused);
         }
         AtomicReference<FallbackBucketStore> store = new AtomicReference<>();
-        TokenBucketStoreWatcher watcher = new TokenBucketStoreWatcher(endpoint.getName(), "redis at " + where,
-                config.getOnStoreError(), redact, () -> fallback == null ? endpoint.getStatistics().getStoreErrors()
+        TokenBucketStoreWatcher watcher = new TokenBucketStoreWatcher(name, "redis at " + where,
+                config.getOnStoreError(), redact, () -> fallback == null ? statistics.getStoreErrors()
                 : store.get().fallbacks(), System::nanoTime, redis::forgetProbes);
         store.set(new FallbackBucketStore(redis, fallback, System::nanoTime, watcher));
         Supplier<Throwable> health = () -> {

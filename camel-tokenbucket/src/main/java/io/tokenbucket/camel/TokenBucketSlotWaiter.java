@@ -151,8 +151,7 @@ final class TokenBucketSlotWaiter {
         } else if (failure != null) {
             endpoint.stopWaiting();
             endpoint.getStatistics().storeError();
-            exchange.setException(TokenBucketExceptions.storeFailed(endpoint.getName(), endpoint.storeBinding(),
-                    endpoint.getConfiguration().getStoreTimeout(), failure));
+            exchange.setException(endpoint.storeBinding().failed(failure));
             handOff(() -> callback.done(false));
         } else {
             failNow(abandoned, why);
@@ -189,8 +188,9 @@ final class TokenBucketSlotWaiter {
                     why));
         } else {
             endpoint.getStatistics().rejected(shown.key().stored());
-            exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(), endpoint.getConfiguration(),
-                    shown, true, endpoint.getStatistics().slotWaitNanos(0)));
+            exchange.setException(TokenBucketExceptions.noSlot(endpoint.getName(),
+                    TokenBucketLimitSource.waits(endpoint.getConfiguration()), TokenBucketLeases.refused(shown), true,
+                    TokenBucketLimitSource.ceilMillis(endpoint.getStatistics().slotWaitNanos(0))));
         }
         handOff(() -> callback.done(false));
     }

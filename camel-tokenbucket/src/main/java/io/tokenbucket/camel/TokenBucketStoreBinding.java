@@ -1,87 +1,68 @@
 package io.tokenbucket.camel;
 
+import java.util.function.Supplier;
+
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.FallbackBucketStore;
-import org.apache.camel.health.HealthCheckHelper;
-import org.apache.camel.health.WritableHealthCheckRepository;
+import io.tokenbucket.store.local.LocalBucketStore;
+import io.tokenbucket.store.redis.RedisConnections;
+import org.apache.camel.CamelContext;
 
 /**
  * An endpoint's bucket store and what is bound to it while the endpoint runs: the store itself (the component's
  * local buckets of the limiter name, or a Redis store behind its {@code onStoreError} policy), the Redis
- * connection lease, the readiness check (when camel-health is present) and the Micrometer meters (when Micrometer
- * is present). {@link #open()} binds them all when the endpoint starts, {@link #close()} gives them back when it
- * stops; until the first open the store is null.
+ * connection lease and the subscription to the releases of in-flight slots. {@link #open} binds them when the
+ * endpoint starts, {@link #close()} gives them back when it stops; until the first open the store is null.
  *
  * <p>Also the one place that knows the store's concrete class: where it is ({@link #description()}), how to take
- * its secrets out of a text ({@link #redact}), and how many calls its failure policy answered
- * ({@link #fallbacks()}).
+ * its secrets out of a text ({@link #redact}), how many calls its failure policy answered ({@link #fallbacks()}),
+ * and how a failed call reads ({@link #failed}).
  */
 final class TokenBucketStoreBinding {
 
-    private static final boolean MICROMETER_PRESENT = isPresent("io.micrometer.core.instrument.MeterRegistry");
-
-    private final TokenBucketEndpoint endpoint;
+    private final String name;
+    private final TokenBucketConfiguration configuration;
+    private final TokenBucketStatistics statistics;
+    private final TokenBucketLimitSource limitSource;
     private volatile BucketStore store;
     /** The Redis store as opened (null for a local store), kept once closed: where it was stays readable. */
     private volatile TokenBucketRedisStores.Opened redis;
     private AutoCloseable releasesWatched; // guarded by this
-    private TokenBucketHealthCheck healthCheck;
-    private AutoCloseable metrics;
 
-    /** The store binding of {@code endpoint}, opened by {@link #open()}. */
-    TokenBucketStoreBinding(TokenBucketEndpoint endpoint) {
-        this.endpoint = endpoint;
-    }
-
-    /** Whether an optional dependency's class can be loaded. */
-    static boolean isPresent(String className) {
-        try {
-            Class.forName(className, false, TokenBucketStoreBinding.class.getClassLoader());
-            return true;
-        } catch (ClassNotFoundException e) {
-            return false;
-        }
+    /** The store binding of the endpoint {@code name}, opened by {@link #open}. */
+    TokenBucketStoreBinding(String name, TokenBucketConfiguration configuration, TokenBucketStatistics statistics,
+                            TokenBucketLimitSource limitSource) {
+        this.name = name;
+        this.configuration = configuration;
+        this.statistics = statistics;
+        this.limitSource = limitSource;
     }
 
     /**
-     * Opens the endpoint's store and binds its health check and meters.
+     * Opens the endpoint's store: the limiter's local buckets, or its Redis store.
      *
+     * @param camel       the Camel context, whose registry may hold the application's Redis client
+     * @param local       the component's local buckets of the limiter name (the store, or Redis's local fallback)
+     * @param connections the component's Redis connections
+     * @param onRelease   wakes the waiters of the limiter name when another instance releases a slot
      * @throws TokenBucketStoreException when Redis cannot be reached, naming where it was looked for
      */
-    void open() throws Exception {
-        TokenBucketComponent component = endpoint.getComponent();
-        if (endpoint.getConfiguration().getStore() == TokenBucketStoreType.redis) {
-            redis = TokenBucketRedisStores.open(endpoint, component.redisConnections());
+    void open(CamelContext camel, Supplier<LocalBucketStore> local, Supplier<RedisConnections> connections,
+              Runnable onRelease) throws Exception {
+        if (configuration.getStore() == TokenBucketStoreType.redis) {
+            redis = TokenBucketRedisStores.open(name, configuration, statistics, limitSource.limitsInFlight(),
+                    camel.getRegistry(), connections.get(), local);
             store = redis.store();
             if (redis.publishes()) { // at once, so that a refused SUBSCRIBE shows before a slot is waited for
-                watchReleases(() -> component.slotsReleased(endpoint.getName()));
-            }
-            WritableHealthCheckRepository checks = healthChecks();
-            if (checks != null) {
-                healthCheck = new TokenBucketHealthCheck(endpoint, redis.probe());
-                checks.addHealthCheck(healthCheck);
+                watchReleases(onRelease);
             }
         } else {
-            store = component.localStore(endpoint.getName());
-        }
-        if (MICROMETER_PRESENT) {
-            metrics = TokenBucketMetrics.bind(endpoint);
+            store = local.get();
         }
     }
 
-    /** Unbinds the meters and the health check and gives back the Redis lease; the store stays readable. */
+    /** Gives back the Redis lease and the subscription; the store stays readable. */
     void close() throws Exception {
-        if (metrics != null) {
-            metrics.close();
-            metrics = null;
-        }
-        if (healthCheck != null) {
-            WritableHealthCheckRepository checks = healthChecks();
-            if (checks != null) {
-                checks.removeHealthCheck(healthCheck);
-            }
-            healthCheck = null;
-        }
         synchronized (this) {
             if (releasesWatched != null) {
                 releasesWatched.close();
@@ -104,9 +85,10 @@ final class TokenBucketStoreBinding {
         }
     }
 
-    private WritableHealthCheckRepository healthChecks() {
-        return HealthCheckHelper.getHealthCheckRepository(endpoint.getCamelContext(), "producers",
-                WritableHealthCheckRepository.class);
+    /** The readiness probe of a Redis store (null when it answered, else why not); null for a local store. */
+    Supplier<Throwable> probe() {
+        TokenBucketRedisStores.Opened opened = redis;
+        return opened == null ? null : opened.probe();
     }
 
     /** The buckets of the endpoint's limiter; null before the endpoint first started. */
@@ -124,6 +106,15 @@ final class TokenBucketStoreBinding {
     String redact(String text) {
         TokenBucketRedisStores.Opened opened = redis;
         return opened == null ? text : opened.redact().apply(text);
+    }
+
+    /**
+     * The exception of an exchange whose store call failed or timed out ({@code onStoreError=fail}), or was refused
+     * (under every policy), naming the store without its secrets.
+     */
+    TokenBucketStoreException failed(Throwable failure) {
+        return TokenBucketExceptions.storeFailed(name, description(), this::redact, configuration.getStoreTimeout(),
+                failure);
     }
 
     /** Store calls answered by the {@code onStoreError} policy (allow or local) because Redis did not answer. */

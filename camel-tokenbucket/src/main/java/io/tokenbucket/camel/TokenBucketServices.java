@@ -1,0 +1,46 @@
+package io.tokenbucket.camel;
+
+import java.util.concurrent.ExecutorService;
+import java.util.function.Supplier;
+
+import io.tokenbucket.store.BucketStore;
+
+/**
+ * What one endpoint's parts work with, handed to them instead of the endpoint: its limiter name, options, counters,
+ * the limits of its keys, its store, and the component's timer and worker pool (looked up at each use, as the
+ * component makes them anew when it starts again).
+ *
+ * @param name          the limiter name ({@code tokenbucket:name})
+ * @param configuration the endpoint's options
+ * @param statistics    the endpoint's counters
+ * @param limitSource   where the endpoint's keys get their limits
+ * @param storeBinding  the endpoint's store and what is bound to it while the endpoint runs
+ * @param timers        the component's timer, which wakes waiting exchanges and renews leases
+ * @param workers       the pool on which exchanges continue after waiting
+ * @param onRelease     wakes every queue of waiters under the limiter name: an exchange gave its slots back
+ */
+record TokenBucketServices(String name, TokenBucketConfiguration configuration, TokenBucketStatistics statistics,
+                           TokenBucketLimitSource limitSource, TokenBucketStoreBinding storeBinding,
+                           Supplier<TokenBucketTimer> timers, Supplier<ExecutorService> workers,
+                           Runnable onRelease) {
+
+    /** The component's timer; null while the component is stopped. */
+    TokenBucketTimer timer() {
+        return timers.get();
+    }
+
+    /** The pool on which exchanges continue after waiting. */
+    ExecutorService worker() {
+        return workers.get();
+    }
+
+    /** The buckets of the endpoint's limiter; null before the endpoint first started. */
+    BucketStore store() {
+        return storeBinding.store();
+    }
+
+    /** Wakes the waiters of the limiter name, of every endpoint: an exchange gave its in-flight slots back. */
+    void slotsReleased() {
+        onRelease.run();
+    }
+}
