@@ -27,10 +27,11 @@ import org.apache.camel.support.DefaultEndpoint;
  *
  * <p>The endpoint is what Camel and JMX see: its options ({@link TokenBucketConfiguration}), its counters
  * ({@link TokenBucketStatistics}) and its managed attributes and operations. Its work is done by named roles: the
- * limits of each key come from {@link TokenBucketLimitSource}, the store and what is bound to it while the
- * endpoint runs (health check, meters) from {@link TokenBucketStoreBinding}; each exchange is read by
- * {@link TokenBucketRequest}, decided by {@link TokenBucketProducer}, and, when it must wait, held by
- * {@link TokenBucketWaiters}.
+ * limits of each key come from {@link TokenBucketLimitSource}, the store from {@link TokenBucketStoreBinding}; each
+ * exchange is read by {@link TokenBucketRequest}, decided by {@link TokenBucketProducer}, and, when it must wait,
+ * held by {@link TokenBucketWaiters}. Those roles get what they work with as one {@link TokenBucketServices}, not
+ * the endpoint. While it runs, the endpoint binds its readiness check ({@link TokenBucketHealthCheck}, a Redis store
+ * with camel-health) and its meters ({@link TokenBucketMetrics}, with Micrometer).
  */
 @UriEndpoint(firstVersion = "0.1.0", scheme = "tokenbucket", title = "Token Bucket", syntax = "tokenbucket:name",
              producerOnly = true, remote = false, category = { Category.CORE, Category.CLUSTERING },

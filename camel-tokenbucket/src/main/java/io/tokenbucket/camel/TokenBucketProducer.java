@@ -48,6 +48,7 @@ import static io.tokenbucket.camel.TokenBucketWaiters.handOff;
 public class TokenBucketProducer extends DefaultAsyncProducer {
 
     private final TokenBucketEndpoint endpoint;
+    private final TokenBucketServices services;
     private final TokenBucketConfiguration config;
     private final TokenBucketWaiters waiters;
     private final TokenBucketSlots slots;
@@ -57,8 +58,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     public TokenBucketProducer(TokenBucketEndpoint endpoint) {
         super(endpoint);
         this.endpoint = endpoint;
-        this.config = endpoint.getConfiguration();
-        this.leases = new TokenBucketLeases(endpoint.services());
+        this.services = endpoint.services();
+        this.config = services.configuration();
+        this.leases = new TokenBucketLeases(services);
         this.slots = endpoint.slots(); // one queue per endpoint, shared by every route that sends to it
         this.waiters = new TokenBucketWaiters(endpoint, this);
     }
@@ -74,9 +76,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             return callerWaits(exchange, callback);
         }
         try {
-            TokenBucketRequest request = TokenBucketRequest.read(exchange, endpoint.getName(), config,
-                    endpoint.limitSource());
-            BucketStore store = endpoint.store();
+            TokenBucketRequest request = TokenBucketRequest.read(exchange, services.name(), config,
+                    services.limitSource());
+            BucketStore store = services.store();
             CompletionStage<Outcome> answer;
             if (request instanceof Acquire || request instanceof AcquireAny) {
                 return acquire(exchange, callback, store, request);
@@ -128,10 +130,10 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     /** A throttled signal: refused at once, naming the option, on an endpoint whose rate does not adapt. */
     private CompletionStage<Outcome> throttle(BucketStore store, Key key) {
         if (key.limits().adaptive() == null) {
-            throw TokenBucketExceptions.notAdaptive(endpoint.getName(), key.sent(), config.isAdaptive());
+            throw TokenBucketExceptions.notAdaptive(services.name(), key.sent(), config.isAdaptive());
         }
         return store.throttle(key.stored(), key.limits()).thenApply(a -> {
-            endpoint.getStatistics().throttled(key.stored(), a);
+            services.statistics().throttled(key.stored(), a);
             return a;
         });
     }
@@ -305,7 +307,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 exchange.setException(noSlot(acquire, endpoint.getStatistics().slotWaitNanos(r.waitTicks())));
             } else {
                 boolean full = !place && TokenBucketLimitSource.maxWaitNanos(config) > 0;
-                exchange.setException(TokenBucketExceptions.rejected(endpoint.getName(),
+                exchange.setException(TokenBucketExceptions.rejected(services.name(),
                         TokenBucketLimitSource.waits(config), TokenBucketLeases.refused(acquire),
                         TokenBucketLimitSource.ceilMillis(r.waitTicks()), full));
             }
@@ -375,7 +377,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (!(request instanceof Refund)) {
                 // every slot held: when one may be free, as a refusal for want of one says
                 message.setHeader(TokenBucketConstants.WAIT_ESTIMATE, TokenBucketLimitSource.ceilMillis(
-                        value.slotless() ? endpoint.getStatistics().slotWaitNanos(value.waitTicks())
+                        value.slotless() ? services.statistics().slotWaitNanos(value.waitTicks())
                                 : value.waitTicks()));
             }
         }
@@ -391,12 +393,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {
-        return endpoint.storeBinding().failed(failure);
+        return services.storeBinding().failed(failure);
     }
 
     /** An acquire refused at once for want of a slot; one may be free in about {@code waitNanos}. */
     private TokenBucketRejectedException noSlot(Acquire acquire, long waitNanos) {
-        return TokenBucketExceptions.noSlot(endpoint.getName(), TokenBucketLimitSource.waits(config),
+        return TokenBucketExceptions.noSlot(services.name(), TokenBucketLimitSource.waits(config),
                 TokenBucketLeases.refused(acquire), false, TokenBucketLimitSource.ceilMillis(waitNanos));
     }
 
