@@ -72,6 +72,16 @@ class TokenBucketMetricsTest extends TokenBucketTestSupport {
     }
 
     @Test
+    void theLocalKeysGaugeStillReadsAfterAGarbageCollection() {
+        send("a");
+        // the gauge reads a function that nothing but the meter holds: a weakly held one would read NaN once
+        // collected
+        System.gc();
+        assertThat(prometheus.scrape()).containsPattern("tokenbucket_local_keys\\{endpoint=\"metered\"} [0-9]")
+                .doesNotContain("tokenbucket_local_keys{endpoint=\"metered\"} NaN");
+    }
+
+    @Test
     void throttledSignalsAndTheLowestRateAreOneMeterEachWhateverTheKeys() {
         for (String key : new String[] {"h1", "h1", "h2"}) {
             template.request("direct:adaptive", e -> {
