@@ -117,7 +117,7 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
     }
 
     private List<Map.Entry<String, Double>> slowest(TokenBucketEndpoint endpoint) {
-        LocalBucketStore local = endpoint.getComponent().existingLocalStore(endpoint.getName());
+        LocalBucketStore local = endpoint.localBuckets();
         if (local != null && endpoint.getConfiguration().getStore() == TokenBucketStoreType.local) {
             return local.slowest(BUSIEST).stream()
                     .map(e -> Map.entry(e.getKey(), (double) e.getValue() / Adaptive.PPM)).toList();
@@ -126,7 +126,7 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
     }
 
     private List<Map.Entry<String, Long>> busiest(TokenBucketEndpoint endpoint) {
-        LocalBucketStore local = endpoint.getComponent().existingLocalStore(endpoint.getName());
+        LocalBucketStore local = endpoint.localBuckets();
         return local == null ? List.of() : local.busiest(BUSIEST);
     }
 }

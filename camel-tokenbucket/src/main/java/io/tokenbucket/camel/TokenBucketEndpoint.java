@@ -278,8 +278,13 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** Buckets held in memory for this endpoint's name (the local store, or Redis's local fallback). */
     @ManagedAttribute(description = "Buckets held in this JVM's memory for this limiter name")
     public int getLocalKeys() {
-        LocalBucketStore local = getComponent().existingLocalStore(name);
+        LocalBucketStore local = localBuckets();
         return local == null ? 0 : local.size();
+    }
+
+    /** The buckets held in this JVM's memory for this endpoint's name, or null when none were made. */
+    LocalBucketStore localBuckets() {
+        return getComponent().existingLocalStore(name);
     }
 
     /** Drops the state of {@code key} (blank or null: the default key): its bucket starts full. */

@@ -10,7 +10,9 @@
  * <p>Behind them, one role per class: {@code TokenBucketRequest} reads one exchange's headers into one record
  * per operation (its key lists through {@code TokenBucketKeyLists}),
  * {@link io.tokenbucket.camel.TokenBucketProducer} decides, {@code TokenBucketWaiters} holds the exchanges that
- * wait, {@code TokenBucketExceptions} builds every message, {@code TokenBucketLimitSource} checks the options and
- * gives each key its limits, and {@code TokenBucketStoreBinding} opens the store and binds its health check and meters.
+ * wait, {@code TokenBucketExceptions} builds every message from plain values, {@code TokenBucketLimitSource} checks
+ * the options and gives each key its limits, and {@code TokenBucketStoreBinding} opens the store. The roles get
+ * what they work with as one {@code TokenBucketServices} record, not the endpoint; the endpoint binds the health
+ * check and the meters while it runs.
  */
 package io.tokenbucket.camel;
