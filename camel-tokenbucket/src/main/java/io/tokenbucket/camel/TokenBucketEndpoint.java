@@ -66,7 +66,8 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         this.name = name;
         this.configuration = configuration;
         this.limitSource = new TokenBucketLimitSource(configuration);
-        this.storeBinding = new TokenBucketStoreBinding(name, configuration, statistics, limitSource);
+        this.storeBinding = new TokenBucketStoreBinding(name, configuration, statistics,
+                limitSource::limitsInFlight);
         this.services = new TokenBucketServices(name, configuration, statistics, limitSource, storeBinding,
                 component::timer, component::worker, () -> component.slotsReleased(name));
     }

@@ -1,5 +1,6 @@
 package io.tokenbucket.camel;
 
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 import io.tokenbucket.store.BucketStore;
@@ -23,19 +24,24 @@ final class TokenBucketStoreBinding {
     private final String name;
     private final TokenBucketConfiguration configuration;
     private final TokenBucketStatistics statistics;
-    private final TokenBucketLimitSource limitSource;
+    /** Whether the endpoint's keys have in-flight limits (their releases are then published), asked at open. */
+    private final BooleanSupplier publishes;
     private volatile BucketStore store;
     /** The Redis store as opened (null for a local store), kept once closed: where it was stays readable. */
     private volatile TokenBucketRedisStores.Opened redis;
     private AutoCloseable releasesWatched; // guarded by this
 
-    /** The store binding of the endpoint {@code name}, opened by {@link #open}. */
+    /**
+     * The store binding of the endpoint {@code name}, opened by {@link #open}.
+     *
+     * @param publishes whether the endpoint's keys have in-flight limits, whose releases a Redis store publishes
+     */
     TokenBucketStoreBinding(String name, TokenBucketConfiguration configuration, TokenBucketStatistics statistics,
-                            TokenBucketLimitSource limitSource) {
+                            BooleanSupplier publishes) {
         this.name = name;
         this.configuration = configuration;
         this.statistics = statistics;
-        this.limitSource = limitSource;
+        this.publishes = publishes;
     }
 
     /**
@@ -50,7 +56,7 @@ final class TokenBucketStoreBinding {
     void open(CamelContext camel, Supplier<LocalBucketStore> local, Supplier<RedisConnections> connections,
               Runnable onRelease) throws Exception {
         if (configuration.getStore() == TokenBucketStoreType.redis) {
-            redis = TokenBucketRedisStores.open(name, configuration, statistics, limitSource.limitsInFlight(),
+            redis = TokenBucketRedisStores.open(name, configuration, statistics, publishes.getAsBoolean(),
                     camel.getRegistry(), connections.get(), local);
             store = redis.store();
             if (redis.publishes()) { // at once, so that a refused SUBSCRIBE shows before a slot is waited for
