@@ -226,7 +226,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         if (broker.mode() != BrokerSettings.Mode.NONE) {
             BrokerQueue queue = BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir",
                     "target/scrape")));
-            FleetTotals fleet = new FleetTotals(redis, queue);
+            FleetTotals fleet = new FleetTotals(redis, queue, progress);
             context.getRegistry().bind(FleetTotals.BEAN, fleet);
             context.addService(fleet);
         }
