@@ -14,8 +14,8 @@ import java.util.List;
  * <li>candidate groups: a group per candidate (the candidate first, then the keys charged with it), and the
  *     all-of keys shared.</li>
  * </ul>
- * A fixed rate is an adaptive rate that stays at its ceiling: a key's {@link Limits} carry an {@link Adaptive} or
- * not, and the one step treats both alike.
+ * A key's {@link Limits} carry an {@link Adaptive} or not; a key without one is decided at its configured rate and
+ * keeps no rate state.
  *
  * <p>Instances are validated on creation; the messages name the value. The arrays and lists are kept, not copied.
  *
