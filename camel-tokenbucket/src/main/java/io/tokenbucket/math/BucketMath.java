@@ -1,5 +1,7 @@
 package io.tokenbucket.math;
 
+import java.util.Arrays;
+
 /**
  * The token bucket as a reservation on one number per bucket.
  *
@@ -177,8 +179,8 @@ public final class BucketMath {
      */
     public static Outcome decide(Step step, long nowTicks, long[][] tats, RateState[] rates, long[] slots,
                                  String[][] tickets, Waiter waiter) {
-        String[][] queues = tickets != null ? tickets : new String[step.keys()][];
         int keys = step.keys();
+        String[][] queues = tickets != null ? tickets : new String[keys][];
         Limits[] at = new Limits[keys];
         RateState[] rate = new RateState[keys];
         for (int i = 0; i < keys; i++) { // 1. rates
@@ -349,7 +351,7 @@ public final class BucketMath {
         }
         int n = tickets == null ? 0 : tickets.length;
         if (place) {
-            String[] next = java.util.Arrays.copyOf(tickets == null ? new String[0] : tickets, at < 0 ? n + 1 : n);
+            String[] next = Arrays.copyOf(tickets == null ? new String[0] : tickets, at < 0 ? n + 1 : n);
             next[at < 0 ? n : at] = id;
             return next;
         }

@@ -50,7 +50,8 @@ public record Step(Op op, int[] groups, List<Limits> limits, long amount, long m
         REMOVE,
         /**
          * Gives back the in-flight slot a granted reservation took on every key of the step (those of the chosen group
-         * and the shared keys); a key holding none is left as it is. Answers as a peek of one token.
+         * and the shared keys); a key holding none is left as it is. A waiter's ticket there is withdrawn instead
+         * ({@link Waiter}). Answers as a peek of one token.
          */
         RELEASE,
         /**
