@@ -15,6 +15,7 @@ import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.Step;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -452,6 +453,27 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         get(store.refund(HOST, threePerHour, 1));
         assertThat(remaining(FLEET.get(0), twoPerHour)).isEqualTo(2);
         assertThat(remaining(HOST, threePerHour)).isEqualTo(3);
+    }
+
+    @Test
+    void aRefundAndARemoveOnSeveralKeysAreOneStepAndAPeekNamesOneKey() {
+        Limits twoPerHour = Limits.of(Limit.of(2, 2, HOUR));
+        Limits threePerHour = Limits.of(Limit.of(3, 3, HOUR));
+        List<String> keys = List.of(FLEET.get(1), HOST);
+        List<Limits> limits = List.of(twoPerHour, threePerHour);
+        assertThat(all(List.of(FLEET.get(1)), List.of(twoPerHour), HOST, threePerHour, 0).granted()).isTrue();
+        assertThat(all(List.of(FLEET.get(1)), List.of(twoPerHour), HOST, threePerHour, 0).granted()).isTrue();
+        Outcome refunded = get(store.refund(keys, limits, 1));
+        assertThat(refunded.remaining()).as("the fewest tokens of the keys given back to").isEqualTo(1);
+        assertThat(remaining(FLEET.get(1), twoPerHour)).isEqualTo(1);
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
+        Outcome removed = get(store.execute(new StoreCommand(keys,
+                new Step(Step.Op.REMOVE, new int[] {2}, limits, 0, 0))));
+        assertThat(removed.granted()).isTrue();
+        assertThat(remaining(FLEET.get(1), twoPerHour)).isEqualTo(2);
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(3);
+        assertThatThrownBy(() -> new StoreCommand(keys, new Step(Step.Op.PEEK, new int[] {2}, limits, 1, 0)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PEEK names one key");
     }
 
     @Test
