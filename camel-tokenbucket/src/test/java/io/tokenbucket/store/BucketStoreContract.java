@@ -601,7 +601,10 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         long fullAfter = limit.capacity() * limit.interval(); // a bucket left alone this long is full: it loses tokens
         AtomicLong granted = new AtomicLong();
         AtomicLong lastAsk = new AtomicLong();
-        AtomicLong unasked = new AtomicLong(); // time past fullAfter with nobody asking (both threads descheduled)
+        // time past fullAfter in which the store may have seen nobody ask: from the ask before an ask was sent to
+        // that ask's answer (the store decided it somewhere between its send and its answer), so both threads
+        // descheduled, or a store server descheduled while an ask waited for it, lose what a full bucket cannot hold
+        AtomicLong unasked = new AtomicLong();
         long start = System.nanoTime();
         lastAsk.set(start);
         List<Future<?>> workers = new ArrayList<>();
@@ -609,11 +612,13 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
             workers.add(pool.submit(() -> {
                 long now;
                 while ((now = System.nanoTime()) - start < runNanos) {
-                    long gap = now - lastAsk.getAndAccumulate(now, Math::max);
+                    long previous = lastAsk.getAndAccumulate(now, Math::max);
+                    boolean ok = get(store.reserve("saturated", Limits.of(limit), 1, 0)).granted();
+                    long gap = System.nanoTime() - Math.min(previous, now);
                     if (gap > fullAfter) {
                         unasked.addAndGet(gap - fullAfter);
                     }
-                    if (get(store.reserve("saturated", Limits.of(limit), 1, 0)).granted()) {
+                    if (ok) {
                         granted.incrementAndGet();
                     }
                 }
