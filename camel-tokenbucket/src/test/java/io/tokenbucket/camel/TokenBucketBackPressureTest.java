@@ -21,10 +21,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@link TokenBucketBackPressure} on a real seda queue: with it, the backlog stays in the queue and the waiting
- * exchanges stay near the mark; without it, or with Camel's {@link ThrottlingInflightRoutePolicy} alone, the whole
- * backlog waits in the JVM. Waiting counts are sampled from the endpoint by a thread of the test, not taken from the
- * policy.
+ * {@link TokenBucketBackPressure} on a real seda queue (and a real Artemis queue): with it, the backlog stays in the
+ * queue and the waiting exchanges stay near the mark; without it, the whole backlog waits in the JVM. Beside it, what
+ * Camel's {@link ThrottlingInflightRoutePolicy} alone does: it takes the whole backlog while every exchange waits, and
+ * resumes the consumer of a route that is stopping. Waiting counts are sampled from the endpoint by a thread of the
+ * test, not taken from the policy.
  */
 class TokenBucketBackPressureTest {
 
