@@ -144,6 +144,7 @@ public class TokenBucketComponent extends DefaultComponent {
     private TokenBucketTimer timer;
     private ExecutorService timerThread;
     private ExecutorService ownedWorkerPool;
+    private TokenBucketHandOff handOff;
 
     @Override
     protected Endpoint createEndpoint(String uri, String remaining, Map<String, Object> parameters) throws Exception {
@@ -209,6 +210,9 @@ public class TokenBucketComponent extends DefaultComponent {
             int size = Math.max(pools.getDefaultThreadPoolProfile().getPoolSize(),
                     Runtime.getRuntime().availableProcessors());
             ownedWorkerPool = pools.newThreadPool(this, "TokenBucketWorker", unboundedProfile("TokenBucketWorker", size));
+            handOff = new TokenBucketHandOff(ownedWorkerPool, size);
+        } else {
+            handOff = new TokenBucketHandOff(workerPool, TokenBucketHandOff.threadsOf(workerPool));
         }
         scheduleSweep(timer);
         if (!allowRemoteHeaders) {
@@ -307,6 +311,11 @@ public class TokenBucketComponent extends DefaultComponent {
     /** The timer that wakes waiting exchanges (and sweeps); it only hands them to {@link #worker()}. */
     TokenBucketTimer timer() {
         return timer;
+    }
+
+    /** Where exchanges continue after waiting: the worker pool, in batches, or their waiting caller. */
+    TokenBucketHandOff handOff() {
+        return handOff;
     }
 
     /** The pool on which exchanges continue after waiting. */

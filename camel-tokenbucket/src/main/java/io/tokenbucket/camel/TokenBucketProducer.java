@@ -14,7 +14,7 @@ import io.tokenbucket.camel.TokenBucketRequest.Rate;
 import io.tokenbucket.camel.TokenBucketRequest.Refund;
 import io.tokenbucket.camel.TokenBucketRequest.Remove;
 import io.tokenbucket.camel.TokenBucketRequest.Throttled;
-import io.tokenbucket.camel.TokenBucketWaiters.CallerWaits;
+import io.tokenbucket.camel.TokenBucketHandOff.CallerWaits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;

@@ -1,13 +1,10 @@
 package io.tokenbucket.camel;
 
-import java.util.ArrayDeque;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
 import io.tokenbucket.math.Outcome;
@@ -20,7 +17,7 @@ import org.apache.camel.Exchange;
  *
  * <p>A waiter holds no thread: the component's timer wakes it and at once hands it to the worker pool, where the
  * rest of the route runs, so a slow downstream step never delays another release (or to its caller, when that waits:
- * {@link CallerWaits}). Each waiter is claimed exactly
+ * {@link TokenBucketHandOff.CallerWaits}). Each waiter is claimed exactly
  * once, by its release or by {@link Waiter#abandon}; an abandoned exchange (its producer stopped, or its wake-up
  * could not be scheduled) fails with {@link TokenBucketException} and its tokens are refunded. Either way its
  * callback is called once, and its place among the endpoint's {@code maxWaiting} is given back.
@@ -126,95 +123,16 @@ final class TokenBucketWaiters {
         waiting.forEach(waiter -> waiter.abandon(why));
     }
 
-    /**
-     * Runs {@code continuation} where {@code exchange} continues: on the thread that waits for it when its callback is
-     * a {@link CallerWaits}, else on the worker pool of {@code endpoint}; if the pool refuses it (stopping), fails the
-     * exchange here.
-     */
+    /** Runs {@code continuation} where {@code exchange} continues ({@link TokenBucketHandOff}). */
     static void handOff(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
                         Runnable continuation) {
         handOff(endpoint, exchange, callback, continuation, null);
     }
 
-    /**
-     * As {@link #handOff(TokenBucketEndpoint, Exchange, AsyncCallback, Runnable)}, running {@code refused} (when not
-     * null) before the exchange fails: what the continuation would have done with the slot or the waiting place the
-     * exchange holds, which nobody else gives back.
-     */
+    /** As {@link TokenBucketHandOff#execute}, for an exchange of {@code endpoint}. */
     static void handOff(TokenBucketEndpoint endpoint, Exchange exchange, AsyncCallback callback,
                         Runnable continuation, Runnable refused) {
-        if (callback instanceof CallerWaits caller) { // it waits anyway: a hop to the pool would only cost
-            caller.execute(continuation);
-            return;
-        }
-        try {
-            endpoint.getComponent().worker().execute(continuation);
-        } catch (RejectedExecutionException e) {
-            if (refused != null) {
-                refused.run();
-            }
-            if (exchange.getException() == null) {
-                exchange.setException(TokenBucketExceptions.workerRefused(endpoint.getName(), e));
-            }
-            callback.done(false);
-        }
-    }
-
-    /**
-     * The callback of an exchange whose sending thread waits for it and then continues the route itself (Camel's
-     * {@code synchronous=true}, or a transacted exchange, whose transaction is bound to that thread). What would go
-     * to the worker pool ({@link #handOff}) is given to that thread instead, which runs it: the timer and a store's
-     * I/O thread only hand over, and no step of the route runs anywhere but on the caller. The caller waits as long
-     * as the exchange does, which maxWait and storeTimeout bound, and a stop abandons it as any other; it does not
-     * give up on an interrupt (it is re-asserted when the wait ends), so that its callback is still called once.
-     */
-    static final class CallerWaits implements AsyncCallback {
-        private final ReentrantLock lock = new ReentrantLock(); // not synchronized: a virtual thread may wait here
-        private final Condition changed = lock.newCondition();
-        private final ArrayDeque<Runnable> tasks = new ArrayDeque<>(2);
-        private boolean done; // guarded by lock
-
-        /** Gives {@code task} to the waiting thread. */
-        void execute(Runnable task) {
-            lock.lock();
-            try {
-                tasks.add(task);
-                changed.signal();
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        @Override
-        public void done(boolean doneSync) {
-            lock.lock();
-            try {
-                done = true;
-                changed.signal();
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        /** In the waiting thread: runs what it is given until the exchange's callback is done. */
-        void await() {
-            while (true) {
-                Runnable task;
-                lock.lock();
-                try {
-                    while (tasks.isEmpty() && !done) {
-                        changed.awaitUninterruptibly();
-                    }
-                    if (done) {
-                        return;
-                    }
-                    task = tasks.poll();
-                } finally {
-                    lock.unlock();
-                }
-                task.run();
-            }
-        }
+        endpoint.getComponent().handOff().execute(endpoint.getName(), exchange, callback, continuation, refused);
     }
 
     /**
