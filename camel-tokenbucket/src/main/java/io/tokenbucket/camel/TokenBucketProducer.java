@@ -6,7 +6,6 @@ import java.util.concurrent.CompletionStage;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
 import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
-import io.tokenbucket.camel.TokenBucketRequest.Candidate;
 import io.tokenbucket.camel.TokenBucketRequest.Key;
 import io.tokenbucket.camel.TokenBucketRequest.Peek;
 import io.tokenbucket.camel.TokenBucketRequest.Penalize;

@@ -145,6 +145,7 @@ final class TokenBucketWaitQueue {
     boolean answered(Waiter w, TokenBucketRequest request, Outcome r) {
         Acquire acquire = chosen(w.exchange.getMessage(), request, r);
         if (!r.granted() && r.slotless()) {
+            w.shown = acquire; // the candidate its refusal named, if it times out
             awaitSlot(w);
             return false;
         }
@@ -447,7 +448,7 @@ final class TokenBucketWaitQueue {
     /**
      * One waiting exchange: for a slot (in the queue, {@link #keys} set), then, or only, for its tokens (in
      * {@link #timed}, {@link #slot} set). It leaves each exactly once: the slot queue under its own lock ({@link #done}),
-     * the tokens' wait by the one claim of its release or abandonment.
+     * the tokens' wait by whichever of its release or abandonment removes it from {@link #timed}.
      */
     final class Waiter {
         private final StatefulService owner;
@@ -464,11 +465,12 @@ final class TokenBucketWaitQueue {
         private boolean trying; // guarded by this: a retry is in flight
         private String failWhy; // guarded by this: a failure that came during a retry, applied after it
         private boolean failAbandoned; // guarded by this
+        /** The acquire its messages name, when not its own or its first candidate. */
+        private Acquire shown;
         /** Once granted with a wait: the acquire charged, the tokens left, when it is released. */
         private volatile Acquire acquire;
         private long remaining;
         private volatile long slot;
-        private final AtomicInteger claimed = new AtomicInteger();
         private volatile TokenBucketTimer.Entry timer;
 
         private Waiter(StatefulService owner, Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
@@ -492,8 +494,7 @@ final class TokenBucketWaitQueue {
 
         /** On the timer thread, at its time: it leaves with its tokens, continuing where it is handed. */
         private void release() {
-            if (claimed.compareAndSet(0, 1)) {
-                timed.remove(this);
+            if (timed.remove(this)) { // its one claim, or abandon's
                 places.decrementAndGet();
                 handOff(() -> {
                     long waited = System.nanoTime() - start;
@@ -517,10 +518,9 @@ final class TokenBucketWaitQueue {
                 fail(true, why);
                 return;
             }
-            if (!claimed.compareAndSet(0, 1)) {
+            if (!timed.remove(this)) {
                 return;
             }
-            timed.remove(this);
             places.decrementAndGet();
             TokenBucketTimer.Entry t = timer;
             if (t != null) {
@@ -633,7 +633,8 @@ final class TokenBucketWaitQueue {
         private void failNow(boolean abandoned, String why) {
             withdrawTickets(TokenBucketLeases.allSlotKeys(request));
             places.decrementAndGet();
-            Acquire shown = request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
+            Acquire shown = this.shown != null ? this.shown
+                    : request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
             if (abandoned) {
                 statistics.abandoned();
                 exchange.setException(TokenBucketExceptions.abandonedSlot(name(), shown.key().sent(), why));
