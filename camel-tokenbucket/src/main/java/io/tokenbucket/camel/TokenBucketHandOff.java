@@ -3,10 +3,9 @@ package io.tokenbucket.camel;
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
@@ -165,50 +164,36 @@ final class TokenBucketHandOff {
      * (it is re-asserted when the wait ends), so that its callback is still called once.
      */
     static final class CallerWaits implements AsyncCallback {
-        private final ReentrantLock lock = new ReentrantLock(); // not synchronized: a virtual thread may wait here
-        private final Condition changed = lock.newCondition();
-        private final ArrayDeque<Runnable> tasks = new ArrayDeque<>(2);
-        private boolean done; // guarded by lock
+        private static final Runnable DONE = () -> { };
+        // a queue, not a monitor: a virtual thread may wait here without pinning its carrier
+        private final LinkedBlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
 
         /** Gives {@code task} to the waiting thread. */
         void execute(Runnable task) {
-            lock.lock();
-            try {
-                tasks.add(task);
-                changed.signal();
-            } finally {
-                lock.unlock();
-            }
+            tasks.add(task);
         }
 
         @Override
         public void done(boolean doneSync) {
-            lock.lock();
-            try {
-                done = true;
-                changed.signal();
-            } finally {
-                lock.unlock();
-            }
+            tasks.add(DONE);
         }
 
-        /** In the waiting thread: runs what it is given until the exchange's callback is done. */
+        /** In the waiting thread: runs what it is given, in order, until the exchange's callback is done. */
         void await() {
-            while (true) {
-                Runnable task;
-                lock.lock();
+            boolean interrupted = false;
+            for (Runnable task = null; task != DONE; ) {
                 try {
-                    while (tasks.isEmpty() && !done) {
-                        changed.awaitUninterruptibly();
-                    }
-                    if (done) {
-                        return;
-                    }
-                    task = tasks.poll();
-                } finally {
-                    lock.unlock();
+                    task = tasks.take();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    continue;
                 }
-                task.run();
+                if (task != DONE) {
+                    task.run();
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }

@@ -243,16 +243,12 @@ final class TokenBucketWaitQueue {
         if (request instanceof Acquire a && TokenBucketLeases.slotKeys(a).isEmpty()) {
             return false;
         }
-        synchronized (this) {
-            if (waitingKeys.isEmpty()) {
-                return false;
-            }
-        }
-        Set<String> mine = TokenBucketLeases.anySlotKeys(request);
         synchronized (this) { // a loop, not a stream: every exchange of a limited key asks while any waits
-            for (String key : mine) {
-                if (waitingKeys.containsKey(key)) {
-                    return true;
+            if (!waitingKeys.isEmpty()) {
+                for (String key : TokenBucketLeases.anySlotKeys(request)) {
+                    if (waitingKeys.containsKey(key)) {
+                        return true;
+                    }
                 }
             }
             return false;
