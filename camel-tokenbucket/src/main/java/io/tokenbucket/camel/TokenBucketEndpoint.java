@@ -1,7 +1,5 @@
 package io.tokenbucket.camel;
 
-import java.util.concurrent.atomic.AtomicInteger;
-
 import io.tokenbucket.camel.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.BucketStore;
@@ -28,7 +26,7 @@ import org.apache.camel.support.DefaultEndpoint;
  * limits of each key come from {@link TokenBucketLimitSource}, the store and what is bound to it while the
  * endpoint runs (health check, meters) from {@link TokenBucketStoreBinding}; each exchange is read by
  * {@link TokenBucketRequest}, decided by {@link TokenBucketProducer}, and, when it must wait, held by
- * {@link TokenBucketWaiters}.
+ * {@link TokenBucketWaitQueue}.
  */
 @UriEndpoint(firstVersion = "0.1.0", scheme = "tokenbucket", title = "Token Bucket", syntax = "tokenbucket:name",
              producerOnly = true, remote = false, category = { Category.CORE, Category.CLUSTERING },
@@ -47,8 +45,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     private final TokenBucketStatistics statistics = new TokenBucketStatistics();
     private final TokenBucketLimitSource limitSource;
     private final TokenBucketStoreBinding storeBinding = new TokenBucketStoreBinding(this);
-    private final TokenBucketSlots slots = new TokenBucketSlots(this);
-    private final AtomicInteger waiting = new AtomicInteger();
+    private final TokenBucketWaitQueue queue;
 
     TokenBucketEndpoint(String uri, TokenBucketComponent component, String name,
                         TokenBucketConfiguration configuration) {
@@ -56,6 +53,12 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         this.name = name;
         this.configuration = configuration;
         this.limitSource = new TokenBucketLimitSource(configuration);
+        this.queue = new TokenBucketWaitQueue(new TokenBucketWaitQueue.Services(name, configuration, statistics,
+                storeBinding::store, component::timer, component::handOff, component::worker,
+                () -> storeBinding.watchReleases(() -> component.slotsReleased(name)),
+                (attempt, accept, lease) -> TokenBucketProducer.reserve(storeBinding.store(), attempt, accept, lease),
+                failure -> TokenBucketExceptions.storeFailed(name, storeBinding, configuration.getStoreTimeout(),
+                        failure)));
     }
 
     /** Checks the options once they are all set; a bad one fails endpoint creation, naming it. */
@@ -75,12 +78,13 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
             validate();
         }
         storeBinding.open();
-        getComponent().register(slots);
+        queue.started();
+        getComponent().register(queue);
     }
 
     @Override
     protected void doStop() throws Exception {
-        getComponent().unregister(slots);
+        getComponent().unregister(queue);
         storeBinding.close();
         super.doStop();
     }
@@ -195,33 +199,9 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** Exchanges waiting for their tokens now, at most {@code maxWaiting}. */
     @ManagedAttribute(description = "Exchanges waiting for their tokens now (at most maxWaiting)")
     public int getWaitingCount() {
-        return waiting.get();
+        return queue.waiting();
     }
 
-    /**
-     * Takes one of the {@code maxWaiting} places for an exchange about to wait.
-     *
-     * @return false when every place is taken (the exchange must not wait)
-     */
-    boolean startWaiting() {
-        int max = configuration.getMaxWaiting();
-        while (true) {
-            int n = waiting.get();
-            if (n >= max) {
-                return false;
-            }
-            if (waiting.compareAndSet(n, n + 1)) {
-                return true;
-            }
-        }
-    }
-
-    /** Gives back the place of an exchange that stopped waiting (released or abandoned). */
-    void stopWaiting() {
-        waiting.decrementAndGet();
-    }
-
-    /** Mean wait of the delayed exchanges, in milliseconds. */
     @ManagedAttribute(description = "Mean wait of the delayed exchanges (ms)")
     public double getMeanWaitMillis() {
         return statistics.getMeanWaitMillis();
@@ -333,8 +313,9 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     }
 
     /** The exchanges of every producer of this endpoint that wait for an in-flight slot, in one queue. */
-    TokenBucketSlots slots() {
-        return slots;
+    /** The endpoint's one wait queue, shared by every route that sends to it. */
+    TokenBucketWaitQueue queue() {
+        return queue;
     }
 
     /** The buckets of this endpoint's limiter, with what is bound to them while it runs. */

@@ -9,8 +9,9 @@
  *
  * <p>Behind them, one role per class: {@code TokenBucketRequest} reads one exchange's headers into one record
  * per operation (its key lists through {@code TokenBucketKeyLists}),
- * {@link io.tokenbucket.camel.TokenBucketProducer} decides, {@code TokenBucketWaiters} holds the exchanges that
- * wait, {@code TokenBucketExceptions} builds every message, {@code TokenBucketLimitSource} checks the options and
+ * {@link io.tokenbucket.camel.TokenBucketProducer} decides, {@code TokenBucketWaitQueue} holds the exchanges that
+ * wait (of every route, for tokens or a slot), {@code TokenBucketHandOff} says where they continue,
+ * {@code TokenBucketExceptions} builds every message, {@code TokenBucketLimitSource} checks the options and
  * gives each key its limits, and {@code TokenBucketStoreBinding} opens the store and binds its health check and meters.
  */
 package io.tokenbucket.camel;
