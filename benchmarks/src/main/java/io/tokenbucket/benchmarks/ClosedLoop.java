@@ -115,43 +115,72 @@ final class ClosedLoop {
                 this.index = index;
             }
 
+            /**
+             * Sends the lane's next acquire, and the next when it is done. A peer that answers on the calling thread
+             * ({@code synchronous=true}) loops here rather than recursing.
+             */
             void issue() {
-                String key = c.hot() ? HOT_KEY : keys[ThreadLocalRandom.current().nextInt(keys.length)];
-                long start = System.nanoTime();
-                sentAt.set(index, start);
-                CompletableFuture<Boolean> f;
-                try {
-                    f = peer.acquire(key, c.hot());
-                } catch (RuntimeException e) {
-                    f = CompletableFuture.failedFuture(e);
+                while (true) {
+                    String key = c.hot() ? HOT_KEY : keys[ThreadLocalRandom.current().nextInt(keys.length)];
+                    long start = System.nanoTime();
+                    sentAt.set(index, start);
+                    CompletableFuture<Boolean> f;
+                    try {
+                        f = peer.acquire(key, c.hot());
+                    } catch (RuntimeException e) {
+                        f = CompletableFuture.failedFuture(e);
+                    }
+                    if (!f.isDone()) {
+                        f.whenComplete((ok, failure) -> {
+                            if (done(start, ok, failure)) {
+                                issue();
+                            }
+                        });
+                        return;
+                    }
+                    Boolean ok = null;
+                    Throwable failure = null;
+                    try {
+                        ok = f.join();
+                    } catch (RuntimeException e) {
+                        failure = e;
+                    }
+                    if (!done(start, ok, failure)) {
+                        return;
+                    }
                 }
-                f.whenComplete((ok, failure) -> {
-                    long end = System.nanoTime();
-                    int p;
-                    synchronized (lock) {
-                        p = phase[0];
-                    }
-                    if (p == 1) {
-                        recorder.recordValue(end - start);
-                        if (failure == null) {
-                            (ok ? granted : rejected).increment();
-                        } else {
-                            Throwable t = failure instanceof CompletionException && failure.getCause() != null
-                                    ? failure.getCause() : failure;
-                            (t.getClass().getSimpleName().contains("Timeout") ? timeouts : errors).increment();
-                            firstError.compareAndSet(null, t.toString());
-                        }
-                    }
-                    if (p == 2) {
-                        drained.countDown();
+            }
+
+            /** Records an answer; whether the lane goes on. */
+            boolean done(long start, Boolean ok, Throwable failure) {
+                long end = System.nanoTime();
+                int p;
+                synchronized (lock) {
+                    p = phase[0];
+                }
+                if (p == 1) {
+                    recorder.recordValue(end - start);
+                    if (failure == null) {
+                        (Boolean.TRUE.equals(ok) ? granted : rejected).increment();
                     } else {
-                        issue();
+                        Throwable t = failure instanceof CompletionException && failure.getCause() != null
+                                ? failure.getCause() : failure;
+                        (t.getClass().getSimpleName().contains("Timeout") ? timeouts : errors).increment();
+                        firstError.compareAndSet(null, t.toString());
                     }
-                });
+                }
+                if (p == 2) {
+                    drained.countDown();
+                    return false;
+                }
+                return true;
             }
         }
+        // each lane starts on a thread of its own: a synchronous peer's lane keeps it
         for (int i = 0; i < c.inFlight(); i++) {
-            new Lane(i).issue();
+            Thread lane = new Thread(new Lane(i)::issue, "closed-loop-lane-" + i);
+            lane.setDaemon(true);
+            lane.start();
         }
         Thread.sleep(Math.round(warmup * 1000));
         long start;

@@ -55,6 +55,8 @@ final class RedisPeers {
 
     /** The peers' names in the targets' results and tables. */
     static final String OURS = "ours";
+    /** Ours with {@code synchronous=true}: the calling thread waits for Redis's answer and continues the route. */
+    static final String OURS_SYNC = "ours-sync";
     static final String BUCKET4J = "bucket4j";
     static final String GCRA_P16 = "gcra-P16";
 
@@ -175,8 +177,11 @@ final class RedisPeers {
         });
     }
 
-    /** {@code direct:free} and {@code direct:hot} -> {@code tokenbucket:} on Redis, every other option its default. */
-    static Peer route(String redisUri, String options, boolean inlineWorker) throws Exception {
+    /**
+     * {@code direct:free} and {@code direct:hot} -> {@code tokenbucket:} on Redis, every other option its default
+     * but {@code options}; the peer is called {@code name}.
+     */
+    static Peer route(String name, String redisUri, String options, boolean inlineWorker) throws Exception {
         String common = "?store=redis&redisUri=" + redisUri + "&keyHeader=k&";
         CamelContext camel = new DefaultCamelContext();
         if (inlineWorker) {
@@ -199,7 +204,7 @@ final class RedisPeers {
         // the free route answers granted unless it failed, the hot one (check mode) as its header says
         BiConsumer<Exchange, CompletableFuture<Boolean>> freeDone = (e, f) -> answer(e, f, false);
         BiConsumer<Exchange, CompletableFuture<Boolean>> hotDone = (e, f) -> answer(e, f, true);
-        return Peer.of(OURS, (key, isHot) -> isHot ? send(camel, hot, key, hotDone) : send(camel, free, key, freeDone),
+        return Peer.of(name, (key, isHot) -> isHot ? send(camel, hot, key, hotDone) : send(camel, free, key, freeDone),
                 camel::stop);
     }
 

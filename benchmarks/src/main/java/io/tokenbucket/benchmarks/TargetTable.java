@@ -4,6 +4,7 @@ import static io.tokenbucket.benchmarks.Figures.ms;
 import static io.tokenbucket.benchmarks.RedisPeers.BUCKET4J;
 import static io.tokenbucket.benchmarks.RedisPeers.GCRA_P16;
 import static io.tokenbucket.benchmarks.RedisPeers.OURS;
+import static io.tokenbucket.benchmarks.RedisPeers.OURS_SYNC;
 import static io.tokenbucket.benchmarks.RunCosts.loadAverage;
 import static io.tokenbucket.benchmarks.TargetsReport.kops;
 import static io.tokenbucket.benchmarks.TargetsReport.median;
@@ -53,40 +54,53 @@ final class TargetTable {
     /** The Redis targets: from the runs by {@code "<peer> <case>"} and redis-benchmark's ops/s by round (or null). */
     static void redis(Map<String, List<Measured>> results, List<Double> redisBenchmark,
                                      List<Target> targets) {
+        Case random16 = new Case("random keys, 16 in flight", 16, false, false, List.of());
         Case random = new Case("random keys, 64 in flight", 64, false, false, List.of());
         Case hot = new Case("hot key, 64 in flight", 64, true, false, List.of());
         Function<String, List<Measured>> of = results::get;
+        if (results.containsKey(OURS + " " + random16.name())) {
+            Ratio vs = ratio(results, random16, BUCKET4J);
+            targets.add(new Target("Redis, " + random16.name() + ", through a route",
+                    kops(of.apply(OURS + " " + random16.name())), kops(of.apply(BUCKET4J + " " + random16.name()))
+                    + " Bucket4j", vs.text(), "≥ 1.5×", vs.median() >= 1.5));
+        }
         if (results.containsKey(OURS + " " + random.name())) {
             Ratio vsBucket4j = ratio(results, random, BUCKET4J);
             Ratio vsGcra = ratio(results, random, GCRA_P16);
-            targets.add(new Target("Redis, " + random.name() + ", through a route",
-                    kops(of.apply(OURS + " " + random.name())), kops(of.apply(BUCKET4J + " " + random.name()))
-                    + " Bucket4j", vsBucket4j.text(), "≥ 3×", vsBucket4j.median() >= 3));
+            List<Measured> ours = of.apply(OURS + " " + random.name());
+            List<Measured> bucket4j = of.apply(BUCKET4J + " " + random.name());
+            targets.add(new Target("Redis, " + random.name() + ", through a route", kops(ours), kops(bucket4j)
+                    + " Bucket4j", vsBucket4j.text(), "≥ 2×", vsBucket4j.median() >= 2));
             targets.add(new Target("the same against one GCRA script call per decision, pipelined 16",
-                    kops(of.apply(OURS + " " + random.name())), kops(of.apply(GCRA_P16 + " " + random.name()))
-                    + " gcra-P16", vsGcra.text(), "≥ 1×", vsGcra.median() >= 1));
+                    kops(ours), kops(of.apply(GCRA_P16 + " " + random.name())) + " gcra-P16", vsGcra.text(),
+                    "≥ 1×", vsGcra.median() >= 1));
             if (redisBenchmark != null) {
-                List<Measured> o = of.apply(OURS + " " + random.name());
-                Ratio vsC = Ratio.of(Figures.byRound(TargetsReport.opsPerSecond(o),
+                Ratio vsC = Ratio.of(Figures.byRound(TargetsReport.opsPerSecond(ours),
                         redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()));
                 targets.add(new Target("the same against redis-benchmark -c 4 -P 16 running that GCRA script",
-                        kops(o), String.format("%,.1f k/s redis-benchmark", Figures.median(
+                        kops(ours), String.format("%,.1f k/s redis-benchmark", Figures.median(
                         redisBenchmark.stream().mapToDouble(Double::doubleValue).toArray()) / 1e3), vsC.text(),
                         "≥ 1×", vsC.median() >= 1));
             }
-            double usec = median(of.apply(OURS + " " + random.name()), Measured::commandstatsMicros);
+            // 7.9 µs per acquire in the run before the hand-off was batched: at most 0.6 times that
+            double client = median(ours, Measured::clientCpuMicros);
+            targets.add(new Target("client CPU µs per acquire, " + random.name(), String.format("%.1f µs", client),
+                    String.format("%.1f µs Bucket4j", median(bucket4j, Measured::clientCpuMicros)), "",
+                    "≤ 4.7 µs", client <= 4.7));
+            double usec = median(ours, Measured::commandstatsMicros);
+            double bucket4jUsec = median(bucket4j, Measured::commandstatsMicros);
             targets.add(new Target("Redis commandstats µs per reservation, random keys",
-                    String.format("%.2f µs", usec),
-                    String.format("%.2f µs Bucket4j, %.2f µs gcra-P16",
-                            median(of.apply(BUCKET4J + " " + random.name()), Measured::commandstatsMicros),
+                    String.format("%.2f µs (process %.1f)", usec, median(ours, Measured::redisCpuMicros)),
+                    String.format("%.2f µs Bucket4j (process %.1f), %.2f µs gcra-P16", bucket4jUsec,
+                            median(bucket4j, Measured::redisCpuMicros),
                             median(of.apply(GCRA_P16 + " " + random.name()), Measured::commandstatsMicros)),
-                    "", "≤ 2.5 µs", usec <= 2.5));
+                    String.format("%.2f", usec / bucket4jUsec), "≤ Bucket4j's", usec <= bucket4jUsec));
         }
         if (results.containsKey(OURS + " " + hot.name())) {
             Ratio hotVs = ratio(results, hot, BUCKET4J);
             targets.add(new Target("Redis, " + hot.name(), kops(of.apply(OURS + " " + hot.name())),
-                    kops(of.apply(BUCKET4J + " " + hot.name())) + " Bucket4j", hotVs.text(), "≥ 50×",
-                    hotVs.median() >= 50));
+                    kops(of.apply(BUCKET4J + " " + hot.name())) + " Bucket4j", hotVs.text(), "≥ 100×",
+                    hotVs.median() >= 100));
         }
         if (results.containsKey(OURS + " hot key, 400 in flight")) {
             Histogram hot400 = merged(of.apply(OURS + " hot key, 400 in flight"));
@@ -95,17 +109,17 @@ final class TargetTable {
                     ms(hot400.getValueAtPercentile(99)) <= 5));
         }
         for (String one : new String[] {"1 in flight, quiet", "1 in flight, other core busy"}) {
-            if (!results.containsKey(OURS + " " + one)) {
+            if (!results.containsKey(OURS_SYNC + " " + one)) {
                 continue;
             }
-            Histogram o = merged(of.apply(OURS + " " + one));
+            Histogram o = merged(of.apply(OURS_SYNC + " " + one));
             Histogram b = merged(of.apply(BUCKET4J + " " + one));
             for (int pct : new int[] {50, 99}) {
                 double ov = ms(o.getValueAtPercentile(pct));
                 double bv = ms(b.getValueAtPercentile(pct));
-                targets.add(new Target("Redis, " + one + ": p" + pct + " latency", String.format("%.3f ms", ov),
-                        String.format("%.3f ms Bucket4j", bv), String.format("%.2f", ov / bv), "≤ Bucket4j's",
-                        ov <= bv));
+                targets.add(new Target("Redis, " + one + ", synchronous=true: p" + pct + " latency",
+                        String.format("%.3f ms", ov), String.format("%.3f ms Bucket4j", bv),
+                        String.format("%.2f", ov / bv), "≤ Bucket4j's", ov <= bv));
             }
         }
     }

@@ -6,6 +6,7 @@ import static io.tokenbucket.benchmarks.RedisPeers.GCRA;
 import static io.tokenbucket.benchmarks.RedisPeers.GCRA_P16;
 import static io.tokenbucket.benchmarks.RedisPeers.HOT_GCRA;
 import static io.tokenbucket.benchmarks.RedisPeers.OURS;
+import static io.tokenbucket.benchmarks.RedisPeers.OURS_SYNC;
 import static io.tokenbucket.benchmarks.RedisPeers.PIPELINE;
 import static io.tokenbucket.benchmarks.RunCosts.COUNTERS;
 import static io.tokenbucket.benchmarks.RunCosts.measure;
@@ -59,11 +60,12 @@ final class TargetsRedis {
             keyNames[i] = RedisBenchmark.randKey(i);
         }
         List<Case> cases = List.of(
+                new Case("random keys, 16 in flight", 16, false, false, List.of(OURS, BUCKET4J, GCRA_P16)),
                 new Case("random keys, 64 in flight", 64, false, false, List.of(OURS, BUCKET4J, GCRA_P16)),
                 new Case("hot key, 64 in flight", 64, true, false, List.of(OURS, BUCKET4J, GCRA_P16)),
                 new Case("hot key, 400 in flight", 400, true, false, List.of(OURS, GCRA_P16)),
-                new Case("1 in flight, quiet", 1, false, false, List.of(OURS, BUCKET4J)),
-                new Case("1 in flight, other core busy", 1, false, true, List.of(OURS, BUCKET4J)))
+                new Case("1 in flight, quiet", 1, false, false, List.of(OURS, OURS_SYNC, BUCKET4J)),
+                new Case("1 in flight, other core busy", 1, false, true, List.of(OURS, OURS_SYNC, BUCKET4J)))
                 .stream().filter(c -> c.name().contains(s.only())).toList();
         Map<String, List<Measured>> results = new LinkedHashMap<>();
         Map<String, List<Double>> redisBenchmark = new LinkedHashMap<>();
@@ -79,9 +81,12 @@ final class TargetsRedis {
             System.out.println("ours: tokenbucket: with store=redis" + (s.options().isEmpty() ? ", every other option"
                     + " at its default" : " and " + s.options()) + (s.inlineWorker() ? "; DIAGNOSIS: workerPool runs"
                     + " every continuation on the thread that completes it (Lettuce's event loop)" : ""));
-            try (Peer ours = RedisPeers.route(redis.uri(), s.options(), s.inlineWorker());
+            try (Peer ours = RedisPeers.route(OURS, redis.uri(), s.options(), s.inlineWorker());
+                 Peer oursSync = RedisPeers.route(OURS_SYNC, redis.uri(), s.options() + "&synchronous=true",
+                         s.inlineWorker());
                  Peer bucket4j = RedisPeers.bucket4j(redis, keyNames)) {
-                for (Peer p : List.of(ours, bucket4j)) {
+                Map<String, Peer> peers = Map.of(OURS, ours, OURS_SYNC, oursSync, BUCKET4J, bucket4j);
+                for (Peer p : peers.values()) {
                     warm(p, keyNames);
                 }
                 for (int round = 1; round <= s.rounds(); round++) {
@@ -98,7 +103,7 @@ final class TargetsRedis {
                                 m = measure(redis, adminCommands, busy, () -> p.equals(GCRA_P16)
                                         ? RedisPeers.gcraPipelined(redis, sha, c.driverCase(), keyNames, s.warmup(),
                                         s.seconds(), COUNTERS::start, COUNTERS::end)
-                                        : ClosedLoop.drive(p.equals(OURS) ? ours : bucket4j, c.driverCase(),
+                                        : ClosedLoop.drive(peers.get(p), c.driverCase(),
                                         keyNames, s.warmup(), s.seconds(), COUNTERS::start, COUNTERS::end));
                             }
                             results.computeIfAbsent(p + " " + c.name(), k -> new ArrayList<>()).add(m);

@@ -80,29 +80,23 @@ public class TokenBucketComponent extends DefaultComponent {
         return TokenBucketOptionText.bind(name, text);
     }
 
-    /** Tells {@code w} when the Camel context starts stopping, until {@link #unregister}. */
-    void register(TokenBucketWaiters w) {
-        waiters.add(w);
+    /**
+     * Tells {@code queue}, a started endpoint's, of every release under its name and when the Camel context starts
+     * stopping, until {@link #unregister}.
+     */
+    void register(TokenBucketWaitQueue queue) {
+        queues.add(queue);
     }
 
-    void unregister(TokenBucketWaiters w) {
-        waiters.remove(w);
-    }
-
-    /** Wakes {@code slots}, a started endpoint's queue, on every release under its name, until {@link #unregister}. */
-    void register(TokenBucketSlots slots) {
-        slotQueues.add(slots);
-    }
-
-    void unregister(TokenBucketSlots slots) {
-        slotQueues.remove(slots);
+    void unregister(TokenBucketWaitQueue queue) {
+        queues.remove(queue);
     }
 
     /** An exchange of the limiter {@code name} gave its in-flight slots back: the waiters of that name try again. */
     void slotsReleased(String name) {
-        for (TokenBucketSlots slots : slotQueues) { // on every release: no stream; each endpoint's queue once
-            if (slots.name().equals(name)) {
-                slots.drain();
+        for (TokenBucketWaitQueue queue : queues) { // on every release: no stream; each endpoint's queue once
+            if (queue.name().equals(name)) {
+                queue.drain();
             }
         }
     }
@@ -138,13 +132,13 @@ public class TokenBucketComponent extends DefaultComponent {
     private TokenBucketRemoteHeaders remoteHeaders;
 
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
-    /** The waiting exchanges of every started producer, told when the Camel context starts stopping. */
-    private final Set<TokenBucketWaiters> waiters = ConcurrentHashMap.newKeySet();
-    private final Set<TokenBucketSlots> slotQueues = ConcurrentHashMap.newKeySet();
+    /** The wait queues of the started endpoints. */
+    private final Set<TokenBucketWaitQueue> queues = ConcurrentHashMap.newKeySet();
     private RedisConnections redisConnections;
     private TokenBucketTimer timer;
     private ExecutorService timerThread;
     private ExecutorService ownedWorkerPool;
+    private TokenBucketHandOff handOff;
 
     @Override
     protected Endpoint createEndpoint(String uri, String remaining, Map<String, Object> parameters) throws Exception {
@@ -191,7 +185,7 @@ public class TokenBucketComponent extends DefaultComponent {
             @Override
             public void onContextStopping(CamelContext context) {
                 long now = System.nanoTime();
-                waiters.forEach(w -> w.stopping(now));
+                queues.forEach(q -> q.stopping(now));
             }
         });
     }
@@ -210,6 +204,9 @@ public class TokenBucketComponent extends DefaultComponent {
             int size = Math.max(pools.getDefaultThreadPoolProfile().getPoolSize(),
                     Runtime.getRuntime().availableProcessors());
             ownedWorkerPool = pools.newThreadPool(this, "TokenBucketWorker", unboundedProfile("TokenBucketWorker", size));
+            handOff = new TokenBucketHandOff(ownedWorkerPool, size);
+        } else {
+            handOff = new TokenBucketHandOff(workerPool, TokenBucketHandOff.threadsOf(workerPool));
         }
         scheduleSweep(timer);
         if (!allowRemoteHeaders) {
@@ -308,6 +305,11 @@ public class TokenBucketComponent extends DefaultComponent {
     /** The timer that wakes waiting exchanges (and sweeps); it only hands them to {@link #worker()}. */
     TokenBucketTimer timer() {
         return timer;
+    }
+
+    /** Where exchanges continue after waiting: the worker pool, in batches, or their waiting caller. */
+    TokenBucketHandOff handOff() {
+        return handOff;
     }
 
     /** The pool on which exchanges continue after waiting. */

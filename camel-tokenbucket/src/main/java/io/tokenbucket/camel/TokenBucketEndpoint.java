@@ -29,7 +29,7 @@ import org.apache.camel.support.DefaultEndpoint;
  * ({@link TokenBucketStatistics}) and its managed attributes and operations. Its work is done by named roles: the
  * limits of each key come from {@link TokenBucketLimitSource}, the store from {@link TokenBucketStoreBinding}; each
  * exchange is read by {@link TokenBucketRequest}, decided by {@link TokenBucketProducer}, and, when it must wait,
- * held by {@link TokenBucketWaiters}. Those roles get what they work with as one {@link TokenBucketServices}, not
+ * held by {@link TokenBucketWaitQueue}. Those roles get what they work with as one {@link TokenBucketServices}, not
  * the endpoint. While it runs, the endpoint binds its readiness check ({@link TokenBucketHealthCheck}, a Redis store
  * with camel-health) and its meters ({@link TokenBucketMetrics}, with Micrometer).
  */
@@ -54,7 +54,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     private final TokenBucketLimitSource limitSource;
     private final TokenBucketStoreBinding storeBinding;
     private final TokenBucketServices services;
-    private final TokenBucketSlots slots = new TokenBucketSlots(this);
+    private final TokenBucketWaitQueue queue;
     /** The readiness check of a Redis store while the endpoint runs (with camel-health), else null. */
     private TokenBucketHealthCheck healthCheck;
     /** The endpoint's meters while it runs (with Micrometer), else null. */
@@ -70,6 +70,11 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
                 limitSource::limitsInFlight);
         this.services = new TokenBucketServices(name, configuration, statistics, limitSource, storeBinding,
                 component::timer, component::worker, () -> component.slotsReleased(name));
+        this.queue = new TokenBucketWaitQueue(new TokenBucketWaitQueue.Services(name, configuration, statistics,
+                storeBinding::store, component::timer, component::handOff, component::worker,
+                () -> storeBinding.watchReleases(services::slotsReleased),
+                (attempt, accept, lease) -> TokenBucketProducer.reserve(storeBinding.store(), attempt, accept, lease),
+                storeBinding::failed));
     }
 
     /** Checks the options once they are all set; a bad one fails endpoint creation, naming it. */
@@ -93,12 +98,13 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         storeBinding.open(getCamelContext(), () -> component.localStore(name), component::redisConnections,
                 services::slotsReleased);
         bindObservers(component);
-        component.register(slots);
+        queue.started();
+        component.register(queue);
     }
 
     @Override
     protected void doStop() throws Exception {
-        getComponent().unregister(slots);
+        getComponent().unregister(queue);
         unbindObservers();
         storeBinding.close();
         super.doStop();
@@ -114,7 +120,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         }
         if (MICROMETER_PRESENT) {
             metrics = TokenBucketMetrics.bind(getCamelContext(), component.getMeterRegistry(), services,
-                    this::getLocalKeys);
+                    this::getLocalKeys, queue::waiting);
         }
     }
 
@@ -247,21 +253,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** Exchanges waiting for their tokens now, at most {@code maxWaiting}. */
     @ManagedAttribute(description = "Exchanges waiting for their tokens now (at most maxWaiting)")
     public int getWaitingCount() {
-        return statistics.getWaiting();
-    }
-
-    /**
-     * Takes one of the {@code maxWaiting} places for an exchange about to wait.
-     *
-     * @return false when every place is taken (the exchange must not wait)
-     */
-    boolean startWaiting() {
-        return statistics.startWaiting(configuration.getMaxWaiting());
-    }
-
-    /** Gives back the place of an exchange that stopped waiting (released or abandoned). */
-    void stopWaiting() {
-        statistics.stopWaiting();
+        return queue.waiting();
     }
 
     /** Mean wait of the delayed exchanges, in milliseconds. */
@@ -380,9 +372,9 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return limitSource;
     }
 
-    /** The exchanges of every producer of this endpoint that wait for an in-flight slot, in one queue. */
-    TokenBucketSlots slots() {
-        return slots;
+    /** The endpoint's one wait queue, shared by every route that sends to it. */
+    TokenBucketWaitQueue queue() {
+        return queue;
     }
 
     /** What this endpoint's parts work with: its name, options, counters, limits, store, timer and worker pool. */

@@ -31,7 +31,7 @@ import org.apache.camel.spi.Synchronization;
  * ({@link TokenBucketComponent#slotsReleased}). On a shared store each lease lasts {@code inFlightLease} unless
  * renewed, and every lease of a running exchange is renewed a third of that time after its last renewal, so a live
  * exchange never loses its slot and a dead instance's slots come back after at most the lease time. The local store's
- * slots live as long as their JVM. The exchanges that found every slot taken wait in {@link TokenBucketSlots}.
+ * slots live as long as their JVM. The exchanges that found every slot taken wait in {@link TokenBucketWaitQueue}.
  */
 final class TokenBucketLeases {
 

@@ -55,9 +55,10 @@ final class TokenBucketMetrics implements AutoCloseable {
      * there is none.
      *
      * @param localKeys the buckets held in memory for the endpoint's limiter name
+     * @param waiting   the exchanges waiting now, at most {@code maxWaiting}
      */
     static TokenBucketMetrics bind(CamelContext camel, Object configured, TokenBucketServices services,
-                                   IntSupplier localKeys) {
+                                   IntSupplier localKeys, IntSupplier waiting) {
         MeterRegistry registry = configured instanceof MeterRegistry r ? r
                 : camel.getRegistry().findSingleByType(MeterRegistry.class);
         if (registry == null) {
@@ -67,11 +68,11 @@ final class TokenBucketMetrics implements AutoCloseable {
             return null;
         }
         TokenBucketMetrics metrics = new TokenBucketMetrics(registry);
-        metrics.register(services, localKeys);
+        metrics.register(services, localKeys, waiting);
         return metrics;
     }
 
-    private void register(TokenBucketServices services, IntSupplier localKeys) {
+    private void register(TokenBucketServices services, IntSupplier localKeys, IntSupplier waiting) {
         TokenBucketStatistics stats = services.statistics();
         TokenBucketStoreBinding store = services.storeBinding();
         Tags tags = Tags.of("endpoint", services.name());
@@ -99,7 +100,7 @@ final class TokenBucketMetrics implements AutoCloseable {
                 .tags(tags).description("Exchanges of this instance holding in-flight slots now").register(registry));
         meters.add(Gauge.builder("tokenbucket.waiting.slot", stats, TokenBucketStatistics::getSlotWaiting)
                 .tags(tags).description("Exchanges waiting for an in-flight slot now").register(registry));
-        meters.add(Gauge.builder("tokenbucket.waiting", stats, TokenBucketStatistics::getWaiting)
+        meters.add(Gauge.builder("tokenbucket.waiting", waiting, IntSupplier::getAsInt).strongReference(true)
                 .tags(tags).description("Exchanges waiting for their tokens now (at most maxWaiting)")
                 .register(registry));
         meters.add(FunctionCounter.builder("tokenbucket.rate.signals", stats, TokenBucketStatistics::getRateCuts)

@@ -6,7 +6,6 @@ import java.util.concurrent.CompletionStage;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
 import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
-import io.tokenbucket.camel.TokenBucketRequest.Candidate;
 import io.tokenbucket.camel.TokenBucketRequest.Key;
 import io.tokenbucket.camel.TokenBucketRequest.Peek;
 import io.tokenbucket.camel.TokenBucketRequest.Penalize;
@@ -14,7 +13,7 @@ import io.tokenbucket.camel.TokenBucketRequest.Rate;
 import io.tokenbucket.camel.TokenBucketRequest.Refund;
 import io.tokenbucket.camel.TokenBucketRequest.Remove;
 import io.tokenbucket.camel.TokenBucketRequest.Throttled;
-import io.tokenbucket.camel.TokenBucketWaiters.CallerWaits;
+import io.tokenbucket.camel.TokenBucketHandOff.CallerWaits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
@@ -24,15 +23,13 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.support.DefaultAsyncProducer;
 
-import static io.tokenbucket.camel.TokenBucketWaiters.handOff;
-
 /**
  * Carries out each exchange's bucket operation (header {@code CamelTokenBucketOperation}, default
  * {@code acquire}) on its key's bucket.
  *
  * <p>{@code acquire} takes the exchange's tokens and lets it continue at once, after its wait, or not. An
  * exchange that must wait has already reserved its tokens (so waiters are served in reservation order); it
- * holds no thread while waiting ({@link TokenBucketWaiters}), except with {@code synchronous=true} or when it is
+ * holds no thread while waiting ({@link TokenBucketWaitQueue}), except with {@code synchronous=true} or when it is
  * transacted: then its caller waits, and continues the route itself. Every exchange's callback is called exactly once,
  * also when the producer stops while it waits: it then fails with {@link TokenBucketException} and its tokens are
  * refunded. With all-of keys (header {@code CamelTokenBucketAllOf} or the {@code allOf} option), or candidate groups
@@ -50,8 +47,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private final TokenBucketEndpoint endpoint;
     private final TokenBucketServices services;
     private final TokenBucketConfiguration config;
-    private final TokenBucketWaiters waiters;
-    private final TokenBucketSlots slots;
+    private final TokenBucketWaitQueue queue;
     private final TokenBucketLeases leases;
 
     /** A producer for {@code endpoint}. */
@@ -61,8 +57,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         this.services = endpoint.services();
         this.config = services.configuration();
         this.leases = new TokenBucketLeases(services);
-        this.slots = endpoint.slots(); // one queue per endpoint, shared by every route that sends to it
-        this.waiters = new TokenBucketWaiters(endpoint, this);
+        this.queue = endpoint.queue(); // one queue per endpoint, shared by every route that sends to it
     }
 
     @Override
@@ -151,29 +146,30 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             // endpoint shares; a refusal consumed nothing, and the exchange takes a place and reserves as any other
             Outcome passed = reserveNow(store, request, 0, null);
             if (passed != null && passed.granted()) {
-                return decide(exchange, callback, request, null, passed, false, 0, true);
-            }
-        }
-        boolean place = maxWait > 0 && endpoint.startWaiting();
-        long accept = place ? maxWait : 0;
-        StoreCommand.Lease lease = leases.lease(request); // null unless a key has an in-flight limit on Redis
-        if (maxWait > 0 && slots.mustQueue(request)) { // earlier exchanges wait for a slot it needs
-            Acquire shown = request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
-            if (!place) { // every waiting place taken: it may not wait, nor take a slot an earlier waiter wants
-                endpoint.getStatistics().rejected(shown.key().stored());
-                exchange.setException(noSlot(shown, endpoint.getStatistics().slotWaitNanos(0)));
+                settle(exchange, request, null, passed, 0);
                 callback.done(true);
                 return true;
             }
-            slots.await(this, exchange, callback, request, shown, lease, System.nanoTime(), maxWait);
-            if (!isRunAllowed()) {
-                slots.abandonAll(this, "the producer stopped");
+        }
+        boolean place = maxWait > 0 && queue.takePlace();
+        long accept = place ? maxWait : 0;
+        StoreCommand.Lease lease = leases.lease(request); // null unless a key has an in-flight limit on Redis
+        if (maxWait > 0 && queue.mustQueue(request)) { // earlier exchanges wait for a slot it needs
+            if (!place) { // every waiting place taken: it may not wait, nor take a slot an earlier waiter wants
+                Acquire shown = request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
+                endpoint.getStatistics().rejected(shown.key().stored());
+                exchange.setException(TokenBucketExceptions.noSlot(services.name(),
+                        TokenBucketLimitSource.waits(config), TokenBucketLeases.refused(shown), false,
+                        TokenBucketLimitSource.ceilMillis(services.statistics().slotWaitNanos(0))));
+                callback.done(true);
+                return true;
             }
+            queue.awaitSlot(queue.waiter(this, exchange, callback, request, lease, leases, System.nanoTime()));
             return false;
         }
         Outcome atOnce;
         CompletableFuture<Outcome> answer = null;
-        long start = 0; // the clock is read for an answer that may come later only: see decide
+        long start = 0; // the clock is read for an answer that may come later only
         try {
             atOnce = reserveNow(store, request, accept, lease);
             if (atOnce == null) {
@@ -182,34 +178,83 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 atOnce = answer.isDone() && !answer.isCompletedExceptionally() ? answer.join() : null;
             }
         } catch (RuntimeException e) {
-            leave(place);
+            if (place) {
+                queue.leavePlace();
+            }
             throw e;
         }
         if (atOnce != null) {
-            return decide(exchange, callback, request, lease, atOnce, place, 0, true);
+            if (place && waits(atOnce)) {
+                return queue.answered(queue.waiter(this, exchange, callback, request, lease, leases,
+                        System.nanoTime()), request, atOnce);
+            }
+            if (place) {
+                queue.leavePlace();
+            }
+            settle(exchange, request, lease, atOnce, accept);
+            callback.done(true);
+            return true;
         }
         long sent = start;
         // A remote store answers on its I/O thread. An exchange that must wait is only scheduled there (cheap,
         // never blocking), and one refused a slot queued for one there, in the order of the answers (on the pool,
         // two threads could queue them the other way round and the later take the first slot); every other outcome
-        // continues the route, which happens on the worker pool (or on the caller, when it waits: handOff).
+        // continues the route, which happens on the worker pool (or on the caller, when it waits: TokenBucketHandOff).
         answer.whenComplete((value, failure) -> {
-            if (value != null && (value.granted() ? value.waitTicks() > 0 : value.slotless() && place)) {
-                decide(exchange, callback, request, lease, value, place, sent, false);
+            if (!place) {
+                endpoint.getComponent().handOff().execute(endpoint.getName(), exchange, callback, () -> {
+                    if (failure != null) {
+                        endpoint.getStatistics().storeError();
+                        exchange.setException(storeFailed(failure));
+                    } else {
+                        settle(exchange, request, lease, value, 0);
+                    }
+                    callback.done(false);
+                }, () -> refused(exchange, request, lease, value));
                 return;
             }
-            handOff(endpoint, exchange, callback, () -> {
-                if (failure != null) {
-                    leave(place);
-                    endpoint.getStatistics().storeError();
-                    exchange.setException(storeFailed(failure));
-                    callback.done(false);
-                } else {
-                    decide(exchange, callback, request, lease, value, place, sent, false);
-                }
-            }, () -> refusedAfter(exchange, request, lease, value, place));
+            TokenBucketWaitQueue.Waiter w = queue.waiter(this, exchange, callback, request, lease, leases, sent);
+            if (failure != null) {
+                queue.failed(w, failure);
+            } else if (waits(value)) {
+                queue.answered(w, request, value);
+            } else {
+                queue.continueLater(w, request, value, () -> {
+                    if (queue.answered(w, request, value)) {
+                        callback.done(false);
+                    }
+                });
+            }
         });
         return false;
+    }
+
+    /** Whether an answer makes an exchange that holds a waiting place wait: for its tokens, or for a slot. */
+    private static boolean waits(Outcome r) {
+        return r.granted() ? r.waitTicks() > 0 : r.slotless();
+    }
+
+    /**
+     * Acts on the answer {@code r} to an acquire that does not wait: it passes (holding its slots, if any, until it
+     * ends) or is refused. {@code acceptedNanos}: the wait it was allowed, 0 when it held no waiting place.
+     */
+    private void settle(Exchange exchange, TokenBucketRequest request, StoreCommand.Lease lease, Outcome r,
+                        long acceptedNanos) {
+        Acquire acquire = queue.chosen(exchange.getMessage(), request, r);
+        if (!r.granted()) {
+            queue.refuse(exchange, acquire, r, acceptedNanos);
+            return;
+        }
+        leases.holdUntilDone(exchange, acquire, lease);
+        endpoint.getStatistics().admitted(acquire.key().stored(), 0);
+        TokenBucketWaitQueue.passed(exchange.getMessage(), config, 0, r.remaining());
+    }
+
+    /** An exchange granted its slots but refused a continuation by the worker pool: the slots go back when it ends. */
+    private void refused(Exchange exchange, TokenBucketRequest request, StoreCommand.Lease lease, Outcome r) {
+        if (r != null && r.granted()) {
+            leases.holdUntilDone(exchange, queue.chosen(exchange.getMessage(), request, r), lease);
+        }
     }
 
     /**
@@ -244,94 +289,8 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     /**
-     * What {@link #decide} would have done with the slots and the waiting place of an exchange whose continuation the
-     * worker pool refused (it fails instead): the slots {@code r} granted (if any) held until the exchange ends, so
-     * they go back once, and the place given back now.
-     */
-    void refusedAfter(Exchange exchange, TokenBucketRequest request, StoreCommand.Lease lease, Outcome r,
-                      boolean place) {
-        if (r != null && r.granted()) {
-            leases.holdUntilDone(exchange, request instanceof AcquireAny any ? any.chosen(r.chosen())
-                    : (Acquire) request, lease);
-        }
-        leave(place);
-    }
-
-    /** Gives back the waiting place of an exchange that will not wait after all. */
-    private void leave(boolean place) {
-        if (place) {
-            endpoint.stopWaiting();
-        }
-    }
-
-    /**
-     * Acts on an acquire's answer; returns true when the callback was called synchronously, false when the
-     * exchange waits (or continues elsewhere).
-     *
-     * @param r      the store's answer, naming the chosen candidate when the exchange named candidates
-     * @param place  whether the exchange holds one of the endpoint's maxWaiting places (without one it may not wait)
-     * @param start  when the reservation was sent ({@link System#nanoTime()}): the exchange's wait and maxWait count
-     *               from then; ignored when {@code sync}, as an answer given in the same call counts them from now, a
-     *               clock reading the exchange that passes at once (nearly all of them) never needs
-     * @param sync   whether the answer was given in the calling thread, within the reservation's call
-     */
-    boolean decide(Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
-                           StoreCommand.Lease lease, Outcome r, boolean place, long start, boolean sync) {
-        Message message = exchange.getMessage();
-        Acquire acquire;
-        if (request instanceof AcquireAny any) {
-            acquire = any.chosen(r.chosen());
-            message.setHeader(config.getKeyHeader(), acquire.key().sent());
-        } else {
-            acquire = (Acquire) request;
-        }
-        TokenBucketMode mode = config.getMode();
-        if (!r.granted() && r.slotless() && place) { // waits for a slot in its place
-            slots.await(this, exchange, callback, request, acquire, lease, sync ? System.nanoTime() : start,
-                    TokenBucketLimitSource.maxWaitNanos(config));
-            if (!isRunAllowed()) {
-                slots.abandonAll(this, "the producer stopped"); // stopped while the store answered: nobody else will
-            }
-            return false;
-        }
-        // a granted wait always holds a place: a reservation without one accepted no wait (BucketStore#reserve)
-        if (!r.granted() || r.waitTicks() == 0) {
-            leave(place);
-        }
-        if (!r.granted()) {
-            endpoint.getStatistics().rejected(acquire.key().stored());
-            if (mode == TokenBucketMode.check) {
-                message.setHeader(TokenBucketConstants.ALLOWED, Boolean.FALSE);
-                message.setHeader(TokenBucketConstants.REMAINING, r.remaining());
-            } else if (r.slotless()) {
-                exchange.setException(noSlot(acquire, endpoint.getStatistics().slotWaitNanos(r.waitTicks())));
-            } else {
-                boolean full = !place && TokenBucketLimitSource.maxWaitNanos(config) > 0;
-                exchange.setException(TokenBucketExceptions.rejected(services.name(),
-                        TokenBucketLimitSource.waits(config), TokenBucketLeases.refused(acquire),
-                        TokenBucketLimitSource.ceilMillis(r.waitTicks()), full));
-            }
-            callback.done(sync);
-            return sync;
-        }
-        leases.holdUntilDone(exchange, acquire, lease);
-        if (r.waitTicks() == 0) {
-            endpoint.getStatistics().admitted(acquire.key().stored(), 0);
-            passed(message, config, 0, r.remaining());
-            callback.done(sync);
-            return sync;
-        }
-        TokenBucketWaiters.Waiter waiter = waiters.schedule(exchange, callback, acquire, r,
-                sync ? System.nanoTime() : start);
-        if (!isRunAllowed()) {
-            waiter.abandon("the producer stopped"); // stopped between the reservation and the scheduling
-        }
-        return false;
-    }
-
-    /**
      * Completes an operation other than acquire: sets its headers and continues, at once when the store has
-     * answered already, else where the exchange continues ({@link TokenBucketWaiters#handOff}).
+     * answered already, else where the exchange continues ({@link TokenBucketHandOff}).
      *
      * @param request the request answered: its operation says which headers the answer sets
      */
@@ -343,14 +302,15 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(true);
             return true;
         }
-        answer.whenComplete((value, failure) -> handOff(endpoint, exchange, callback, () -> {
+        answer.whenComplete((value, failure) -> endpoint.getComponent().handOff().execute(endpoint.getName(),
+                exchange, callback, () -> {
             if (failure != null) {
                 exchange.setException(storeFailed(failure));
             } else {
                 answered(exchange.getMessage(), value, request);
             }
             callback.done(false);
-        }));
+        }, null));
         return false;
     }
 
@@ -383,36 +343,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
     }
 
-    /** The headers of an exchange that got its tokens, after waiting {@code waitedMillis}. */
-    static void passed(Message message, TokenBucketConfiguration config, long waitedMillis, long remaining) {
-        if (config.getMode() == TokenBucketMode.check) {
-            message.setHeader(TokenBucketConstants.ALLOWED, Boolean.TRUE);
-        }
-        message.setHeader(TokenBucketConstants.WAITED, waitedMillis);
-        message.setHeader(TokenBucketConstants.REMAINING, remaining);
-    }
-
     private TokenBucketStoreException storeFailed(Throwable failure) {
         return services.storeBinding().failed(failure);
     }
 
-    /** An acquire refused at once for want of a slot; one may be free in about {@code waitNanos}. */
-    private TokenBucketRejectedException noSlot(Acquire acquire, long waitNanos) {
-        return TokenBucketExceptions.noSlot(services.name(), TokenBucketLimitSource.waits(config),
-                TokenBucketLeases.refused(acquire), false, TokenBucketLimitSource.ceilMillis(waitNanos));
-    }
-
-    @Override
-    protected void doStart() throws Exception {
-        super.doStart();
-        waiters.started();
-        endpoint.getComponent().register(waiters);
-    }
-
     @Override
     protected void doStop() throws Exception {
-        endpoint.getComponent().unregister(waiters);
-        waiters.abandonAll("the producer stopped");
+        queue.abandonAll(this, "the producer stopped");
         super.doStop();
     }
 }

@@ -4,7 +4,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -34,7 +33,6 @@ public final class TokenBucketStatistics {
     private final LongAdder abandoned = new LongAdder();
     private final LongAdder inFlight = new LongAdder();
     private final LongAdder slotWaiting = new LongAdder();
-    private final AtomicInteger waiting = new AtomicInteger();
     /** The moving mean of the in-flight slots' hold times, in nanoseconds; -1 before the first release. */
     private final AtomicLong slotHoldNanos = new AtomicLong(-1);
     private final LongAdder waitNanos = new LongAdder();
@@ -217,33 +215,6 @@ public final class TokenBucketStatistics {
         long hint = mean < 0 ? TimeUnit.MILLISECONDS.toNanos(UNKNOWN_SLOT_WAIT_MILLIS)
                 : Math.max(TimeUnit.MILLISECONDS.toNanos(MIN_SLOT_WAIT_MILLIS), mean);
         return Math.max(hint, tokenWaitNanos);
-    }
-
-    /**
-     * Takes one of the {@code max} waiting places ({@code maxWaiting}) for an exchange about to wait.
-     *
-     * @return false when every place is taken (the exchange must not wait)
-     */
-    boolean startWaiting(int max) {
-        while (true) {
-            int n = waiting.get();
-            if (n >= max) {
-                return false;
-            }
-            if (waiting.compareAndSet(n, n + 1)) {
-                return true;
-            }
-        }
-    }
-
-    /** Gives back the place of an exchange that stopped waiting (released or abandoned). */
-    void stopWaiting() {
-        waiting.decrementAndGet();
-    }
-
-    /** Exchanges waiting now (for their tokens, an in-flight slot or both), at most {@code maxWaiting}. */
-    public int getWaiting() {
-        return waiting.get();
     }
 
     /** Exchanges of this instance holding in-flight slots now. */

@@ -9,10 +9,11 @@
  *
  * <p>Behind them, one role per class: {@code TokenBucketRequest} reads one exchange's headers into one record
  * per operation (its key lists through {@code TokenBucketKeyLists}),
- * {@link io.tokenbucket.camel.TokenBucketProducer} decides, {@code TokenBucketWaiters} holds the exchanges that
- * wait, {@code TokenBucketExceptions} builds every message from plain values, {@code TokenBucketLimitSource} checks
- * the options and gives each key its limits, and {@code TokenBucketStoreBinding} opens the store. The roles get
- * what they work with as one {@code TokenBucketServices} record, not the endpoint; the endpoint binds the health
- * check and the meters while it runs.
+ * {@link io.tokenbucket.camel.TokenBucketProducer} decides, {@code TokenBucketWaitQueue} holds the exchanges that
+ * wait (of every route, for tokens or a slot), {@code TokenBucketHandOff} says where they continue,
+ * {@code TokenBucketExceptions} builds every message from plain values, {@code TokenBucketLimitSource} checks the
+ * options and gives each key its limits, and {@code TokenBucketStoreBinding} opens the store. The roles get what they
+ * work with as one {@code TokenBucketServices} record, not the endpoint; the endpoint binds the health check and the
+ * meters while it runs.
  */
 package io.tokenbucket.camel;

@@ -1,5 +1,7 @@
 package io.tokenbucket.math;
 
+import java.util.Arrays;
+
 /**
  * The token bucket as a reservation on one number per bucket.
  *
@@ -148,6 +150,20 @@ public final class BucketMath {
      * A slot is one per reservation, whatever its tokens, and it is held from the grant, through the wait, until the
      * release: a key never has more than {@code N} reservations between their grants and their releases.
      *
+     * <p>Keys with an in-flight limit may hold the waiters' tickets ({@link Waiter}): {@code tickets[i]}, ids in
+     * arrival order. Then:
+     * <ul>
+     * <li>The choice: a key is full when {@code slots[i]} plus the tickets {@link #ahead} of the waiter's own reach
+     *     {@code N}.</li>
+     * <li>A RESERVE refused because every group is full, that accepts a wait ({@code maxWait > 0}), of a waiter that
+     *     takes a ticket: on every key with an in-flight limit, its ticket kept at its place, or placed last
+     *     ({@link #queued}).</li>
+     * <li>A RESERVE granted: its ticket goes from every key with an in-flight limit, charged or not. A RELEASE: its
+     *     ticket goes from every key (it waits no more), and a key where it held one gives back no slot (it took
+     *     none there).</li>
+     * </ul>
+     * How long a ticket or a slot lives unless renewed is the store's: a store decides on the live ones.
+     *
      * @param step     the operation, its keys' layout and limits, the amount and the longest wait
      * @param nowTicks the current time in ticks, anywhere in the range of a {@code long}
      * @param tats     in: each key's states ({@link #align}); out: the states to store. An entry the step does not
@@ -155,10 +171,16 @@ public final class BucketMath {
      * @param rates    in: each key's stored rate state, null for none; out: the rate state to store (null: none),
      *                 an entry the step does not change left as given
      * @param slots    in: each key's held slots (0 for none); out: the counts to store
+     * @param tickets  in: each key's waiters' tickets in arrival order (an entry null: none; null: no key has any);
+     *                 out: the tickets to store, an entry the step does not change left as the very array given (a
+     *                 changed one holds the waiter's ticket renewed when it holds it)
+     * @param waiter   the reservation's place among the waiters; null for none (a peek): every ticket is ahead
      * @return the answer
      */
-    public static Outcome decide(Step step, long nowTicks, long[][] tats, RateState[] rates, long[] slots) {
+    public static Outcome decide(Step step, long nowTicks, long[][] tats, RateState[] rates, long[] slots,
+                                 String[][] tickets, Waiter waiter) {
         int keys = step.keys();
+        String[][] queues = tickets != null ? tickets : new String[keys][];
         Limits[] at = new Limits[keys];
         RateState[] rate = new RateState[keys];
         for (int i = 0; i < keys; i++) { // 1. rates
@@ -177,15 +199,17 @@ public final class BucketMath {
                 return Outcome.granted(at[0].capacity());
             }
             case RELEASE -> {
-                for (int i = 0; i < keys; i++) {
-                    slots[i] = Math.max(0, slots[i] - 1);
+                for (int i = 0; i < keys; i++) { // a waiter holds no slot where it holds a ticket
+                    String[] before = queues[i];
+                    queues[i] = waiter == null ? before : queued(before, waiter.id(), false);
+                    slots[i] = queues[i] != before ? slots[i] : Math.max(0, slots[i] - 1);
                 }
             }
             case REFUND -> {
                 long fewest = Long.MAX_VALUE;
                 for (int i = 0; i < keys; i++) {
                     tats[i] = refund(tats[i], nowTicks, step.amount(), at[i]);
-                    fewest = Math.min(fewest, available(tats[i], nowTicks, at[i]));
+                    fewest = Math.min(fewest, available(tats[i], nowTicks, at[i], slots[i]));
                 }
                 return outcome(true, 0, 0, fewest, rate[0], false, false);
             }
@@ -217,7 +241,7 @@ public final class BucketMath {
         for (int i = shared; i < keys; i++) {
             sharedWait = Math.max(sharedWait, waitOf(tats[i], nowTicks, tokens, at[i]));
             sharedAvailable = Math.min(sharedAvailable, available(tats[i], nowTicks, at[i], slots[i]));
-            sharedFull |= full(at[i], slots[i]);
+            sharedFull |= full(at[i], slots[i], queues[i], waiter);
         }
         int best = 0;
         int bestFirst = 0;
@@ -231,7 +255,7 @@ public final class BucketMath {
             for (int i = first; i < first + step.groups()[c]; i++) {
                 wait = Math.max(wait, waitOf(tats[i], nowTicks, tokens, at[i]));
                 fewest = Math.min(fewest, available(tats[i], nowTicks, at[i], slots[i]));
-                full |= full(at[i], slots[i]);
+                full |= full(at[i], slots[i], queues[i], waiter);
             }
             if (c == 0 || bestFull && !full
                     || full == bestFull && (wait < bestWait || wait == bestWait && fewest > bestAvailable)) {
@@ -247,9 +271,21 @@ public final class BucketMath {
             return outcome(bestWait == 0 && !bestFull, best, bestWait, remaining, rate[bestFirst], cut, bestFull);
         }
         if (bestFull || bestWait > Math.min(step.maxWaitTicks(), MAX_WAIT_TICKS)) {
+            if (bestFull && step.maxWaitTicks() > 0 && waiter != null && waiter.ticket()) {
+                for (int i = 0; i < keys; i++) { // on every key, full or not: two waiters stand in one order on each
+                    if (at[i].inFlight() > 0) {
+                        queues[i] = queued(queues[i], waiter.id(), true);
+                    }
+                }
+            }
             return outcome(false, best, bestWait, remaining, rate[bestFirst], false, bestFull);
         }
         remaining = Long.MAX_VALUE; // 5. the charge
+        for (int i = 0; i < keys && waiter != null; i++) { // its tickets go, on the keys not charged too
+            if (at[i].inFlight() > 0) {
+                queues[i] = queued(queues[i], waiter.id(), false);
+            }
+        }
         for (int i = bestFirst; i < keys; i = i + 1 == bestFirst + step.groups()[best] ? shared : i + 1) {
             long[] next = new long[tats[i].length];
             for (int l = 0; l < next.length; l++) {
@@ -270,9 +306,59 @@ public final class BucketMath {
         return outcome(true, best, bestWait, remaining, rate[bestFirst], false, false);
     }
 
-    /** Whether a key of {@code limits} holding {@code slots} in-flight slots has none free. */
-    private static boolean full(Limits limits, long slots) {
-        return limits.inFlight() > 0 && slots >= limits.inFlight();
+    /**
+     * The one step without waiters' tickets: {@link #decide(Step, long, long[][], RateState[], long[], String[][],
+     * Waiter)} with none.
+     */
+    public static Outcome decide(Step step, long nowTicks, long[][] tats, RateState[] rates, long[] slots) {
+        return decide(step, nowTicks, tats, rates, slots, null, null);
+    }
+
+    /**
+     * Whether a key of {@code limits} holding {@code slots} in-flight slots has none free for {@code waiter}: its
+     * slots and the tickets ahead of the waiter's reach the limit.
+     */
+    private static boolean full(Limits limits, long slots, String[] tickets, Waiter waiter) {
+        return limits.inFlight() > 0 && slots + ahead(tickets, waiter) >= limits.inFlight();
+    }
+
+    /** The tickets ahead of {@code waiter}'s own: all of them when it holds none (or is null). */
+    public static int ahead(String[] tickets, Waiter waiter) {
+        if (tickets == null) {
+            return 0;
+        }
+        for (int j = 0; waiter != null && j < tickets.length; j++) {
+            if (tickets[j].equals(waiter.id())) {
+                return j;
+            }
+        }
+        return tickets.length;
+    }
+
+    /**
+     * The tickets without {@code id}'s; with it at its place (or last, when it held none) when {@code place} is true.
+     * The very array given when nothing changes; null for none.
+     */
+    public static String[] queued(String[] tickets, String id, boolean place) {
+        int at = -1;
+        for (int j = 0; tickets != null && j < tickets.length; j++) {
+            if (tickets[j].equals(id)) {
+                at = j;
+            }
+        }
+        if (at < 0 && !place) {
+            return tickets;
+        }
+        int n = tickets == null ? 0 : tickets.length;
+        if (place) {
+            String[] next = Arrays.copyOf(tickets == null ? new String[0] : tickets, at < 0 ? n + 1 : n);
+            next[at < 0 ? n : at] = id;
+            return next;
+        }
+        String[] next = new String[n - 1];
+        System.arraycopy(tickets, 0, next, 0, at);
+        System.arraycopy(tickets, at + 1, next, at, n - at - 1);
+        return next.length == 0 ? null : next;
     }
 
     /** {@link #available(long[], long, Limits)}, at most the free in-flight slots of a key with an in-flight limit. */

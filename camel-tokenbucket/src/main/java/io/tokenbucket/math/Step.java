@@ -14,8 +14,8 @@ import java.util.List;
  * <li>candidate groups: a group per candidate (the candidate first, then the keys charged with it), and the
  *     all-of keys shared.</li>
  * </ul>
- * A fixed rate is an adaptive rate that stays at its ceiling: a key's {@link Limits} carry an {@link Adaptive} or
- * not, and the one step treats both alike.
+ * A key's {@link Limits} carry an {@link Adaptive} or not; a key without one is decided at its configured rate and
+ * keeps no rate state.
  *
  * <p>Instances are validated on creation; the messages name the value. The arrays and lists are kept, not copied.
  *
@@ -50,7 +50,8 @@ public record Step(Op op, int[] groups, List<Limits> limits, long amount, long m
         REMOVE,
         /**
          * Gives back the in-flight slot a granted reservation took on every key of the step (those of the chosen group
-         * and the shared keys); a key holding none is left as it is. Answers as a peek of one token.
+         * and the shared keys); a key holding none is left as it is. A waiter's ticket there is withdrawn instead
+         * ({@link Waiter}). Answers as a peek of one token.
          */
         RELEASE,
         /**

@@ -232,8 +232,12 @@ public final class FallbackBucketStore implements BucketStore {
         if (lease == null || command.step().op() != Step.Op.RESERVE) {
             return fallback.execute(command);
         }
-        // recorded before the caller sees the grant, so its release finds it
-        return fallback.execute(command).thenApply(outcome -> {
+        // without a ticket: the fallback is this JVM's, whose waiters queue in their endpoint, and a waiter's withdrawal
+        // goes to the primary alone. Recorded before the caller sees the grant, so its release finds it
+        StoreCommand here = lease.ticket()
+                ? new StoreCommand(command.keys(), command.step(), new StoreCommand.Lease(lease.id(), lease.nanos()))
+                : command;
+        return fallback.execute(here).thenApply(outcome -> {
             if (outcome.granted()) {
                 fallbackLeases.add(lease.id());
             }

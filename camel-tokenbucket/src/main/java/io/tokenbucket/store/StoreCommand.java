@@ -14,8 +14,8 @@ import io.tokenbucket.math.Step;
  * adaptive) and every other operation is this one record, answered with one {@link io.tokenbucket.math.Outcome}.
  *
  * <p>Keys are bounded already ({@link BucketKeys#bound}), in the step's layout: group after group, then the shared
- * keys. Checked on creation: limits for every key, at most {@link BucketStore#MAX_KEYS} keys, no key twice; the
- * step checks its amount.
+ * keys. Checked on creation: limits for every key, at most {@link BucketStore#MAX_KEYS} keys, no key twice, one key
+ * for a peek, penalty, throttled signal or rate; the step checks its amount.
  *
  * @param keys  the keys, one per entry of {@code step.limits()}
  * @param step  what to do on them
@@ -25,6 +25,12 @@ import io.tokenbucket.math.Step;
  */
 public record StoreCommand(List<String> keys, Step step, Lease lease) {
 
+    /**
+     * The operations on one key only: what a route asks of a bucket (peek, penalize, throttled, rate) names one key,
+     * so the stores implement nothing more; the math decides them on any keys.
+     */
+    private static final Set<Step.Op> ONE_KEY_OPS = java.util.EnumSet.of(Step.Op.PEEK, Step.Op.PENALIZE,
+            Step.Op.THROTTLE, Step.Op.RATE);
     private static final java.util.Set<String> STATE_WORDS = java.util.Set.of("r", "s", "q");
     private static final java.util.regex.Pattern LEASE_ID = java.util.regex.Pattern.compile("[A-Za-z0-9._:-]{1,64}");
 
@@ -36,24 +42,33 @@ public record StoreCommand(List<String> keys, Step step, Lease lease) {
      *               the parts of a stored state ({@code r}, {@code s}, {@code q}: a slot of lease {@code q} would read
      *               as the start of the waiters' queue, and be lost)
      * @param nanos  the lease time in nanoseconds, from 1 ms to 365 days
-     * @param ticket whether a reservation refused for want of a slot (and accepting a wait) takes a ticket in its
-     *               keys' queues on a shared store: its place among the waiters of every instance, which each of its
-     *               tries renews. One waiter per instance and key holds one (its first), so queues stay short
+     * @param ticketNanos how long a ticket lasts after the try that placed or kept it, in nanoseconds (1 ms to 365
+     *               days), or 0 when the lease's reservations take none: a reservation refused for want of a slot
+     *               (and accepting a wait) takes a ticket in its keys' queues ({@link io.tokenbucket.math.Waiter}), its
+     *               place among the waiters of every instance, which each of its tries renews. One waiter per
+     *               instance and key holds one (its first), so queues stay short
      */
-    public record Lease(String id, long nanos, boolean ticket) {
+    public record Lease(String id, long nanos, long ticketNanos) {
+
+        /** How long a ticket of {@link #withTicket()} lasts after its waiter's last try: 500 ms. */
+        public static final long TICKET_NANOS = 500_000_000L;
 
         /** A lease whose reservations take no ticket. */
         public Lease(String id, long nanos) {
-            this(id, nanos, false);
+            this(id, nanos, 0);
         }
 
-        /** This lease, its reservations taking a ticket. */
+        /** This lease, its reservations taking a ticket of {@link #TICKET_NANOS}. */
         public Lease withTicket() {
-            return ticket ? this : new Lease(id, nanos, true);
+            return ticketNanos > 0 ? this : new Lease(id, nanos, TICKET_NANOS);
         }
 
+        /** Whether its reservations take a ticket. */
+        public boolean ticket() {
+            return ticketNanos > 0;
+        }
 
-        /** The id and time checked. */
+        /** The id and times checked. */
         public Lease {
             if (id == null || !LEASE_ID.matcher(id).matches() || STATE_WORDS.contains(id)) {
                 throw new IllegalArgumentException("a lease id must be 1 to 64 letters, digits or - _ . :, other than"
@@ -62,6 +77,10 @@ public record StoreCommand(List<String> keys, Step step, Lease lease) {
             if (nanos < 1_000_000 || nanos > BucketStore.MAX_WAIT_NANOS) {
                 throw new IllegalArgumentException("a lease time must be from 1 ms to 365 days, was " + nanos
                         + " ns");
+            }
+            if (ticketNanos != 0 && (ticketNanos < 1_000_000 || ticketNanos > BucketStore.MAX_WAIT_NANOS)) {
+                throw new IllegalArgumentException("a ticket time must be 0 or from 1 ms to 365 days, was "
+                        + ticketNanos + " ns");
             }
         }
     }
@@ -86,6 +105,9 @@ public record StoreCommand(List<String> keys, Step step, Lease lease) {
                     + " keys, candidates, the keys charged with them and allOf together, was " + keys.size() + " ("
                     + step.groups().length + " candidates, " + (step.shared() - step.groups().length)
                     + " keys charged with them and " + (keys.size() - step.shared()) + " allOf keys)");
+        }
+        if (keys.size() > 1 && ONE_KEY_OPS.contains(step.op())) {
+            throw new IllegalArgumentException(step.op() + " names one key, was keys " + keys);
         }
         if (keys.size() > 1) {
             Set<String> seen = new HashSet<>();

@@ -1,10 +1,17 @@
 package io.tokenbucket.camel;
 
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.camel.RoutesBuilder;
+import org.apache.camel.builder.RouteBuilder;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,11 +19,38 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The {@code redisBatching} option as a route sees it, on a real redis-server: on (the default), reservations
  * sent while one is in flight go to Redis together, and the statistics, JMX and Micrometer say how many per call;
- * off, every reservation is a call of its own and no batch is counted. Either way each exchange gets its own answer.
+ * off, every reservation is a call of its own and no batch is counted. Either way each exchange gets its own answer,
+ * and the exchanges of a reply carrying many reservations go on in a few worker pool tasks, not one each.
  */
 class TokenBucketRedisBatchingTest extends TokenBucketRedisTestSupport {
 
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+    /** The worker pool: two threads, counting the tasks it is given. */
+    private final AtomicInteger poolTasks = new AtomicInteger();
+    private final ExecutorService worker = new ThreadPoolExecutor(2, 2, 0, TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>()) {
+        @Override
+        public void execute(Runnable task) {
+            poolTasks.incrementAndGet();
+            super.execute(task);
+        }
+    };
+
+    @Override
+    protected RoutesBuilder createRouteBuilder() {
+        context.getComponent("tokenbucket", TokenBucketComponent.class).setWorkerPool(worker);
+        return new RouteBuilder() {
+            @Override
+            public void configure() {
+            }
+        };
+    }
+
+    @AfterEach
+    void stopThreads() {
+        worker.shutdownNow();
+    }
 
     private static final int COUNT = 2_000;
     /** 500 an hour, no waiting: exactly 500 of the exchanges pass however long the calls take. */
@@ -50,6 +84,10 @@ class TokenBucketRedisBatchingTest extends TokenBucketRedisTestSupport {
         DistributionSummary sizes = meters.get("tokenbucket.store.batch.size").tag("endpoint", "batched").summary();
         assertThat(sizes.count()).isEqualTo(stats.getStoreBatches());
         assertThat(sizes.totalAmount()).isEqualTo(COUNT);
+        // every answer came on Redis's I/O thread and continued on the pool: once per task, not once per exchange
+        System.out.printf("%d exchanges answered in %d calls continued in %d worker pool tasks%n", COUNT,
+                stats.getStoreBatches(), poolTasks.get());
+        assertThat(poolTasks.get()).isPositive().isLessThan(COUNT / 2);
     }
 
     @Test

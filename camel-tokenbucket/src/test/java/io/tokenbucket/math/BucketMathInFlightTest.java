@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * In-flight limits in {@link BucketMath#decide}: slots taken by the charge, given back by {@link Step.Op#RELEASE},
- * and full keys never chosen. Ticks are milliseconds.
+ * full keys never chosen, and the waiters' tickets that order who gets a freed slot. Ticks are milliseconds.
  */
 class BucketMathInFlightTest {
 
@@ -23,6 +23,7 @@ class BucketMathInFlightTest {
         final long[][] tats;
         final RateState[] rates;
         final long[] slots;
+        final String[][] tickets;
 
         Keys(List<Limits> limits, long now) {
             tats = new long[limits.size()][];
@@ -31,10 +32,16 @@ class BucketMathInFlightTest {
             }
             rates = new RateState[limits.size()];
             slots = new long[limits.size()];
+            tickets = new String[limits.size()][];
         }
 
         Outcome step(Step step, long now) {
             return BucketMath.decide(step, now, tats, rates, slots);
+        }
+
+        /** {@code step} by {@code waiter} (null: none), with the waiters' tickets. */
+        Outcome step(Step step, long now, Waiter waiter) {
+            return BucketMath.decide(step, now, tats, rates, slots, tickets, waiter);
         }
     }
 
@@ -169,5 +176,87 @@ class BucketMathInFlightTest {
         assertThat(second.granted()).isFalse();
         assertThat(second.slotless()).isTrue();
         assertThat(k.slots[0]).isEqualTo(1);
+    }
+
+    // ---- the waiters' tickets -----------------------------------------------------------------------------------
+
+    private static final Limits ONE_IN_FLIGHT = Limits.inFlightOnly(1);
+
+    private static Waiter waits(String id) {
+        return new Waiter(id, true);
+    }
+
+    @Test
+    void aFreedSlotGoesToTheOldestWaiterNotToWhoeverAsksFirst() {
+        Keys k = new Keys(List.of(ONE_IN_FLIGHT), 0);
+        Waiter holder = new Waiter("holder", false);
+        assertThat(k.step(reserve(ONE_IN_FLIGHT, NO_LIMIT), 0, holder).granted()).isTrue();
+        assertThat(k.step(reserve(ONE_IN_FLIGHT, NO_LIMIT), 1, waits("w1")).slotless()).isTrue();
+        assertThat(k.step(reserve(ONE_IN_FLIGHT, NO_LIMIT), 2, waits("w2")).slotless()).isTrue();
+        assertThat(k.tickets[0]).containsExactly("w1", "w2");
+        assertThat(k.step(reserve(ONE_IN_FLIGHT, NO_LIMIT), 3, waits("w1")).slotless()).isTrue();
+        assertThat(k.tickets[0]).as("a retry keeps its place").containsExactly("w1", "w2");
+
+        k.step(Step.of(Step.Op.RELEASE, ONE_IN_FLIGHT, 0), 4, holder);
+        assertThat(k.slots[0]).isZero();
+        assertThat(k.step(reserve(ONE_IN_FLIGHT, NO_LIMIT), 5, new Waiter("newcomer", false)).slotless())
+                .as("two tickets ahead of one without").isTrue();
+        assertThat(k.step(Step.of(Step.Op.PEEK, ONE_IN_FLIGHT, 1), 5, null).slotless())
+                .as("a peek has every ticket ahead").isTrue();
+        assertThat(k.step(reserve(ONE_IN_FLIGHT, NO_LIMIT), 6, waits("w2")).slotless()).as("w1 is ahead").isTrue();
+        assertThat(k.step(reserve(ONE_IN_FLIGHT, NO_LIMIT), 7, waits("w1")).granted()).isTrue();
+        assertThat(k.tickets[0]).as("admitted, its ticket goes").containsExactly("w2");
+        assertThat(k.slots[0]).isEqualTo(1);
+    }
+
+    @Test
+    void onlyARefusalForASlotThatAcceptsAWaitOfAWaiterThatTakesTicketsPlacesOne() {
+        Limits oneTokenOneSlot = Limits.of(Limit.of(1, 1, 1000)).withInFlight(1);
+        Keys k = new Keys(List.of(oneTokenOneSlot), 0);
+        assertThat(k.step(reserve(oneTokenOneSlot, 0), 0, new Waiter("a", false)).granted()).isTrue();
+        assertThat(k.step(reserve(oneTokenOneSlot, 0), 0, waits("no-wait")).slotless()).isTrue();
+        assertThat(k.step(reserve(oneTokenOneSlot, NO_LIMIT), 0, new Waiter("no-ticket", false)).slotless()).isTrue();
+        assertThat(k.tickets[0]).isNull();
+        assertThat(k.step(reserve(oneTokenOneSlot, NO_LIMIT), 0, waits("waiter")).slotless()).isTrue();
+        assertThat(k.tickets[0]).containsExactly("waiter");
+        k.step(Step.of(Step.Op.RELEASE, oneTokenOneSlot, 0), 0, new Waiter("a", false));
+        // the slot is free for it, the token is not: refused for its wait, not for a slot
+        Outcome tokens = k.step(reserve(oneTokenOneSlot, 10), 1, waits("waiter"));
+        assertThat(tokens.granted()).isFalse();
+        assertThat(tokens.slotless()).isFalse();
+        assertThat(tokens.waitTicks()).isEqualTo(999);
+        assertThat(k.tickets[0]).as("its ticket stays as it was").containsExactly("waiter");
+    }
+
+    @Test
+    void aWaiterOfSeveralKeysStandsOnEachInOneOrderAndGivesUpTheOthersWhenAdmitted() {
+        Keys k = new Keys(List.of(ONE_IN_FLIGHT, ONE_IN_FLIGHT), 0);
+        Step a = new Step(Step.Op.RESERVE, new int[] {1}, List.of(ONE_IN_FLIGHT), 1, 0);
+        k.step(a, 0, new Waiter("holds-a", false)); // a is taken, b is free
+        Step both = new Step(Step.Op.RESERVE, new int[] {1}, List.of(ONE_IN_FLIGHT, ONE_IN_FLIGHT), 1, NO_LIMIT);
+        assertThat(k.step(both, 1, waits("x")).slotless()).isTrue();
+        assertThat(k.step(both, 2, waits("y")).slotless()).isTrue();
+        assertThat(k.tickets[0]).containsExactly("x", "y");
+        assertThat(k.tickets[1]).as("on the free key too, in the same order").containsExactly("x", "y");
+
+        Step candidates = new Step(Step.Op.RESERVE, new int[] {1, 1}, List.of(ONE_IN_FLIGHT, ONE_IN_FLIGHT), 1,
+                NO_LIMIT);
+        Outcome x = k.step(candidates, 3, waits("x"));
+        assertThat(x.granted()).isTrue();
+        assertThat(x.chosen()).as("b, free for x, first in line").isEqualTo(1);
+        assertThat(k.tickets[0]).as("its ticket on a, not chosen, goes too").containsExactly("y");
+        assertThat(k.tickets[1]).containsExactly("y");
+    }
+
+    @Test
+    void aReleaseByAWaiterWithdrawsItsTicketAndGivesBackNoSlotThere() {
+        Keys k = new Keys(List.of(ONE_IN_FLIGHT), 0);
+        k.step(reserve(ONE_IN_FLIGHT, 0), 0, new Waiter("holder", false));
+        k.step(reserve(ONE_IN_FLIGHT, NO_LIMIT), 1, waits("gives-up"));
+        k.step(Step.of(Step.Op.RELEASE, ONE_IN_FLIGHT, 0), 2, waits("gives-up"));
+        assertThat(k.tickets[0]).isNull();
+        assertThat(k.slots[0]).as("the holder's slot stays").isEqualTo(1);
+        k.step(Step.of(Step.Op.RELEASE, ONE_IN_FLIGHT, 0), 3, new Waiter("holder", false));
+        assertThat(k.slots[0]).isZero();
     }
 }

@@ -15,6 +15,7 @@ import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.Step;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -455,6 +456,27 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
     }
 
     @Test
+    void aRefundAndARemoveOnSeveralKeysAreOneStepAndAPeekNamesOneKey() {
+        Limits twoPerHour = Limits.of(Limit.of(2, 2, HOUR));
+        Limits threePerHour = Limits.of(Limit.of(3, 3, HOUR));
+        List<String> keys = List.of(FLEET.get(1), HOST);
+        List<Limits> limits = List.of(twoPerHour, threePerHour);
+        assertThat(all(List.of(FLEET.get(1)), List.of(twoPerHour), HOST, threePerHour, 0).granted()).isTrue();
+        assertThat(all(List.of(FLEET.get(1)), List.of(twoPerHour), HOST, threePerHour, 0).granted()).isTrue();
+        Outcome refunded = get(store.refund(keys, limits, 1));
+        assertThat(refunded.remaining()).as("the fewest tokens of the keys given back to").isEqualTo(1);
+        assertThat(remaining(FLEET.get(1), twoPerHour)).isEqualTo(1);
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(2);
+        Outcome removed = get(store.execute(new StoreCommand(keys,
+                new Step(Step.Op.REMOVE, new int[] {2}, limits, 0, 0))));
+        assertThat(removed.granted()).isTrue();
+        assertThat(remaining(FLEET.get(1), twoPerHour)).isEqualTo(2);
+        assertThat(remaining(HOST, threePerHour)).isEqualTo(3);
+        assertThatThrownBy(() -> new StoreCommand(keys, new Step(Step.Op.PEEK, new int[] {2}, limits, 1, 0)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PEEK names one key");
+    }
+
+    @Test
     void allOfWithCandidatesTakesTheFreestCandidateThatTheSharedKeysAllow() {
         Limits onePerHour = Limits.of(Limit.of(1, 1, HOUR));
         Limits twoPerHour = Limits.of(Limit.of(2, 2, HOUR));
@@ -579,7 +601,10 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         long fullAfter = limit.capacity() * limit.interval(); // a bucket left alone this long is full: it loses tokens
         AtomicLong granted = new AtomicLong();
         AtomicLong lastAsk = new AtomicLong();
-        AtomicLong unasked = new AtomicLong(); // time past fullAfter with nobody asking (both threads descheduled)
+        // time past fullAfter in which the store may have seen nobody ask: from the ask before an ask was sent to
+        // that ask's answer (the store decided it somewhere between its send and its answer), so both threads
+        // descheduled, or a store server descheduled while an ask waited for it, lose what a full bucket cannot hold
+        AtomicLong unasked = new AtomicLong();
         long start = System.nanoTime();
         lastAsk.set(start);
         List<Future<?>> workers = new ArrayList<>();
@@ -587,11 +612,13 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
             workers.add(pool.submit(() -> {
                 long now;
                 while ((now = System.nanoTime()) - start < runNanos) {
-                    long gap = now - lastAsk.getAndAccumulate(now, Math::max);
+                    long previous = lastAsk.getAndAccumulate(now, Math::max);
+                    boolean ok = get(store.reserve("saturated", Limits.of(limit), 1, 0)).granted();
+                    long gap = System.nanoTime() - Math.min(previous, now);
                     if (gap > fullAfter) {
                         unasked.addAndGet(gap - fullAfter);
                     }
-                    if (get(store.reserve("saturated", Limits.of(limit), 1, 0)).granted()) {
+                    if (ok) {
                         granted.incrementAndGet();
                     }
                 }

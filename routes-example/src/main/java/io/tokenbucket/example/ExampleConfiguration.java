@@ -4,12 +4,12 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Locale;
 
+import io.tokenbucket.camel.TokenBucketBackPressure;
 import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.camel.TokenBucketStoreType;
 import io.tokenbucket.example.broker.BrokerQueue;
 import io.tokenbucket.example.broker.BrokerSettings;
 import io.tokenbucket.example.fetch.FetchOutcome;
-import io.tokenbucket.example.fetch.InFlightLimit;
 import io.tokenbucket.example.fetch.ProxyChooser;
 import io.tokenbucket.example.fetch.ProxyInUse;
 import io.tokenbucket.example.fetch.RedisLease;
@@ -147,8 +147,13 @@ public class ExampleConfiguration implements CamelConfiguration {
         pool.onInstall(clients::install);
         context.addService(clients);
         context.getRegistry().bind(ProxyInUse.BEAN, new ProxyInUse(pool, clients));
-        context.getRegistry().bind(ScrapeStart.BEAN, new ScrapeStart(stats,
-                new InFlightLimit(number(context, "example.maxInFlight", "200"), context)));
+        context.getRegistry().bind(ScrapeStart.BEAN, new ScrapeStart(stats));
+        long maxInFlight = number(context, "example.maxInFlight", "200");
+        if (maxInFlight < 1 || maxInFlight > ProxyChooser.MAX_IN_FLIGHT) {
+            throw new IllegalArgumentException("example.maxInFlight must be 1 to " + ProxyChooser.MAX_IN_FLIGHT
+                    + ", was " + maxInFlight);
+        }
+        context.getRegistry().bind(ScraperRoute.BACK_PRESSURE, new TokenBucketBackPressure((int) maxInFlight));
         // where camel-http reads its timeouts: the component's defaults for every endpoint it makes (as options of
         // the fetch URI they would not be endpoint options in this Camel version, but query parameters sent on)
         HttpComponent http = context.getComponent("http", HttpComponent.class);
@@ -226,7 +231,7 @@ public class ExampleConfiguration implements CamelConfiguration {
         if (broker.mode() != BrokerSettings.Mode.NONE) {
             BrokerQueue queue = BrokerQueue.install(context, broker, Path.of(property(context, "example.outputDir",
                     "target/scrape")));
-            FleetTotals fleet = new FleetTotals(redis, queue);
+            FleetTotals fleet = new FleetTotals(redis, queue, progress);
             context.getRegistry().bind(FleetTotals.BEAN, fleet);
             context.addService(fleet);
         }

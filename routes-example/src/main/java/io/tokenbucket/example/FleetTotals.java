@@ -33,16 +33,21 @@ public final class FleetTotals extends ServiceSupport {
     private final RedisLease redis;
     private final BrokerQueue queue;
     private final String prefix;
+    private final long interval;
     private final List<Long> published = new ArrayList<>(List.of(0L, 0L, 0L, 0L, 0L));
     private boolean reset;
+    /** The fleet's fetched and dead-lettered URLs as last read; -1 until read. */
+    private volatile long recorded = -1;
 
     /**
      * @param redis the buckets' Redis (without {@code example.redisUri}: no totals, the URLs left only)
      * @param queue the broker queue, whose name the counters carry and whose depth is the URLs left
+     * @param interval how often every instance adds its counts ({@code example.progressInterval}), in milliseconds
      */
-    public FleetTotals(RedisLease redis, BrokerQueue queue) {
+    public FleetTotals(RedisLease redis, BrokerQueue queue, long interval) {
         this.redis = redis;
         this.queue = queue;
+        this.interval = interval;
         this.prefix = "{scraper}fleet:" + queue.settings().queue() + ":";
         this.reset = !queue.settings().feed();
     }
@@ -62,6 +67,28 @@ public final class FleetTotals extends ServiceSupport {
             reset = true;
         } catch (Exception e) {
             LOG.debug("Fleet counters not reset yet: {}", e.toString());
+        }
+    }
+
+    /**
+     * The summary's fleet line. On the recording instance, once the fleet's totals count every line it recorded
+     * ({@link BrokerQueue#recorded}): the other instances add their counts with each of their progress tables, so
+     * their last ones come up to an interval after the last line: waits for them, two intervals and a second at most.
+     */
+    public String summary(ProxyStats stats) {
+        long outcomes = queue.recorded();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2 * interval + 1_000);
+        while (true) {
+            String line = report(stats);
+            if (recorded >= outcomes || redis.commands() == null || System.nanoTime() - deadline > 0) {
+                return line;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return line;
+            }
         }
     }
 
@@ -93,6 +120,7 @@ public final class FleetTotals extends ServiceSupport {
             for (int i = 0; i < t.length; i++) {
                 t[i] = totals.get(i).hasValue() ? Long.parseLong(totals.get(i).getValue()) : 0;
             }
+            recorded = t[0] + t[4];
             return "fleet: " + t[0] + " fetched, " + t[1] + " failed attempts, " + t[2] + " answered 429, " + t[4]
                     + " dead letters" + (leftText.isEmpty() ? "" : "; " + leftText) + System.lineSeparator();
         } catch (Exception e) {

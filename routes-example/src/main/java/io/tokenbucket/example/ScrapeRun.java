@@ -128,7 +128,7 @@ public class ScrapeRun extends MainListenerSupport {
             FleetTotals fleet = main.getCamelContext().getRegistry().lookupByNameAndType(FleetTotals.BEAN,
                     FleetTotals.class);
             out.print(System.lineSeparator() + "== summary ==" + System.lineSeparator() + stats.table(pool.health())
-                    + (fleet == null ? "" : fleet.report(stats)));
+                    + (fleet == null ? "" : fleet.summary(stats)));
             if (failed.get() > 0) {
                 out.println(failed.get() + " exchanges failed (see the log)");
             }

@@ -47,6 +47,13 @@ public class ScraperRoute extends RouteBuilder {
     public static final String ROUTE_ID = "scraper";
 
     /**
+     * The route's policy (a {@code TokenBucketBackPressure} bound by {@code ExampleConfiguration}): past
+     * {@code example.maxInFlight} URLs in flight it suspends the queue's consumer, so the rest stay in the queue,
+     * where any instance can take them, instead of booking turns far ahead or retrying in one burst.
+     */
+    public static final String BACK_PRESSURE = "backPressure";
+
+    /**
      * The thread pool profile of the route's error handler ({@code executorServiceRef}), which schedules the retries
      * of the throttle step (a URL booked out by {@code maxWait}, or a store failure); registered by the application's
      * configuration.
@@ -166,7 +173,7 @@ public class ScraperRoute extends RouteBuilder {
         bucketSteps(failed.filter(simple("{{example.throttle}}")), "failed-bucket-step-error").end()
             .to("{{example.deadLetter}}");
 
-        ProcessorDefinition<?> attempted = from("{{example.queue}}").routeId(ROUTE_ID)
+        ProcessorDefinition<?> attempted = from("{{example.queue}}").routeId(ROUTE_ID).routePolicyRef(BACK_PRESSURE)
             // the URL checked: one that is not fetched has its outcome already, and the loop does not run
             .process(ScrapeStart.BEAN)
             .loopDoWhile(simple("${exchangeProperty." + Scrape.DONE + "} != true"))

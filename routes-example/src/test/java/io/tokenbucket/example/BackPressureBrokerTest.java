@@ -101,7 +101,7 @@ class BackPressureBrokerTest {
             Run run = new Run(mostWaiting.get(), leftWhenHalf.get(),
                     policy == null ? 0 : policy.getSuspensions());
             System.out.printf("back-pressure on Artemis %s: %s%n", policy == null ? "off"
-                    : policy.getMaxWaiting() + "/" + policy.getResumeWaiting(), run);
+                    : policy.getMaxInflightExchanges() + "/" + policy.getResumePercentOfMax() + "%", run);
             return run;
         } finally {
             factory.close();
@@ -112,12 +112,14 @@ class BackPressureBrokerTest {
     @Test
     void theBacklogStaysInTheBrokerWhileFewExchangesWaitInTheJvm() throws Exception {
         Run without = run(null);
-        Run with = run(new TokenBucketBackPressure(50, 10));
+        TokenBucketBackPressure policy = new TokenBucketBackPressure(50);
+        policy.setResumePercentOfMax(20);
+        Run with = run(policy);
 
         assertThat(without.mostWaiting()).as("most waiting without the policy").isGreaterThan(MESSAGES / 2);
         assertThat(without.leftWhenHalfFetched()).as("in the broker when half were fetched, without").isZero();
         // the listener's one consumer thread: at most one exchange passes the mark before it is suspended
-        assertThat(with.mostWaiting()).as("most waiting with maxWaiting 50").isBetween(25L, 51L);
+        assertThat(with.mostWaiting()).as("most waiting with maxInflightExchanges 50").isBetween(25L, 51L);
         assertThat(with.leftWhenHalfFetched()).as("in the broker when half were fetched, with the policy")
                 .isGreaterThan(MESSAGES / 4);
         assertThat(with.suspensions()).as("suspensions").isPositive();

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import jakarta.jms.JMSConsumer;
 import jakarta.jms.JMSContext;
 
+import io.tokenbucket.camel.TokenBucketBackPressure;
 import io.tokenbucket.example.broker.BrokerQueue;
 import io.tokenbucket.example.broker.BrokerSettings;
 import io.tokenbucket.example.demo.DemoSite;
@@ -158,6 +159,31 @@ class BrokerModeTest {
             assertThat(dead.getString("url")).endsWith("?poison");
             assertThat(dead.getString("reason")).contains("example.brokerDeliveries");
             assertThat(dead.getInteger("deliveries")).isEqualTo(2);
+        }
+    }
+
+    /**
+     * {@code example.maxInFlight} below {@code example.brokerConsumers}: the route's policy suspends the transacted
+     * listener (camel-jms stops it) from one of its own threads and resumes it, and every URL is recorded once.
+     */
+    @Test
+    void fewerUrlsInFlightThanListenersSuspendsAndResumesTheTransactedListener() throws Exception {
+        int port = freePort();
+        Map<String, String> settings = broker(port, "2");
+        settings.put("example.brokerConsumers", "4");
+        settings.put("example.maxInFlight", "2");
+        try (DemoSite site = new DemoSite(dir, 2, "8/1s", 0, 100, 1000);
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, settings)) {
+            List<String> urls = scraper.pages(24);
+            scraper.scrape(urls);
+            ScraperHarness.awaitUntil("24 result lines", () -> scraper.results.getReceivedCounter(), n -> n >= 24,
+                    Duration.ofSeconds(30));
+            assertThat(scraper.results.getExchanges().stream().map(BrokerModeTest::line).map(l -> l.getString("url")))
+                    .containsExactlyInAnyOrderElementsOf(urls);
+            TokenBucketBackPressure policy = scraper.context.getRegistry().lookupByNameAndType(
+                    ScraperRoute.BACK_PRESSURE, TokenBucketBackPressure.class);
+            assertThat(policy.getSuspensions()).as("suspensions of the listener").isPositive();
+            assertThat(site.target().hits()).hasSize(24);
         }
     }
 

@@ -64,6 +64,25 @@ class ReadmeSettingsTest {
         }
     }
 
+    /**
+     * The fleet recipe's joining instances run with {@code example.demo=false}, so they get none of the demo's
+     * overrides unless their command gives them: one without the demo's limits sends at its proxies' rate, takes the
+     * hosts' 429s, and the shared adaptive rate slows the first instance down for it.
+     */
+    @Test
+    void theFleetRecipesJoiningInstanceRunsWithTheDemosLimits() throws IOException {
+        String readme = Files.readString(README);
+        int fleet = readme.indexOf("## A fleet");
+        assertThat(fleet).as("the README's fleet section").isPositive();
+        int start = readme.indexOf("```", fleet);
+        String block = readme.substring(start, readme.indexOf("```", start + 3));
+        String joining = block.substring(block.indexOf("-Dexample.broker=tcp:"));
+        for (String key : Set.of("example.adaptive", "example.pairLimit", "example.hostLimit")) {
+            assertThat(joining).as("the joining instance's command in the README").contains(
+                    "-D" + key + "=" + ExampleApp.DEMO_SETTINGS.get(key));
+        }
+    }
+
     @Test
     void everySettingTheCodeReadsHasItsRowAndNoRowIsStale() throws IOException {
         Set<String> read = new TreeSet<>();

@@ -55,8 +55,9 @@ public final class ScraperHarness implements AutoCloseable {
         Properties properties = new Properties();
         properties.setProperty("example.dsl", dsl);
         properties.setProperty("example.proxyFile", site.proxyFile().toString());
-        // one consumer: the URLs take their proxies in queue order, so the round robin is exact
-        properties.setProperty("example.queue", "seda:urls?size=10000");
+        // one consumer: the URLs take their proxies in queue order, so the round robin is exact; once resumed after
+        // example.maxInFlight, it takes URLs again within its pollTimeout
+        properties.setProperty("example.queue", "seda:urls?size=10000&pollTimeout=10");
         properties.setProperty("example.results", "mock:results");
         properties.setProperty("example.deadLetter", "mock:dead");
         properties.setProperty("example.progressInterval", "0");

@@ -67,7 +67,8 @@ class ScraperRouteParityTest {
     @Test
     void theStepsAreTheSame() {
         assertThat(yaml.dump()).isEqualTo(java.dump());
-        assertThat(java.dump()).contains("<route id=\"scraper\">", "<loop", "<split", "tokenbucket:proxies?",
+        assertThat(java.dump()).contains("<route id=\"scraper\" routePolicyRef=\"" + ScraperRoute.BACK_PRESSURE + "\">",
+                "<loop", "<split", "tokenbucket:proxies?",
                 "ref=\"fetchOutcome\"");
     }
 

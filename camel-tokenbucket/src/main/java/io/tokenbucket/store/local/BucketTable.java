@@ -14,6 +14,8 @@ import io.tokenbucket.math.OneLimitReservation;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.RateState;
 import io.tokenbucket.math.Step;
+import io.tokenbucket.math.Waiter;
+import io.tokenbucket.store.StoreCommand;
 
 /**
  * The states of a {@link LocalBucketStore}: a {@link ConcurrentHashMap} from key to a {@link Bucket} holding one
@@ -63,6 +65,13 @@ final class BucketTable {
          */
         volatile boolean slotted;
 
+        /**
+         * The waiters' tickets in arrival order ({@link BucketMath#decide}) and when each expires (ns), guarded by this
+         * bucket's lock; null for none.
+         */
+        String[] tickets;
+        long[] ticketExpiries;
+
         Bucket(long tatNanos) {
             super(tatNanos);
         }
@@ -110,7 +119,7 @@ final class BucketTable {
      * stops the lock-free reservations of {@link #reserveOne} until the new states are stored; a key removed
      * meanwhile stays removed.
      */
-    Outcome update(List<String> keys, Step step, long nowNanos) {
+    Outcome update(List<String> keys, Step step, long nowNanos, StoreCommand.Lease lease) {
         Integer[] order = new Integer[keys.size()];
         for (int i = 0; i < order.length; i++) {
             order[i] = i;
@@ -127,7 +136,7 @@ final class BucketTable {
                 held[i] = existing != null ? existing : reads ? fresh(nowNanos) : bucketOf(keys.get(i), nowNanos);
             }
             Outcome[] decided = new Outcome[1];
-            if (lockedUpdate(keys, step, nowNanos, held, order, 0, decided)) {
+            if (lockedUpdate(keys, step, nowNanos, lease, held, order, 0, decided)) {
                 for (int i = 0; step.op() == Step.Op.REMOVE && i < held.length; i++) {
                     if (retireIfFull(held[i], nowNanos)) { // removed now, not at the next sweep
                         buckets.remove(keys.get(i), held[i]);
@@ -139,11 +148,11 @@ final class BucketTable {
     }
 
     /** Locks {@code buckets[order[depth..]]} in turn, then decides; false when a bucket was retired (start again). */
-    private boolean lockedUpdate(List<String> keys, Step step, long nowNanos, Bucket[] buckets, Integer[] order,
-                                 int depth, Outcome[] decided) {
+    private boolean lockedUpdate(List<String> keys, Step step, long nowNanos, StoreCommand.Lease lease,
+                                 Bucket[] buckets, Integer[] order, int depth, Outcome[] decided) {
         if (depth < order.length) {
             synchronized (buckets[order[depth]]) {
-                return lockedUpdate(keys, step, nowNanos, buckets, order, depth + 1, decided);
+                return lockedUpdate(keys, step, nowNanos, lease, buckets, order, depth + 1, decided);
             }
         }
         int n = buckets.length;
@@ -165,7 +174,9 @@ final class BucketTable {
             long[][] given = new long[n][];
             RateState[] givenRates = new RateState[n];
             long[] slots = new long[n];
+            String[][] givenTickets = new String[n][];
             for (int i = 0; i < n; i++) {
+                givenTickets[i] = liveTickets(buckets[i], nowNanos);
                 given[i] = BucketMath.align(allTats(before[i], buckets[i].moreTatNanos), nowNanos,
                         step.limits().get(i));
                 givenRates[i] = buckets[i].rate;
@@ -173,8 +184,13 @@ final class BucketTable {
             }
             long[][] tats = given.clone();
             RateState[] rates = givenRates.clone();
-            decided[0] = BucketMath.decide(step, nowNanos, tats, rates, slots);
+            String[][] tickets = givenTickets.clone();
+            Waiter waiter = lease == null ? null : new Waiter(lease.id(), lease.ticket());
+            decided[0] = BucketMath.decide(step, nowNanos, tats, rates, slots, tickets, waiter);
             for (int i = 0; i < n; i++) {
+                if (tickets[i] != givenTickets[i]) {
+                    keepTickets(buckets[i], tickets[i], lease, nowNanos);
+                }
                 if (slots[i] != buckets[i].slots) {
                     buckets[i].slotted = true;
                     buckets[i].slots = slots[i];
@@ -263,6 +279,54 @@ final class BucketTable {
         return buckets.size();
     }
 
+    /** The tickets of {@code bucket} not expired at {@code nowNanos}, dropping the expired ones; null for none. */
+    private static String[] liveTickets(Bucket bucket, long nowNanos) {
+        String[] tickets = bucket.tickets;
+        if (tickets == null) {
+            return null;
+        }
+        long[] expiries = bucket.ticketExpiries;
+        int live = 0;
+        for (long expiry : expiries) {
+            live += expiry - nowNanos > 0 ? 1 : 0;
+        }
+        if (live < tickets.length) {
+            String[] kept = new String[live];
+            long[] keptExpiries = new long[live];
+            for (int j = 0, k = 0; j < tickets.length; j++) {
+                if (expiries[j] - nowNanos > 0) {
+                    kept[k] = tickets[j];
+                    keptExpiries[k++] = expiries[j];
+                }
+            }
+            bucket.tickets = live == 0 ? null : kept;
+            bucket.ticketExpiries = live == 0 ? null : keptExpiries;
+        }
+        return bucket.tickets;
+    }
+
+    /**
+     * Keeps the tickets {@link BucketMath#decide} left on {@code bucket}: the lease's own expiring the lease's ticket
+     * time from now (placed or renewed), the others when they did.
+     */
+    private static void keepTickets(Bucket bucket, String[] tickets, StoreCommand.Lease lease, long nowNanos) {
+        long[] expiries = tickets == null ? null : new long[tickets.length];
+        for (int j = 0; expiries != null && j < tickets.length; j++) {
+            if (lease != null && tickets[j].equals(lease.id())) {
+                expiries[j] = nowNanos + lease.ticketNanos();
+            } else {
+                for (int k = 0; k < bucket.tickets.length; k++) {
+                    if (bucket.tickets[k].equals(tickets[j])) {
+                        expiries[j] = bucket.ticketExpiries[k];
+                    }
+                }
+            }
+        }
+        bucket.slotted = true;
+        bucket.tickets = tickets;
+        bucket.ticketExpiries = expiries;
+    }
+
     private static boolean retireIfFull(Bucket bucket, long nowNanos) {
         if (bucket.moreTatNanos == null && bucket.rate == null && !bucket.slotted) {
             long tatNanos = bucket.get();
@@ -275,7 +339,8 @@ final class BucketTable {
             RateState rate = bucket.rate;
             // an adaptive rate is kept while it is remembered (AdaptiveMath.current: until the bucket has been full
             // for the memory), as a Redis key lives as long
-            return tatNanos > HELD && bucket.slots == 0 && BucketMath.isFull(tatNanos, nowNanos)
+            return tatNanos > HELD && bucket.slots == 0 && liveTickets(bucket, nowNanos) == null
+                    && BucketMath.isFull(tatNanos, nowNanos)
                     && (more == null || BucketMath.isFull(more, nowNanos))
                     && (rate == null || bucket.adaptive.isFresh(AdaptiveMath.current(rate, allTats(tatNanos, more),
                     nowNanos, bucket.adaptive)))

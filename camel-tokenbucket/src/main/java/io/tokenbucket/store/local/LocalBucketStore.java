@@ -82,7 +82,7 @@ public final class LocalBucketStore implements BucketStore {
         Outcome lockFree = step.op() == Step.Op.RESERVE && step.keys() == 1
                 ? reserveLockFree(command.keys().get(0), step.limits().get(0), step.amount(), step.maxWaitTicks(),
                 nowNanos) : null;
-        return lockFree != null ? lockFree : table.update(command.keys(), step, nowNanos);
+        return lockFree != null ? lockFree : table.update(command.keys(), step, nowNanos, command.lease());
     }
 
     /**
@@ -99,7 +99,7 @@ public final class LocalBucketStore implements BucketStore {
             return lockFree;
         }
         StoreCommand command = new StoreCommand(List.of(key), Step.reserve(limits, tokens, maxWaitNanos));
-        return table.update(command.keys(), command.step(), nowNanos);
+        return table.update(command.keys(), command.step(), nowNanos, null);
     }
 
     /** The lock-free reservation when it applies (one fixed limit, no in-flight limit), else null. */

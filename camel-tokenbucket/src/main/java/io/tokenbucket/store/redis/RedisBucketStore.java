@@ -228,8 +228,9 @@ public final class RedisBucketStore implements BucketStore {
     }
 
     /**
-     * Runs a command as the script's operations: every reservation as {@code reserve} (batched when batching); peek,
-     * penalize, throttle and rate of one key as their own operations; a refund or a remove as one call per key.
+     * Runs a command as the script's operations, one call each: every reservation as {@code reserve} (batched when
+     * batching), every other operation as its own (peek, penalize, throttle and rate name one key:
+     * {@link StoreCommand}).
      *
      * @throws IllegalArgumentException on a Redis Cluster when the keys of one reservation are not in one hash slot,
      *                                  or for a limit too large for the script
@@ -247,19 +248,13 @@ public final class RedisBucketStore implements BucketStore {
                             + " on store=redis, was keys " + keys);
                 }
                 return reserve(c);
-            case REMOVE, REFUND: {
-                // one call per key, answering the fewest tokens left; a remove keeps each key's in-flight slots
-                // (they belong to exchanges still running) and answers the first key's capacity
-                boolean remove = step.op() == Step.Op.REMOVE;
-                CompletableFuture<Outcome> fewest = null;
-                for (int i = 0; i < keys.size(); i++) {
-                    CompletableFuture<Outcome> one = call(remove ? "remove" : "refund", List.of(keys.get(i)),
-                            List.of(limits.get(i)), remove ? 1 : step.amount(), "-1", null);
-                    fewest = fewest == null ? one : fewest.thenCombine(one,
-                            (a, b) -> a.remaining() <= b.remaining() ? a : b);
-                }
-                return remove ? fewest.thenApply(done -> Outcome.granted(limits.get(0).capacity())) : fewest;
-            }
+            case REMOVE:
+                // every key in one call; each keeps its in-flight slots and tickets (exchanges still running or
+                // waiting hold them); the answer is the first key's capacity, as the math's
+                return call("remove", keys, limits, 1, "-1", null)
+                        .thenApply(done -> Outcome.granted(limits.get(0).capacity()));
+            case REFUND:
+                return call("refund", keys, limits, step.amount(), "-1", null);
             case RELEASE, RENEW:
                 if (c.lease() == null) {
                     throw new IllegalArgumentException(step.op() + " on store=redis needs the lease of the slots");
@@ -268,10 +263,6 @@ public final class RedisBucketStore implements BucketStore {
                         c.lease());
             default:
                 break;
-        }
-        if (keys.size() != 1) {
-            throw new IllegalArgumentException(step.op() + " on several keys is not supported by store=redis yet, was "
-                    + keys);
         }
         return switch (step.op()) {
             case PEEK -> call("peek", keys, limits, step.amount(), "-1", null);
@@ -290,12 +281,7 @@ public final class RedisBucketStore implements BucketStore {
      */
     private CompletionStage<Outcome> reserve(StoreCommand c) {
         Step step = c.step();
-        String[] redisKeys = c.keys().stream().map(this::redisKey).toArray(String[]::new);
-        if (cluster && Arrays.stream(redisKeys).anyMatch(k -> SlotHash.getSlot(k) != SlotHash.getSlot(redisKeys[0]))) {
-            throw new IllegalArgumentException("the keys " + List.of(redisKeys) + " of one reservation are in"
-                    + " different Redis Cluster hash slots, so one script cannot decide on them together: put a hash"
-                    + " tag in keyPrefix (for example keyPrefix={tb}:) so that every key of the limiter shares a slot");
-        }
+        String[] redisKeys = oneSlot(c.keys());
         int[] groups = step.groups();
         List<String> args = new ArrayList<>();
         args.add(Long.toString(step.amount()));
@@ -320,6 +306,21 @@ public final class RedisBucketStore implements BucketStore {
         // fails at once for a limit too large, without a round trip
         step.limits().forEach(l -> appendLimits(args, l, c.lease()));
         return reservations.reserve(redisKeys, candidateLimits, args);
+    }
+
+    /**
+     * The Redis keys of {@code keys}, which one script call decides together.
+     *
+     * @throws IllegalArgumentException on a Redis Cluster when they are not in one hash slot
+     */
+    private String[] oneSlot(List<String> keys) {
+        String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
+        if (cluster && Arrays.stream(redisKeys).anyMatch(k -> SlotHash.getSlot(k) != SlotHash.getSlot(redisKeys[0]))) {
+            throw new IllegalArgumentException("the keys " + List.of(redisKeys) + " of one step are in"
+                    + " different Redis Cluster hash slots, so one script cannot decide on them together: put a hash"
+                    + " tag in keyPrefix (for example keyPrefix={tb}:) so that every key of the limiter shares a slot");
+        }
+        return redisKeys;
     }
 
     /** Answers with the script's 'throttle' (a signal) or 'rate' (a question): see bucket.lua. */
@@ -357,7 +358,7 @@ public final class RedisBucketStore implements BucketStore {
     private CompletableFuture<Outcome> call(String op, List<String> keys, List<Limits> limits, long tokens,
                                             String arg, StoreCommand.Lease lease) {
         List<String> operands = operands(tokens, arg, limits, lease);
-        String[] redisKeys = keys.stream().map(this::redisKey).toArray(String[]::new);
+        String[] redisKeys = oneSlot(keys);
         RedisClockOffset clock = clocks.of(redisKeys[0]);
         long sentNanos = System.nanoTime();
         return run(op, redisKeys, operands, clock).thenApply(raw -> reservation(ScriptReply.parse(raw, limits),
@@ -391,7 +392,7 @@ public final class RedisBucketStore implements BucketStore {
 
     /**
      * Appends one key's limits as the script reads them: their in-flight limit if any ('F', the limit, the lease id,
-     * the lease time in microseconds and 1 when a refusal takes a ticket; '-', 0 and 0 without a lease, for a
+     * the lease time and the ticket time (0: none) in microseconds; '-', 0 and 0 without a lease, for a
      * command that takes and names no slot),
      * their adaptation if any ('A' and its seven numbers, times in microseconds rounded up), their number, then
      * each capacity and interval in microseconds (rounded up again: never faster than the nanosecond limit).
@@ -405,7 +406,7 @@ public final class RedisBucketStore implements BucketStore {
             args.add(Long.toString(l.inFlight()));
             args.add(lease == null ? "-" : lease.id());
             args.add(lease == null ? "0" : Long.toString(ceilMicros(lease.nanos())));
-            args.add(lease != null && lease.ticket() ? "1" : "0");
+            args.add(lease == null ? "0" : Long.toString(ceilMicros(lease.ticketNanos())));
         }
         Adaptive adaptive = l.adaptive();
         if (adaptive != null) {

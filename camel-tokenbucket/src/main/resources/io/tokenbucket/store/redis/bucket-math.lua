@@ -163,7 +163,7 @@
     return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false }
   end
 
-  -- A reservation on several keys (AdaptiveMath.reserveAll, BucketMath.reserveAll): the freest candidate group and
+  -- A reservation on several keys (BucketMath.decide's RESERVE, steps 1, 3 to 5): the freest candidate group and
   -- every shared key, all charged or none. Its ARGV from pos: tokens n, the longest wait, 'C', its number of keys,
   -- the number of candidates c, optionally 'G' and the number of keys of each candidate's group (its candidate key
   -- and the keys charged with it; without 'G' one each), then the limits of each key in turn; its keys are
@@ -248,14 +248,14 @@
       -- waits on another is what this instance's own queue does (TokenBucketSlots)
       if best_full and max_wait_us > 0 then -- with candidates: on every candidate's keys, whichever frees first
         for k = 1, count do
-          if l[k].inflight ~= nil and l[k].inflight.ticket then
+          if l[k].inflight ~= nil and l[k].inflight.ticket_us > 0 then
             charge(key[k], tats_us[k], rate[k], l[k].adapt, copy(l[k], held[k], false, true))
           end
         end
       end
       return p, ki + count
     end
-    -- BucketMath.reserveAt on the chosen group's keys and every shared key, each at its rate, earning credit
+    -- BucketMath.decide's step 5 on the chosen group's keys and every shared key, each at its rate, earning credit
     local release_us = now_us + best_wait_us
     local from, to = first[best], first[best] + sizes[best] - 1
     fewest = nil

@@ -8,7 +8,7 @@
     local inflight, adapt = nil, nil
     if ARGV[pos] == 'F' then
       inflight = { n = tonumber(ARGV[pos + 1]), id = ARGV[pos + 2], lease_us = tonumber(ARGV[pos + 3]),
-                   ticket = ARGV[pos + 4] == '1' }
+                   ticket_us = tonumber(ARGV[pos + 4]) }
       pos = pos + 5
     end
     if ARGV[pos] == 'A' then
@@ -84,12 +84,10 @@
   end
 
   -- BucketMath.decide's in-flight parts: whether a key of limits l holding slots is full, the fewest of its tokens
-  -- and free slots, and its slots after a charge (one more, of the reservation's lease, when it has a limit)
-  -- and in-flight keys on a shared store keep a queue of tickets of waiting reservations (slots.queue, in arrival
-  -- order, each expiring TICKET_US after its last try): a key is full for a reservation when its held slots and the
-  -- tickets ahead of its own (all of them, when it has none) reach the limit, so a freed slot goes to the oldest
-  -- waiter of whichever instance, not to whoever asks first
-  local TICKET_US = 500000
+  -- and free slots, and its slots after a charge (one more, of the reservation's lease, when it has a limit).
+  -- slots.queue holds the waiters' tickets (Waiter), in arrival order, each expiring ticket_us after the try that
+  -- placed or kept it (expired ones are dropped on reading, as leases are)
+  -- BucketMath.ahead: the tickets ahead of this reservation's own, all of them when it holds none
   local function ahead(l, slots)
     local queue, n = slots.queue or {}, 0
     for j = 1, #queue do
@@ -100,11 +98,12 @@
     end
     return n
   end
+  -- BucketMath.full: the held slots and the tickets ahead reach the limit
   local function full(l, slots)
     return l.inflight ~= nil and #slots + ahead(l, slots) >= l.inflight.n
   end
-  -- slots (and the queue) as a new table: without this reservation's ticket; taking its slot when take is true;
-  -- with its ticket at its place in the queue (or last), renewed, when ticket is true
+  -- slots (and the queue) as a new table: BucketMath.queued, this reservation's ticket out, or kept at its place (or
+  -- last) and renewed when ticket is true; and its slot taken when take is true
   local function copy(l, slots, take, ticket)
     local next = { queue = {} }
     for j = 1, #slots do
@@ -115,12 +114,12 @@
       if t.id ~= l.inflight.id then
         next.queue[#next.queue + 1] = t
       elseif ticket then
-        next.queue[#next.queue + 1] = { id = t.id, exp_us = now_us + TICKET_US }
+        next.queue[#next.queue + 1] = { id = t.id, exp_us = now_us + l.inflight.ticket_us }
         placed = true
       end
     end
     if ticket and not placed then
-      next.queue[#next.queue + 1] = { id = l.inflight.id, exp_us = now_us + TICKET_US }
+      next.queue[#next.queue + 1] = { id = l.inflight.id, exp_us = now_us + l.inflight.ticket_us }
     end
     if take then
       next[#next + 1] = { id = l.inflight.id, exp_us = now_us + l.inflight.lease_us }

@@ -13,18 +13,22 @@
 --           first), then the shared keys. Returns the five numbers below for each reservation in turn, then the
 --           Redis clock's now again, read after their work (the first now again when there is one reservation).
 --           Each key is read once and written once, however many reservations it has.
--- 'peek', 'refund', 'penalize', 'throttle', 'rate', 'remove'
---           on KEYS[1]: ARGV[2] tokens n (for 'refund' any number from 1; 1 for the others but 'peek'), ARGV[3]
---           penalize: the penalty in microseconds (capped at 365 days), otherwise -1, ARGV[4..] the key's limits;
---           'remove' keeps only the key's in-flight slots (they belong to exchanges still running)
+-- 'peek', 'penalize', 'throttle', 'rate'
+--           on KEYS[1]: ARGV[2] tokens n (1 but for 'peek'), ARGV[3] penalize: the penalty in microseconds (capped
+--           at 365 days), otherwise -1, ARGV[4..] the key's limits
+-- 'refund', 'remove'
+--           on every key of KEYS, with ARGV as 'peek' has it (n any number from 1) and each key's limits; 'remove'
+--           keeps only each key's in-flight slots and tickets (they belong to exchanges still running or waiting)
 -- 'probe'   on KEYS[1] (or none), ARGV as 'peek' has it with no limits (0): sends what the others send (below)
 -- 'release', 'renew'
 --           on every key of KEYS, with ARGV as 'peek' has it and each key's limits: the slot of the lease their
 --           'F' names is dropped, or renewed to expire lease_us from now (an expired one stays gone)
 -- limits    optionally 'F' and four words: the in-flight limit N, the reservation's lease id, the lease time in
 --           microseconds (a key holds at most N slots; a reservation takes one with its id, expiring after the lease
---           time unless renewed) and 1 when a refusal for want of a slot takes a ticket in the key's queue (below); then their number m (0 for a key of in-flight limit only), then m pairs of capacity
---           C and interval T (the microseconds one token takes to come back, rounded up); limits whose rate adapts (AdaptiveMath) are preceded by 'A' and seven numbers:
+--           time unless renewed) and the ticket time in microseconds (0: a refusal for want of a slot takes no ticket
+--           in the key's queue, below); then their number m (0 for a key of in-flight limit only), then m pairs of
+--           capacity C and interval T (the microseconds one token takes to come back, rounded up); limits whose rate
+--           adapts (AdaptiveMath) are preceded by 'A' and seven numbers:
 --           floor, decrease and increase in parts per million, hold and memory in microseconds, the tokens of one
 --           increase step at the ceiling, and the start in parts per million (where a key without rate state
 --           starts; 1000000: at the ceiling, no slow start)
@@ -120,7 +124,9 @@ if op == 'reserve' then
   -- a key's next state, kept for the reservations after it and written at the end (one tat without a rate state as
   -- a number)
   local function charge(key, tats_us, rate, adapt, slots)
-    if rate == nil and #tats_us == 1 and (slots == nil or (#slots == 0 and #(slots.queue or {}) == 0)) then
+    -- (a state at or before now is a full bucket, deleted by store(): a waiter's ticket withdrawn from a full key)
+    if rate == nil and #tats_us == 1 and tats_us[1] > now_us
+        and (slots == nil or (#slots == 0 and #(slots.queue or {}) == 0)) then
       states[key] = tats_us[1]
     else
       states[key] = tats_us
@@ -284,25 +290,34 @@ if op == 'probe' then
   return { 1, 0, 0, 1, now_us }
 end
 
-local tats_us, rate, slots = load(1)
-local l = scaled(limits[1], rate)
-
-if op == 'remove' then
-  -- BucketMath.decide's REMOVE: the bucket full and no rate state; the slots of exchanges still running stay
-  store(KEYS[1], {}, 0, nil, nil, slots)
-  return { 1, 0, 0, 1, now_us }
-end
-
-if op == 'refund' then
-  -- BucketMath.refund, never past full (tokens * T may be huge: the result is then now, exactly)
-  for i = 1, #l do
-    if tats_us[i] > now_us then
-      tats_us[i] = math.max(now_us, tats_us[i] - tokens * l[i].interval_us)
+if op == 'refund' or op == 'remove' then
+  -- BucketMath.decide's REFUND and REMOVE on every key: a refund moves each limit back by n of its intervals, never
+  -- past full (n * T may be huge: the result is then now, exactly), and answers the fewest tokens of any key; a
+  -- remove leaves each bucket full, without rate state
+  local fewest = nil
+  for k = 1, #KEYS do
+    local tats_k, rate_k, slots_k = load(k)
+    if op == 'remove' then
+      store(KEYS[k], {}, 0, nil, nil, slots_k)
+    else
+      local l_k = scaled(limits[k], rate_k)
+      for i = 1, #l_k do
+        if tats_k[i] > now_us then
+          tats_k[i] = math.max(now_us, tats_k[i] - tokens * l_k[i].interval_us)
+        end
+      end
+      store(KEYS[k], tats_k, #l_k, rate_k, l_k.adapt, slots_k)
+      local a = available(tats_k, l_k, slots_k)
+      if fewest == nil or a < fewest then
+        fewest = a
+      end
     end
   end
-  store(KEYS[1], tats_us, #l, rate, l.adapt, slots)
-  return { 1, 0, available(tats_us, l, slots), 1, now_us }
+  return { 1, 0, fewest or 0, 1, now_us }
 end
+
+local tats_us, rate, slots = load(1)
+local l = scaled(limits[1], rate)
 
 if op == 'penalize' then
   -- BucketMath.penalize: no token before now + penalty, then refilling from empty
@@ -332,6 +347,6 @@ elseif op ~= 'peek' then
   return redis.error_reply('bucket.lua: unknown operation ' .. tostring(op))
 end
 
--- BucketMath.peek (after a penalty: the state it left, for one token); -1 when every slot is held
+-- BucketMath.decide's PEEK (after a penalty: the state it left, for one token); -1 when every slot is held
 local _, wait_us = reserve(tats_us, l, tokens)
 return { full(l, slots) and -1 or (wait_us == 0 and 1 or 0), wait_us, available(tats_us, l, slots), 1, now_us }

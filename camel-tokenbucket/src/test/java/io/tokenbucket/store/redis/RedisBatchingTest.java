@@ -15,8 +15,10 @@ import io.tokenbucket.math.BucketMath;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.Step;
 import io.tokenbucket.store.FallbackBucketStore;
 import io.tokenbucket.store.Reservations;
+import io.tokenbucket.store.StoreCommand;
 import io.tokenbucket.store.local.LocalBucketStore;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
@@ -363,5 +365,36 @@ class RedisBatchingTest {
         }
         assertThat(granted).isEqualTo(50);
         assertThat(largestBatch.get()).as("no batch heard of").isZero();
+    }
+
+    @Test
+    void aRefundAndARemoveOnSeveralKeysAreOneScriptCallEach() throws Exception {
+        RedisBucketStore store = store();
+        Limits limits = Limits.of(Limit.of(5, 5, 3_600_000 * MS)); // 5 an hour: nothing comes back in the test
+        List<String> keys = List.of("a", "b", "c", "d");
+        List<Limits> each = List.of(limits, limits, limits, limits);
+        Step allOf = new Step(Step.Op.RESERVE, new int[] {1}, each, 3, 0);
+        assertThat(store.execute(new StoreCommand(keys, allOf)).toCompletableFuture().get(10, TimeUnit.SECONDS)
+                .granted()).isTrue();
+        redis.command("CONFIG", "RESETSTAT");
+        Outcome refunded = store.refund(keys, each, 2).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(refunded.remaining()).isEqualTo(4);
+        assertThat(scriptCalls()).isEqualTo(1);
+        store.execute(new StoreCommand(keys, new Step(Step.Op.REMOVE, new int[] {4}, each, 0, 0)))
+                .toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(scriptCalls()).isEqualTo(2);
+        assertThat(redis.command("DBSIZE")).as("every bucket full again: no key").isEqualTo(0L);
+    }
+
+    /** The script calls Redis has run since its statistics were reset: EVALSHA and EVAL. */
+    private long scriptCalls() {
+        long calls = 0;
+        for (String line : String.valueOf(redis.command("INFO", "commandstats")).split("\r?\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                String counted = line.substring(line.indexOf("calls=") + 6);
+                calls += Long.parseLong(counted.substring(0, counted.indexOf(',')));
+            }
+        }
+        return calls;
     }
 }

@@ -54,6 +54,9 @@ public class ProxyChooser extends AsyncProcessorSupport {
     /** The registry name the routes refer to. */
     public static final String BEAN = "proxyChooser";
 
+    /** The most {@code example.maxInFlight} may be: URLs in flight, each of which may wait here for a proxy. */
+    public static final int MAX_IN_FLIGHT = 100_000;
+
     static final long MIN_BACKOFF_MS = 50;
 
     private final ProxyPool pool;
@@ -96,10 +99,11 @@ public class ProxyChooser extends AsyncProcessorSupport {
 
     @Override
     protected void doStart() {
-        // every URL waiting for a proxy is one task here, up to example.maxInFlight of them: Camel's default profile
-        // would refuse the 1,001st (RejectedExecutionException, which fails the URL with no outcome at all)
+        // every URL waiting for a proxy is one task here, about example.maxInFlight of them at most (the queue's
+        // consumers may pass the mark together): Camel's default profile would refuse the 1,001st
+        // (RejectedExecutionException, which fails the URL with no outcome at all)
         timer = context.getExecutorServiceManager().newScheduledThreadPool(this, "ProxyChooserTimer",
-                new ThreadPoolProfileBuilder("proxyChooserTimer").poolSize(1).maxQueueSize(InFlightLimit.MAX)
+                new ThreadPoolProfileBuilder("proxyChooserTimer").poolSize(1).maxQueueSize(2 * MAX_IN_FLIGHT)
                         .build());
         workers = context.getExecutorServiceManager().newDefaultThreadPool(this, "ProxyChooser");
     }

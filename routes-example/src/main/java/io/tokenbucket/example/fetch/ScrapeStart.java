@@ -7,8 +7,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * The first step of every URL, before any proxy or token: takes one of the instance's places
- * ({@link InFlightLimit}, waiting for one), sets up its bookkeeping and checks the URL
+ * The first step of every URL, before any proxy or token: sets up its bookkeeping and checks the URL
  * ({@link TargetUrl}). A URL that is not fetched (not http or https, no host, unparsable, credentials in it, too
  * long) goes straight to the dead letter with the reason and 0 attempts: no proxy is chosen, no token taken, no
  * request made. Bound as {@value #BEAN}.
@@ -19,20 +18,14 @@ public class ScrapeStart implements Processor {
     public static final String BEAN = "scrapeStart";
 
     private final ProxyStats stats;
-    private final InFlightLimit inFlight;
 
-    /**
-     * @param stats    counts the dead letters
-     * @param inFlight the places of the URLs this instance works on at once
-     */
-    public ScrapeStart(ProxyStats stats, InFlightLimit inFlight) {
+    /** @param stats counts the dead letters */
+    public ScrapeStart(ProxyStats stats) {
         this.stats = stats;
-        this.inFlight = inFlight;
     }
 
     @Override
     public void process(Exchange exchange) {
-        inFlight.enter(exchange);
         String given = exchange.getMessage().getBody(String.class);
         exchange.setProperty(Scrape.START_NANOS, System.nanoTime());
         exchange.setProperty(Scrape.ATTEMPTS, 0);

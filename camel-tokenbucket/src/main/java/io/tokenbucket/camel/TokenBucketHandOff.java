@@ -1,0 +1,200 @@
+package io.tokenbucket.camel;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+
+import org.apache.camel.AsyncCallback;
+import org.apache.camel.Exchange;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where an exchange continues once the component had to wait for something (its tokens, a slot, a store's answer):
+ * never on the timer thread nor on a store's I/O thread. The one continuation rule: an exchange whose caller waits
+ * for it ({@link CallerWaits}: Camel's {@code synchronous=true}, or a transacted exchange) continues on that
+ * thread; every other one on the component's worker pool.
+ *
+ * <p>Continuations are handed to the pool in batches, not one pool task each: they queue here in the order they are
+ * handed over, and pool tasks take them in that order. A task is submitted only when none is on its way (submitted,
+ * not started yet) and fewer tasks than the pool has threads are running, so a store reply carrying N reservations
+ * (or a timer tick releasing N waiters) costs at most as many pool submissions and thread wake-ups as there are
+ * threads to run them, not N; a task that takes a continuation while others queue makes sure another task is on its
+ * way, so none waits behind a slow route while a thread could take it. A task gives its thread back after
+ * {@link #TASK_TURNS} continuations, so the pool's other work (sweeps, lease renewals) is not starved.
+ */
+final class TokenBucketHandOff {
+
+    /** How many continuations one pool task runs before it goes back to the pool's queue: 64. */
+    static final int TASK_TURNS = 64;
+
+    private static final Logger LOG = LoggerFactory.getLogger(TokenBucketHandOff.class);
+
+    private record Task(String name, Exchange exchange, AsyncCallback callback, Runnable continuation,
+                        Runnable refused) {
+    }
+
+    private final Executor pool;
+    private final int threads;
+    private final Runnable drainer = this::drain;
+    private final ArrayDeque<Task> tasks = new ArrayDeque<>(); // guarded by this
+    private int running; // pool tasks submitted and not finished; guarded by this
+    private int starting; // of those, not started yet; guarded by this
+
+    /** Hands continuations to {@code pool}, on at most {@code threads} tasks at once (at least one). */
+    TokenBucketHandOff(Executor pool, int threads) {
+        this.pool = pool;
+        this.threads = Math.max(1, threads);
+    }
+
+    /** How many threads {@code pool} runs tasks on: its core size (a Camel pool's size), else the processors. */
+    static int threadsOf(Executor pool) {
+        if (pool instanceof ThreadPoolExecutor tpe && tpe.getCorePoolSize() > 0) {
+            return tpe.getCorePoolSize();
+        }
+        if (pool instanceof ForkJoinPool fjp) {
+            return fjp.getParallelism();
+        }
+        return Runtime.getRuntime().availableProcessors();
+    }
+
+    /**
+     * Runs {@code continuation} where {@code exchange} continues (see the class); if the pool refuses it (the
+     * component stops), runs {@code refused} (when not null: it gives back what the continuation would have, a slot
+     * or a waiting place) and fails the exchange with {@link TokenBucketException}, naming the endpoint {@code name}.
+     */
+    void execute(String name, Exchange exchange, AsyncCallback callback, Runnable continuation, Runnable refused) {
+        if (callback instanceof CallerWaits caller) { // it waits anyway: a hop to the pool would only cost
+            caller.execute(continuation);
+            return;
+        }
+        boolean submit;
+        synchronized (this) {
+            tasks.add(new Task(name, exchange, callback, continuation, refused));
+            submit = starting == 0 && running < threads;
+            if (submit) {
+                starting++;
+                running++;
+            }
+        }
+        if (submit) {
+            submit();
+        }
+    }
+
+    private void submit() {
+        try {
+            pool.execute(drainer);
+        } catch (RejectedExecutionException e) {
+            ArrayDeque<Task> unrun;
+            synchronized (this) {
+                starting--;
+                running--;
+                if (running > 0) {
+                    return; // the tasks running take what queued
+                }
+                unrun = new ArrayDeque<>(tasks);
+                tasks.clear();
+            }
+            unrun.forEach(t -> refuse(t, e));
+        }
+    }
+
+    private static void refuse(Task t, RejectedExecutionException e) {
+        if (t.refused() != null) {
+            t.refused().run();
+        }
+        if (t.exchange().getException() == null) {
+            t.exchange().setException(TokenBucketExceptions.workerRefused(t.name(), e));
+        }
+        t.callback().done(false);
+    }
+
+    /** A pool task: runs the queued continuations in order, at most {@link #TASK_TURNS}. */
+    private void drain() {
+        synchronized (this) {
+            starting--;
+        }
+        for (int turn = 0; ; turn++) {
+            Task t;
+            boolean submit;
+            synchronized (this) {
+                t = turn < TASK_TURNS ? tasks.poll() : null;
+                if (t == null) {
+                    // ending with continuations queued (its turns used up): another task takes them, unless one is
+                    // on its way already
+                    submit = !tasks.isEmpty() && starting == 0;
+                    if (submit) {
+                        starting++;
+                    } else {
+                        running--;
+                    }
+                } else {
+                    submit = !tasks.isEmpty() && starting == 0 && running < threads;
+                    if (submit) {
+                        starting++;
+                        running++;
+                    }
+                }
+            }
+            if (submit) {
+                submit();
+            }
+            if (t == null) {
+                return;
+            }
+            try {
+                t.continuation().run();
+            } catch (RuntimeException | Error e) {
+                // as a pool would: one failing continuation must not stop those queued behind it
+                LOG.warn("A tokenbucket continuation failed", e);
+            }
+        }
+    }
+
+    /**
+     * The callback of an exchange whose sending thread waits for it and then continues the route itself (Camel's
+     * {@code synchronous=true}, or a transacted exchange, whose transaction is bound to that thread). What would go
+     * to the worker pool is given to that thread instead, which runs it: the timer and a store's I/O thread only hand
+     * over, and no step of the route runs anywhere but on the caller. The caller waits as long as the exchange does,
+     * which maxWait and storeTimeout bound, and a stop abandons it as any other; it does not give up on an interrupt
+     * (it is re-asserted when the wait ends), so that its callback is still called once.
+     */
+    static final class CallerWaits implements AsyncCallback {
+        private static final Runnable DONE = () -> { };
+        // a queue, not a monitor: a virtual thread may wait here without pinning its carrier
+        private final LinkedBlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
+
+        /** Gives {@code task} to the waiting thread. */
+        void execute(Runnable task) {
+            tasks.add(task);
+        }
+
+        @Override
+        public void done(boolean doneSync) {
+            tasks.add(DONE);
+        }
+
+        /** In the waiting thread: runs what it is given, in order, until the exchange's callback is done. */
+        void await() {
+            boolean interrupted = false;
+            for (Runnable task = null; task != DONE; ) {
+                try {
+                    task = tasks.take();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    continue;
+                }
+                if (task != DONE) {
+                    task.run();
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.tokenbucket.camel;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.support.DefaultExchange;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The hand-off to the worker pool goes in batches: a burst of continuations (a store reply carrying many
+ * reservations, a timer tick releasing many waiters) costs at most one pool task per thread, plus one per
+ * {@link TokenBucketHandOff#TASK_TURNS} continuations; they start in the order they were handed over; and a pool
+ * that refuses fails each exchange once, after giving back what it held.
+ */
+class TokenBucketHandOffTest {
+
+    private final CamelContext context = new DefaultCamelContext();
+    private final ExecutorService threads = Executors.newFixedThreadPool(4);
+    private final AtomicInteger submitted = new AtomicInteger();
+    private final Executor counting = task -> {
+        submitted.incrementAndGet();
+        threads.execute(task);
+    };
+
+    @AfterEach
+    void stop() {
+        threads.shutdownNow();
+    }
+
+    @Test
+    void aBurstHandedOverWhileThePoolIsBusyCostsOneTaskPerThread() throws Exception {
+        TokenBucketHandOff handOff = new TokenBucketHandOff(counting, 4);
+        int burst = 1000;
+        CountDownLatch gate = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(burst);
+        AtomicInteger callbacks = new AtomicInteger();
+        for (int i = 0; i < burst; i++) {
+            handOff.execute("burst", new DefaultExchange(context), doneSync -> callbacks.incrementAndGet(), () -> {
+                await(gate);
+                done.countDown();
+            }, null);
+        }
+        // every thread is held by a continuation: the rest queued without a pool task of their own
+        assertThat(submitted.get()).isLessThanOrEqualTo(4);
+        gate.countDown();
+        assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(submitted.get()).isLessThanOrEqualTo(4 + burst / TokenBucketHandOff.TASK_TURNS + 4);
+        assertThat(callbacks.get()).isZero(); // the continuations call back, not the hand-off
+    }
+
+    @Test
+    void continuationsStartInTheOrderTheyWereHandedOver() throws Exception {
+        TokenBucketHandOff handOff = new TokenBucketHandOff(counting, 1);
+        int count = 500;
+        List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch done = new CountDownLatch(count);
+        for (int i = 0; i < count; i++) {
+            int n = i;
+            handOff.execute("order", new DefaultExchange(context), doneSync -> { }, () -> {
+                order.add(n);
+                done.countDown();
+            }, null);
+        }
+        assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(order).containsExactlyElementsOf(IntStream.range(0, count).boxed().toList());
+        assertThat(submitted.get()).isLessThan(count);
+    }
+
+    @Test
+    void aFailingContinuationDoesNotStopThoseBehindIt() throws Exception {
+        TokenBucketHandOff handOff = new TokenBucketHandOff(counting, 1);
+        CountDownLatch done = new CountDownLatch(1);
+        handOff.execute("fails", new DefaultExchange(context), doneSync -> { }, () -> {
+            throw new IllegalStateException("a continuation that fails");
+        }, null);
+        handOff.execute("fails", new DefaultExchange(context), doneSync -> { }, done::countDown, null);
+        assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void aPoolThatRefusesFailsEachExchangeOnceAfterGivingBackWhatItHeld() {
+        TokenBucketHandOff handOff = new TokenBucketHandOff(task -> {
+            throw new RejectedExecutionException("the pool stopped");
+        }, 2);
+        List<Exchange> exchanges = new ArrayList<>();
+        AtomicInteger callbacks = new AtomicInteger();
+        AtomicInteger given = new AtomicInteger();
+        AtomicInteger ran = new AtomicInteger();
+        for (int i = 0; i < 3; i++) {
+            Exchange exchange = new DefaultExchange(context);
+            exchanges.add(exchange);
+            handOff.execute("refused", exchange, doneSync -> callbacks.incrementAndGet(), ran::incrementAndGet,
+                    given::incrementAndGet);
+        }
+        assertThat(callbacks.get()).isEqualTo(3);
+        assertThat(given.get()).isEqualTo(3);
+        assertThat(ran.get()).isZero();
+        assertThat(exchanges).allSatisfy(e -> assertThat(e.getException())
+                .isInstanceOf(TokenBucketException.class).hasMessageContaining("tokenbucket:refused")
+                .hasMessageContaining("the pool stopped"));
+    }
+
+    @Test
+    void anExchangeWhoseCallerWaitsContinuesOnThatThread() {
+        TokenBucketHandOff handOff = new TokenBucketHandOff(counting, 4);
+        TokenBucketHandOff.CallerWaits caller = new TokenBucketHandOff.CallerWaits();
+        List<Thread> ranOn = new ArrayList<>();
+        Thread other = new Thread(() -> handOff.execute("caller", new DefaultExchange(context), caller, () -> {
+            ranOn.add(Thread.currentThread());
+            caller.done(false);
+        }, null));
+        other.start();
+        caller.await();
+        assertThat(ranOn).containsExactly(Thread.currentThread());
+        assertThat(submitted.get()).isZero();
+    }
+
+    private static void await(CountDownLatch gate) {
+        try {
+            gate.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
