@@ -35,6 +35,9 @@ final class ReservationCalls {
                   CompletableFuture<Outcome> result) {
     }
 
+    /** A member's part of ARGV when it is the part of the member before: {@code bucket.lua}'s reserve reads it so. */
+    static final String SAME_WORDS = "=";
+
     private final boolean batching;
     private final LongConsumer batchSizes;
     private final long timeoutNanos;
@@ -76,9 +79,17 @@ final class ReservationCalls {
             // one that queued too long is not sent (unexpired)
             List<String> keys = new ArrayList<>(call.size());
             List<String> operands = new ArrayList<>(call.size() * 5);
+            List<String> before = null;
             for (Member m : call) {
                 keys.addAll(List.of(m.redisKeys()));
-                operands.addAll(m.args());
+                // the words of the member before again (one endpoint's members mostly share theirs): the script's
+                // '=', which it need not receive and parse again
+                if (m.args().equals(before)) {
+                    operands.add(SAME_WORDS);
+                } else {
+                    operands.addAll(m.args());
+                }
+                before = m.args();
             }
             reply = script.reserve(keys.toArray(String[]::new), operands, clock);
         } catch (Throwable e) { // a call that cannot be sent fails its members, and its lanes go on: never a hang

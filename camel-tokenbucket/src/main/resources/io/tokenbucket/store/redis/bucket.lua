@@ -10,7 +10,8 @@
 --           several keys (the freest candidate or candidate group, with every shared key): n, the longest wait,
 --           'C', its number of keys k, the number of candidates c, optionally 'G' and each group's size, then the
 --           limits of each of its keys; its keys are the next k of KEYS, the groups in turn (each its candidate
---           first), then the shared keys. Returns the five numbers below for each reservation in turn, then the
+--           first), then the shared keys. A reservation whose words are those of the one before (its keys aside)
+--           may be sent as the one word '=' instead. Returns the five numbers below for each reservation in turn, then the
 --           Redis clock's now again, read after their work (the first now again when there is one reservation).
 --           Each key is read once and written once, however many reservations it has.
 -- 'peek', 'refund', 'penalize', 'throttle', 'rate', 'remove'
@@ -48,7 +49,8 @@
 --
 -- Every number stays below 2^53, so Lua's doubles hold them exactly: the caller keeps bursts (C*T) under 2^51 and
 -- waits and penalties under a year, and a stored state is read no further ahead than MAX_DEBT_US (below). Numbers
--- are written with %.0f because tostring() would round a 16-digit number to 14 digits.
+-- are written with %.0f (or %d, which is cheaper, where the number is whole) because tostring() would round a
+-- 16-digit number to 14 digits.
 
 local op = ARGV[1]
 
@@ -127,19 +129,32 @@ if op == 'reserve' then
     end
     rates[key], adapts[key], held[key], written[key] = rate, adapt, slots, true
   end
+  -- the words of the reservation before start at prev; its numbers are kept (parsing a number is a large share of
+  -- a short reservation's work): n and the longest wait always, capacity and interval when it took the short branch
+  local prev, short = pos, false
+  local n, max_wait_us, capacity, interval_us
   while ki <= #KEYS do
     members = members + 1
-    local n, max_wait_us = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
+    -- '=': this reservation's words are those of the one before (the caller sends it for an equal one)
+    local repeated = ARGV[pos] == '='
+    local at = repeated and prev or pos
+    if not repeated then
+      n, max_wait_us = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+    end
+    prev = at
     local o = #out
     local key = KEYS[ki]
     local state = load(key)
     -- the short branch: one fixed limit on a state of at most one number without a rate state, BucketMath.decide
     -- for one key of one limit without the general steps' tables (BucketScriptBatchDifferentialTest and
     -- BucketScriptDifferentialTest run both against BucketMath: a limit count '01' takes the general steps)
-    if ARGV[pos + 2] == '1' and type(state) ~= 'table' then
+    if ARGV[at + 2] == '1' and type(state) ~= 'table' then
       ki = ki + 1
-      local capacity, interval_us = tonumber(ARGV[pos + 3]), tonumber(ARGV[pos + 4])
-      pos = pos + 5
+      if not (repeated and short) then
+        capacity, interval_us = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
+      end
+      short = true
+      pos = repeated and pos + 1 or at + 5
       local tat_us = state or now_us
       if tat_us < now_us then
         tat_us = now_us
@@ -161,14 +176,18 @@ if op == 'reserve' then
       out[o + 2], out[o + 3], out[o + 4], out[o + 5] = wait_us, a > 0 and a or 0, 1, now_us
     else
       g = g or general()
-      pos, ki = g.reserve_all(KEYS, ki, pos, n, max_wait_us, load_tats, charge, out)
+      short = false
+      local after
+      after, ki = g.reserve_all(KEYS, ki, at, n, max_wait_us, load_tats, charge, out)
+      pos = repeated and pos + 1 or after
     end
   end
   for key in pairs(written) do
     local state = states[key]
     if type(state) == 'number' then
-      -- store() of one tat without a rate state, which a reservation always leaves ahead of now: a SET
-      redis.call('SET', key, string.format('%.0f', state), 'PX', math.ceil((state - now_us) / 1000))
+      -- store() of one tat without a rate state, which a reservation always leaves ahead of now: a SET (the tat is
+      -- whole; the TTL is formatted by Redis, exactly: it is far below 2^53)
+      redis.call('SET', key, string.format('%d', state), 'PX', math.ceil((state - now_us) / 1000))
     else
       g = g or general()
       g.store(key, state, #state, rates[key], adapts[key], held[key])
