@@ -87,6 +87,8 @@ end
 -- (what a GET would read now) is read at its first reservation, and each changed key is written once at the end
 if op == 'reserve' then
   local states, rates, adapts, held, written, out = {}, {}, {}, {}, {}, {}
+  -- true for a key whose state is a table: a lookup here is cheaper than a call of type() per reservation
+  local tabled = {}
   local g = nil
   local pos, ki, members = 2, 1, 0
   -- a key's state as the reservations before left it, read from Redis at its first reservation: false (no key, a
@@ -98,12 +100,15 @@ if op == 'reserve' then
       local stored = redis.call('GET', key)
       state = stored and tonumber(stored)
       if state then
-        state = bounded(state)
+        if state ~= state or state > now_us + MAX_DEBT_US then -- bounded(), without a call
+          state = now_us + MAX_DEBT_US
+        end
       elseif not stored then
         state = false
       else
         g = g or general()
         state, rates[key], held[key] = g.parse(stored)
+        tabled[key] = true
       end
       states[key] = state
     end
@@ -123,9 +128,9 @@ if op == 'reserve' then
   -- a number)
   local function charge(key, tats_us, rate, adapt, slots)
     if rate == nil and #tats_us == 1 and (slots == nil or (#slots == 0 and #(slots.queue or {}) == 0)) then
-      states[key] = tats_us[1]
+      states[key], tabled[key] = tats_us[1], false
     else
-      states[key] = tats_us
+      states[key], tabled[key] = tats_us, true
     end
     rates[key], adapts[key], held[key], written[key] = rate, adapt, slots, true
   end
@@ -144,11 +149,14 @@ if op == 'reserve' then
     prev = at
     local o = #out
     local key = KEYS[ki]
-    local state = load(key)
+    local state = states[key]
+    if state == nil then
+      state = load(key)
+    end
     -- the short branch: one fixed limit on a state of at most one number without a rate state, BucketMath.decide
     -- for one key of one limit without the general steps' tables (BucketScriptBatchDifferentialTest and
     -- BucketScriptDifferentialTest run both against BucketMath: a limit count '01' takes the general steps)
-    if ARGV[at + 2] == '1' and type(state) ~= 'table' then
+    if ARGV[at + 2] == '1' and not tabled[key] then
       ki = ki + 1
       if not (repeated and short) then
         capacity, interval_us = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
@@ -169,10 +177,13 @@ if op == 'reserve' then
         next_us = tat_us
         out[o + 1] = 0
       else
-        states[key], adapts[key], written[key] = next_us, nil, true
+        -- a number is written as one tat alone (no rate state, no slots): whatever adapts[key] holds is not read
+        states[key], written[key] = next_us, true
         out[o + 1] = 1
       end
-      local a = math.floor((burst_us - (next_us - now_us)) / interval_us)
+      -- math.floor without a call: x - x % 1 is floor(x), exactly, for the whole-number range of doubles
+      local a = (burst_us - (next_us - now_us)) / interval_us
+      a = a - a % 1
       out[o + 2], out[o + 3], out[o + 4], out[o + 5] = wait_us, a > 0 and a or 0, 1, now_us
     else
       g = g or general()
@@ -184,10 +195,15 @@ if op == 'reserve' then
   end
   for key in pairs(written) do
     local state = states[key]
-    if type(state) == 'number' then
+    if not tabled[key] then
       -- store() of one tat without a rate state, which a reservation always leaves ahead of now: a SET (the tat is
       -- whole; the TTL is formatted by Redis, exactly: it is far below 2^53)
-      redis.call('SET', key, string.format('%d', state), 'PX', math.ceil((state - now_us) / 1000))
+      local ms = (state - now_us) / 1000
+      local px = ms - ms % 1
+      if px < ms then -- math.ceil without a call
+        px = px + 1
+      end
+      redis.call('SET', key, string.format('%d', state), 'PX', px)
     else
       g = g or general()
       g.store(key, state, #state, rates[key], adapts[key], held[key])
