@@ -147,11 +147,15 @@ final class ReservationCalls {
     private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos,
                         RedisClockOffset clock) {
         boolean alone = batch.size() == 1;
-        int expected = batch.size() * ScriptReply.FIELDS + 1;
+        int expected = 2; // each member's part, then the script's now and the clock after the members' work
+        for (Member m : batch) {
+            expected += ScriptReply.reservedFields(m.candidates().size());
+        }
         Throwable cause = failure;
-        // every entry is checked for its type (here the last, each member's by ScriptReply.parse): an entry of another
-        // type would throw out of this completion and leave every member of the call pending for ever
+        // every entry is checked for its type (here the last two, each member's by ScriptReply.parseReserved): an
+        // entry of another type would throw out of this completion and leave every member of the call pending for ever
         if (cause == null && (raw == null || raw.size() != expected
+                || !(((List<?>) raw).get(expected - 2) instanceof Long)
                 || !(((List<?>) raw).get(expected - 1) instanceof Long))) {
             cause = ScriptReply.notAnAnswer(raw);
         }
@@ -161,13 +165,15 @@ final class ReservationCalls {
             return;
         }
         long receivedNanos = System.nanoTime();
+        long nowMicros = raw.get(expected - 2);
         boolean sampled = false;
-        for (int i = 0; i < batch.size(); i++) {
+        for (int i = 0, at = 0; i < batch.size(); i++) {
             Member m = batch.get(i);
+            int from = at;
+            at += ScriptReply.reservedFields(m.candidates().size());
             ScriptReply reply;
             try {
-                reply = ScriptReply.parse(raw.subList(i * ScriptReply.FIELDS, (i + 1) * ScriptReply.FIELDS),
-                        m.candidates());
+                reply = ScriptReply.parseReserved(raw.subList(from, at), m.candidates(), nowMicros);
             } catch (IllegalStateException e) {
                 m.result().completeExceptionally(e);
                 continue;

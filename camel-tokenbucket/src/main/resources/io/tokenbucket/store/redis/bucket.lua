@@ -11,9 +11,11 @@
 --           'C', its number of keys k, the number of candidates c, optionally 'G' and each group's size, then the
 --           limits of each of its keys; its keys are the next k of KEYS, the groups in turn (each its candidate
 --           first), then the shared keys. A reservation whose words are those of the one before (its keys aside)
---           may be sent as the one word '=' instead. Returns the five numbers below for each reservation in turn, then the
---           Redis clock's now again, read after their work (the first now again when there is one reservation).
---           Each key is read once and written once, however many reservations it has.
+--           may be sent as the one word '=' instead. Returns for each reservation in turn granted, wait and
+--           remaining (below), then the chosen candidate's position when it had more than one candidate; then the
+--           Redis clock's now (every wait counts from it), then that clock again, read after their work (now again
+--           when there is one reservation). Each number of a reply costs Redis as much as a few Lua steps, so none
+--           is sent that the caller knows. Each key is read once and written once, however many reservations it has.
 -- 'peek', 'refund', 'penalize', 'throttle', 'rate', 'remove'
 --           on KEYS[1]: ARGV[2] tokens n (for 'refund' any number from 1; 1 for the others but 'peek'), ARGV[3]
 --           penalize: the penalty in microseconds (capped at 365 days), otherwise -1, ARGV[4..] the key's limits;
@@ -184,7 +186,7 @@ if op == 'reserve' then
       -- math.floor without a call: x - x % 1 is floor(x), exactly, for the whole-number range of doubles
       local a = (burst_us - (next_us - now_us)) / interval_us
       a = a - a % 1
-      out[o + 2], out[o + 3], out[o + 4], out[o + 5] = wait_us, a > 0 and a or 0, 1, now_us
+      out[o + 2], out[o + 3] = wait_us, a > 0 and a or 0
     else
       g = g or general()
       short = false
@@ -217,7 +219,8 @@ if op == 'reserve' then
     local done = redis.call('TIME')
     done_us = tonumber(done[1]) * 1000000 + tonumber(done[2])
   end
-  out[#out + 1] = done_us
+  local o = #out
+  out[o + 1], out[o + 2] = now_us, done_us
   return out
 end
 

@@ -198,7 +198,8 @@ class BucketScriptBatchDifferentialTest {
             commands.time();
             TransactionResult results = commands.exec();
             assertThat(results.wasDiscarded()).as("case %d's MULTI", id).isFalse();
-            List<Long> reply = results.get(0);
+            List<Long> reply = ReserveReplies.fiveEach(results.get(0),
+                    members.stream().mapToInt(m -> Math.max(1, m.candidates())).toArray());
             Map<String, String> stored = new HashMap<>();
             Map<String, Long> pttl = new HashMap<>();
             for (int k = 0; k < keys.size(); k++) {
