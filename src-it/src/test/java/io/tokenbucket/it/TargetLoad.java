@@ -14,18 +14,61 @@ import io.tokenbucket.example.demo.DemoTarget.Hit;
  * once, then {@code capacity} per {@code periodMillis}. In any window of {@code w} ms a bucket admits at most
  * {@code capacity + floor(w / interval)} (a full bucket, then one per interval).
  *
- * <p>At the target each request arrives some time after its token was granted: the fetch through camel-http and
- * the proxy, a few milliseconds once warm, up to several hundred for a JVM's first fetches (class loading, the
- * HTTP client's start). So the requests that arrive in a window of {@code w} were admitted in a window of
- * {@code w + d}, where {@code d} is the longest of their transits, and that is the bound they are checked against.
- * A request's transit is at most its URL's {@code fetchMs} in the example's result line (from the step right after
- * the throttle to the answer).
+ * <p>At the target each request arrives some time after its token was due: the release by the instance's timer and
+ * the hand-off to a worker (late when the machine is busy), then the fetch through camel-http and the proxy. Neither
+ * delay can make a request arrive before its token, and the target cannot tell one from the other, so the check
+ * that holds whatever the delays is the bucket's schedule from its first token ({@link #worstLead}): by any moment
+ * {@code t}, at most {@code bound(t - first)} requests can have arrived. A window check
+ * ({@link #worstExcess}) must instead allow for the delays of the requests in the window; it uses each fetch's
+ * duration, which leaves out a late release, so it is kept for the tests that run alone ({@code BrokerQueueIT}).
  */
 record TargetLoad(int capacity, long periodMillis) {
 
     /** The most a bucket of this limit admits in any window of {@code windowMillis}. */
     int bound(long windowMillis) {
         return capacity + (int) (windowMillis * capacity / periodMillis);
+    }
+
+    /**
+     * How far the hits that {@code which} takes ran ahead of the bucket's schedule: the largest
+     * {@code k - bound(t_k - firstGrant)} over the {@code k}-th of them to arrive, at {@code t_k}. Not positive when
+     * the limit held: the {@code k}-th request to arrive cannot come before the {@code k}-th token is due, and no more
+     * than {@code bound(t - firstGrant)} tokens are due by {@code t}. Late releases and slow fetches only delay
+     * arrivals, so no allowance is needed; {@code firstGrantNanos} must be at most the bucket's first token
+     * ({@link #firstGrantNoEarlierThan}).
+     */
+    int worstLead(List<Hit> hits, Predicate<Hit> which, long firstGrantNanos) {
+        long[] times = hits.stream().filter(which).mapToLong(Hit::nanos).sorted().toArray();
+        long intervalNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis) / capacity;
+        int worst = Integer.MIN_VALUE;
+        for (int k = 1; k <= times.length; k++) {
+            long since = Math.max(0, times[k - 1] - firstGrantNanos);
+            worst = Math.max(worst, k - (capacity + (int) (since / intervalNanos)));
+        }
+        return worst;
+    }
+
+    /**
+     * A moment no later than the first token any of the hits that {@code which} takes was given: a URL's tokens are
+     * all taken after it entered the route, which was its result's {@code elapsedMs} before its answer, and its
+     * answer came after its last request reached the target. So the earliest of {@code last request - elapsedMs}
+     * over the URLs (less a millisecond: the example truncates) is no later than any of their tokens.
+     *
+     * @param results the result lines of every URL among the hits (a hit of a URL without one fails the check)
+     */
+    static long firstGrantNoEarlierThan(List<Hit> hits, Predicate<Hit> which,
+                                        List<org.apache.camel.util.json.JsonObject> results) {
+        Map<String, Long> elapsed = results.stream().collect(Collectors.toMap(
+                l -> java.net.URI.create(l.getString("url")).getPath(), l -> l.getLong("elapsedMs")));
+        Map<String, Long> last = hits.stream().filter(which)
+                .collect(Collectors.toMap(Hit::path, Hit::nanos, Math::max));
+        return last.entrySet().stream().mapToLong(e -> {
+            Long ms = elapsed.get(e.getKey());
+            if (ms == null) {
+                throw new AssertionError("no result line for " + e.getKey() + ", requested at the target");
+            }
+            return e.getValue() - TimeUnit.MILLISECONDS.toNanos(ms + 1);
+        }).min().orElse(Long.MIN_VALUE);
     }
 
     /**

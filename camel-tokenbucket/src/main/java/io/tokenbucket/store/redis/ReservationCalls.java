@@ -35,6 +35,9 @@ final class ReservationCalls {
                   CompletableFuture<Outcome> result) {
     }
 
+    /** A member's part of ARGV when it is the part of the member before: {@code bucket.lua}'s reserve reads it so. */
+    static final String SAME_WORDS = "=";
+
     private final boolean batching;
     private final LongConsumer batchSizes;
     private final long timeoutNanos;
@@ -76,9 +79,17 @@ final class ReservationCalls {
             // one that queued too long is not sent (unexpired)
             List<String> keys = new ArrayList<>(call.size());
             List<String> operands = new ArrayList<>(call.size() * 5);
+            List<String> before = null;
             for (Member m : call) {
                 keys.addAll(List.of(m.redisKeys()));
-                operands.addAll(m.args());
+                // the words of the member before again (one endpoint's members mostly share theirs): the script's
+                // '=', which it need not receive and parse again
+                if (m.args().equals(before)) {
+                    operands.add(SAME_WORDS);
+                } else {
+                    operands.addAll(m.args());
+                }
+                before = m.args();
             }
             reply = script.reserve(keys.toArray(String[]::new), operands, clock);
         } catch (Throwable e) { // a call that cannot be sent fails its members, and its lanes go on: never a hang
@@ -136,11 +147,15 @@ final class ReservationCalls {
     private void answer(List<Member> batch, List<Long> raw, Throwable failure, long sentNanos,
                         RedisClockOffset clock) {
         boolean alone = batch.size() == 1;
-        int expected = batch.size() * ScriptReply.FIELDS + 1;
+        int expected = 2; // each member's part, then the script's now and the clock after the members' work
+        for (Member m : batch) {
+            expected += ScriptReply.reservedFields(m.candidates().size());
+        }
         Throwable cause = failure;
-        // every entry is checked for its type (here the last, each member's by ScriptReply.parse): an entry of another
-        // type would throw out of this completion and leave every member of the call pending for ever
+        // every entry is checked for its type (here the last two, each member's by ScriptReply.parseReserved): an
+        // entry of another type would throw out of this completion and leave every member of the call pending for ever
         if (cause == null && (raw == null || raw.size() != expected
+                || !(((List<?>) raw).get(expected - 2) instanceof Long)
                 || !(((List<?>) raw).get(expected - 1) instanceof Long))) {
             cause = ScriptReply.notAnAnswer(raw);
         }
@@ -150,13 +165,15 @@ final class ReservationCalls {
             return;
         }
         long receivedNanos = System.nanoTime();
+        long nowMicros = raw.get(expected - 2);
         boolean sampled = false;
-        for (int i = 0; i < batch.size(); i++) {
+        for (int i = 0, at = 0; i < batch.size(); i++) {
             Member m = batch.get(i);
+            int from = at;
+            at += ScriptReply.reservedFields(m.candidates().size());
             ScriptReply reply;
             try {
-                reply = ScriptReply.parse(raw.subList(i * ScriptReply.FIELDS, (i + 1) * ScriptReply.FIELDS),
-                        m.candidates());
+                reply = ScriptReply.parseReserved(raw.subList(from, at), m.candidates(), nowMicros);
             } catch (IllegalStateException e) {
                 m.result().completeExceptionally(e);
                 continue;

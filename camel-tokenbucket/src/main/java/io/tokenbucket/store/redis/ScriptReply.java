@@ -27,7 +27,7 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
     static final long MAX_WAIT_MICROS = 1L << 53;
 
     /**
-     * The number of fields of a reply, also of each reservation's slice of a batch's reply:
+     * The number of fields of the reply of an operation other than {@code reserve}:
      * {@code {granted -1|0|1, wait µs, remaining, position from 1, now µs}}.
      */
     static final int FIELDS = 5;
@@ -38,26 +38,58 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
      * @throws IllegalStateException naming the reply when it is not one the script gives
      */
     static ScriptReply parse(List<Long> reply, List<Limits> candidates) {
-        boolean valid = reply != null && reply.size() == FIELDS;
-        for (int i = 0; valid && i < FIELDS; i++) {
+        ScriptReply parsed = integers(reply, FIELDS)
+                ? of(reply.get(0), reply.get(1), reply.get(2), reply.get(3), reply.get(4), candidates) : null;
+        if (parsed == null) {
+            throw notAnAnswer(reply);
+        }
+        return parsed;
+    }
+
+    /**
+     * The number of fields of one reservation's part of a {@code reserve} reply, on {@code candidates} candidates:
+     * {@code {granted -1|0|1, wait µs, remaining}}, then its position from 1 only when it had more than one candidate
+     * (the script sends no number the caller knows: each costs Redis a share of a reservation's work). The parts are
+     * followed by the script's now in µs, once for all of them, and the Redis clock read after their work.
+     */
+    static int reservedFields(int candidates) {
+        return candidates > 1 ? 4 : 3;
+    }
+
+    /**
+     * Parses one reservation's part of a {@code reserve} reply ({@link #reservedFields}) on {@code candidates.size()}
+     * keys with these limits, its wait counting from the reply's {@code nowMicros}.
+     *
+     * @throws IllegalStateException naming the part when it is not one the script gives
+     */
+    static ScriptReply parseReserved(List<Long> part, List<Limits> candidates, long nowMicros) {
+        int fields = reservedFields(candidates.size());
+        ScriptReply parsed = integers(part, fields)
+                ? of(part.get(0), part.get(1), part.get(2), fields == 4 ? part.get(3) : 1, nowMicros, candidates) : null;
+        if (parsed == null) {
+            throw notAnAnswer(part);
+        }
+        return parsed;
+    }
+
+    /** Whether {@code reply} holds exactly {@code fields} integers. */
+    private static boolean integers(List<Long> reply, int fields) {
+        boolean valid = reply != null && reply.size() == fields;
+        for (int i = 0; valid && i < fields; i++) {
             // a server that is not Redis (or a proxy) may put strings or lists where the script puts integers
             valid = ((List<?>) reply).get(i) instanceof Long;
         }
-        if (valid) {
-            long granted = reply.get(0);
-            long waitMicros = reply.get(1);
-            long remaining = reply.get(2);
-            long position = reply.get(3);
-            long nowMicros = reply.get(4);
-            valid = (granted == -1 || granted == 0 || granted == 1) && waitMicros >= 0 && waitMicros <= MAX_WAIT_MICROS
-                    && position >= 1 && position <= candidates.size() && remaining >= 0
-                    && remaining <= candidates.get((int) position - 1).capacity() && nowMicros > 0;
-            if (valid) {
-                return new ScriptReply(granted == 1, waitMicros, remaining, (int) position - 1, nowMicros,
-                        granted == -1);
-            }
-        }
-        throw notAnAnswer(reply);
+        return valid;
+    }
+
+    /** The reply of these numbers, or null when one is out of the script's range. */
+    private static ScriptReply of(long granted, long waitMicros, long remaining, long position, long nowMicros,
+                                  List<Limits> candidates) {
+        boolean valid = (granted == -1 || granted == 0 || granted == 1) && waitMicros >= 0
+                && waitMicros <= MAX_WAIT_MICROS && position >= 1 && position <= candidates.size() && remaining >= 0
+                && remaining <= candidates.get((int) position - 1).capacity() && nowMicros > 0;
+        return valid ? new ScriptReply(granted == 1, waitMicros, remaining, (int) position - 1, nowMicros,
+                granted == -1) : null;
     }
 
     /** The failure of a reply that is not one the script gives, naming it (at most 200 characters of it). */

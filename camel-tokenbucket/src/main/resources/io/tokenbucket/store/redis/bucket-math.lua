@@ -172,8 +172,8 @@
   -- its tokens the fewest of its keys'. Each key is charged at the common release instant now + wait
   -- (max(tat, now + wait) + n*T), not from its own base, so a key whose own wait is shorter is not handed out early;
   -- a key whose limits adapt earns credit for the tokens as a reservation of its own would (AdaptiveMath.earn).
-  -- Appends the reply: the chosen candidate's position (1..c), the fewest tokens of the charged keys. Answers the
-  -- positions in ARGV and KEYS after it.
+  -- Appends its reply as reserve gives it: granted, the wait, the fewest tokens of the charged keys, then the chosen
+  -- candidate's position (1..c) when c > 1. Answers the positions in ARGV and KEYS after it.
   -- A reservation on one key that the short branch does not take is this with one group of one key and no
   -- 'C' header: its limits start at pos + 2.
   local function reserve_all(keys, ki, pos, n, max_wait_us, load, charge, out)
@@ -240,8 +240,10 @@
     end
     local o = #out
     if best_full or best_wait_us > max_wait_us then
-      out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = best_full and -1 or 0, best_wait_us, fewest, best,
-          now_us
+      out[o + 1], out[o + 2], out[o + 3] = best_full and -1 or 0, best_wait_us, fewest
+      if candidates > 1 then
+        out[o + 4] = best
+      end
       -- it will wait: a ticket on each of its keys with an in-flight limit, full or not, all in this one step, so
       -- two waiters of the same keys stand in the same order on each (a ticket on the full keys alone let x stand
       -- first on a and y first on b, each refused for the other's ticket for ever); a key held for a waiter that
@@ -276,6 +278,9 @@
         charge(key[k], tats_us[k], rate[k], l[k].adapt, copy(l[k], held[k], false, false))
       end
     end
-    out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = 1, best_wait_us, fewest, best, now_us
+    out[o + 1], out[o + 2], out[o + 3] = 1, best_wait_us, fewest
+    if candidates > 1 then
+      out[o + 4] = best
+    end
     return p, ki + count
   end

@@ -10,9 +10,12 @@
 --           several keys (the freest candidate or candidate group, with every shared key): n, the longest wait,
 --           'C', its number of keys k, the number of candidates c, optionally 'G' and each group's size, then the
 --           limits of each of its keys; its keys are the next k of KEYS, the groups in turn (each its candidate
---           first), then the shared keys. Returns the five numbers below for each reservation in turn, then the
---           Redis clock's now again, read after their work (the first now again when there is one reservation).
---           Each key is read once and written once, however many reservations it has.
+--           first), then the shared keys. A reservation whose words are those of the one before (its keys aside)
+--           may be sent as the one word '=' instead. Returns for each reservation in turn granted, wait and
+--           remaining (below), then the chosen candidate's position when it had more than one candidate; then the
+--           Redis clock's now (every wait counts from it), then that clock again, read after their work (now again
+--           when there is one reservation). Each number of a reply costs Redis as much as a few Lua steps, so none
+--           is sent that the caller knows. Each key is read once and written once, however many reservations it has.
 -- 'peek', 'penalize', 'throttle', 'rate'
 --           on KEYS[1]: ARGV[2] tokens n (1 but for 'peek'), ARGV[3] penalize: the penalty in microseconds (capped
 --           at 365 days), otherwise -1, ARGV[4..] the key's limits
@@ -52,7 +55,8 @@
 --
 -- Every number stays below 2^53, so Lua's doubles hold them exactly: the caller keeps bursts (C*T) under 2^51 and
 -- waits and penalties under a year, and a stored state is read no further ahead than MAX_DEBT_US (below). Numbers
--- are written with %.0f because tostring() would round a 16-digit number to 14 digits.
+-- are written with %.0f (or %d, which is cheaper, where the number is whole) because tostring() would round a
+-- 16-digit number to 14 digits.
 
 local op = ARGV[1]
 
@@ -89,6 +93,8 @@ end
 -- (what a GET would read now) is read at its first reservation, and each changed key is written once at the end
 if op == 'reserve' then
   local states, rates, adapts, held, written, out = {}, {}, {}, {}, {}, {}
+  -- true for a key whose state is a table: a lookup here is cheaper than a call of type() per reservation
+  local tabled = {}
   local g = nil
   local pos, ki, members = 2, 1, 0
   -- a key's state as the reservations before left it, read from Redis at its first reservation: false (no key, a
@@ -100,12 +106,15 @@ if op == 'reserve' then
       local stored = redis.call('GET', key)
       state = stored and tonumber(stored)
       if state then
-        state = bounded(state)
+        if state ~= state or state > now_us + MAX_DEBT_US then -- bounded(), without a call
+          state = now_us + MAX_DEBT_US
+        end
       elseif not stored then
         state = false
       else
         g = g or general()
         state, rates[key], held[key] = g.parse(stored)
+        tabled[key] = true
       end
       states[key] = state
     end
@@ -127,25 +136,41 @@ if op == 'reserve' then
     -- (a state at or before now is a full bucket, deleted by store(): a waiter's ticket withdrawn from a full key)
     if rate == nil and #tats_us == 1 and tats_us[1] > now_us
         and (slots == nil or (#slots == 0 and #(slots.queue or {}) == 0)) then
-      states[key] = tats_us[1]
+      states[key], tabled[key] = tats_us[1], false
     else
-      states[key] = tats_us
+      states[key], tabled[key] = tats_us, true
     end
     rates[key], adapts[key], held[key], written[key] = rate, adapt, slots, true
   end
+  -- the words of the reservation before start at prev; its numbers are kept (parsing a number is a large share of
+  -- a short reservation's work): n and the longest wait always, capacity and interval when it took the short branch
+  local prev, short = pos, false
+  local n, max_wait_us, capacity, interval_us
   while ki <= #KEYS do
     members = members + 1
-    local n, max_wait_us = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
+    -- '=': this reservation's words are those of the one before (the caller sends it for an equal one)
+    local repeated = ARGV[pos] == '='
+    local at = repeated and prev or pos
+    if not repeated then
+      n, max_wait_us = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+    end
+    prev = at
     local o = #out
     local key = KEYS[ki]
-    local state = load(key)
+    local state = states[key]
+    if state == nil then
+      state = load(key)
+    end
     -- the short branch: one fixed limit on a state of at most one number without a rate state, BucketMath.decide
     -- for one key of one limit without the general steps' tables (BucketScriptBatchDifferentialTest and
     -- BucketScriptDifferentialTest run both against BucketMath: a limit count '01' takes the general steps)
-    if ARGV[pos + 2] == '1' and type(state) ~= 'table' then
+    if ARGV[at + 2] == '1' and not tabled[key] then
       ki = ki + 1
-      local capacity, interval_us = tonumber(ARGV[pos + 3]), tonumber(ARGV[pos + 4])
-      pos = pos + 5
+      if not (repeated and short) then
+        capacity, interval_us = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
+      end
+      short = true
+      pos = repeated and pos + 1 or at + 5
       local tat_us = state or now_us
       if tat_us < now_us then
         tat_us = now_us
@@ -160,21 +185,33 @@ if op == 'reserve' then
         next_us = tat_us
         out[o + 1] = 0
       else
-        states[key], adapts[key], written[key] = next_us, nil, true
+        -- a number is written as one tat alone (no rate state, no slots): whatever adapts[key] holds is not read
+        states[key], written[key] = next_us, true
         out[o + 1] = 1
       end
-      local a = math.floor((burst_us - (next_us - now_us)) / interval_us)
-      out[o + 2], out[o + 3], out[o + 4], out[o + 5] = wait_us, a > 0 and a or 0, 1, now_us
+      -- math.floor without a call: x - x % 1 is floor(x), exactly, for the whole-number range of doubles
+      local a = (burst_us - (next_us - now_us)) / interval_us
+      a = a - a % 1
+      out[o + 2], out[o + 3] = wait_us, a > 0 and a or 0
     else
       g = g or general()
-      pos, ki = g.reserve_all(KEYS, ki, pos, n, max_wait_us, load_tats, charge, out)
+      short = false
+      local after
+      after, ki = g.reserve_all(KEYS, ki, at, n, max_wait_us, load_tats, charge, out)
+      pos = repeated and pos + 1 or after
     end
   end
   for key in pairs(written) do
     local state = states[key]
-    if type(state) == 'number' then
-      -- store() of one tat without a rate state, which a reservation always leaves ahead of now: a SET
-      redis.call('SET', key, string.format('%.0f', state), 'PX', math.ceil((state - now_us) / 1000))
+    if not tabled[key] then
+      -- store() of one tat without a rate state, which a reservation always leaves ahead of now: a SET (the tat is
+      -- whole; the TTL is formatted by Redis, exactly: it is far below 2^53)
+      local ms = (state - now_us) / 1000
+      local px = ms - ms % 1
+      if px < ms then -- math.ceil without a call
+        px = px + 1
+      end
+      redis.call('SET', key, string.format('%d', state), 'PX', px)
     else
       g = g or general()
       g.store(key, state, #state, rates[key], adapts[key], held[key])
@@ -188,7 +225,8 @@ if op == 'reserve' then
     local done = redis.call('TIME')
     done_us = tonumber(done[1]) * 1000000 + tonumber(done[2])
   end
-  out[#out + 1] = done_us
+  local o = #out
+  out[o + 1], out[o + 2] = now_us, done_us
   return out
 end
 

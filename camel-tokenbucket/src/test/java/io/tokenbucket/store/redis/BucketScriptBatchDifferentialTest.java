@@ -86,6 +86,7 @@ class BucketScriptBatchDifferentialTest {
         int refused = 0;
         int sameKeyTwice = 0;
         int severalKeys = 0;
+        int sameWords = 0;
         int expired = 0;
         for (int id = 0; id < CASES; id++) {
             long nowEstimate = RedisServers.micros(commands.time());
@@ -102,6 +103,22 @@ class BucketScriptBatchDifferentialTest {
             List<Member> members = new ArrayList<>();
             int size = 2 + random.nextInt(39);
             for (int i = 0; i < size; i++) {
+                if (i > 0 && random.nextInt(3) == 0) {
+                    // the words of the one before (tokens, maxWait, limits) on keys of its own: what the store sends
+                    // as '='
+                    Member before = members.get(i - 1);
+                    List<String> shuffled = new ArrayList<>(keys);
+                    java.util.Collections.shuffle(shuffled, random);
+                    if (before.keys().size() <= keys.size()) {
+                        List<String> memberKeys = List.copyOf(shuffled.subList(0, before.keys().size()));
+                        for (int k = 0; k < memberKeys.size(); k++) {
+                            lastLimits.put(memberKeys.get(k), before.limits().get(k));
+                        }
+                        members.add(new Member(memberKeys, before.limits(), before.candidates(), before.tokens(),
+                                before.maxWaitMicros()));
+                        continue;
+                    }
+                }
                 // a reservation on several keys now and then, among those on one key
                 int count = keys.size() > 1 && random.nextInt(5) == 0 ? 2 + random.nextInt(keys.size() - 1) : 1;
                 List<String> shuffled = new ArrayList<>(keys);
@@ -136,20 +153,37 @@ class BucketScriptBatchDifferentialTest {
                 }
             }
             List<String> argv = new ArrayList<>(List.of("reserve"));
+            Member before = null;
+            List<String> beforeWords = null;
             for (Member m : members) {
-                argv.add(Long.toString(m.tokens()));
-                argv.add(Long.toString(m.maxWaitMicros()));
+                List<String> words = new ArrayList<>();
+                words.add(Long.toString(m.tokens()));
+                words.add(Long.toString(m.maxWaitMicros()));
                 if (m.candidates() > 0) {
-                    argv.addAll(List.of("C", Integer.toString(m.keys().size()), Integer.toString(m.candidates())));
+                    words.addAll(List.of("C", Integer.toString(m.keys().size()), Integer.toString(m.candidates())));
                 }
                 for (Limits limits : m.limits()) {
                     // '1' takes the script's short branch for one limit; '01', the same number, the general steps
-                    argv.add((random.nextBoolean() ? "0" : "") + limits.size());
+                    words.add((random.nextBoolean() ? "0" : "") + limits.size());
                     for (int i = 0; i < limits.size(); i++) {
-                        argv.add(Long.toString(limits.get(i).capacity()));
-                        argv.add(Long.toString(limits.get(i).interval()));
+                        words.add(Long.toString(limits.get(i).capacity()));
+                        words.add(Long.toString(limits.get(i).interval()));
                     }
                 }
+                boolean same = before != null && m.limits() == before.limits() && m.tokens() == before.tokens()
+                        && m.maxWaitMicros() == before.maxWaitMicros() && m.candidates() == before.candidates();
+                if (same) {
+                    words = beforeWords;
+                }
+                // the same words again as ReservationCalls sends them ('='), or in full
+                if (same && random.nextInt(4) != 0) {
+                    argv.add(ReservationCalls.SAME_WORDS);
+                    sameWords++;
+                } else {
+                    argv.addAll(words);
+                }
+                before = m;
+                beforeWords = words;
             }
             // the script, then every key's GET and PTTL and a TIME, in one MULTI: Redis runs them back to back, so
             // no client round trip lets a PX of a millisecond run out between the script and the reads, or between
@@ -164,7 +198,8 @@ class BucketScriptBatchDifferentialTest {
             commands.time();
             TransactionResult results = commands.exec();
             assertThat(results.wasDiscarded()).as("case %d's MULTI", id).isFalse();
-            List<Long> reply = results.get(0);
+            List<Long> reply = ReserveReplies.fiveEach(results.get(0),
+                    members.stream().mapToInt(m -> Math.max(1, m.candidates())).toArray());
             Map<String, String> stored = new HashMap<>();
             Map<String, Long> pttl = new HashMap<>();
             for (int k = 0; k < keys.size(); k++) {
@@ -256,6 +291,7 @@ class BucketScriptBatchDifferentialTest {
         assertThat(expired).as("written keys that expired before they were read").isLessThan(CASES / 20);
         assertThat(sameKeyTwice).as("batches with a key more than once").isGreaterThan(CASES / 2);
         assertThat(severalKeys).as("reservations on several keys").isGreaterThan(CASES);
+        assertThat(sameWords).as("reservations sent as '='").isGreaterThan(CASES);
     }
 
     /** A stored state as the script reads it: the clamp at {@code now + 2^52}; null is no key. */

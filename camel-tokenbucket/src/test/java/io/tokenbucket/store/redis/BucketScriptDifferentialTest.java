@@ -476,8 +476,9 @@ class BucketScriptDifferentialTest {
         if (run.op().equals("reserve") || run.op().equals("all")) {
             // a reserve answers a list of reservations and then the Redis clock read after them: one reservation's
             // five numbers are compared below, the clock only checked to come at or after its now
-            reply = reply.thenApply(r -> r.size() == 6 && r.get(5) != null && r.get(4) != null && r.get(5) >= r.get(4)
-                    ? r.subList(0, 5) : r);
+            int candidates = run.op().equals("all") ? run.candidates() : 1;
+            reply = reply.thenApply(r -> ReserveReplies.fiveEach(r, candidates)).thenApply(r -> r.size() == 6
+                    && r.get(5) != null && r.get(4) != null && r.get(5) >= r.get(4) ? r.subList(0, 5) : r);
         }
         List<CompletableFuture<String>> gets = new ArrayList<>();
         List<CompletableFuture<Long>> pttls = new ArrayList<>();

@@ -113,14 +113,16 @@ class RedisHostileReplyTest {
                 String name = command.get(0).toUpperCase();
                 String reply;
                 if (name.equals("EVALSHA") || name.equals("EVAL")) {
-                    // the script's own numbers, but as strings: one reservation's five, then the clock again
+                    // the script's own numbers, but as strings: each reservation's three (one key each), then the
+                    // script's now and the clock again
                     int members = Integer.parseInt(command.get(2));
-                    StringBuilder b = new StringBuilder("*" + (members * ScriptReply.FIELDS + 1) + "\r\n");
+                    StringBuilder b = new StringBuilder("*" + (members * ScriptReply.reservedFields(1) + 2) + "\r\n");
                     for (int m = 0; m < members; m++) {
-                        for (String v : new String[] {"1", "0", "9", "1", "1700000000000000"}) {
+                        for (String v : new String[] {"1", "0", "9"}) {
                             b.append('$').append(v.length()).append("\r\n").append(v).append("\r\n");
                         }
                     }
+                    b.append("$16\r\n1700000000000000\r\n");
                     b.append("$16\r\n1700000000000001\r\n");
                     reply = b.toString();
                 } else if (name.equals("PING")) {

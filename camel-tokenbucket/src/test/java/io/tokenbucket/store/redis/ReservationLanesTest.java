@@ -55,12 +55,13 @@ class ReservationLanesTest {
         return lanes.reserve(keys, List.of(LIMITS), List.of()).toCompletableFuture();
     }
 
-    /** Answers call {@code i}: each of its {@code members} granted at once, then the clock after them. */
+    /** Answers call {@code i}: each of its {@code members} granted at once, then the script's now and the clock. */
     private void answer(int i, int members) {
         List<Long> reply = new java.util.ArrayList<>();
         for (int m = 0; m < members; m++) {
-            reply.addAll(List.of(1L, 0L, 9L, 1L, 1_000_000L));
+            reply.addAll(List.of(1L, 0L, 9L));
         }
+        reply.add(1_000_000L);
         reply.add(1_000_000L);
         calls.get(i).reply().complete(reply);
     }

@@ -14,7 +14,8 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p>Surefire may run a module's tests in several JVMs at once ({@code forkCount}); each JVM then draws from its own
  * quarter of the range, chosen by the system property {@value #FORK_PROPERTY} (the build sets it to Surefire's
- * {@code surefire.forkNumber}), so that two JVMs never probe the same port and both bind it.
+ * {@code surefire.forkNumber}), so that two JVMs rarely probe the same port; a port this answers is also held
+ * against every other test JVM of the machine until this one exits ({@link PortLocks}), so that two never bind it.
  */
 public final class Ports {
 
@@ -41,6 +42,9 @@ public final class Ports {
         IOException last = null;
         for (int i = 0; i < 200; i++) {
             int port = ThreadLocalRandom.current().nextInt(from, to);
+            if (!PortLocks.hold(port)) { // another test JVM chose it (held until this JVM exits: a test uses few)
+                continue;
+            }
             try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
                 return socket.getLocalPort();
             } catch (IOException e) {

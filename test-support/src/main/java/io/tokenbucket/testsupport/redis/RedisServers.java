@@ -31,6 +31,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import io.tokenbucket.testsupport.net.PortLocks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.embedded.core.ExecutableProvider;
@@ -72,8 +73,9 @@ import redis.embedded.core.ExecutableProvider;
  * {@code Ports.free()}'s: the kernel never hands them to an outgoing connection, as it may a port
  * {@code new ServerSocket(0)} chose, so a {@link RedisHandle#stop() stopped} server's port is not taken by some
  * client's connection (a Lettuce reconnect to that very port included) before it {@link RedisHandle#start() starts}
- * again. A port stays reserved in this JVM until its handle is closed. Should another process grab a port between
- * the probe and the server's first bind, the start is retried on a new port. Cluster nodes also need
+ * again. A port stays reserved in this JVM until its handle is closed, and held against the other test JVMs of the
+ * machine ({@link PortLocks}: several modules and forks start servers at once). Should another process grab a port
+ * between the probe and the server's first bind, the start is retried on a new port. Cluster nodes also need
  * {@code port + 10000} free (the cluster bus, 20000 to 29999; Redis 6.2 has no {@code cluster-port}).
  *
  * <h2>Why not embedded-redis's own classes</h2>
@@ -436,17 +438,28 @@ public final class RedisServers {
 
     /**
      * A port from {@value #PORT_FROM} to {@value #PORT_TO} (exclusive) that is free now and not held by another handle
-     * of this JVM, reserved until {@link #release}; for cluster nodes {@code port + 10000} is checked and reserved too.
+     * of this JVM nor by another test JVM ({@link PortLocks}), reserved until {@link #release}; for cluster nodes
+     * {@code port + 10000} is checked and reserved too.
      */
     static synchronized int freePort(boolean clusterBus) {
         for (int attempt = 0; attempt < 1000; attempt++) {
             int port = ThreadLocalRandom.current().nextInt(PORT_FROM, PORT_TO);
-            if (RESERVED.contains(port) || !bindable(port)) {
+            if (RESERVED.contains(port) || !PortLocks.hold(port)) {
+                continue;
+            }
+            if (!bindable(port)) {
+                PortLocks.release(port);
                 continue;
             }
             if (clusterBus) {
                 int bus = port + CLUSTER_BUS_OFFSET;
-                if (RESERVED.contains(bus) || !bindable(bus)) {
+                if (RESERVED.contains(bus) || !PortLocks.hold(bus)) {
+                    PortLocks.release(port);
+                    continue;
+                }
+                if (!bindable(bus)) {
+                    PortLocks.release(bus);
+                    PortLocks.release(port);
                     continue;
                 }
                 RESERVED.add(bus);
@@ -468,8 +481,10 @@ public final class RedisServers {
 
     static synchronized void release(int port, boolean clusterBus) {
         RESERVED.remove(port);
+        PortLocks.release(port);
         if (clusterBus) {
             RESERVED.remove(port + CLUSTER_BUS_OFFSET);
+            PortLocks.release(port + CLUSTER_BUS_OFFSET);
         }
     }
 

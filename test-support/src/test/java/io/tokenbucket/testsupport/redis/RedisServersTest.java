@@ -28,13 +28,19 @@ import io.lettuce.core.resource.ClientResources;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
-/** The real servers the Redis store tests run against: standalone, with a password, and a 3-master cluster. */
+/**
+ * The real servers the Redis store tests run against: standalone, with a password, and a 3-master cluster. The tests
+ * run at once (each starts its own servers, and the cluster's and the Sentinels' mostly wait for them to agree).
+ */
+@Execution(ExecutionMode.CONCURRENT)
 class RedisServersTest {
 
     private static ClientResources resources;
