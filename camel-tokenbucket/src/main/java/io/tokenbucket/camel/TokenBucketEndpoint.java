@@ -69,12 +69,9 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         this.storeBinding = new TokenBucketStoreBinding(name, configuration, statistics,
                 limitSource::limitsInFlight);
         this.services = new TokenBucketServices(name, configuration, statistics, limitSource, storeBinding,
-                component::timer, component::worker, () -> component.slotsReleased(name));
-        this.queue = new TokenBucketWaitQueue(new TokenBucketWaitQueue.Services(name, configuration, statistics,
-                storeBinding::store, component::timer, component::handOff, component::worker,
-                () -> storeBinding.watchReleases(services::slotsReleased),
-                (attempt, accept, lease) -> TokenBucketProducer.reserve(storeBinding.store(), attempt, accept, lease),
-                storeBinding::failed));
+                component::timer, component::worker, component::handOff, () -> component.slotsReleased(name));
+        this.queue = new TokenBucketWaitQueue(services,
+                (attempt, accept, lease) -> TokenBucketProducer.reserve(storeBinding.store(), attempt, accept, lease));
     }
 
     /** Checks the options once they are all set; a bad one fails endpoint creation, naming it. */

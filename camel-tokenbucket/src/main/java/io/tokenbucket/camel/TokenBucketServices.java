@@ -17,12 +17,13 @@ import io.tokenbucket.store.BucketStore;
  * @param storeBinding  the endpoint's store and what is bound to it while the endpoint runs
  * @param timers        the component's timer, which wakes waiting exchanges and renews leases
  * @param workers       the pool on which exchanges continue after waiting
+ * @param handOffs      how an exchange continues there (or on the thread that waits for it)
  * @param onRelease     wakes every queue of waiters under the limiter name: an exchange gave its slots back
  */
 record TokenBucketServices(String name, TokenBucketConfiguration configuration, TokenBucketStatistics statistics,
                            TokenBucketLimitSource limitSource, TokenBucketStoreBinding storeBinding,
                            Supplier<TokenBucketTimer> timers, Supplier<ExecutorService> workers,
-                           Runnable onRelease) {
+                           Supplier<TokenBucketHandOff> handOffs, Runnable onRelease) {
 
     /** The component's timer; null while the component is stopped. */
     TokenBucketTimer timer() {
@@ -32,6 +33,11 @@ record TokenBucketServices(String name, TokenBucketConfiguration configuration, 
     /** The pool on which exchanges continue after waiting. */
     ExecutorService worker() {
         return workers.get();
+    }
+
+    /** How an exchange continues after waiting: on the worker pool, batched, or on the thread that waits for it. */
+    TokenBucketHandOff handOff() {
+        return handOffs.get();
     }
 
     /** The buckets of the endpoint's limiter; null before the endpoint first started. */

@@ -11,12 +11,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
 import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
@@ -24,7 +21,6 @@ import io.tokenbucket.camel.TokenBucketRequest.Candidate;
 import io.tokenbucket.camel.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
-import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.StoreCommand;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
@@ -66,19 +62,8 @@ final class TokenBucketWaitQueue {
         CompletionStage<Outcome> reserve(TokenBucketRequest attempt, long acceptNanos, StoreCommand.Lease lease);
     }
 
-    /**
-     * What the queue needs of its endpoint and component, as plain values: the limiter name, its configuration and
-     * statistics, its store, the component's timer, hand-off and worker pool (looked up when used: they are the
-     * component's, which may restart), what watches another instance's releases, what the queue retries, and the
-     * exception of a store that failed.
-     */
-    record Services(String name, TokenBucketConfiguration config, TokenBucketStatistics statistics,
-                    Supplier<BucketStore> store, Supplier<TokenBucketTimer> timer,
-                    Supplier<TokenBucketHandOff> handOff, Supplier<Executor> worker, Runnable watchReleases,
-                    Reservation reservation, Function<Throwable, ? extends Exception> storeFailed) {
-    }
-
-    private final Services services;
+    private final TokenBucketServices services;
+    private final Reservation reservation;
     private final TokenBucketStatistics statistics;
     private final TokenBucketConfiguration config;
     private final AtomicInteger places = new AtomicInteger();
@@ -95,10 +80,16 @@ final class TokenBucketWaitQueue {
     private volatile boolean stopping;
     private volatile boolean deadlinePassed;
 
-    TokenBucketWaitQueue(Services services) {
+    /**
+     * @param services    the endpoint's services: its options, counters, store, and the component's timer, worker pool
+     *                    and hand-off
+     * @param reservation what a waiter retries
+     */
+    TokenBucketWaitQueue(TokenBucketServices services, Reservation reservation) {
         this.services = services;
+        this.reservation = reservation;
         this.statistics = services.statistics();
-        this.config = services.config();
+        this.config = services.configuration();
     }
 
     /** The limiter name of the endpoint whose exchanges wait here. */
@@ -167,7 +158,7 @@ final class TokenBucketWaitQueue {
         w.slot = System.nanoTime() + r.waitTicks(); // the timer never runs a task before it: no release is early
         timed.add(w);
         try {
-            w.timer = services.timer().get().schedule(w::release, w.slot);
+            w.timer = services.timer().schedule(w::release, w.slot);
         } catch (RejectedExecutionException e) {
             w.abandon("its wake-up could not be scheduled (" + e.getMessage() + ")");
         }
@@ -224,7 +215,7 @@ final class TokenBucketWaitQueue {
     void failed(Waiter w, Throwable failure) {
         places.decrementAndGet();
         statistics.storeError();
-        w.exchange.setException(services.storeFailed().apply(failure));
+        w.exchange.setException(services.storeBinding().failed(failure));
         w.handOff(() -> w.callback.done(false));
     }
 
@@ -263,7 +254,7 @@ final class TokenBucketWaitQueue {
         w.deadline = w.start + TokenBucketLimitSource.maxWaitNanos(config);
         statistics.slotWaiting(1);
         if (shared()) { // a slot freed in another instance wakes this one's waiters through Redis
-            services.watchReleases().run();
+            services.storeBinding().watchReleases(services::slotsReleased);
         }
         synchronized (this) {
             queue.add(w);
@@ -273,7 +264,7 @@ final class TokenBucketWaitQueue {
             }
         }
         try {
-            w.timer = services.timer().get().schedule(() -> w.fail(false, null), w.deadline);
+            w.timer = services.timer().schedule(() -> w.fail(false, null), w.deadline);
         } catch (RejectedExecutionException e) {
             w.fail(true, "its maxWait could not be scheduled (" + e.getMessage() + ")");
         }
@@ -288,7 +279,7 @@ final class TokenBucketWaitQueue {
     /** Tries the queue every {@link #POLL_NANOS} while it holds waiters; under this object's lock. */
     private void schedulePoll() {
         try {
-            poll = services.timer().get().schedule(() -> {
+            poll = services.timer().schedule(() -> {
                 synchronized (this) {
                     poll = null;
                     if (queue.isEmpty()) {
@@ -297,7 +288,7 @@ final class TokenBucketWaitQueue {
                     schedulePoll();
                 }
                 try {
-                    services.worker().get().execute(this::drain);
+                    services.worker().execute(this::drain);
                 } catch (RejectedExecutionException stopping) {
                     // the waiters are abandoned when the producer stops
                 }
@@ -331,9 +322,9 @@ final class TokenBucketWaitQueue {
         };
         try {
             // on the timer thread only the hand-off: abandoning refunds tokens, which may be many store calls
-            services.timer().get().schedule(() -> {
+            services.timer().schedule(() -> {
                 try {
-                    services.worker().get().execute(atDeadline);
+                    services.worker().execute(atDeadline);
                 } catch (RejectedExecutionException stopped) {
                     atDeadline.run();
                 }
@@ -487,7 +478,7 @@ final class TokenBucketWaitQueue {
         }
 
         private void handOff(Runnable continuation, Runnable refused) {
-            services.handOff().get().execute(name(), exchange, callback, continuation, refused);
+            services.handOff().execute(name(), exchange, callback, continuation, refused);
         }
 
         /** On the timer thread, at its time: it leaves with its tokens, continuing where it is handed. */
@@ -525,7 +516,7 @@ final class TokenBucketWaitQueue {
                 t.cancel();
             }
             Acquire charged = acquire;
-            services.store().get().refund(charged.refund().stored(), charged.refund().limits(),
+            services.store().refund(charged.refund().stored(), charged.refund().limits(),
                     charged.refund().tokens()); // to every key it charged
             statistics.abandoned();
             exchange.setException(TokenBucketExceptions.abandoned(name(), charged.key().sent(), charged.tokens(),
@@ -566,7 +557,7 @@ final class TokenBucketWaitQueue {
             CompletionStage<Outcome> answer;
             try {
                 // the first waiter of its keys here: its tries hold its place among every instance's waiters
-                answer = services.reservation().reserve(attempt, Math.max(0, deadline - System.nanoTime()),
+                answer = reservation.reserve(attempt, Math.max(0, deadline - System.nanoTime()),
                         lease == null ? null : lease.withTicket());
             } catch (RuntimeException e) {
                 answer = CompletableFuture.failedFuture(e);
@@ -651,7 +642,7 @@ final class TokenBucketWaitQueue {
                 return;
             }
             try {
-                services.store().get().execute(new StoreCommand(Key.stored(keys), new Step(Step.Op.RELEASE,
+                services.store().execute(new StoreCommand(Key.stored(keys), new Step(Step.Op.RELEASE,
                         new int[] {keys.size()}, Key.limits(keys), 0, 0), lease));
             } catch (RuntimeException e) {
                 // the ticket then expires on its own, within half a second

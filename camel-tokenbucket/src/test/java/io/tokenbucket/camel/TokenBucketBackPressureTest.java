@@ -314,7 +314,8 @@ class TokenBucketBackPressureTest {
             TokenBucketEndpoint bucket = context.getEndpoint("tokenbucket:t?capacity=1&refillAmount=10&refillPeriod=1s",
                     TokenBucketEndpoint.class);
             // exchanges waiting when the stop begins, so that some complete during it
-            await().atMost(10, TimeUnit.SECONDS).pollInterval(1, TimeUnit.MILLISECONDS)
+            // (the listeners start their sessions first: seconds on a loaded machine)
+            await().atMost(30, TimeUnit.SECONDS).pollInterval(1, TimeUnit.MILLISECONDS)
                     .until(() -> begun.get() >= 5 && bucket.getWaitingCount() >= 2);
             int before = begun.get();
             context.getRouteController().stopRoute("urls", 2, TimeUnit.SECONDS);
