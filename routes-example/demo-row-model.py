@@ -139,8 +139,8 @@ if __name__ == '__main__':
     args = sys.argv[1:]
     limit, burst, factor = int(args[0]), int(args[1]), int(args[2])
     opts = dict(kv.split('=') for kv in args[3:])
-    a = Tuning(increase=round(float(opts.get('increase', 0.012)) * PPM), start=round(float(opts.get('start', 0.2)) * PPM),
-               decrease=round(float(opts.get('decrease', 0.9)) * PPM))
+    a = Tuning(increase=round(float(opts.get('increase', 0.012)) * PPM),
+               start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM))
     for seed in range(int(opts.get('seeds', 3))):
         every, after, used, time = row(limit, burst, factor, a, seed)
         print(f"{limit}/s burst {burst}, ceiling {factor}x: 429s {every:.1f} %, after 10 s {after:.1f} %, used"
