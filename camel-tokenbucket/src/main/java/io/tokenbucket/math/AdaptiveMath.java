@@ -29,10 +29,10 @@ package io.tokenbucket.math;
  *     slow start remembers the factor {@code m} it came at, where the target's limit was met. Below
  *     {@code 0.9 m} ({@link #PLATEAU_PPM}) a step is at least half the way there (back fast after a cut deeper
  *     than that); from there to {@code m} a step is a quarter of the increase (it holds just below the limit it
- *     found, where a target's burst refills); beyond
- *     {@code m} a step is at least a quarter of the way past it, so it probes slowly at first and then faster
- *     (the limit moved up). A target whose burst hides a rate above its limit for a while draws its 429 above
- *     the limit; the next cut, from below {@code m}, moves {@code m} down to where that one came.</li>
+ *     found, where a target's burst refills); beyond {@code m} a step is at least a quarter of the way past it,
+ *     so it probes slowly at first and then faster (the limit moved up). A target whose burst hides a rate above
+ *     its limit draws its 429 above the limit; the next cut, from below {@code m}, moves {@code m} down to where
+ *     that one came (as does a 429 the rate did not cause, such as requests a stall released together).</li>
  * </ul>
  * <b>Slow start.</b> A key without rate state is at {@link Adaptive#fresh()}: factor {@code start}
  * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each {@link #START_STEPS}

@@ -12,7 +12,7 @@ package io.tokenbucket.math;
  * @param starting   true from a key's first decision until its first cut: every two steps double the factor, and
  *                   the first cut halves it once it has doubled ({@link AdaptiveMath})
  * @param maxPpm     the factor a cut past the slow start came at, 1 to {@link Adaptive#PPM}: the climb after it
- *                   slows down just below it and probes beyond it ({@link AdaptiveMath#increaseStep}); 0 for none
+ *                   slows down just below it and probes beyond it ({@link AdaptiveMath#climb}); 0 for none
  */
 public record RateState(long factorPpm, long credit, long cutAtTicks, boolean starting, long maxPpm) {
 

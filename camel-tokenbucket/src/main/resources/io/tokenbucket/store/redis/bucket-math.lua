@@ -117,7 +117,6 @@
     return not rate.starting and rate.f < PPM and now_us - rate.cut_us < adapt.hold_us
   end
 
-
   -- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them, which adds the increase
   -- of the current factor (while starting, a doubling per two steps' worth)
   local function earn(rate, n, adapt)
