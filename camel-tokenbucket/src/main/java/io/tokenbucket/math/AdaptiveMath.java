@@ -25,6 +25,14 @@ package io.tokenbucket.math;
  *     above the rate it found at the same pace whether its ceiling is twice that rate or ten times. Under
  *     sustained demand that is one step per refill period, whatever the current rate. A grant is counted as a
  *     success because a failure would come back as a {@code throttled} signal.</li>
+ * <li><b>The memory of the last cut</b> ({@link RateState#maxPpm()}, TCP CUBIC's {@code W_max}): a cut past the
+ *     slow start remembers the factor {@code m} it came at, where the target's limit was met. Below
+ *     {@code 0.9 m} ({@link #PLATEAU_PPM}) a step is at least half the way there (back fast after a cut deeper
+ *     than that); from there to {@code m} a step is a quarter of the increase (it holds just below the limit it
+ *     found, where a target's burst refills); beyond {@code m} a step is at least a quarter of the way past it,
+ *     so it probes slowly at first and then faster (the limit moved up). A target whose burst hides a rate above
+ *     its limit draws its 429 above the limit; the next cut, from below {@code m}, moves {@code m} down to where
+ *     that one came (as does a 429 the rate did not cause, such as requests a stall released together).</li>
  * </ul>
  * <b>Slow start.</b> A key without rate state is at {@link Adaptive#fresh()}: factor {@code start}
  * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each {@link #START_STEPS}
@@ -64,6 +72,18 @@ public final class AdaptiveMath {
      */
     public static final long START_STEPS = 2;
 
+    /**
+     * With a remembered cut, what share of {@link #increaseStep} a step takes from just below it to it, and what
+     * share of the way beyond it a step takes at least: 4 ({@link #climb}).
+     */
+    public static final long HOLD_SHARE = 4;
+
+    /**
+     * With a remembered cut at {@code m}, where the climb back stops being fast and holds: {@code 0.9 m}, in parts
+     * per million of {@code m} ({@link #climb}).
+     */
+    public static final long PLATEAU_PPM = 900_000;
+
     private AdaptiveMath() {
     }
 
@@ -95,7 +115,7 @@ public final class AdaptiveMath {
         if (stored.factorPpm() < adaptive.floorPpm()) {
             // written under a lower adaptiveFloor (an instance not yet changed on the same Redis): this key's
             // limits never go below their floor; its credit is below the threshold at the higher factor too
-            return new RateState(adaptive.floorPpm(), stored.credit(), stored.cutAtTicks());
+            return new RateState(adaptive.floorPpm(), stored.credit(), stored.cutAtTicks(), false, stored.maxPpm());
         }
         return stored;
     }
@@ -155,9 +175,10 @@ public final class AdaptiveMath {
 
     /**
      * A {@code throttled} signal at {@code nowTicks}: the factor times the decrease, never below the floor, a hold
-     * from now, no credit; while starting, the factor halved if it has doubled since the start (above
-     * {@link Adaptive#startPpm()}: back to the last rate that drew no signal) and then times the decrease (at least
-     * the floor), which ends the start.
+     * from now, no credit, the factor it came at remembered ({@link RateState#maxPpm()}); while starting, the
+     * factor halved if it has doubled since the start (above {@link Adaptive#startPpm()}: back to the last rate
+     * that drew no signal) and then times the decrease (at least the floor), which ends the start and remembers
+     * nothing (the doubling passed the limit by up to twice).
      * Answers {@code rate} itself (the same instance) while the last cut holds: then the signal is ignored.
      */
     public static RateState cut(RateState rate, long nowTicks, Adaptive adaptive) {
@@ -169,7 +190,8 @@ public final class AdaptiveMath {
         // Still at the start there is no such rate, and the signal says no more than any other: cut as it does
         boolean halved = rate.starting() && rate.factorPpm() > adaptive.startPpm();
         long f = (halved ? rate.factorPpm() / 2 : rate.factorPpm()) * adaptive.decreasePpm() / PPM; // < 10^12
-        return new RateState(Math.max(adaptive.floorPpm(), f), 0, nowTicks);
+        return new RateState(Math.max(adaptive.floorPpm(), f), 0, nowTicks, false,
+                rate.starting() ? 0 : rate.factorPpm());
     }
 
     /**
@@ -186,8 +208,8 @@ public final class AdaptiveMath {
 
     /**
      * {@code tokens} granted at {@code nowTicks}: credit towards the next increase. Each {@code ceil(stepTokens × f)}
-     * tokens (at least 1) of credit add {@link #increaseStep} (the increase of the factor at the start of the call)
-     * to the factor; while starting, each {@code ceil(START_STEPS × stepTokens × f)} (at most
+     * tokens (at least 1) of credit add a step ({@link #climb}, of the factor at the start of the call) to the
+     * factor; while starting, each {@code ceil(START_STEPS × stepTokens × f)} (at most
      * {@link Adaptive#MAX_STEP_TOKENS}) double it,
      * up to the ceiling (where the state is {@link RateState#CEILING}, or the ceiling still starting, without
      * credit). Nothing is earned at the ceiling or while a cut holds.
@@ -208,21 +230,47 @@ public final class AdaptiveMath {
         long credit = rate.credit() + tokens; // a credit below 10^9 plus a capacity: no overflow
         long steps = credit / threshold;
         if (steps == 0) {
-            return new RateState(rate.factorPpm(), credit, rate.cutAtTicks(), rate.starting());
+            return new RateState(rate.factorPpm(), credit, rate.cutAtTicks(), rate.starting(), rate.maxPpm());
         }
         if (rate.starting()) {
             long f = rate.factorPpm();
             for (long s = 0; s < steps && f < PPM; s++) { // at most 20 doublings from 1 ppm to the ceiling
                 f = Math.min(PPM, 2 * f);
             }
-            return new RateState(f, f >= PPM ? 0 : credit % threshold, rate.cutAtTicks(), true);
+            return new RateState(f, f >= PPM ? 0 : credit % threshold, rate.cutAtTicks(), true, rate.maxPpm());
         }
-        long step = increaseStep(rate.factorPpm(), adaptive);
-        if (steps > (PPM - rate.factorPpm()) / step) {
-            return RateState.CEILING;
+        long f = climb(rate, steps, adaptive);
+        return f >= PPM ? RateState.CEILING
+                : new RateState(f, credit % threshold, rate.cutAtTicks(), false, rate.maxPpm());
+    }
+
+    /**
+     * The factor after {@code steps} increase steps from {@code rate} past its slow start, each the step at the
+     * factor where the call starts: without a remembered cut ({@link RateState#maxPpm()} 0) {@link #increaseStep};
+     * with one at {@code m}, below {@code p = m × PLATEAU_PPM / PPM} the larger of that and half the way to
+     * {@code p}, not beyond {@code p}; from {@code p} to {@code m} a quarter of it (at least 1 ppm), not beyond
+     * {@code m}; from {@code m} on the larger of it and a quarter of the way past {@code m}. At most the ceiling.
+     */
+    public static long climb(RateState rate, long steps, Adaptive adaptive) {
+        long f = rate.factorPpm();
+        long m = rate.maxPpm();
+        long base = increaseStep(f, adaptive);
+        long step = base;
+        long upTo = PPM;
+        if (m > 0) {
+            long plateau = m * PLATEAU_PPM / PPM; // at most 10^12
+            if (f < plateau) {
+                step = Math.max(base, (plateau - f) / 2);
+                upTo = plateau;
+            } else if (f < m) {
+                step = Math.max(1, base / HOLD_SHARE);
+                upTo = m;
+            } else {
+                step = Math.max(base, (f - m) / HOLD_SHARE);
+            }
         }
-        long f = rate.factorPpm() + steps * step; // steps × step <= PPM
-        return f >= PPM ? RateState.CEILING : new RateState(f, credit % threshold, rate.cutAtTicks());
+        // steps × step may pass 2^63 for a large grant at a tiny factor: compare by division first
+        return steps >= Limit.ceilDiv(upTo - f, step) ? upTo : f + steps * step;
     }
 
     /**

@@ -2,7 +2,8 @@ package io.tokenbucket.math;
 
 /**
  * The adaptive part of a bucket's state ({@link AdaptiveMath}): the current factor, the credit towards the next
- * increase, when the last cut was, and whether the key is still in its slow start (no cut yet).
+ * increase, when the last cut was, whether the key is still in its slow start (no cut yet), and the factor at which
+ * the last cut after it came (where the target's limit was last met).
  *
  * @param factorPpm  the current rate as parts per million of the configured rate, 1 to {@link Adaptive#PPM}
  * @param credit     tokens granted since the last step, towards the next increase (fewer than one step's worth)
@@ -10,15 +11,22 @@ package io.tokenbucket.math;
  *                   meaningless at the ceiling and while starting
  * @param starting   true from a key's first decision until its first cut: every two steps double the factor, and
  *                   the first cut halves it once it has doubled ({@link AdaptiveMath})
+ * @param maxPpm     the factor a cut past the slow start came at, 1 to {@link Adaptive#PPM}: the climb after it
+ *                   slows down just below it and probes beyond it ({@link AdaptiveMath#climb}); 0 for none
  */
-public record RateState(long factorPpm, long credit, long cutAtTicks, boolean starting) {
+public record RateState(long factorPpm, long credit, long cutAtTicks, boolean starting, long maxPpm) {
 
     /** The configured rate after (or without) a slow start: what a key without state has when adaptiveStart is 1. */
-    public static final RateState CEILING = new RateState(Adaptive.PPM, 0, 0, false);
+    public static final RateState CEILING = new RateState(Adaptive.PPM, 0, 0, false, 0);
 
-    /** A state past its slow start (or without one): {@code starting} false. */
+    /** A state without a remembered cut ({@code maxPpm} 0). */
+    public RateState(long factorPpm, long credit, long cutAtTicks, boolean starting) {
+        this(factorPpm, credit, cutAtTicks, starting, 0);
+    }
+
+    /** A state past its slow start (or without one) and without a remembered cut. */
     public RateState(long factorPpm, long credit, long cutAtTicks) {
-        this(factorPpm, credit, cutAtTicks, false);
+        this(factorPpm, credit, cutAtTicks, false, 0);
     }
 
     /** True at the configured rate, where nothing more is earned (which is not "nothing to store" while starting). */

@@ -135,22 +135,25 @@ public interface AdaptiveStoreContract {
 
     @Test
     default void grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher() {
-        // a step per refill amount (4) at the current rate (2 tokens at 0.5, 3 at 0.625, 4 at 0.78125), each adding
-        // 0.25 of the current rate
+        // a step per refill amount (4) at the current rate (2 tokens at 0.5, 3 at 0.7, 4 from 0.875); the cut came
+        // at the ceiling: each step half the way back to 0.9 of it or 0.25 of the current rate, whichever is more, up
+        // to 0.9; from there a quarter of 0.25 of the current rate
         Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)))
                 .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
         get(contractStore().throttle("up", slow));
         assertThat(get(contractStore().reserve("up", slow, 1, BucketMath.NO_LIMIT)).granted()).isTrue();
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(500_000);
         get(contractStore().reserve("up", slow, 1, BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(625_000);
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(700_000);
         get(contractStore().reserve("up", slow, 3, BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(781_250);
-        // 5 tokens: one step of 4 (195,312.5 rounded down), one token of credit left
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(875_000);
+        // 5 tokens: one step of 4 (218,750, but not past 0.9), one token of credit left
         get(contractStore().reserve("up", slow, 5, BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(976_562);
-        // the next step would pass the ceiling: the ceiling
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(900_000);
         get(contractStore().reserve("up", slow, 3, BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(956_250);
+        // the next step would pass the ceiling: the ceiling
+        get(contractStore().reserve("up", slow, 5, BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(Adaptive.PPM);
         get(contractStore().reserve("up", slow, 5, BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(Adaptive.PPM);
@@ -283,7 +286,7 @@ public interface AdaptiveStoreContract {
 
     @Test
     default void anAllOfReservationEarnsIncreaseCreditAsASingleOneWould() {
-        // as grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher: a step per 2 tokens at 0.5, per 3 at 0.625
+        // as grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher: a step per 2 tokens at 0.5, per 3 at 0.7
         Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)))
                 .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
         Limits fixed = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)));
@@ -295,10 +298,10 @@ public interface AdaptiveStoreContract {
         get(Reservations.reserveAll(contractStore(), List.of("{aimd}up"), List.of(slow), List.of("{aimd}fixed"),
                 List.of(fixed), 1,
                 BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(625_000);
+        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(700_000);
         get(Reservations.reserveAll(contractStore(), List.of("{aimd}up"), List.of(slow), List.of(), List.of(), 3,
                 BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(781_250);
+        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(875_000);
         assertThat(get(contractStore().rate("{aimd}fixed", fixed)).factorPpm()).isEqualTo(Adaptive.PPM);
     }
 

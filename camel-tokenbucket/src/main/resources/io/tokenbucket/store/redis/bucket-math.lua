@@ -47,6 +47,9 @@
 
   -- AdaptiveMath, step for step; a rate is nil for fixed limits, which have none
 
+  -- the ceiling past (or without) a slow start: RateState.CEILING
+  local CEILING = { f = PPM, credit = 0, cut_us = 0, starting = false, max = 0 }
+
   -- AdaptiveMath.current: the stored rate, or the fresh one when there is none or the bucket has been full for the
   -- memory (now - the latest tat); a starting one raised to the start (the ceiling's when there is no slow start),
   -- another to the floor, when written with a lower one
@@ -70,15 +73,15 @@
         return fresh(adapt)
       end
       if rate.f < adapt.start then
-        return { f = adapt.start, credit = rate.credit, cut_us = rate.cut_us, starting = true }
+        return { f = adapt.start, credit = rate.credit, cut_us = rate.cut_us, starting = true, max = 0 }
       end
       return rate
     end
     if rate.f >= PPM then
-      return { f = PPM, credit = 0, cut_us = 0, starting = false }
+      return CEILING
     end
     if rate.f < adapt.floor then
-      return { f = adapt.floor, credit = rate.credit, cut_us = rate.cut_us, starting = false }
+      return { f = adapt.floor, credit = rate.credit, cut_us = rate.cut_us, starting = false, max = rate.max }
     end
     return rate
   end
@@ -114,9 +117,6 @@
     return not rate.starting and rate.f < PPM and now_us - rate.cut_us < adapt.hold_us
   end
 
-  -- the ceiling past (or without) a slow start: RateState.CEILING
-  local CEILING = { f = PPM, credit = 0, cut_us = 0, starting = false }
-
   -- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them, which adds the increase
   -- of the current factor (while starting, a doubling per two steps' worth)
   local function earn(rate, n, adapt)
@@ -129,7 +129,7 @@
     local credit = rate.credit + n
     local steps = math.floor(credit / threshold)
     if steps == 0 then
-      return { f = rate.f, credit = credit, cut_us = rate.cut_us, starting = rate.starting }
+      return { f = rate.f, credit = credit, cut_us = rate.cut_us, starting = rate.starting, max = rate.max }
     end
     if rate.starting then
       local f, s = rate.f, 0
@@ -137,30 +137,45 @@
         f = math.min(PPM, 2 * f)
         s = s + 1
       end
-      return { f = f, credit = f >= PPM and 0 or credit - steps * threshold, cut_us = rate.cut_us, starting = true }
+      return { f = f, credit = f >= PPM and 0 or credit - steps * threshold, cut_us = rate.cut_us, starting = true,
+               max = rate.max }
     end
-    -- AdaptiveMath.increaseStep: the increase of the current factor, at least 1 ppm
-    local step = math.max(1, math.floor(rate.f * adapt.increase / PPM))
-    if steps > math.floor((PPM - rate.f) / step) then
-      return CEILING
+    -- AdaptiveMath.climb: AdaptiveMath.increaseStep (the increase of the current factor, at least 1 ppm); with a
+    -- remembered cut at m, half the way to 0.9 m (AdaptiveMath.PLATEAU_PPM) below it, a quarter of the step from
+    -- there to m (AdaptiveMath.HOLD_SHARE), at least a quarter of the way past m beyond it
+    local base = math.max(1, math.floor(rate.f * adapt.increase / PPM))
+    local step, up_to, m = base, PPM, rate.max
+    if m > 0 then
+      local plateau = math.floor(m * 900000 / PPM)
+      if rate.f < plateau then
+        step, up_to = math.max(base, math.floor((plateau - rate.f) / 2)), plateau
+      elseif rate.f < m then
+        step, up_to = math.max(1, math.floor(base / 4)), m
+      else
+        step = math.max(base, math.floor((rate.f - m) / 4))
+      end
     end
-    local f = rate.f + steps * step
+    local f = up_to
+    if steps < math.ceil((up_to - rate.f) / step) then
+      f = rate.f + steps * step
+    end
     if f >= PPM then
       return CEILING
     end
-    return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false }
+    return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false, max = m }
   end
 
   -- AdaptiveMath.cut: the factor times the decrease (while starting, the factor halved if it has doubled since the
-  -- start, then times the decrease, which ends the start), at least the floor, held; answers rate itself while
-  -- holding
+  -- start, then times the decrease, which ends the start), at least the floor, held, the factor it came at
+  -- remembered (not while starting); answers rate itself while holding
   local function cut(rate, adapt)
     if holding(rate, adapt) then
       return rate
     end
     local halved = rate.starting and rate.f > adapt.start
     local f = math.floor((halved and math.floor(rate.f / 2) or rate.f) * adapt.decrease / PPM)
-    return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false }
+    return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false,
+             max = rate.starting and 0 or rate.f }
   end
 
   -- A reservation on several keys (BucketMath.decide's RESERVE, steps 1, 3 to 5): the freest candidate group and

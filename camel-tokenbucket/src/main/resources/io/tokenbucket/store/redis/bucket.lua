@@ -47,8 +47,9 @@
 --           the key is in its slow start, else 0 }
 --
 -- An adaptive key's state is its tats followed by 'r' and its rate state: factor (ppm), credit (tokens towards
--- the next step), the instant of the last cut (microseconds of the Redis clock) and 1 while starting, else 0 (a
--- state written before the slow start has no fourth number: not starting). No 'r' is a key without rate state
+-- the next step), the instant of the last cut (microseconds of the Redis clock), 1 while starting, else 0 (a
+-- state written before the slow start has no fourth number: not starting), and the factor the last cut past the
+-- slow start came at (ppm; none written when there is none). No 'r' is a key without rate state
 -- (Adaptive.fresh: at the start, starting; the ceiling without a slow start), and a rate state equal to that one
 -- is not written. Its TTL is the latest tat plus the memory: the key expires when AdaptiveMath.current would forget
 -- the rate (the bucket full for the memory).

@@ -91,6 +91,7 @@ class BucketScriptAdaptiveDifferentialTest {
         int expiredKeys = 0;
         int doublings = 0;
         int startingCuts = 0;
+        int remembered = 0;
         for (int id = 0; id < CASES; id++) {
             String key = "adapt:" + id;
             Limits limits = generators.limits(1 + random.nextInt(2));
@@ -99,7 +100,7 @@ class BucketScriptAdaptiveDifferentialTest {
             long[] tats = tats(limits, now);
             RateState rate = random.nextInt(4) == 0 ? null : rateState(adapt, now);
             String stored = text(tats, rate, tats == null ? 0 : tats.length);
-            if (rate != null && !rate.starting() && random.nextInt(4) == 0) {
+            if (rate != null && !rate.starting() && rate.maxPpm() == 0 && random.nextInt(4) == 0) {
                 stored = stored.substring(0, stored.length() - 2); // as written before the slow start: not starting
             }
             put(key, stored);
@@ -148,6 +149,7 @@ class BucketScriptAdaptiveDifferentialTest {
                         granted++;
                         RateState earned = AdaptiveMath.earn(current, tokens, adapt.step(), scriptNow, a);
                         steps += earned.factorPpm() != current.factorPpm() ? 1 : 0;
+                        remembered += current.maxPpm() > 0 && earned.factorPpm() != current.factorPpm() ? 1 : 0;
                         doublings += current.starting() && earned.factorPpm() != current.factorPpm() ? 1 : 0;
                         expectedText = stored(d.tatTicks(), earned, a, scriptNow);
                     }
@@ -212,9 +214,9 @@ class BucketScriptAdaptiveDifferentialTest {
             }
         }
         System.out.printf("bucket.lua's adaptive rate against AdaptiveMath: %d cases, %d granted, %d increases"
-                + " (%d doublings), %d cuts (%d while starting), %d ignored, %d forgotten, %d written keys expired"
-                + " before the GET%n", CASES, granted, steps, doublings, cuts, startingCuts, ignored, forgotten,
-                expiredKeys);
+                + " (%d doublings, %d with a remembered cut), %d cuts (%d while starting), %d ignored, %d forgotten,"
+                + " %d written keys expired before the GET%n", CASES, granted, steps, doublings, remembered, cuts,
+                startingCuts, ignored, forgotten, expiredKeys);
         assertThat(mismatches).as("%d of %d cases differ; the first:%n%s", mismatches.size(), CASES,
                 String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size())))).isEmpty();
         // the generator reaches what it is meant to
@@ -222,6 +224,7 @@ class BucketScriptAdaptiveDifferentialTest {
         assertThat(ignored).isGreaterThan(CASES / 50);
         assertThat(steps).isGreaterThan(CASES / 100);
         assertThat(doublings).isGreaterThan(CASES / 200);
+        assertThat(remembered).isGreaterThan(CASES / 200);
         assertThat(startingCuts).isGreaterThan(CASES / 200);
         assertThat(forgotten).isGreaterThan(CASES / 100);
         assertThat(expiredKeys).as("written keys gone before they were read").isLessThan(CASES / 20);
@@ -544,8 +547,9 @@ class BucketScriptAdaptiveDifferentialTest {
     }
 
     /**
-     * A rate state: below the ceiling or at it, its last cut around the hold and the memory ago; a third of them
-     * starting (at, below or above the start, the cut at 0 as the script writes it, or anywhere).
+     * A rate state: below the ceiling or at it, its last cut around the hold and the memory ago, two thirds of them
+     * remembering the factor of that cut (below, at or above the factor, or anywhere); a third of them starting (at,
+     * below or above the start, the cut at 0 as the script writes it, or anywhere).
      */
     private RateState rateState(Adapt adapt, long now) {
         if (random.nextInt(3) == 0) {
@@ -569,7 +573,14 @@ class BucketScriptAdaptiveDifferentialTest {
             case 2 -> random.nextInt(1000);
             default -> generators.logUniform(1, 10_000_000);
         };
-        return new RateState(f, credit, now - ago);
+        long max = switch (random.nextInt(6)) {
+            case 0, 1 -> 0;
+            case 2 -> f;
+            case 3 -> Math.min(PPM, f + generators.logUniform(1, PPM));
+            case 4 -> Math.max(1, f - generators.logUniform(1, f));
+            default -> generators.logUniform(1, PPM);
+        };
+        return new RateState(f, credit, now - ago, false, max);
     }
 
     /** The limits at factor {@code f}, as the script scales them: saturating at its 2^51 µs burst. */
@@ -618,6 +629,9 @@ class BucketScriptAdaptiveDifferentialTest {
         if (rate != null) {
             text.add("r").add(Long.toString(rate.factorPpm())).add(Long.toString(rate.credit()))
                     .add(Long.toString(rate.cutAtTicks())).add(rate.starting() ? "1" : "0");
+            if (rate.maxPpm() > 0) {
+                text.add(Long.toString(rate.maxPpm()));
+            }
         }
         return text.toString();
     }

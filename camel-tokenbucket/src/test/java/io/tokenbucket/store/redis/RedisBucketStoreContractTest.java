@@ -88,7 +88,7 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
                 .withAdaptive(Adaptive.of(100_000, 500_000, 100_000, 0, 60_000 * MS));
         get(store.throttle("aimd", ten));
         String state = redisCommands().get(redisStore.redisKey("aimd")).get(5, TimeUnit.SECONDS);
-        assertThat(state).matches("\\d+ r 500000 0 \\d+ 0");
+        assertThat(state).as("the rate state, the cut's factor last").matches("\\d+ r 500000 0 \\d+ 0 1000000");
         long pttl = redisCommands().pttl(redisStore.redisKey("aimd")).get(5, TimeUnit.SECONDS);
         assertThat(pttl).as("PTTL: full again in 200 ms, then the memory").isBetween(60_200 - slackMs(), 60_200L);
         // a reservation with fixed limits on the same key reads the tats and drops the rate it does not know

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""A model of routes-example/demo-row.sh's rows, in seconds instead of a real-time run: each of the 6 (proxy, host)
+pairs saturated behind its adaptive bucket (AdaptiveMath step for step: slow start, cut, hold, the memory of the last
+cut, the climb) against nginx's limit_req (DemoTarget.LimitReq). Bookings up to 100 ms ahead (example.pairMaxWait),
+a few ms of jitter before the target, a 429's signal 3 ms after it. It leaves out the host and proxy limits (the
+rows set them out of the way), the JVM's stalls and the machine's load: it shows what the algorithm does, not what a
+loaded machine adds. Prints the row's figures as demo-row.sh does (429s in all, after 10 s, used, time), per seed.
+
+  routes-example/demo-row-model.py LIMIT BURST FACTOR [increase=0.012] [start=0.2] [decrease=0.9] [seeds=3]
+"""
+import random
+import sys
+
+PPM = 1_000_000
+PLATEAU, HOLD_SHARE, START_STEPS = 900_000, 4, 2
+
+
+def ceil_div(a, b):
+    return -((-a) // b)
+
+
+class Rate:
+    def __init__(self, f, credit, cut, starting, mx):
+        self.f, self.credit, self.cut, self.starting, self.mx = f, credit, cut, starting, mx
+
+
+class Tuning:
+    def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000):
+        self.floor, self.decrease, self.increase, self.hold, self.start = floor, decrease, increase, hold, start
+
+
+def holding(r, now, a):
+    return not r.starting and r.f < PPM and now - r.cut < a.hold
+
+
+def cut(r, now, a):  # AdaptiveMath.cut
+    if holding(r, now, a):
+        return r
+    halved = r.starting and r.f > a.start
+    f = (r.f // 2 if halved else r.f) * a.decrease // PPM
+    return Rate(max(a.floor, f), 0, now, False, 0 if r.starting else r.f)
+
+
+def climb(r, steps, a):  # AdaptiveMath.climb
+    f, m = r.f, r.mx
+    base = max(1, f * a.increase // PPM)
+    step, up_to = base, PPM
+    if m > 0:
+        plateau = m * PLATEAU // PPM
+        if f < plateau:
+            step, up_to = max(base, (plateau - f) // 2), plateau
+        elif f < m:
+            step, up_to = max(1, base // HOLD_SHARE), m
+        else:
+            step = max(base, (f - m) // HOLD_SHARE)
+    return up_to if steps >= ceil_div(up_to - f, step) else f + steps * step
+
+
+def earn(r, tokens, step_tokens, now, a):  # AdaptiveMath.earn
+    if r.f >= PPM or holding(r, now, a):
+        return r
+    threshold = min(10**9, max(1, ceil_div((START_STEPS if r.starting else 1) * step_tokens * r.f, PPM)))
+    credit = r.credit + tokens
+    steps = credit // threshold
+    if steps == 0:
+        return Rate(r.f, credit, r.cut, r.starting, r.mx)
+    if r.starting:
+        f = r.f
+        for _ in range(steps):
+            f = min(PPM, 2 * f)
+        return Rate(f, 0 if f >= PPM else credit % threshold, r.cut, True, r.mx)
+    f = climb(r, steps, a)
+    return Rate(PPM, 0, 0, False, 0) if f >= PPM else Rate(f, credit % threshold, r.cut, False, r.mx)
+
+
+class LimitReq:  # DemoTarget.LimitReq: nginx's limit_req in thousandths of a request
+    def __init__(self, rate, burst):
+        self.rate, self.burst, self.excess, self.last = rate * 1000, burst * 1000, None, 0
+
+    def admit(self, t):
+        ms = int(t * 1000)
+        if self.excess is None:
+            self.excess, self.last = 0, ms
+            return True
+        e = max(0, self.excess - self.rate * max(0, ms - self.last) // 1000 + 1000)
+        if e > self.burst:
+            return False
+        self.excess, self.last = e, ms
+        return True
+
+
+def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=0.003, jitter=0.004):
+    """One pair's requests (time at the target, status), its bucket a GCRA at the rate's factor of the ceiling."""
+    interval = 1.0 / ceiling
+    r = Rate(a.start, 0, -1e9, a.start < PPM, 0)
+    tat, t, target, hits, signals = 0.0, 0.0, LimitReq(limit, burst), [], []
+    while t < seconds:
+        while signals and signals[0] <= t:
+            at = signals.pop(0)
+            after = cut(r, at, a)
+            if after is not r:  # AdaptiveMath.emptied
+                tat = at + max(tat - at, capacity * interval * PPM / after.f)
+                r = after
+        scaled = interval * PPM / r.f
+        release = max(tat - (capacity - 1) * scaled, t)
+        if release - t > horizon + 1e-9:
+            t = release - horizon
+            continue
+        tat = max(tat, release) + scaled
+        r = earn(r, 1, ceiling, t, a)
+        arrives = release + rng.random() * jitter
+        ok = target.admit(arrives)
+        hits.append((arrives, 200 if ok else 429))
+        if not ok:
+            signals.append(arrives + latency)
+            signals.sort()
+    return hits
+
+
+def row(limit, burst, factor, a, seed):
+    rng = random.Random(seed)
+    hits = sorted(h for _ in range(6) for h in pair(limit, burst, limit * factor, 1 if limit < 10 else 2, 40, a, rng))
+    pages, ok = limit * 6 * 20, 0
+    for i, (t, status) in enumerate(hits):
+        ok += status == 200
+        if ok == pages:
+            hits = hits[:i + 1]
+            break
+    end = hits[-1][0]
+    full = int(end)
+    start = 10 if full > 10 else full // 2
+    steady = [h for h in hits if start <= int(h[0]) < full]
+    used = sum(1 for h in steady if h[1] == 200) / (max(1, full - start) * limit * 6)
+    return (100 * sum(1 for h in hits if h[1] == 429) / len(hits),
+            100 * sum(1 for h in steady if h[1] == 429) / max(1, len(steady)), 100 * used, end / 20)
+
+
+if __name__ == '__main__':
+    args = sys.argv[1:]
+    limit, burst, factor = int(args[0]), int(args[1]), int(args[2])
+    opts = dict(kv.split('=') for kv in args[3:])
+    a = Tuning(increase=round(float(opts.get('increase', 0.012)) * PPM),
+               start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM))
+    for seed in range(int(opts.get('seeds', 3))):
+        every, after, used, time = row(limit, burst, factor, a, seed)
+        print(f"{limit}/s burst {burst}, ceiling {factor}x: 429s {every:.1f} %, after 10 s {after:.1f} %, used"
+              f" {used:.0f} %, time {time:.2f}")
