@@ -56,7 +56,9 @@ final class TokenBucketBroker implements AutoCloseable {
                 .setExpiryAddress(SimpleString.of("ExpiryQueue")));
         broker = new EmbeddedActiveMQ().setConfiguration(config);
         broker.start();
-        connectionFactory = new ActiveMQConnectionFactory("vm://" + id);
+        // no prefetch: a listener that starts first would otherwise buffer the whole queue, and the tests' several
+        // listeners (transactions, back-pressure) would see one of them take every message
+        connectionFactory = new ActiveMQConnectionFactory("vm://" + id + "?consumerWindowSize=0");
     }
 
     /** Starts a broker of its own. */
