@@ -140,14 +140,17 @@ final class TargetTable {
                         && a.failed() == 0));
     }
 
-    /** The route step's targets: ours ≥ 0.8 × bare, with 1 and 1,000 keys, from the JMH results. */
+    /**
+     * The route step's targets: ours ≥ 0.9 × the same route with a no-op {@code to()} step in its place, with 1 and
+     * 1,000 keys, from the JMH results.
+     */
     static void routeStep(Collection<RunResult> results, List<Target> targets) {
     for (String keys : new String[] {"1", "1000"}) {
         RunResult bare = null;
         RunResult ours = null;
         for (RunResult r : results) {
             if (r.getParams().getParam("keys").equals(keys)) {
-                if (r.getParams().getBenchmark().endsWith(".bare")) {
+                if (r.getParams().getBenchmark().endsWith(".noopStep")) {
                     bare = r;
                 } else {
                     ours = r;
@@ -161,9 +164,9 @@ final class TargetTable {
         targets.add(new Target("route step, direct -> tokenbucket -> noop, " + keys + " key(s), local",
                 String.format("%,.0f ± %,.0f /s", ours.getPrimaryResult().getScore(),
                         ours.getPrimaryResult().getScoreError()),
-                String.format("%,.0f ± %,.0f /s bare", bare.getPrimaryResult().getScore(),
+                String.format("%,.0f ± %,.0f /s no-op to()", bare.getPrimaryResult().getScore(),
                         bare.getPrimaryResult().getScoreError()),
-                String.format("%.2f", ratio), "≥ 0.8×", ratio >= 0.8));
+                String.format("%.2f", ratio), "≥ 0.9×", ratio >= 0.9));
     }
     }
 }

@@ -116,7 +116,7 @@ public final class Targets {
         System.out.println();
         System.out.println("## the route step, JMH, " + s.forks() + " forks (load average " + loadAverage() + ")");
         Collection<RunResult> results = new Runner(new OptionsBuilder()
-                .include(RouteOverhead.class.getName() + "\\.(bare|tokenbucket)$")
+                .include(RouteOverhead.class.getName() + "\\.(noopStep|tokenbucket)$")
                 .param("keys", "1", "1000")
                 .param("perMs", "1000")
                 .threads(1)
