@@ -289,8 +289,12 @@ final class TokenBucketWaitQueue {
                 }
                 try {
                     services.worker().execute(this::drain);
-                } catch (RejectedExecutionException stopping) {
-                    // the waiters are abandoned when the producer stops
+                } catch (RejectedExecutionException refused) {
+                    // a full pool: try here, or a waiter whose slot is free would wait for room in the pool (its
+                    // hand-off then fails it, giving the slot back); a stopping one abandons the waiters itself
+                    if (!stopping) {
+                        drain();
+                    }
                 }
             }, System.nanoTime() + POLL_NANOS);
         } catch (RejectedExecutionException stopping) {
