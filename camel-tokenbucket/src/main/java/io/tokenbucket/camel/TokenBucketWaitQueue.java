@@ -155,7 +155,8 @@ final class TokenBucketWaitQueue {
         }
         w.acquire = acquire;
         w.remaining = r.remaining();
-        w.slot = System.nanoTime() + r.waitTicks(); // the timer never runs a task before it: no release is early
+        // from the decision, not from now: a thread that reads its answer late still releases in the store's order
+        w.slot = r.fromTicks() + r.waitTicks(); // the timer never runs a task before it: no release is early
         timed.add(w);
         try {
             w.timer = services.timer().schedule(w::release, w.slot);

@@ -211,7 +211,7 @@ public final class BucketMath {
                     tats[i] = refund(tats[i], nowTicks, step.amount(), at[i]);
                     fewest = Math.min(fewest, available(tats[i], nowTicks, at[i], slots[i]));
                 }
-                return outcome(true, 0, 0, fewest, rate[0], false, false);
+                return outcome(true, 0, 0, fewest, rate[0], false, false, nowTicks);
             }
             case PENALIZE -> {
                 for (int i = 0; i < keys; i++) {
@@ -268,7 +268,7 @@ public final class BucketMath {
         }
         long remaining = Math.min(bestAvailable, sharedAvailable);
         if (step.op() != Step.Op.RESERVE) { // 4. answers without a charge
-            return outcome(bestWait == 0 && !bestFull, best, bestWait, remaining, rate[bestFirst], cut, bestFull);
+            return outcome(bestWait == 0 && !bestFull, best, bestWait, remaining, rate[bestFirst], cut, bestFull, nowTicks);
         }
         if (bestFull || bestWait > Math.min(step.maxWaitTicks(), MAX_WAIT_TICKS)) {
             if (bestFull && step.maxWaitTicks() > 0 && waiter != null && waiter.ticket()) {
@@ -278,7 +278,7 @@ public final class BucketMath {
                     }
                 }
             }
-            return outcome(false, best, bestWait, remaining, rate[bestFirst], false, bestFull);
+            return outcome(false, best, bestWait, remaining, rate[bestFirst], false, bestFull, nowTicks);
         }
         remaining = Long.MAX_VALUE; // 5. the charge
         for (int i = 0; i < keys && waiter != null; i++) { // its tickets go, on the keys not charged too
@@ -303,7 +303,7 @@ public final class BucketMath {
                 rates[i] = storable(rate[i], adaptive);
             }
         }
-        return outcome(true, best, bestWait, remaining, rate[bestFirst], false, false);
+        return outcome(true, best, bestWait, remaining, rate[bestFirst], false, false, nowTicks);
     }
 
     /**
@@ -378,9 +378,11 @@ public final class BucketMath {
     }
 
     private static Outcome outcome(boolean granted, int chosen, long waitTicks, long remaining, RateState rate,
-                                   boolean cut, boolean slotless) {
-        return rate == null ? new Outcome(granted, chosen, waitTicks, remaining, Adaptive.PPM, false, cut, slotless)
-                : new Outcome(granted, chosen, waitTicks, remaining, rate.factorPpm(), rate.starting(), cut, slotless);
+                                   boolean cut, boolean slotless, long nowTicks) {
+        return rate == null
+                ? new Outcome(granted, chosen, waitTicks, remaining, Adaptive.PPM, false, cut, slotless, nowTicks)
+                : new Outcome(granted, chosen, waitTicks, remaining, rate.factorPpm(), rate.starting(), cut, slotless,
+                        nowTicks);
     }
 
     /** The rate state to store: none (null) for the fresh one, so idle keys cost nothing. */

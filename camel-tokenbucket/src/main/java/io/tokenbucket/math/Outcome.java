@@ -19,19 +19,24 @@ package io.tokenbucket.math;
  * @param slotless  true when a reservation (or peek) was refused because every group had a key whose in-flight slots
  *                  were all held: no wait can be computed, it lasts until a slot is released ({@code waitTicks} is
  *                  then the wait the tokens alone would have)
+ * @param fromTicks the instant {@code waitTicks} counts from, on the clock of the caller: the step's own
+ *                  {@code now} where the store runs the math in this JVM, the reply's arrival where it runs it
+ *                  elsewhere (never before the decision, so a wait counted from it never ends early). A caller that
+ *                  waits until {@code fromTicks + waitTicks} releases in the order the store decided, however late
+ *                  it reads the answer; meaningless when {@code waitTicks} is 0
  */
 public record Outcome(boolean granted, int chosen, long waitTicks, long remaining, long factorPpm, boolean starting,
-                      boolean cut, boolean slotless) {
+                      boolean cut, boolean slotless, long fromTicks) {
 
-    /** An answer with every slot it needed free (or no in-flight limit). */
+    /** An answer with every slot it needed free (or no in-flight limit), its wait counted from {@code fromTicks}. */
     public Outcome(boolean granted, int chosen, long waitTicks, long remaining, long factorPpm, boolean starting,
-                   boolean cut) {
-        this(granted, chosen, waitTicks, remaining, factorPpm, starting, cut, false);
+                   boolean cut, long fromTicks) {
+        this(granted, chosen, waitTicks, remaining, factorPpm, starting, cut, false, fromTicks);
     }
 
     /** A grant without wait on a key at its configured rate, with {@code remaining} tokens left. */
     public static Outcome granted(long remaining) {
-        return new Outcome(true, 0, 0, remaining, Adaptive.PPM, false, false);
+        return new Outcome(true, 0, 0, remaining, Adaptive.PPM, false, false, 0);
     }
 
     /** The rate as a fraction of the configured rate, above 0, at most 1. */

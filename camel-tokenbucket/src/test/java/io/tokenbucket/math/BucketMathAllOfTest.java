@@ -275,19 +275,19 @@ class BucketMathAllOfTest {
         long[][] tats = {proxy, host};
         RateState[] rates = new RateState[2];
         Outcome peek = both(Step.Op.PEEK, 1, tats, rates, 0);
-        assertThat(peek).isEqualTo(new Outcome(false, 0, 1000, 0, Adaptive.PPM, false, false));
+        assertThat(peek).isEqualTo(new Outcome(false, 0, 1000, 0, Adaptive.PPM, false, false, 0));
         assertThat(tats[0]).isSameAs(proxy);
         assertThat(tats[1]).isSameAs(host);
 
         Outcome refund = both(Step.Op.REFUND, 1, tats, rates, 0);
         assertThat(tats[0]).containsExactly(0); // the proxy full again
         assertThat(tats[1]).containsExactly(200); // the host: one token of 100 ms back
-        assertThat(refund).isEqualTo(new Outcome(true, 0, 0, 1, Adaptive.PPM, false, false)); // the proxy's 1
+        assertThat(refund).isEqualTo(new Outcome(true, 0, 0, 1, Adaptive.PPM, false, false, 0)); // the proxy's 1
 
         Outcome penalized = both(Step.Op.PENALIZE, 2000, tats, rates, 0);
         assertThat(tats[0]).containsExactly(2000); // no token before 2000: debt penalty + C*T - T
         assertThat(tats[1]).containsExactly(2400);
-        assertThat(penalized).isEqualTo(new Outcome(false, 0, 2000, 0, Adaptive.PPM, false, false));
+        assertThat(penalized).isEqualTo(new Outcome(false, 0, 2000, 0, Adaptive.PPM, false, false, 0));
 
         Outcome removed = both(Step.Op.REMOVE, 0, tats, rates, 5000);
         assertThat(tats[0]).containsExactly(5000);

@@ -126,6 +126,30 @@ public abstract class BucketStoreContract implements AdaptiveStoreContract, InFl
         assertThat(next.waitTicks()).isBetween((200 - slackMs()) * MS, 200 * MS);
     }
 
+    /**
+     * A wait counts from an instant between the ask and the answer on this JVM's clock (the decision here, or the
+     * reply's arrival), so that waiters released at {@code fromTicks + waitTicks} are released in reservation order
+     * and a period apart, however late each reads its answer.
+     */
+    @Test
+    void aWaitCountsFromAnInstantBetweenTheAskAndTheAnswer() {
+        Limit onePerHour = Limit.of(1, 1, HOUR);
+        long previous = 0;
+        for (int i = 0; i < 3; i++) {
+            long asked = System.nanoTime();
+            Outcome r = reserve("from", onePerHour, 1, BucketMath.NO_LIMIT);
+            long answered = System.nanoTime();
+            assertThat(r.granted()).isTrue();
+            assertThat(r.fromTicks() - asked).isNotNegative();
+            assertThat(answered - r.fromTicks()).isNotNegative();
+            long release = r.fromTicks() + r.waitTicks();
+            if (i > 0) {
+                assertThat(release - previous).isBetween(HOUR - slackNanos(), HOUR + slackNanos());
+            }
+            previous = release;
+        }
+    }
+
     @Test
     void fractionalRatesSpaceWaitersEvenly() {
         Limit threePerSecond = Limit.of(1, 3, 1000 * MS);

@@ -327,16 +327,16 @@ public final class RedisBucketStore implements BucketStore {
     private CompletionStage<Outcome> adapt(String op, String key, Limits limits) {
         String redisKey = redisKey(key);
         return run(op, new String[] {redisKey}, operands(1, "-1", List.of(limits), null), clocks.of(redisKey))
-                .thenApply(raw -> adaptation(raw, limits));
+                .thenApply(raw -> adaptation(raw, limits, System.nanoTime()));
     }
 
     /**
      * The reply of the script's 'throttle' or 'rate': a reply of five numbers whose first says whether the rate was
-     * cut, then the factor after it and 1 while starting (else 0).
+     * cut, then the factor after it and 1 while starting (else 0); its wait counts from {@code receivedNanos}.
      *
      * @throws IllegalStateException naming the reply when it is not one the script gives
      */
-    static Outcome adaptation(List<Long> raw, Limits limits) {
+    static Outcome adaptation(List<Long> raw, Limits limits, long receivedNanos) {
         if (raw != null && raw.size() == ScriptReply.FIELDS + 2) {
             Long factor = raw.get(ScriptReply.FIELDS);
             Long starting = raw.get(ScriptReply.FIELDS + 1);
@@ -345,7 +345,7 @@ public final class RedisBucketStore implements BucketStore {
                     && (starting == 0 || starting == 1)) {
                 // the first field of this reply says whether it cut; the rest is the peek of one token
                 return new Outcome(reply.waitMicros() == 0, 0, reply.waitMicros() * NANOS_PER_MICRO,
-                        reply.remaining(), factor, starting == 1, reply.granted());
+                        reply.remaining(), factor, starting == 1, reply.granted(), receivedNanos);
             }
         }
         throw ScriptReply.notAnAnswer(raw);

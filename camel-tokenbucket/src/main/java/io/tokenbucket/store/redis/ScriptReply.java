@@ -111,7 +111,8 @@ record ScriptReply(boolean granted, long waitMicros, long remaining, int chosenI
         if (clock != null && waitNanos > 0) {
             waitNanos = localWait(waitNanos, clock.localNanos(redisNowMicros + waitMicros), receivedNanos);
         }
-        return new Outcome(granted, chosenIndex, waitNanos, remaining, Adaptive.PPM, false, false, slotless);
+        return new Outcome(granted, chosenIndex, waitNanos, remaining, Adaptive.PPM, false, false, slotless,
+                receivedNanos);
     }
 
     /**

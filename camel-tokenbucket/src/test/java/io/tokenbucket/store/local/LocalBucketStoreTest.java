@@ -177,6 +177,26 @@ class LocalBucketStoreTest {
         assertThat(store.peek("k", Limits.of(two), 1).toCompletableFuture().join().remaining()).isEqualTo(2);
     }
 
+    /**
+     * A wait counts from the instant the store decided, whoever reads the answer when: the lock-free path, the
+     * locked path and an in-flight key all answer the clock reading they decided at, so a caller that releases at
+     * {@code fromTicks + waitTicks} releases in the order the store reserved.
+     */
+    @ParameterizedTest(name = "in flight {0}")
+    @ValueSource(ints = {0, 3})
+    void aWaitCountsFromTheInstantOfTheDecision(int inFlight) {
+        Limits limits = Limits.of(Limit.of(1, 1, 1000 * MS)).withInFlight(inFlight);
+        List<Long> releases = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            long decidedAt = clock.get();
+            Outcome o = store.reserveNow("k", limits, 1, BucketMath.NO_LIMIT);
+            clock.addAndGet(250 * MS); // the next one asks later...
+            assertThat(o.fromTicks()).isEqualTo(decidedAt); // ...and this answer is read later still: same instant
+            releases.add(o.fromTicks() + o.waitTicks());
+        }
+        assertThat(releases).containsExactly(1_000 * MS, 2_000 * MS, 3_000 * MS);
+    }
+
     @Test
     void refundGivesTokensBackAndRemoveStartsFull() {
         Limit three = Limit.of(3, 3, 3000 * MS);
