@@ -33,10 +33,11 @@ class AdaptivePairTest {
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })
     void theHostsOwn429sCutThePairsRateAndEachIsOneRequestAtTheTarget(String dsl) throws Exception {
-        // one proxy; one host allowing 4 pages a second from one address (nginx-like, one more at once), no
+        // one proxy; one host allowing 4 pages a second from one address (nginx-like, no burst: two requests less
+        // than 250 ms apart are one too many, whatever the machine's speed makes of the gaps after them), no
         // Retry-After; the pair's ceiling 16 a second, starting at 8 (a start at the limit, 0.25, would double only
         // after 8 pages, two periods' worth): its first requests are refused, each refusal cuts the rate
-        try (DemoSite site = new DemoSite(dir, 1, "50/1s", 0, DemoTarget.hiddenPerIpLikeNginx(4, 1, 1),
+        try (DemoSite site = new DemoSite(dir, 1, "50/1s", 0, DemoTarget.hiddenPerIpLikeNginx(4, 0, 1),
                 DemoProxy.Mode.KEEPALIVE);
              ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of("example.adaptive", "true",
                      "example.pairLimit", "16/1s:1", TUNING + "decrease", "0.5", TUNING + "hold", "100ms",
