@@ -2,21 +2,14 @@ package io.tokenbucket.camel;
 
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import io.tokenbucket.store.local.LocalBucketStore;
-import io.tokenbucket.store.redis.RedisConnections;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Endpoint;
 import org.apache.camel.ExtendedCamelContext;
-import org.apache.camel.spi.ExecutorServiceManager;
 import org.apache.camel.spi.Metadata;
 import org.apache.camel.spi.PropertyConfigurer;
-import org.apache.camel.spi.ThreadPoolProfile;
 import org.apache.camel.spi.annotations.Component;
 import org.apache.camel.support.DefaultComponent;
 import org.apache.camel.support.LifecycleStrategySupport;
@@ -29,7 +22,8 @@ import org.apache.camel.util.URISupport;
  * <p>Every endpoint option can be set here as the default for all endpoints ({@code
  * camel.component.tokenbucket.capacity=5}). The component owns what its endpoints share: the local buckets of
  * each limiter name (endpoints with the same name share buckets), one timer thread that wakes waiting
- * exchanges and sweeps idle buckets, and the worker pool on which woken exchanges continue. Unless
+ * exchanges and sweeps idle buckets, and the worker pool on which woken exchanges continue
+ * ({@link TokenBucketShared}, handed to each endpoint). Unless
  * {@code allowRemoteHeaders} is set, it also removes its headers from messages that arrive from remote endpoints
  * ({@link TokenBucketRemoteHeaders}).
  */
@@ -80,30 +74,6 @@ public class TokenBucketComponent extends DefaultComponent {
         return TokenBucketOptionText.bind(name, text);
     }
 
-    /**
-     * Tells {@code queue}, a started endpoint's, of every release under its name and when the Camel context starts
-     * stopping, until {@link #unregister}.
-     */
-    void register(TokenBucketWaitQueue queue) {
-        queues.add(queue);
-    }
-
-    void unregister(TokenBucketWaitQueue queue) {
-        queues.remove(queue);
-    }
-
-    /** An exchange of the limiter {@code name} gave its in-flight slots back: the waiters of that name try again. */
-    void slotsReleased(String name) {
-        for (TokenBucketWaitQueue queue : queues) { // on every release: no stream; each endpoint's queue once
-            if (queue.name().equals(name)) {
-                queue.drain();
-            }
-        }
-    }
-
-    /** How often idle (full) local buckets are dropped. */
-    static final long SWEEP_INTERVAL_MILLIS = 1000;
-
     @Metadata(description = "The defaults for every endpoint's options.")
     private TokenBucketConfiguration configuration = new TokenBucketConfiguration();
 
@@ -131,14 +101,7 @@ public class TokenBucketComponent extends DefaultComponent {
     private boolean allowRemoteHeaders;
     private TokenBucketRemoteHeaders remoteHeaders;
 
-    private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
-    /** The wait queues of the started endpoints. */
-    private final Set<TokenBucketWaitQueue> queues = ConcurrentHashMap.newKeySet();
-    private RedisConnections redisConnections;
-    private TokenBucketTimer timer;
-    private ExecutorService timerThread;
-    private ExecutorService ownedWorkerPool;
-    private TokenBucketHandOff handOff;
+    private final TokenBucketShared shared = new TokenBucketShared(this::getMeterRegistry);
 
     @Override
     protected Endpoint createEndpoint(String uri, String remaining, Map<String, Object> parameters) throws Exception {
@@ -146,7 +109,7 @@ public class TokenBucketComponent extends DefaultComponent {
             throw new IllegalArgumentException("tokenbucket: needs a limiter name, as in tokenbucket:proxies");
         }
         TokenBucketOptionText.check(parameters);
-        TokenBucketEndpoint endpoint = new TokenBucketEndpoint(uri, this, remaining, configuration.copy());
+        TokenBucketEndpoint endpoint = new TokenBucketEndpoint(uri, this, shared, remaining, configuration.copy());
         setProperties(endpoint, parameters);
         endpoint.validate();
         return endpoint;
@@ -184,8 +147,7 @@ public class TokenBucketComponent extends DefaultComponent {
         getCamelContext().addLifecycleStrategy(new LifecycleStrategySupport() {
             @Override
             public void onContextStopping(CamelContext context) {
-                long now = System.nanoTime();
-                queues.forEach(q -> q.stopping(now));
+                shared.stopping(System.nanoTime());
             }
         });
     }
@@ -193,50 +155,10 @@ public class TokenBucketComponent extends DefaultComponent {
     @Override
     protected void doStart() throws Exception {
         super.doStart();
-        // The worker pool's queue is unbounded: Camel's default profile bounds it at 1000 tasks, and ten thousand
-        // waiting exchanges woken at once are ten thousand continuations. The timer keeps its own heap, on a
-        // thread of Camel's so that it is named and shut down like every other.
-        ExecutorServiceManager pools = getCamelContext().getExecutorServiceManager();
-        timer = new TokenBucketTimer(TokenBucketTimer.SYSTEM, TimeUnit.MICROSECONDS.toNanos(timerSpinMicros));
-        timerThread = pools.newSingleThreadExecutor(this, "TokenBucketTimer");
-        timerThread.execute(timer);
-        if (workerPool == null) {
-            int size = Math.max(pools.getDefaultThreadPoolProfile().getPoolSize(),
-                    Runtime.getRuntime().availableProcessors());
-            ownedWorkerPool = pools.newThreadPool(this, "TokenBucketWorker", unboundedProfile("TokenBucketWorker", size));
-            handOff = new TokenBucketHandOff(ownedWorkerPool, size);
-        } else {
-            handOff = new TokenBucketHandOff(workerPool, TokenBucketHandOff.threadsOf(workerPool));
-        }
-        scheduleSweep(timer);
+        shared.start(getCamelContext(), this, workerPool, timerSpinMicros);
         if (!allowRemoteHeaders) {
             remoteHeaders = new TokenBucketRemoteHeaders();
             getCamelContext().getManagementStrategy().addEventNotifier(remoteHeaders);
-        }
-    }
-
-    /**
-     * Sweeps idle buckets {@link #SWEEP_INTERVAL_MILLIS} from now, and again as often until the timer stops. The
-     * sweep runs on the worker pool, not the timer thread: it walks every bucket, and every release would wait for
-     * it; the next is scheduled when it is done, so two never overlap.
-     */
-    private void scheduleSweep(TokenBucketTimer on) {
-        try {
-            on.schedule(() -> {
-                try {
-                    worker().execute(() -> {
-                        try {
-                            sweep();
-                        } finally {
-                            scheduleSweep(on);
-                        }
-                    });
-                } catch (RejectedExecutionException stopping) {
-                    // the pool is shutting down with the component: nothing left to sweep
-                }
-            }, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SWEEP_INTERVAL_MILLIS));
-        } catch (RejectedExecutionException e) {
-            // the component is stopping: nothing left to sweep
         }
     }
 
@@ -246,75 +168,13 @@ public class TokenBucketComponent extends DefaultComponent {
             getCamelContext().getManagementStrategy().removeEventNotifier(remoteHeaders);
             remoteHeaders = null;
         }
-        if (timer != null) {
-            timer.stop();
-            getCamelContext().getExecutorServiceManager().shutdownNow(timerThread);
-            timer = null;
-            timerThread = null;
-        }
-        if (ownedWorkerPool != null) {
-            getCamelContext().getExecutorServiceManager().shutdown(ownedWorkerPool);
-            ownedWorkerPool = null;
-        }
-        localStores.clear();
-        closeRedisConnections();
+        shared.stop(getCamelContext());
         super.doStop();
     }
 
-    private static ThreadPoolProfile unboundedProfile(String name, int size) {
-        ThreadPoolProfile profile = new ThreadPoolProfile(name);
-        profile.setPoolSize(size);
-        profile.setMaxPoolSize(size);
-        profile.setMaxQueueSize(-1);
-        profile.setAllowCoreThreadTimeOut(true);
-        profile.setKeepAliveTime(60L);
-        profile.setTimeUnit(TimeUnit.SECONDS);
-        return profile;
-    }
-
-    /** The local buckets of the limiter {@code name}, shared by every endpoint with that name. */
-    LocalBucketStore localStore(String name) {
-        return localStores.computeIfAbsent(name, n -> new LocalBucketStore());
-    }
-
-    /** The local buckets of the limiter {@code name} if any were made, else null. */
-    LocalBucketStore existingLocalStore(String name) {
-        return localStores.get(name);
-    }
-
-    /** The Redis connections of this component's endpoints, created when the first Redis endpoint starts. */
-    synchronized RedisConnections redisConnections() {
-        if (redisConnections == null) {
-            redisConnections = new RedisConnections();
-        }
-        return redisConnections;
-    }
-
-    private synchronized void closeRedisConnections() {
-        if (redisConnections != null) {
-            redisConnections.close();
-            redisConnections = null;
-        }
-    }
-
-    /** Drops idle buckets of every limiter; runs on the worker pool once a second. */
-    void sweep() {
-        localStores.values().forEach(LocalBucketStore::sweep);
-    }
-
-    /** The timer that wakes waiting exchanges (and sweeps); it only hands them to {@link #worker()}. */
-    TokenBucketTimer timer() {
-        return timer;
-    }
-
-    /** Where exchanges continue after waiting: the worker pool, in batches, or their waiting caller. */
-    TokenBucketHandOff handOff() {
-        return handOff;
-    }
-
-    /** The pool on which exchanges continue after waiting. */
-    ExecutorService worker() {
-        return workerPool != null ? workerPool : ownedWorkerPool;
+    /** What the component's endpoints share: buckets, connections, timer, worker pool, wait queues. */
+    TokenBucketShared shared() {
+        return shared;
     }
 
     /** The defaults for every endpoint's options. */

@@ -7,6 +7,7 @@ import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.local.LocalBucketStore;
 import org.apache.camel.Category;
+import org.apache.camel.Component;
 import org.apache.camel.Consumer;
 import org.apache.camel.Processor;
 import org.apache.camel.Producer;
@@ -52,7 +53,8 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
 
     private final TokenBucketStatistics statistics = new TokenBucketStatistics();
     private final TokenBucketLimitSource limitSource;
-    private final TokenBucketStoreBinding storeBinding;
+    private final TokenBucketStoreBinding storeBinding = new TokenBucketStoreBinding();
+    private final TokenBucketShared shared;
     private final TokenBucketServices services;
     private final TokenBucketWaitQueue queue;
     /** The readiness check of a Redis store while the endpoint runs (with camel-health), else null. */
@@ -60,16 +62,15 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     /** The endpoint's meters while it runs (with Micrometer), else null. */
     private AutoCloseable metrics;
 
-    TokenBucketEndpoint(String uri, TokenBucketComponent component, String name,
+    TokenBucketEndpoint(String uri, Component component, TokenBucketShared shared, String name,
                         TokenBucketConfiguration configuration) {
         super(uri, component);
+        this.shared = shared;
         this.name = name;
         this.configuration = configuration;
         this.limitSource = new TokenBucketLimitSource(configuration);
-        this.storeBinding = new TokenBucketStoreBinding(name, configuration, statistics,
-                limitSource::limitsInFlight);
-        this.services = new TokenBucketServices(name, configuration, statistics, limitSource, storeBinding,
-                component::timer, component::worker, component::handOff, () -> component.slotsReleased(name));
+        this.services = new TokenBucketServices(name, configuration, statistics, storeBinding, shared::timer,
+                shared::worker, shared::handOff, () -> shared.slotsReleased(name));
         this.queue = new TokenBucketWaitQueue(services,
                 (attempt, accept, lease) -> TokenBucketProducer.reserve(storeBinding.store(), attempt, accept, lease));
     }
@@ -81,34 +82,33 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
     }
 
     @Override
-    public TokenBucketComponent getComponent() {
-        return (TokenBucketComponent) super.getComponent();
-    }
-
-    @Override
     protected void doStart() throws Exception {
         super.doStart();
         if (limitSource.limits() == null) { // not validated yet
             validate();
         }
-        TokenBucketComponent component = getComponent();
-        storeBinding.open(getCamelContext(), () -> component.localStore(name), component::redisConnections,
-                services::slotsReleased);
-        bindObservers(component);
+        if (configuration.getStore() == TokenBucketStoreType.redis) {
+            storeBinding.open(TokenBucketRedisStores.open(name, configuration, statistics,
+                    limitSource.limitsInFlight(), getCamelContext().getRegistry(), shared.redisConnections(),
+                    () -> shared.localStore(name)), services::slotsReleased);
+        } else {
+            storeBinding.open(shared.localStore(name));
+        }
+        bindObservers();
         queue.started();
-        component.register(queue);
+        shared.register(queue);
     }
 
     @Override
     protected void doStop() throws Exception {
-        getComponent().unregister(queue);
+        shared.unregister(queue);
         unbindObservers();
         storeBinding.close();
         super.doStop();
     }
 
     /** Binds the readiness check of a Redis store (with camel-health) and the meters (with Micrometer). */
-    private void bindObservers(TokenBucketComponent component) {
+    private void bindObservers() {
         Supplier<Throwable> probe = storeBinding.probe();
         WritableHealthCheckRepository checks = probe == null ? null : healthChecks();
         if (checks != null) {
@@ -116,7 +116,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
             checks.addHealthCheck(healthCheck);
         }
         if (MICROMETER_PRESENT) {
-            metrics = TokenBucketMetrics.bind(getCamelContext(), component.getMeterRegistry(), services,
+            metrics = TokenBucketMetrics.bind(getCamelContext(), shared.meterRegistry(), services,
                     this::getLocalKeys, queue::waiting);
         }
     }
@@ -148,7 +148,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
 
     @Override
     public Producer createProducer() {
-        return new TokenBucketProducer(this);
+        return new TokenBucketProducer(this, services, limitSource, queue);
     }
 
     @Override
@@ -274,7 +274,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
 
     /** The buckets held in this JVM's memory for this endpoint's name, or null when none were made. */
     LocalBucketStore localBuckets() {
-        return getComponent().existingLocalStore(name);
+        return shared.existingLocalStore(name);
     }
 
     /** Drops the state of {@code key} (blank or null: the default key): its bucket starts full. */
@@ -289,7 +289,7 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
      * {@link TokenBucketRequest} reads the header, so that an operator's blank or null is that bucket, not another.
      */
     private Key asSent(String key) {
-        return Key.of(key == null || key.isBlank() ? TokenBucketRequest.DEFAULT_KEY : key, limitSource);
+        return Key.of(key == null || key.isBlank() ? TokenBucketRequest.DEFAULT_KEY : key, limitSource::limitsFor);
     }
 
     /** Tokens left and the wait for one token on key {@code raw} (blank or null: the default key), taking none. */

@@ -3,7 +3,6 @@ package io.tokenbucket.camel;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
@@ -16,7 +15,7 @@ import org.apache.camel.NoSuchHeaderException;
 
 /**
  * Every exception the {@code tokenbucket:} endpoint gives an exchange, and its message, built in one place so the
- * texts can be read side by side (as Bucket4j's {@code BucketExceptions}). Each message names the endpoint, the
+ * texts can be read side by side (but the worker pool's refusal, which {@link TokenBucketHandOff} meets alone) (as Bucket4j's {@code BucketExceptions}). Each message names the endpoint, the
  * refused value and the reason; a value that came from the exchange is shown through {@link #shown}, at most
  * {@value TokenBucketException#MAX_VALUE_IN_MESSAGE} characters of it.
  *
@@ -265,11 +264,4 @@ final class TokenBucketExceptions {
         return new TokenBucketException(endpointName, key, "tokenbucket:" + endpointName + " key '" + shown(key)
                 + "': the exchange was waiting for " + tokens + " token(s) when " + why + "; its tokens were refunded");
     }
-
-    /** The worker pool refused the continuation of an exchange (it is shutting down). */
-    static TokenBucketException workerRefused(String endpointName, RejectedExecutionException e) {
-        return new TokenBucketException(endpointName, null, "tokenbucket:" + endpointName
-                + " could not continue the exchange on its worker pool: " + e.getMessage(), e);
-    }
-
 }

@@ -108,7 +108,8 @@ final class TokenBucketHandOff {
             t.refused().run();
         }
         if (t.exchange().getException() == null) {
-            t.exchange().setException(TokenBucketExceptions.workerRefused(t.name(), e));
+            t.exchange().setException(new TokenBucketException(t.name(), null, "tokenbucket:" + t.name()
+                    + " could not continue the exchange on its worker pool: " + e.getMessage(), e));
         }
         t.callback().done(false);
     }

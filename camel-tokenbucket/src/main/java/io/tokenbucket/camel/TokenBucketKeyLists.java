@@ -8,12 +8,14 @@ import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 import io.tokenbucket.camel.TokenBucketRequest.Candidate;
 import io.tokenbucket.camel.TokenBucketRequest.Key;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import org.apache.camel.Message;
 
@@ -48,7 +50,7 @@ final class TokenBucketKeyLists {
      * {@code ownKey} (charged once); empty when there are none.
      */
     static List<Key> allOf(Message message, String name, TokenBucketConfiguration config,
-                           TokenBucketLimitSource source, String ownKey) {
+                           Function<String, Limits> limitsOf, String ownKey) {
         Object raw = message.getHeader(TokenBucketConstants.ALL_OF);
         String header = TokenBucketConstants.ALL_OF;
         if (raw == null) {
@@ -63,7 +65,7 @@ final class TokenBucketKeyLists {
         Object shown = raw;
         Set<String> distinct = distinctKeys(raw, named, key -> !key.equals(ownKey), max,
                 () -> TokenBucketExceptions.tooManyAllOf(name, named, max, shown));
-        return keysOf(distinct, source);
+        return keysOf(distinct, limitsOf);
     }
 
     /**
@@ -86,7 +88,7 @@ final class TokenBucketKeyLists {
      * that is itself one is a candidate group ({@link #groupsOf}).
      */
     static Candidates candidates(Message message, String name, TokenBucketConfiguration config,
-                                 TokenBucketLimitSource source) {
+                                 Function<String, Limits> limitsOf) {
         Object header = message.getHeader(TokenBucketConstants.CANDIDATES);
         if (header == null) {
             return null;
@@ -96,14 +98,14 @@ final class TokenBucketKeyLists {
         Object raw = header instanceof Iterable<?> && !(header instanceof Collection<?>) ? listOf(header) : header;
         int max = config.getMaxCandidates();
         if (hasGroup(raw)) {
-            return new Candidates(groupsOf(raw, name, max, config.getMaxAllOf(), source), true);
+            return new Candidates(groupsOf(raw, name, max, config.getMaxAllOf(), limitsOf), true);
         }
         Set<String> distinct = distinctKeys(raw, TokenBucketConstants.CANDIDATES, key -> true, max,
                 () -> TokenBucketExceptions.tooManyCandidates(name, max, raw));
         if (distinct.isEmpty()) {
             throw TokenBucketExceptions.noCandidate(raw);
         }
-        return new Candidates(keysOf(distinct, source).stream().map(key -> new Candidate(key, List.of())).toList(),
+        return new Candidates(keysOf(distinct, limitsOf).stream().map(key -> new Candidate(key, List.of())).toList(),
                 false);
     }
 
@@ -168,7 +170,7 @@ final class TokenBucketKeyLists {
      * @throws IllegalArgumentException naming the header and its value otherwise
      */
     private static List<Candidate> groupsOf(Object raw, String name, int maxCandidates, int maxAllOf,
-                                            TokenBucketLimitSource source) {
+                                            Function<String, Limits> limitsOf) {
         Set<String> seen = new HashSet<>();
         List<List<String>> groups = new ArrayList<>();
         for (Iterator<?> items = items(raw, TokenBucketConstants.CANDIDATES); items.hasNext(); ) {
@@ -219,9 +221,9 @@ final class TokenBucketKeyLists {
             throw TokenBucketExceptions.noCandidate(raw);
         }
         // resolved once every key is known to be valid: the candidates first, then each group's other keys
-        List<Key> keys = groups.stream().map(group -> Key.of(group.get(0), source)).toList();
+        List<Key> keys = groups.stream().map(group -> Key.of(group.get(0), limitsOf)).toList();
         return IntStream.range(0, groups.size()).mapToObj(i -> new Candidate(keys.get(i),
-                keysOf(new LinkedHashSet<>(groups.get(i).subList(1, groups.get(i).size())), source))).toList();
+                keysOf(new LinkedHashSet<>(groups.get(i).subList(1, groups.get(i).size())), limitsOf))).toList();
     }
 
     private static String text(Object item) {
@@ -257,8 +259,8 @@ final class TokenBucketKeyLists {
     }
 
     /** Distinct keys, each resolved. */
-    private static List<Key> keysOf(Set<String> distinct, TokenBucketLimitSource source) {
-        return distinct.stream().map(key -> Key.of(key, source)).toList();
+    private static List<Key> keysOf(Set<String> distinct, Function<String, Limits> limitsOf) {
+        return distinct.stream().map(key -> Key.of(key, limitsOf)).toList();
     }
 
     private static void addKey(Set<String> keys, String key, Predicate<String> kept, int max,

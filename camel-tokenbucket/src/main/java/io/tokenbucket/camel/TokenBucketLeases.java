@@ -1,10 +1,7 @@
 package io.tokenbucket.camel;
 
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -13,10 +10,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 
 import io.tokenbucket.camel.TokenBucketRequest.Acquire;
-import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
 import io.tokenbucket.camel.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
@@ -28,7 +23,7 @@ import org.apache.camel.spi.Synchronization;
  * The in-flight slots one producer's admitted exchanges hold: each holds its slots under a lease of its own and gives
  * them back exactly once, when its unit of work ends (completed or failed, however it ends) or at operation
  * {@code release}, whichever comes first; then every queue of waiters under the endpoint's name is woken
- * ({@link TokenBucketComponent#slotsReleased}). On a shared store each lease lasts {@code inFlightLease} unless
+ * ({@link TokenBucketShared#slotsReleased}). On a shared store each lease lasts {@code inFlightLease} unless
  * renewed, and every lease of a running exchange is renewed a third of that time after its last renewal, so a live
  * exchange never loses its slot and a dead instance's slots come back after at most the lease time. The local store's
  * slots live as long as their JVM. The exchanges that found every slot taken wait in {@link TokenBucketWaitQueue}.
@@ -48,56 +43,12 @@ final class TokenBucketLeases {
         this.services = services;
     }
 
-    /** The keys of {@code acquire} (its key and all-of keys) that have an in-flight limit. */
-    static List<Key> slotKeys(Acquire acquire) {
-        if (acquire.allOf().isEmpty()) { // the common case, asked by every granted acquire: no list built
-            return acquire.key().limits().inFlight() > 0 ? List.of(acquire.key()) : List.of();
-        }
-        return Stream.concat(Stream.of(acquire.key()), acquire.allOf().stream()).filter(k -> k.limits().inFlight() > 0)
-                .toList();
-    }
-
-    /** {@code acquire} as a refusal's message names it: its keys, cost and limits, and its keys with slots. */
-    static TokenBucketExceptions.Refused refused(Acquire acquire) {
-        return new TokenBucketExceptions.Refused(acquire.key().sent(), Key.sent(acquire.allOf()), acquire.tokens(),
-                TokenBucketLimitSource.describe(acquire.key().limits()), slotKeys(acquire).stream()
-                .map(k -> "'" + TokenBucketExceptions.shown(k.sent()) + "' (" + k.limits().inFlight() + " in flight)")
-                .toList());
-    }
-
-    /**
-     * The stored keys with an in-flight limit that {@code request} (an acquire, or an acquire of the freest candidate)
-     * may take a slot of: of every candidate and group, and its all-of keys.
-     */
-    static Set<String> anySlotKeys(TokenBucketRequest request) {
-        Set<String> stored = new HashSet<>(); // a loop: asked by every Redis acquire with an in-flight limit
-        for (Key k : allSlotKeys(request)) {
-            stored.add(k.stored());
-        }
-        return stored;
-    }
-
-    /** The keys with an in-flight limit of every candidate (and group) of {@code request} and its all-of keys, once. */
-    static List<Key> allSlotKeys(TokenBucketRequest request) {
-        if (request instanceof Acquire a) {
-            return slotKeys(a);
-        }
-        AcquireAny any = (AcquireAny) request;
-        Map<String, Key> keys = new LinkedHashMap<>();
-        for (int c = 0; c < any.candidates().size(); c++) {
-            for (Key k : slotKeys(any.chosen(c))) {
-                keys.putIfAbsent(k.stored(), k);
-            }
-        }
-        return new ArrayList<>(keys.values());
-    }
-
     /**
      * A lease for a reservation of {@code request} on a shared store; null when none of its keys has an in-flight limit,
      * and on the local store, whose slots need none.
      */
     StoreCommand.Lease lease(TokenBucketRequest request) {
-        if (!shared() || anySlotKeys(request).isEmpty()) {
+        if (!shared() || TokenBucketRequest.anySlotKeys(request).isEmpty()) {
             return null;
         }
         return new StoreCommand.Lease(INSTANCE + ":" + Long.toString(LEASES.incrementAndGet(), 36),
@@ -110,7 +61,7 @@ final class TokenBucketLeases {
      * when it took none.
      */
     void holdUntilDone(Exchange exchange, Acquire acquire, StoreCommand.Lease lease) {
-        List<Key> keys = slotKeys(acquire);
+        List<Key> keys = TokenBucketRequest.slotKeys(acquire);
         if (!keys.isEmpty()) {
             Release release = new Release(keys, lease);
             services.statistics().inFlight(1);

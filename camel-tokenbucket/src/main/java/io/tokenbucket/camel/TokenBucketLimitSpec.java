@@ -1,5 +1,7 @@
 package io.tokenbucket.camel;
 
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -21,8 +23,9 @@ import io.tokenbucket.math.Limits;
  * optional): at most {@code N} exchanges of the key between admission and the end of their exchange, with the rate
  * limits or alone ({@code 10/1s,4 in flight}, {@code 4 in flight}).
  *
- * <p>Parsed texts are kept (up to {@value #MAX_CACHED}), so a resolver may answer with the same text on every
- * exchange at no cost.
+ * <p>Also reads Camel's duration text ({@link #durationMillis}), for these periods, the duration options and the
+ * penalty header. Parsed texts are kept (up to {@value #MAX_CACHED}), so a resolver may answer with the same text on
+ * every exchange at no cost.
  */
 final class TokenBucketLimitSpec {
 
@@ -31,6 +34,21 @@ final class TokenBucketLimitSpec {
             Pattern.CASE_INSENSITIVE);
     private static final int MAX_CACHED = 1000;
     private static final Map<String, Limits> PARSED = new ConcurrentHashMap<>();
+    /**
+     * Camel's duration syntax: days, hours, minutes, seconds, milliseconds, each optional, in that order; besides
+     * d, h, m, s and ms, the words Camel's reader also takes ({@code 1hour}, {@code 5min}, {@code 90sec}) and their
+     * plurals.
+     */
+    private static final Pattern DURATION = Pattern.compile("(?:(\\d+)(?:days?|d))?(?:(\\d+)(?:hours?|h))?"
+            + "(?:(\\d+)(?:minutes?|mins?|m(?!s)))?(?:(\\d+)(?:seconds?|secs?|s))?"
+            + "(?:(\\d+)(?:milliseconds?|millis|ms))?");
+    private static final long[] UNIT_MILLIS = {86_400_000L, 3_600_000L, 60_000L, 1000L, 1L};
+
+    /** What {@link #durationMillis} answers for text that is not a duration. */
+    static final long NOT_A_DURATION = Long.MIN_VALUE;
+
+    /** What {@link #durationMillis} answers for a duration too long for a {@code long} of milliseconds. */
+    static final long TOO_LONG = Long.MAX_VALUE;
 
     private TokenBucketLimitSpec() {
     }
@@ -68,7 +86,7 @@ final class TokenBucketLimitSpec {
             }
             Matcher m = ITEM.matcher(item);
             long periodMillis;
-            if (!m.matches() || (periodMillis = TokenBucketOptionText.durationMillis(m.group(2))) < 1) {
+            if (!m.matches() || (periodMillis = durationMillis(m.group(2))) < 1) {
                 throw new IllegalArgumentException(source.get() + " must be limits such as 10/1s or 10/1s,1000/1h or"
                         + " 1/1s:5 (one per second, bursts of 5) or 10/1s,4 in flight, was '" + text + "'");
             }
@@ -81,7 +99,7 @@ final class TokenBucketLimitSpec {
                 throw new IllegalArgumentException(source.get() + " '" + text + "': " + m.group(1)
                         + (m.group(3) != null ? " or " + m.group(3) : "") + " is larger than a long holds");
             }
-            if (periodMillis == TokenBucketOptionText.TOO_LONG) {
+            if (periodMillis == TOO_LONG) {
                 throw new IllegalArgumentException(source.get() + " '" + text + "': the period " + m.group(2).trim()
                         + " is longer than a long holds in milliseconds");
             }
@@ -130,6 +148,51 @@ final class TokenBucketLimitSpec {
             throw new IllegalArgumentException(what + " must be at most " + Long.MAX_VALUE / 1_000_000L
                     + " ms (292 years), was " + millis + " ms");
         }
+    }
+
+    /**
+     * The milliseconds of a Camel duration text ({@code 1s}, {@code 500ms}, {@code 2m}, {@code 1h30m}, {@code 1d},
+     * {@code 5min}, ISO-8601 such as {@code PT2S} (a fraction of a millisecond dropped), or a plain number of
+     * milliseconds, which may be negative), exactly: {@link #TOO_LONG} when it is longer than
+     * a {@code long} holds, {@link #NOT_A_DURATION} when it is not a duration.
+     */
+    static long durationMillis(String text) {
+        String t = text.trim();
+        if (t.startsWith("P") || t.startsWith("p") || t.startsWith("-P") || t.startsWith("-p")) {
+            // ISO-8601, as Spring writes durations (so the starter needs no reader of its own); java.time reads it exactly
+            try {
+                return Duration.parse(t).toMillis();
+            } catch (DateTimeParseException e) {
+                // java.time reports a number of units too large for a Duration as a parse error caused by overflow
+                return e.getCause() instanceof ArithmeticException && !t.startsWith("-") ? TOO_LONG : NOT_A_DURATION;
+            } catch (ArithmeticException e) {
+                return t.startsWith("-") ? NOT_A_DURATION : TOO_LONG;
+            }
+        }
+        if (t.matches("-?\\d+")) {
+            try {
+                return Long.parseLong(t);
+            } catch (NumberFormatException e) {
+                return t.startsWith("-") ? NOT_A_DURATION : TOO_LONG;
+            }
+        }
+        Matcher m = DURATION.matcher(t);
+        if (t.isEmpty() || !m.matches()) {
+            return NOT_A_DURATION;
+        }
+        long total = 0;
+        for (int unit = 0; unit < UNIT_MILLIS.length; unit++) {
+            String digits = m.group(unit + 1);
+            if (digits == null) {
+                continue;
+            }
+            try {
+                total = Math.addExact(total, Math.multiplyExact(Long.parseLong(digits), UNIT_MILLIS[unit]));
+            } catch (ArithmeticException | NumberFormatException tooLong) {
+                return TOO_LONG;
+            }
+        }
+        return total;
     }
 
     /**

@@ -1,13 +1,10 @@
 package io.tokenbucket.camel;
 
-import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.apache.camel.CamelContext;
@@ -39,21 +36,7 @@ final class TokenBucketOptionText {
     /** Every numeric option by its name in lower case and without dashes, as configurers may be asked for it. */
     private static final Map<String, String> NUMERIC = numericByLooseName();
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
-    /**
-     * Camel's duration syntax: days, hours, minutes, seconds, milliseconds, each optional, in that order; besides
-     * d, h, m, s and ms, the words Camel's reader also takes ({@code 1hour}, {@code 5min}, {@code 90sec}) and their
-     * plurals.
-     */
-    private static final Pattern DURATION = Pattern.compile("(?:(\\d+)(?:days?|d))?(?:(\\d+)(?:hours?|h))?"
-            + "(?:(\\d+)(?:minutes?|mins?|m(?!s)))?(?:(\\d+)(?:seconds?|secs?|s))?"
-            + "(?:(\\d+)(?:milliseconds?|millis|ms))?");
-    private static final long[] UNIT_MILLIS = {86_400_000L, 3_600_000L, 60_000L, 1000L, 1L};
 
-    /** What {@link #durationMillis} answers for text that is not a duration. */
-    static final long NOT_A_DURATION = Long.MIN_VALUE;
-
-    /** What {@link #durationMillis} answers for a duration too long for a {@code long} of milliseconds. */
-    static final long TOO_LONG = Long.MAX_VALUE;
 
     private TokenBucketOptionText() {
     }
@@ -175,66 +158,22 @@ final class TokenBucketOptionText {
     }
 
     /**
-     * The milliseconds of the duration text of option {@code name}, as {@link #durationMillis} reads it.
+     * The milliseconds of the duration text of option {@code name}, as {@link TokenBucketLimitSpec#durationMillis} reads it.
      *
      * @throws IllegalArgumentException naming the option and the text when it is no duration, or longer than a
      *                                  {@code long} holds in milliseconds
      */
     static long durationOption(String name, String text) {
-        long millis = durationMillis(text);
-        if (millis == NOT_A_DURATION) {
+        long millis = TokenBucketLimitSpec.durationMillis(text);
+        if (millis == TokenBucketLimitSpec.NOT_A_DURATION) {
             throw new IllegalArgumentException(name + " must be a duration such as 1s, 500ms, 2m or 1h, or a number"
                     + " of milliseconds, was '" + text + "'");
         }
-        if (millis == TOO_LONG) {
+        if (millis == TokenBucketLimitSpec.TOO_LONG) {
             throw new IllegalArgumentException(name + " is longer than any duration a long holds in milliseconds,"
                     + " was '" + text + "'");
         }
         return millis;
     }
 
-    /**
-     * The milliseconds of a Camel duration text ({@code 1s}, {@code 500ms}, {@code 2m}, {@code 1h30m}, {@code 1d},
-     * {@code 5min}, ISO-8601 such as {@code PT2S} (a fraction of a millisecond dropped), or a plain number of
-     * milliseconds, which may be negative), exactly: {@link #TOO_LONG} when it is longer than
-     * a {@code long} holds, {@link #NOT_A_DURATION} when it is not a duration.
-     */
-    static long durationMillis(String text) {
-        String t = text.trim();
-        if (t.startsWith("P") || t.startsWith("p") || t.startsWith("-P") || t.startsWith("-p")) {
-            // ISO-8601, as Spring writes durations (so the starter needs no reader of its own); java.time reads it exactly
-            try {
-                return Duration.parse(t).toMillis();
-            } catch (DateTimeParseException e) {
-                // java.time reports a number of units too large for a Duration as a parse error caused by overflow
-                return e.getCause() instanceof ArithmeticException && !t.startsWith("-") ? TOO_LONG : NOT_A_DURATION;
-            } catch (ArithmeticException e) {
-                return t.startsWith("-") ? NOT_A_DURATION : TOO_LONG;
-            }
-        }
-        if (t.matches("-?\\d+")) {
-            try {
-                return Long.parseLong(t);
-            } catch (NumberFormatException e) {
-                return t.startsWith("-") ? NOT_A_DURATION : TOO_LONG;
-            }
-        }
-        Matcher m = DURATION.matcher(t);
-        if (t.isEmpty() || !m.matches()) {
-            return NOT_A_DURATION;
-        }
-        long total = 0;
-        for (int unit = 0; unit < UNIT_MILLIS.length; unit++) {
-            String digits = m.group(unit + 1);
-            if (digits == null) {
-                continue;
-            }
-            try {
-                total = Math.addExact(total, Math.multiplyExact(Long.parseLong(digits), UNIT_MILLIS[unit]));
-            } catch (ArithmeticException | NumberFormatException tooLong) {
-                return TOO_LONG;
-            }
-        }
-        return total;
-    }
 }

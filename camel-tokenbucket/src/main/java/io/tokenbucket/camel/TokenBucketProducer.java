@@ -19,6 +19,7 @@ import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.StoreCommand;
 import org.apache.camel.AsyncCallback;
+import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.support.DefaultAsyncProducer;
@@ -44,25 +45,26 @@ import org.apache.camel.support.DefaultAsyncProducer;
  */
 public class TokenBucketProducer extends DefaultAsyncProducer {
 
-    private final TokenBucketEndpoint endpoint;
     private final TokenBucketServices services;
     private final TokenBucketConfiguration config;
+    private final TokenBucketLimitSource limitSource;
     private final TokenBucketWaitQueue queue;
     private final TokenBucketLeases leases;
+    private final TokenBucketWaitQueue.SlotHolder slots;
 
-    /** A producer for {@code endpoint}. */
-    public TokenBucketProducer(TokenBucketEndpoint endpoint) {
+    /**
+     * A producer for {@code endpoint}, given its parts: its services, the limits of its keys, and its one wait queue,
+     * shared by every route that sends to it.
+     */
+    TokenBucketProducer(Endpoint endpoint, TokenBucketServices services, TokenBucketLimitSource limitSource,
+                        TokenBucketWaitQueue queue) {
         super(endpoint);
-        this.endpoint = endpoint;
-        this.services = endpoint.services();
+        this.services = services;
         this.config = services.configuration();
+        this.limitSource = limitSource;
+        this.queue = queue;
         this.leases = new TokenBucketLeases(services);
-        this.queue = endpoint.queue(); // one queue per endpoint, shared by every route that sends to it
-    }
-
-    @Override
-    public TokenBucketEndpoint getEndpoint() {
-        return endpoint;
+        this.slots = leases::holdUntilDone;
     }
 
     @Override
@@ -71,8 +73,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             return callerWaits(exchange, callback);
         }
         try {
-            TokenBucketRequest request = TokenBucketRequest.read(exchange, services.name(), config,
-                    services.limitSource());
+            TokenBucketRequest request = TokenBucketRequestReader.read(exchange, services.name(), config, limitSource);
             BucketStore store = services.store();
             CompletionStage<Outcome> answer;
             if (request instanceof Acquire || request instanceof AcquireAny) {
@@ -157,14 +158,14 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         if (maxWait > 0 && queue.mustQueue(request)) { // earlier exchanges wait for a slot it needs
             if (!place) { // every waiting place taken: it may not wait, nor take a slot an earlier waiter wants
                 Acquire shown = request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
-                endpoint.getStatistics().rejected(shown.key().stored());
+                services.statistics().rejected(shown.key().stored());
                 exchange.setException(TokenBucketExceptions.noSlot(services.name(),
-                        TokenBucketLimitSource.waits(config), TokenBucketLeases.refused(shown), false,
+                        TokenBucketLimitSource.waits(config), TokenBucketWaitQueue.refused(shown), false,
                         TokenBucketLimitSource.ceilMillis(services.statistics().slotWaitNanos(0))));
                 callback.done(true);
                 return true;
             }
-            queue.awaitSlot(queue.waiter(this, exchange, callback, request, lease, leases, System.nanoTime()));
+            queue.awaitSlot(queue.waiter(this, exchange, callback, request, lease, slots, System.nanoTime()));
             return false;
         }
         Outcome atOnce;
@@ -185,7 +186,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         if (atOnce != null) {
             if (place && waits(atOnce)) {
-                return queue.answered(queue.waiter(this, exchange, callback, request, lease, leases,
+                return queue.answered(queue.waiter(this, exchange, callback, request, lease, slots,
                         System.nanoTime()), request, atOnce);
             }
             if (place) {
@@ -202,9 +203,9 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         // continues the route, which happens on the worker pool (or on the caller, when it waits: TokenBucketHandOff).
         answer.whenComplete((value, failure) -> {
             if (!place) {
-                endpoint.getComponent().handOff().execute(endpoint.getName(), exchange, callback, () -> {
+                services.handOff().execute(services.name(), exchange, callback, () -> {
                     if (failure != null) {
-                        endpoint.getStatistics().storeError();
+                        services.statistics().storeError();
                         exchange.setException(storeFailed(failure));
                     } else {
                         settle(exchange, request, lease, value, 0);
@@ -213,7 +214,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 }, () -> refused(exchange, request, lease, value));
                 return;
             }
-            TokenBucketWaitQueue.Waiter w = queue.waiter(this, exchange, callback, request, lease, leases, sent);
+            TokenBucketWaitQueue.Waiter w = queue.waiter(this, exchange, callback, request, lease, slots, sent);
             if (failure != null) {
                 queue.failed(w, failure);
             } else if (waits(value)) {
@@ -246,7 +247,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             return;
         }
         leases.holdUntilDone(exchange, acquire, lease);
-        endpoint.getStatistics().admitted(acquire.key().stored(), 0);
+        services.statistics().admitted(acquire.key().stored(), 0);
         TokenBucketWaitQueue.passed(exchange.getMessage(), config, 0, r.remaining());
     }
 
@@ -302,7 +303,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             callback.done(true);
             return true;
         }
-        answer.whenComplete((value, failure) -> endpoint.getComponent().handOff().execute(endpoint.getName(),
+        answer.whenComplete((value, failure) -> services.handOff().execute(services.name(),
                 exchange, callback, () -> {
             if (failure != null) {
                 exchange.setException(storeFailed(failure));
@@ -344,7 +345,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {
-        return services.storeBinding().failed(failure);
+        return services.storeFailed(failure);
     }
 
     @Override

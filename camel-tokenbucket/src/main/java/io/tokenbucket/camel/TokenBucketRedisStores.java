@@ -28,18 +28,6 @@ final class TokenBucketRedisStores {
     }
 
     /**
-     * An open Redis store with its failure policy, the lease to give back when the endpoint stops, where it is
-     * (without credentials, for messages), a probe for the health check (null when Redis answers and lets the
-     * endpoint run what it needs, else why not), what removes the URI's secrets from a text before it is shown,
-     * what subscribes to the releases of in-flight slots, and whether the endpoint's keys have in-flight limits
-     * (it then subscribes at once, so a refused SUBSCRIBE shows before a slot is waited for).
-     */
-    record Opened(FallbackBucketStore store, AutoCloseable lease, String where, Supplier<Throwable> probe,
-                  UnaryOperator<String> redact, java.util.function.Function<Runnable, AutoCloseable> releases,
-                  boolean publishes) {
-    }
-
-    /**
      * Opens the Redis store of the endpoint {@code name}. When Redis answers, a probe runs what the endpoint needs
      * (the script's commands, and the release's PUBLISH for in-flight limits): a refusal fails the start.
      *
@@ -49,7 +37,7 @@ final class TokenBucketRedisStores {
      * @throws TokenBucketStoreException when the connection cannot be made for a reason other than an unreachable
      *                                   Redis, or Redis refuses what the endpoint needs
      */
-    static Opened open(String name, TokenBucketConfiguration config, TokenBucketStatistics statistics,
+    static TokenBucketStoreBinding.Opened open(String name, TokenBucketConfiguration config, TokenBucketStatistics statistics,
                        boolean publishes, Registry registry, RedisConnections connections,
                        Supplier<LocalBucketStore> local) throws TokenBucketStoreException {
         Duration timeout = Duration.ofMillis(config.getStoreTimeout());
@@ -109,7 +97,7 @@ final class TokenBucketRedisStores {
             Throwable failure = probe.get();
             return failure != null ? failure : watcher.subscriptionRefusal();
         };
-        return new Opened(store.get(), lease, "redis at " + where, health, redact,
+        return new TokenBucketStoreBinding.Opened(store.get(), lease, "redis at " + where, health, redact,
                 onRelease -> leased.subscribe(redis.releasedChannel(), onRelease, watcher::subscribeRefused),
                 publishes);
     }

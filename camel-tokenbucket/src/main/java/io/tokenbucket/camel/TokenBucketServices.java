@@ -7,13 +7,12 @@ import io.tokenbucket.store.BucketStore;
 
 /**
  * What one endpoint's parts work with, handed to them instead of the endpoint: its limiter name, options, counters,
- * the limits of its keys, its store, and the component's timer and worker pool (looked up at each use, as the
- * component makes them anew when it starts again).
+ * its store, and the component's timer and worker pool (looked up at each use, as the component makes them anew when
+ * it starts again).
  *
  * @param name          the limiter name ({@code tokenbucket:name})
  * @param configuration the endpoint's options
  * @param statistics    the endpoint's counters
- * @param limitSource   where the endpoint's keys get their limits
  * @param storeBinding  the endpoint's store and what is bound to it while the endpoint runs
  * @param timers        the component's timer, which wakes waiting exchanges and renews leases
  * @param workers       the pool on which exchanges continue after waiting
@@ -21,7 +20,7 @@ import io.tokenbucket.store.BucketStore;
  * @param onRelease     wakes every queue of waiters under the limiter name: an exchange gave its slots back
  */
 record TokenBucketServices(String name, TokenBucketConfiguration configuration, TokenBucketStatistics statistics,
-                           TokenBucketLimitSource limitSource, TokenBucketStoreBinding storeBinding,
+                           TokenBucketStoreBinding storeBinding,
                            Supplier<TokenBucketTimer> timers, Supplier<ExecutorService> workers,
                            Supplier<TokenBucketHandOff> handOffs, Runnable onRelease) {
 
@@ -43,6 +42,15 @@ record TokenBucketServices(String name, TokenBucketConfiguration configuration, 
     /** The buckets of the endpoint's limiter; null before the endpoint first started. */
     BucketStore store() {
         return storeBinding.store();
+    }
+
+    /**
+     * The exception of an exchange whose store call failed or timed out ({@code onStoreError=fail}), or was refused
+     * (under every policy), naming the store without its secrets.
+     */
+    TokenBucketStoreException storeFailed(Throwable failure) {
+        return TokenBucketExceptions.storeFailed(name, storeBinding.description(), storeBinding::redact,
+                configuration.getStoreTimeout(), failure);
     }
 
     /** Wakes the waiters of the limiter name, of every endpoint: an exchange gave its in-flight slots back. */

@@ -1,13 +1,11 @@
 package io.tokenbucket.camel;
 
-import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.FallbackBucketStore;
-import io.tokenbucket.store.local.LocalBucketStore;
-import io.tokenbucket.store.redis.RedisConnections;
-import org.apache.camel.CamelContext;
 
 /**
  * An endpoint's bucket store and what is bound to it while the endpoint runs: the store itself (the component's
@@ -16,54 +14,42 @@ import org.apache.camel.CamelContext;
  * endpoint starts, {@link #close()} gives them back when it stops; until the first open the store is null.
  *
  * <p>Also the one place that knows the store's concrete class: where it is ({@link #description()}), how to take
- * its secrets out of a text ({@link #redact}), how many calls its failure policy answered ({@link #fallbacks()}),
- * and how a failed call reads ({@link #failed}).
+ * its secrets out of a text ({@link #redact}) and how many calls its failure policy answered ({@link #fallbacks()}).
  */
 final class TokenBucketStoreBinding {
 
-    private final String name;
-    private final TokenBucketConfiguration configuration;
-    private final TokenBucketStatistics statistics;
-    /** Whether the endpoint's keys have in-flight limits (their releases are then published), asked at open. */
-    private final BooleanSupplier publishes;
+    /**
+     * An open Redis store with its failure policy, the lease to give back when the endpoint stops, where it is
+     * (without credentials, for messages), a probe for the health check (null when Redis answers and lets the
+     * endpoint run what it needs, else why not), what removes the URI's secrets from a text before it is shown,
+     * what subscribes to the releases of in-flight slots, and whether the endpoint's keys have in-flight limits
+     * (it then subscribes at once, so a refused SUBSCRIBE shows before a slot is waited for). Opened by
+     * {@link TokenBucketRedisStores}, which alone loads Lettuce.
+     */
+    record Opened(FallbackBucketStore store, AutoCloseable lease, String where, Supplier<Throwable> probe,
+                  UnaryOperator<String> redact, Function<Runnable, AutoCloseable> releases, boolean publishes) {
+    }
+
     private volatile BucketStore store;
     /** The Redis store as opened (null for a local store), kept once closed: where it was stays readable. */
-    private volatile TokenBucketRedisStores.Opened redis;
+    private volatile Opened redis;
     private AutoCloseable releasesWatched; // guarded by this
 
-    /**
-     * The store binding of the endpoint {@code name}, opened by {@link #open}.
-     *
-     * @param publishes whether the endpoint's keys have in-flight limits, whose releases a Redis store publishes
-     */
-    TokenBucketStoreBinding(String name, TokenBucketConfiguration configuration, TokenBucketStatistics statistics,
-                            BooleanSupplier publishes) {
-        this.name = name;
-        this.configuration = configuration;
-        this.statistics = statistics;
-        this.publishes = publishes;
+    /** Binds the component's local buckets of the limiter name. */
+    void open(BucketStore local) {
+        store = local;
     }
 
     /**
-     * Opens the endpoint's store: the limiter's local buckets, or its Redis store.
+     * Binds an opened Redis store.
      *
-     * @param camel       the Camel context, whose registry may hold the application's Redis client
-     * @param local       the component's local buckets of the limiter name (the store, or Redis's local fallback)
-     * @param connections the component's Redis connections
-     * @param onRelease   wakes the waiters of the limiter name when another instance releases a slot
-     * @throws TokenBucketStoreException when Redis cannot be reached, naming where it was looked for
+     * @param onRelease wakes the waiters of the limiter name when another instance releases a slot
      */
-    void open(CamelContext camel, Supplier<LocalBucketStore> local, Supplier<RedisConnections> connections,
-              Runnable onRelease) throws Exception {
-        if (configuration.getStore() == TokenBucketStoreType.redis) {
-            redis = TokenBucketRedisStores.open(name, configuration, statistics, publishes.getAsBoolean(),
-                    camel.getRegistry(), connections.get(), local);
-            store = redis.store();
-            if (redis.publishes()) { // at once, so that a refused SUBSCRIBE shows before a slot is waited for
-                watchReleases(onRelease);
-            }
-        } else {
-            store = local.get();
+    void open(Opened opened, Runnable onRelease) {
+        redis = opened;
+        store = opened.store();
+        if (opened.publishes()) { // at once, so that a refused SUBSCRIBE shows before a slot is waited for
+            watchReleases(onRelease);
         }
     }
 
@@ -93,7 +79,7 @@ final class TokenBucketStoreBinding {
 
     /** The readiness probe of a Redis store (null when it answered, else why not); null for a local store. */
     Supplier<Throwable> probe() {
-        TokenBucketRedisStores.Opened opened = redis;
+        Opened opened = redis;
         return opened == null ? null : opened.probe();
     }
 
@@ -104,23 +90,14 @@ final class TokenBucketStoreBinding {
 
     /** Where the buckets live, for messages: {@code local} or {@code redis at redis://***@host:6379}. */
     String description() {
-        TokenBucketRedisStores.Opened opened = redis;
+        Opened opened = redis;
         return opened == null ? "local" : opened.where();
     }
 
     /** {@code text} (a store failure's message) without the store's secrets, for messages; null stays null. */
     String redact(String text) {
-        TokenBucketRedisStores.Opened opened = redis;
+        Opened opened = redis;
         return opened == null ? text : opened.redact().apply(text);
-    }
-
-    /**
-     * The exception of an exchange whose store call failed or timed out ({@code onStoreError=fail}), or was refused
-     * (under every policy), naming the store without its secrets.
-     */
-    TokenBucketStoreException failed(Throwable failure) {
-        return TokenBucketExceptions.storeFailed(name, description(), this::redact, configuration.getStoreTimeout(),
-                failure);
     }
 
     /** Store calls answered by the {@code onStoreError} policy (allow or local) because Redis did not answer. */

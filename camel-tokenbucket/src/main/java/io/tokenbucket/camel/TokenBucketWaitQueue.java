@@ -39,7 +39,7 @@ import org.apache.camel.StatefulService;
  * {@link TokenBucketException} and its tokens are refunded to every key it charged.
  *
  * <p><b>Slots.</b> A waiter whose keys' slots are all taken waits in arrival order until a release lets it in. A release
- * anywhere under the endpoint's name in this Camel context tries the queue ({@link TokenBucketComponent#slotsReleased});
+ * anywhere under the endpoint's name in this Camel context tries the queue ({@link TokenBucketShared#slotsReleased});
  * on a shared store (Redis) so does a release that another instance publishes, and, while exchanges wait, a try every
  * {@link #POLL_NANOS} (a dead instance's lease expires unannounced). The queue tries its waiters in arrival order and
  * skips one that shares a key with an earlier one still without a slot; a waiter of candidates is tried on those none
@@ -55,6 +55,15 @@ final class TokenBucketWaitQueue {
 
     /** How often waiters for a slot on a shared store try again without a release in this context: 20 ms. */
     static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    /**
+     * Holds the in-flight slots a granted acquire took until its exchange ends: its producer's
+     * {@link TokenBucketLeases#holdUntilDone}.
+     */
+    @FunctionalInterface
+    interface SlotHolder {
+        void holdUntilDone(Exchange exchange, Acquire acquire, StoreCommand.Lease lease);
+    }
 
     /** Reserves an acquire's tokens (and slots), accepting a wait of {@code acceptNanos}: what the queue retries. */
     @FunctionalInterface
@@ -124,7 +133,7 @@ final class TokenBucketWaitQueue {
      * ({@link System#nanoTime()}), from which its wait and maxWait count.
      */
     Waiter waiter(StatefulService owner, Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
-                  StoreCommand.Lease lease, TokenBucketLeases leases, long start) {
+                  StoreCommand.Lease lease, SlotHolder leases, long start) {
         return new Waiter(owner, exchange, callback, request, lease, leases, start);
     }
 
@@ -195,11 +204,11 @@ final class TokenBucketWaitQueue {
             exchange.getMessage().setHeader(TokenBucketConstants.REMAINING, r.remaining());
         } else if (r.slotless()) {
             exchange.setException(TokenBucketExceptions.noSlot(name(), TokenBucketLimitSource.waits(config),
-                    TokenBucketLeases.refused(acquire), false,
+                    refused(acquire), false,
                     TokenBucketLimitSource.ceilMillis(statistics.slotWaitNanos(r.waitTicks()))));
         } else {
             exchange.setException(TokenBucketExceptions.rejected(name(), TokenBucketLimitSource.waits(config),
-                    TokenBucketLeases.refused(acquire), TokenBucketLimitSource.ceilMillis(r.waitTicks()), full));
+                    refused(acquire), TokenBucketLimitSource.ceilMillis(r.waitTicks()), full));
         }
     }
 
@@ -212,11 +221,19 @@ final class TokenBucketWaitQueue {
         message.setHeader(TokenBucketConstants.REMAINING, remaining);
     }
 
+    /** {@code acquire} as a refusal's message names it: its keys, cost and limits, and its keys with slots. */
+    static TokenBucketExceptions.Refused refused(Acquire acquire) {
+        return new TokenBucketExceptions.Refused(acquire.key().sent(), Key.sent(acquire.allOf()), acquire.tokens(),
+                TokenBucketLimitSource.describe(acquire.key().limits()), TokenBucketRequest.slotKeys(acquire).stream()
+                .map(k -> "'" + TokenBucketExceptions.shown(k.sent()) + "' (" + k.limits().inFlight() + " in flight)")
+                .toList());
+    }
+
     /** Waiter {@code w}'s reservation failed ({@code failure}): it gives back its place and fails, continuing later. */
     void failed(Waiter w, Throwable failure) {
         places.decrementAndGet();
         statistics.storeError();
-        w.exchange.setException(services.storeBinding().failed(failure));
+        w.exchange.setException(services.storeFailed(failure));
         w.handOff(() -> w.callback.done(false));
     }
 
@@ -234,12 +251,12 @@ final class TokenBucketWaitQueue {
     /** Whether an exchange of {@code request} must queue behind waiters that share one of its slot keys. */
     boolean mustQueue(TokenBucketRequest request) {
         // the common case, answered without the lock every exchange of the endpoint would share: no slot to queue for
-        if (request instanceof Acquire a && TokenBucketLeases.slotKeys(a).isEmpty()) {
+        if (request instanceof Acquire a && TokenBucketRequest.slotKeys(a).isEmpty()) {
             return false;
         }
         synchronized (this) { // a loop, not a stream: every exchange of a limited key asks while any waits
             if (!waitingKeys.isEmpty()) {
-                for (String key : TokenBucketLeases.anySlotKeys(request)) {
+                for (String key : TokenBucketRequest.anySlotKeys(request)) {
                     if (waitingKeys.containsKey(key)) {
                         return true;
                     }
@@ -251,7 +268,7 @@ final class TokenBucketWaitQueue {
 
     /** Makes {@code w} wait for a slot, until its maxWait from its start; its callback is called later. */
     void awaitSlot(Waiter w) {
-        w.keys = TokenBucketLeases.anySlotKeys(w.request);
+        w.keys = TokenBucketRequest.anySlotKeys(w.request);
         w.deadline = w.start + TokenBucketLimitSource.maxWaitNanos(config);
         statistics.slotWaiting(1);
         if (shared()) { // a slot freed in another instance wakes this one's waiters through Redis
@@ -450,7 +467,7 @@ final class TokenBucketWaitQueue {
         private final AsyncCallback callback;
         private final TokenBucketRequest request;
         private final StoreCommand.Lease lease;
-        private final TokenBucketLeases leases;
+        private final SlotHolder leases;
         private final long start;
         /** The stored slot keys it waits for, of every candidate; its maxWait's end ({@link System#nanoTime()}). */
         private Set<String> keys = Set.of();
@@ -468,7 +485,7 @@ final class TokenBucketWaitQueue {
         private volatile TokenBucketTimer.Entry timer;
 
         private Waiter(StatefulService owner, Exchange exchange, AsyncCallback callback, TokenBucketRequest request,
-                       StoreCommand.Lease lease, TokenBucketLeases leases, long start) {
+                       StoreCommand.Lease lease, SlotHolder leases, long start) {
             this.owner = owner;
             this.exchange = exchange;
             this.callback = callback;
@@ -544,7 +561,7 @@ final class TokenBucketWaitQueue {
             }
             List<Candidate> free = new ArrayList<>(any.candidates().size());
             for (int c = 0; c < any.candidates().size(); c++) {
-                if (TokenBucketLeases.slotKeys(any.chosen(c)).stream().noneMatch(k -> blocked.contains(k.stored()))) {
+                if (TokenBucketRequest.slotKeys(any.chosen(c)).stream().noneMatch(k -> blocked.contains(k.stored()))) {
                     free.add(any.candidates().get(c));
                 }
             }
@@ -585,10 +602,10 @@ final class TokenBucketWaitQueue {
             leaveSlotQueue();
             if (failure == null && !outcome.slotless()) { // admitted or refused for its tokens, even if late
                 if (!outcome.granted()) {
-                    withdrawTickets(TokenBucketLeases.allSlotKeys(request)); // or it holds up the key
+                    withdrawTickets(TokenBucketRequest.allSlotKeys(request)); // or it holds up the key
                 } else if (attempt != request) { // its tickets on the candidates the narrowed attempt left out too
-                    Set<String> tried = TokenBucketLeases.anySlotKeys(attempt);
-                    withdrawTickets(TokenBucketLeases.allSlotKeys(request).stream()
+                    Set<String> tried = TokenBucketRequest.anySlotKeys(attempt);
+                    withdrawTickets(TokenBucketRequest.allSlotKeys(request).stream()
                             .filter(k -> !tried.contains(k.stored())).toList());
                 }
                 continueLater(this, attempt, outcome, () -> {
@@ -625,7 +642,7 @@ final class TokenBucketWaitQueue {
         }
 
         private void failNow(boolean abandoned, String why) {
-            withdrawTickets(TokenBucketLeases.allSlotKeys(request));
+            withdrawTickets(TokenBucketRequest.allSlotKeys(request));
             places.decrementAndGet();
             Acquire shown = this.shown != null ? this.shown
                     : request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
@@ -635,7 +652,7 @@ final class TokenBucketWaitQueue {
             } else {
                 statistics.rejected(shown.key().stored());
                 exchange.setException(TokenBucketExceptions.noSlot(name(), TokenBucketLimitSource.waits(config),
-                        TokenBucketLeases.refused(shown), true,
+                        refused(shown), true,
                         TokenBucketLimitSource.ceilMillis(statistics.slotWaitNanos(0))));
             }
             handOff(() -> callback.done(false));

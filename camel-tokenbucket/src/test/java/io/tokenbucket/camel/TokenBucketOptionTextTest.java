@@ -44,19 +44,19 @@ class TokenBucketOptionTextTest extends TokenBucketTestSupport {
         "-PT1S         | -1000",
     })
     void durationTextIsReadExactly(String text, long millis) {
-        assertThat(TokenBucketOptionText.durationMillis(text)).isEqualTo(millis);
+        assertThat(TokenBucketLimitSpec.durationMillis(text)).isEqualTo(millis);
     }
 
     @ParameterizedTest(name = "[{index}] ''{0}''")
     @CsvSource(delimiter = '|', value = {"abc", "5x", "PT", "P1S", "PT1X", "1.5s", "1 s", "s", "2H", "1s1h", "1m s", "''"})
     void otherTextIsNoDuration(String text) {
-        assertThat(TokenBucketOptionText.durationMillis(text)).isEqualTo(TokenBucketOptionText.NOT_A_DURATION);
+        assertThat(TokenBucketLimitSpec.durationMillis(text)).isEqualTo(TokenBucketLimitSpec.NOT_A_DURATION);
     }
 
     @ParameterizedTest(name = "{0}")
     @CsvSource({"PT2562047788015216H", "P106751991167301D", "PT9223372036854775807S", "9223372036854775808"})
     void anIsoOrPlainDurationBeyondALongOfMillisecondsIsTooLong(String text) {
-        assertThat(TokenBucketOptionText.durationMillis(text)).isEqualTo(TokenBucketOptionText.TOO_LONG);
+        assertThat(TokenBucketLimitSpec.durationMillis(text)).isEqualTo(TokenBucketLimitSpec.TOO_LONG);
     }
 
     @ParameterizedTest(name = "{0}")

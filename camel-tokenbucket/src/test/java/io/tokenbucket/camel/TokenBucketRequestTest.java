@@ -55,7 +55,7 @@ class TokenBucketRequestTest {
     private TokenBucketRequest read(Consumer<Exchange> headers) throws NoSuchHeaderException {
         Exchange exchange = new DefaultExchange(camel);
         headers.accept(exchange);
-        return TokenBucketRequest.read(exchange, "t", config, limits);
+        return TokenBucketRequestReader.read(exchange, "t", config, limits);
     }
 
     private Acquire acquire(Consumer<Exchange> headers) throws NoSuchHeaderException {

@@ -81,7 +81,7 @@ class TokenBucketWaitingTest extends TokenBucketTestSupport {
             template.sendBodyAndHeader("direct:keys", null, TokenBucketConstants.KEY, "k" + i);
         }
         long sentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        LocalBucketStore store = component().localStore("keys");
+        LocalBucketStore store = component().shared().localStore("keys");
         int peak = store.size();
         await().atMost(30, TimeUnit.SECONDS).until(() -> store.size() == 0);
         long emptyMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) - sentMs;

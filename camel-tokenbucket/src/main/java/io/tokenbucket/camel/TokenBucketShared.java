@@ -1,0 +1,200 @@
+package io.tokenbucket.camel;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import io.tokenbucket.store.local.LocalBucketStore;
+import io.tokenbucket.store.redis.RedisConnections;
+import org.apache.camel.CamelContext;
+import org.apache.camel.spi.ExecutorServiceManager;
+import org.apache.camel.spi.ThreadPoolProfile;
+
+/**
+ * What the endpoints of one component share, handed to each instead of the component: the local buckets of each
+ * limiter name (endpoints with the same name share buckets), the Redis connections, one timer thread that wakes
+ * waiting exchanges and sweeps idle buckets, the worker pool on which woken exchanges continue, and the wait queues
+ * of the started endpoints, so that a release under a name wakes the waiters of every endpoint with that name.
+ * {@link #start} and {@link #stop} follow the component's own start and stop.
+ */
+final class TokenBucketShared {
+
+    /** How often idle (full) local buckets are dropped. */
+    static final long SWEEP_INTERVAL_MILLIS = 1000;
+
+    private final Supplier<Object> meterRegistry;
+    private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
+    /** The wait queues of the started endpoints. */
+    private final Set<TokenBucketWaitQueue> queues = ConcurrentHashMap.newKeySet();
+    private RedisConnections redisConnections;
+    private TokenBucketTimer timer;
+    private ExecutorService timerThread;
+    private ExecutorService workerPool;
+    private ExecutorService ownedWorkerPool;
+    private TokenBucketHandOff handOff;
+
+    /** @param meterRegistry the component's {@code meterRegistry} option, read when an endpoint starts */
+    TokenBucketShared(Supplier<Object> meterRegistry) {
+        this.meterRegistry = meterRegistry;
+    }
+
+    /**
+     * Starts the timer and the worker pool: {@code workerPool} when the application gave one (it stays the
+     * application's), else a pool of Camel's named {@code TokenBucketWorker}.
+     *
+     * @param source     the component, which Camel names as the source of its threads
+     * @param spinMicros how long before a release the timer spins instead of sleeping
+     */
+    void start(CamelContext camel, Object source, ExecutorService workerPool, long spinMicros) {
+        // The worker pool's queue is unbounded: Camel's default profile bounds it at 1000 tasks, and ten thousand
+        // waiting exchanges woken at once are ten thousand continuations. The timer keeps its own heap, on a
+        // thread of Camel's so that it is named and shut down like every other.
+        ExecutorServiceManager pools = camel.getExecutorServiceManager();
+        timer = new TokenBucketTimer(TokenBucketTimer.SYSTEM, TimeUnit.MICROSECONDS.toNanos(spinMicros));
+        timerThread = pools.newSingleThreadExecutor(source, "TokenBucketTimer");
+        timerThread.execute(timer);
+        this.workerPool = workerPool;
+        if (workerPool == null) {
+            int size = Math.max(pools.getDefaultThreadPoolProfile().getPoolSize(),
+                    Runtime.getRuntime().availableProcessors());
+            ownedWorkerPool = pools.newThreadPool(source, "TokenBucketWorker", unboundedProfile("TokenBucketWorker",
+                    size));
+            handOff = new TokenBucketHandOff(ownedWorkerPool, size);
+        } else {
+            handOff = new TokenBucketHandOff(workerPool, TokenBucketHandOff.threadsOf(workerPool));
+        }
+        scheduleSweep(timer);
+    }
+
+    /** Stops the timer and the component's own pool, drops the local buckets and closes the Redis connections. */
+    void stop(CamelContext camel) {
+        if (timer != null) {
+            timer.stop();
+            camel.getExecutorServiceManager().shutdownNow(timerThread);
+            timer = null;
+            timerThread = null;
+        }
+        if (ownedWorkerPool != null) {
+            camel.getExecutorServiceManager().shutdown(ownedWorkerPool);
+            ownedWorkerPool = null;
+        }
+        localStores.clear();
+        closeRedisConnections();
+    }
+
+    private static ThreadPoolProfile unboundedProfile(String name, int size) {
+        ThreadPoolProfile profile = new ThreadPoolProfile(name);
+        profile.setPoolSize(size);
+        profile.setMaxPoolSize(size);
+        profile.setMaxQueueSize(-1);
+        profile.setAllowCoreThreadTimeOut(true);
+        profile.setKeepAliveTime(60L);
+        profile.setTimeUnit(TimeUnit.SECONDS);
+        return profile;
+    }
+
+    /**
+     * Sweeps idle buckets {@link #SWEEP_INTERVAL_MILLIS} from now, and again as often until the timer stops. The
+     * sweep runs on the worker pool, not the timer thread: it walks every bucket, and every release would wait for
+     * it; the next is scheduled when it is done, so two never overlap.
+     */
+    private void scheduleSweep(TokenBucketTimer on) {
+        try {
+            on.schedule(() -> {
+                try {
+                    worker().execute(() -> {
+                        try {
+                            sweep();
+                        } finally {
+                            scheduleSweep(on);
+                        }
+                    });
+                } catch (RejectedExecutionException stopping) {
+                    // the pool is shutting down with the component: nothing left to sweep
+                }
+            }, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SWEEP_INTERVAL_MILLIS));
+        } catch (RejectedExecutionException e) {
+            // the component is stopping: nothing left to sweep
+        }
+    }
+
+    /** Drops idle buckets of every limiter; runs on the worker pool once a second. */
+    void sweep() {
+        localStores.values().forEach(LocalBucketStore::sweep);
+    }
+
+    /**
+     * Tells {@code queue}, a started endpoint's, of every release under its name and when the Camel context starts
+     * stopping, until {@link #unregister}.
+     */
+    void register(TokenBucketWaitQueue queue) {
+        queues.add(queue);
+    }
+
+    void unregister(TokenBucketWaitQueue queue) {
+        queues.remove(queue);
+    }
+
+    /** An exchange of the limiter {@code name} gave its in-flight slots back: the waiters of that name try again. */
+    void slotsReleased(String name) {
+        for (TokenBucketWaitQueue queue : queues) { // on every release: no stream; each endpoint's queue once
+            if (queue.name().equals(name)) {
+                queue.drain();
+            }
+        }
+    }
+
+    /** The Camel context began to stop at {@code now} ({@link System#nanoTime()}): every queue bounds its waiting. */
+    void stopping(long now) {
+        queues.forEach(q -> q.stopping(now));
+    }
+
+    /** The local buckets of the limiter {@code name}, shared by every endpoint with that name. */
+    LocalBucketStore localStore(String name) {
+        return localStores.computeIfAbsent(name, n -> new LocalBucketStore());
+    }
+
+    /** The local buckets of the limiter {@code name} if any were made, else null. */
+    LocalBucketStore existingLocalStore(String name) {
+        return localStores.get(name);
+    }
+
+    /** The Redis connections of the component's endpoints, created when the first Redis endpoint starts. */
+    synchronized RedisConnections redisConnections() {
+        if (redisConnections == null) {
+            redisConnections = new RedisConnections();
+        }
+        return redisConnections;
+    }
+
+    private synchronized void closeRedisConnections() {
+        if (redisConnections != null) {
+            redisConnections.close();
+            redisConnections = null;
+        }
+    }
+
+    /** The timer that wakes waiting exchanges (and sweeps); it only hands them to {@link #worker()}. */
+    TokenBucketTimer timer() {
+        return timer;
+    }
+
+    /** Where exchanges continue after waiting: the worker pool, in batches, or their waiting caller. */
+    TokenBucketHandOff handOff() {
+        return handOff;
+    }
+
+    /** The pool on which exchanges continue after waiting. */
+    ExecutorService worker() {
+        return workerPool != null ? workerPool : ownedWorkerPool;
+    }
+
+    /** The Micrometer registry the component was given for the meters, or null to look one up. */
+    Object meterRegistry() {
+        return meterRegistry.get();
+    }
+}
