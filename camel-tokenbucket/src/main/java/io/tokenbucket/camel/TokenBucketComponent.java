@@ -5,6 +5,10 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.camel.producer.TokenBucketKeyLists;
+import io.tokenbucket.camel.producer.TokenBucketLimitSource;
+import io.tokenbucket.camel.producer.TokenBucketTimer;
+import io.tokenbucket.camel.syntax.TokenBucketOptionText;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Endpoint;
 import org.apache.camel.ExtendedCamelContext;

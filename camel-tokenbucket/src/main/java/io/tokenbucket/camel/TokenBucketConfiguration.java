@@ -343,8 +343,8 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
         this.inFlightLease = inFlightLease;
     }
 
-    /** Whether a rate option (capacity, refillAmount, refillPeriod or limits) was set. */
-    boolean isRateGiven() {
+    /** Whether a rate option (capacity, refillAmount, refillPeriod or limits) was set; for the component's checks. */
+    public boolean isRateGiven() {
         return rateGiven;
     }
 
@@ -403,8 +403,11 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
         this.synchronous = synchronous;
     }
 
-    /** Whether an optional dependency's class ({@code store=redis}: Lettuce; meters: Micrometer) can be loaded. */
-    static boolean isPresent(String className) {
+    /**
+     * Whether an optional dependency's class ({@code store=redis}: Lettuce; meters: Micrometer) can be loaded; for the
+     * component's checks.
+     */
+    public static boolean isPresent(String className) {
         try {
             Class.forName(className, false, TokenBucketConfiguration.class.getClassLoader());
             return true;

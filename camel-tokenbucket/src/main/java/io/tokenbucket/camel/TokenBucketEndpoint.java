@@ -2,7 +2,17 @@ package io.tokenbucket.camel;
 
 import java.util.function.Supplier;
 
-import io.tokenbucket.camel.TokenBucketRequest.Key;
+import io.tokenbucket.camel.observe.TokenBucketHealthCheck;
+import io.tokenbucket.camel.observe.TokenBucketMetrics;
+import io.tokenbucket.camel.producer.TokenBucketKeyLists;
+import io.tokenbucket.camel.producer.TokenBucketLimitSource;
+import io.tokenbucket.camel.producer.TokenBucketProducer;
+import io.tokenbucket.camel.producer.TokenBucketRequest;
+import io.tokenbucket.camel.producer.TokenBucketServices;
+import io.tokenbucket.camel.producer.TokenBucketStoreBinding;
+import io.tokenbucket.camel.producer.TokenBucketWaitQueue;
+import io.tokenbucket.camel.redis.TokenBucketRedisStores;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.local.LocalBucketStore;

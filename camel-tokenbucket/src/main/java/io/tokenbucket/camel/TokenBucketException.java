@@ -52,9 +52,9 @@ public class TokenBucketException extends CamelException {
 
     /**
      * {@code value} for a message: at most {@value #MAX_VALUE_IN_MESSAGE} characters, then its length; every message
-     * of the component shows a value that came from the exchange so.
+     * of the component shows a value that came from the exchange so (public for the component's own packages).
      */
-    static String shown(Object value) {
+    public static String shown(Object value) {
         String shown = value instanceof Object[] array ? java.util.Arrays.toString(array) : String.valueOf(value);
         return shown.length() > MAX_VALUE_IN_MESSAGE ? shown.substring(0, MAX_VALUE_IN_MESSAGE) + "... ("
                 + shown.length() + " characters)" : shown;

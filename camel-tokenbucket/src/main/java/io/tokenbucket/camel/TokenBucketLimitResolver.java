@@ -1,5 +1,6 @@
 package io.tokenbucket.camel;
 
+import io.tokenbucket.camel.syntax.TokenBucketLimitSpec;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 

@@ -2,6 +2,7 @@ package io.tokenbucket.camel;
 
 import java.util.Map;
 
+import io.tokenbucket.camel.producer.TokenBucketRequest;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 import org.apache.camel.spi.CamelEvent;

@@ -8,6 +8,9 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import io.tokenbucket.camel.producer.TokenBucketHandOff;
+import io.tokenbucket.camel.producer.TokenBucketTimer;
+import io.tokenbucket.camel.producer.TokenBucketWaitQueue;
 import io.tokenbucket.store.local.LocalBucketStore;
 import io.tokenbucket.store.redis.RedisConnections;
 import org.apache.camel.CamelContext;

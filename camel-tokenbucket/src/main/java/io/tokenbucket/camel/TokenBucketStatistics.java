@@ -21,6 +21,9 @@ import io.tokenbucket.math.Outcome;
  * failed because the store did not answer or refused ({@link #getStoreErrors()}), or {@link #getAbandoned() abandoned}
  * while waiting (its producer stopped). {@link #getAdmitted()} is the first two together. An exchange whose
  * headers are refused never reaches its store and is in none of them.
+ *
+ * <p>Applications read it; the methods that count ({@code admitted}, {@code rejected}, {@code storeBatch}...) are
+ * public for the component's own packages only.
  */
 public final class TokenBucketStatistics {
 
@@ -79,7 +82,7 @@ public final class TokenBucketStatistics {
      * Counts per key too, for the first {@code maxKeys} keys seen (0: not at all); {@code onNewKey} hears of
      * each key as it starts being counted.
      */
-    void countPerKey(int maxKeys, Consumer<String> onNewKey) {
+    public void countPerKey(int maxKeys, Consumer<String> onNewKey) {
         this.onNewKey = onNewKey;
         this.maxKeys = maxKeys;
     }
@@ -105,7 +108,7 @@ public final class TokenBucketStatistics {
         return counts;
     }
 
-    void admitted(String key, long waitedNanos) {
+    public void admitted(String key, long waitedNanos) {
         if (waitedNanos > 0) {
             waitNanos.add(waitedNanos);
             delayed.increment();
@@ -118,7 +121,7 @@ public final class TokenBucketStatistics {
         }
     }
 
-    void rejected(String key) {
+    public void rejected(String key) {
         rejected.increment();
         KeyCounts counts = key(key);
         if (counts != null) {
@@ -131,7 +134,7 @@ public final class TokenBucketStatistics {
      * recent rate. Past {@link #RECENT_KEYS} keys, the ones not heard from within {@link #RECENT_NANOS} are dropped
      * first; a new key finding none to drop is not kept (the counts still are).
      */
-    void throttled(String key, Outcome a) {
+    public void throttled(String key, Outcome a) {
         if (a.cut()) {
             cuts.increment();
         } else {
@@ -180,17 +183,17 @@ public final class TokenBucketStatistics {
                 .sorted(Map.Entry.comparingByValue()).limit(n).toList();
     }
 
-    void storeError() {
+    public void storeError() {
         storeErrors.increment();
     }
 
     /** An exchange took in-flight slots ({@code +1}) or gave them back ({@code -1}). */
-    void inFlight(int change) {
+    public void inFlight(int change) {
         inFlight.add(change);
     }
 
     /** An exchange began ({@code +1}) or stopped ({@code -1}) waiting for an in-flight slot. */
-    void slotWaiting(int change) {
+    public void slotWaiting(int change) {
         slotWaiting.add(change);
     }
 
@@ -198,7 +201,7 @@ public final class TokenBucketStatistics {
      * An exchange gave back the in-flight slots it had held for {@code nanos} nanoseconds (from their grant): a
      * moving mean of the hold times, each weighing an eighth, so that it follows a change of the work's pace.
      */
-    void slotHeld(long nanos) {
+    public void slotHeld(long nanos) {
         long held = Math.max(0, nanos);
         slotHoldNanos.getAndUpdate(mean -> mean < 0 ? held : mean + (held - mean) / 8); // both from 0: no overflow
     }
@@ -210,7 +213,7 @@ public final class TokenBucketStatistics {
      * {@value #UNKNOWN_SLOT_WAIT_MILLIS} ms before one has been given back. A slot's release time is unknown (it comes
      * when an exchange ends): this is a hint for a retry, never 0.
      */
-    long slotWaitNanos(long tokenWaitNanos) {
+    public long slotWaitNanos(long tokenWaitNanos) {
         long mean = slotHoldNanos.get();
         long hint = mean < 0 ? TimeUnit.MILLISECONDS.toNanos(UNKNOWN_SLOT_WAIT_MILLIS)
                 : Math.max(TimeUnit.MILLISECONDS.toNanos(MIN_SLOT_WAIT_MILLIS), mean);
@@ -227,19 +230,19 @@ public final class TokenBucketStatistics {
         return slotWaiting.sum();
     }
 
-    void abandoned() {
+    public void abandoned() {
         abandoned.increment();
     }
 
     /** One reservation call to Redis carrying {@code size} reservations (1: it went alone). */
-    void storeBatch(long size) {
+    public void storeBatch(long size) {
         storeBatches.increment();
         storeBatched.add(size);
         onStoreBatch.accept(size);
     }
 
     /** Hears the size of every reservation call to Redis as it is sent (a meter's record); must not block. */
-    void onStoreBatch(LongConsumer listener) {
+    public void onStoreBatch(LongConsumer listener) {
         this.onStoreBatch = listener;
     }
 

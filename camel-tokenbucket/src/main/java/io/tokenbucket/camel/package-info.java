@@ -1,19 +1,19 @@
 /**
- * The Camel glue of the {@code tokenbucket:} component. Only this package imports Camel.
+ * The Camel glue of the {@code tokenbucket:} component: what Camel, its tooling and applications see. Only this
+ * package and its subpackages import Camel.
  *
- * <p>What Camel and its tooling see: {@link io.tokenbucket.camel.TokenBucketComponent},
- * {@link io.tokenbucket.camel.TokenBucketEndpoint} (with the JMX members),
- * {@link io.tokenbucket.camel.TokenBucketConfiguration} (every option, the Redis and adaptive ones grouped in its
- * superclasses), {@link io.tokenbucket.camel.TokenBucketLimitResolver} (per-key limits from a bean),
- * {@link io.tokenbucket.camel.TokenBucketConstants} (the headers) and the exceptions.
+ * <p>{@link io.tokenbucket.camel.TokenBucketComponent} and {@link io.tokenbucket.camel.TokenBucketEndpoint} (with the
+ * JMX members), {@link io.tokenbucket.camel.TokenBucketConfiguration} (every option, the Redis and adaptive ones
+ * grouped in its superclasses), {@link io.tokenbucket.camel.TokenBucketLimitResolver} (per-key limits from a bean),
+ * {@link io.tokenbucket.camel.TokenBucketConstants} (the headers), the enums, the exceptions,
+ * {@link io.tokenbucket.camel.TokenBucketStatistics} (the counters), the dev console and
+ * {@link io.tokenbucket.camel.TokenBucketBackPressure}. The component hands each endpoint what its endpoints share
+ * ({@code TokenBucketShared}: buckets, connections, timer, worker pool, wait queues).
  *
- * <p>Behind them, one role per class: {@code TokenBucketRequest} reads one exchange's headers into one record
- * per operation (its key lists through {@code TokenBucketKeyLists}),
- * {@link io.tokenbucket.camel.TokenBucketProducer} decides, {@code TokenBucketWaitQueue} holds the exchanges that
- * wait (of every route, for tokens or a slot), {@code TokenBucketHandOff} says where they continue,
- * {@code TokenBucketExceptions} builds every message from plain values, {@code TokenBucketLimitSource} checks the
- * options and gives each key its limits, and {@code TokenBucketStoreBinding} opens the store. The roles get what they
- * work with as one {@code TokenBucketServices} record, not the endpoint; the endpoint binds the health check and the
- * meters while it runs.
+ * <p>Behind them, by role, packages that are internal to the component: {@code producer} (how an exchange is
+ * admitted: read, limited, reserved, made to wait, continued), {@code redis} (opening a Redis store: the only code
+ * that loads Lettuce), {@code observe} (the health check and the meters) and {@code syntax} (the text of limits,
+ * durations and numeric options). Those packages import this one's options, enums and exceptions, never the
+ * component or the endpoint.
  */
 package io.tokenbucket.camel;

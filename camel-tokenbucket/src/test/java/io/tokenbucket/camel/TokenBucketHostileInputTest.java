@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.camel.producer.TokenBucketLimitSource;
 import io.tokenbucket.math.Limits;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;

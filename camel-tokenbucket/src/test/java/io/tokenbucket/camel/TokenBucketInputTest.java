@@ -1,5 +1,6 @@
 package io.tokenbucket.camel;
 
+import io.tokenbucket.camel.syntax.TokenBucketOptionText;
 import org.apache.camel.Exchange;
 import org.apache.camel.NoSuchHeaderException;
 import org.apache.camel.ResolveEndpointFailedException;

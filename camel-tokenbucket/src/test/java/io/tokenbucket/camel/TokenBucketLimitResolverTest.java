@@ -2,6 +2,7 @@ package io.tokenbucket.camel;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.tokenbucket.camel.producer.TokenBucketLimitSource;
 import io.tokenbucket.math.Limits;
 import org.junit.jupiter.api.Test;
 

@@ -1,5 +1,6 @@
 package io.tokenbucket.camel;
 
+import io.tokenbucket.camel.observe.TokenBucketMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.camel.RoutesBuilder;

@@ -3,6 +3,8 @@ package io.tokenbucket.camel;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.tokenbucket.camel.syntax.TokenBucketLimitSpec;
+import io.tokenbucket.camel.syntax.TokenBucketOptionText;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 

@@ -3,6 +3,7 @@ package io.tokenbucket.camel;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.camel.producer.TokenBucketLimitSource;
 import org.apache.camel.Exchange;
 import org.apache.camel.RoutesBuilder;
 import org.apache.camel.builder.RouteBuilder;

@@ -5,6 +5,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 
+import io.tokenbucket.camel.redis.TokenBucketStoreWatcher;
 import io.tokenbucket.store.StoreRefusedException;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.lang.reflect.Array;
 import java.util.ArrayList;
@@ -13,8 +13,10 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
-import io.tokenbucket.camel.TokenBucketRequest.Candidate;
-import io.tokenbucket.camel.TokenBucketRequest.Key;
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketConstants;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Candidate;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Key;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import org.apache.camel.Message;
@@ -25,8 +27,10 @@ import org.apache.camel.Message;
  * {@link Iterable}, an array, or text separated by commas; its keys are untrusted data, so every list is read no
  * further than its bound (distinct keys against {@code maxCandidates} and {@code maxAllOf}, all entries against
  * {@link #MAX_ENTRIES}), and each key is resolved once ({@link Key#of}).
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketKeyLists {
+public final class TokenBucketKeyLists {
 
     /**
      * The most entries a key list (header {@code CamelTokenBucketCandidates} or {@code CamelTokenBucketAllOf}, option
@@ -73,7 +77,7 @@ final class TokenBucketKeyLists {
      *
      * @throws IllegalArgumentException naming the option and its value
      */
-    static void allOfOption(TokenBucketConfiguration config) {
+    public static void allOfOption(TokenBucketConfiguration config) {
         String text = config.getAllOf();
         int max = config.getMaxAllOf();
         if (text != null) {

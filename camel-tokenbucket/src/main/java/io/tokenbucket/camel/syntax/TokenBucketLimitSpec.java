@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.syntax;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -16,18 +16,20 @@ import io.tokenbucket.math.Limits;
 
 /**
  * Reads the limit syntax of the {@code limits} and {@code keyLimits} options and of
- * {@link TokenBucketLimitResolver}: a comma-separated list of {@code N/period}, each a limit of {@code N}
- * tokens refilled every {@code period} (Camel duration text: {@code 1s}, {@code 500ms}, {@code 1h}), with an
- * optional {@code :burst} for a capacity other than {@code N}. {@code 10/1s,1000/1h} is 10 per second and 1000
- * per hour; {@code 1/1s:5} is one per second in bursts of up to 5. One item may be {@code N in flight} (spaces
- * optional): at most {@code N} exchanges of the key between admission and the end of their exchange, with the rate
- * limits or alone ({@code 10/1s,4 in flight}, {@code 4 in flight}).
+ * {@link io.tokenbucket.camel.TokenBucketLimitResolver}: a comma-separated list of {@code N/period}, each a limit of
+ * {@code N} tokens refilled every {@code period} (Camel duration text: {@code 1s}, {@code 500ms}, {@code 1h}), with an
+ * optional {@code :burst} for a capacity other than {@code N}. {@code 10/1s,1000/1h} is 10 per second and 1000 per
+ * hour; {@code 1/1s:5} is one per second in bursts of up to 5. One item may be {@code N in flight} (spaces optional):
+ * at most {@code N} exchanges of the key between admission and the end of their exchange, with the rate limits or alone
+ * ({@code 10/1s,4 in flight}, {@code 4 in flight}).
  *
  * <p>Also reads Camel's duration text ({@link #durationMillis}), for these periods, the duration options and the
  * penalty header. Parsed texts are kept (up to {@value #MAX_CACHED}), so a resolver may answer with the same text on
  * every exchange at no cost.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketLimitSpec {
+public final class TokenBucketLimitSpec {
 
     private static final Pattern ITEM = Pattern.compile("\\s*(\\d+)\\s*/\\s*([0-9a-zA-Z ]+?)\\s*(?::\\s*(\\d+)\\s*)?");
     private static final Pattern IN_FLIGHT = Pattern.compile("\\s*(\\d+)\\s*in\\s*flight\\s*",
@@ -45,10 +47,10 @@ final class TokenBucketLimitSpec {
     private static final long[] UNIT_MILLIS = {86_400_000L, 3_600_000L, 60_000L, 1000L, 1L};
 
     /** What {@link #durationMillis} answers for text that is not a duration. */
-    static final long NOT_A_DURATION = Long.MIN_VALUE;
+    public static final long NOT_A_DURATION = Long.MIN_VALUE;
 
     /** What {@link #durationMillis} answers for a duration too long for a {@code long} of milliseconds. */
-    static final long TOO_LONG = Long.MAX_VALUE;
+    public static final long TOO_LONG = Long.MAX_VALUE;
 
     private TokenBucketLimitSpec() {
     }
@@ -59,7 +61,7 @@ final class TokenBucketLimitSpec {
      * @param source where the text comes from, for the message (an option or the resolver)
      * @throws IllegalArgumentException naming the source and the text when it does not read as limits
      */
-    static Limits parse(String text, String source) {
+    public static Limits parse(String text, String source) {
         return parse(text, () -> source);
     }
 
@@ -67,7 +69,7 @@ final class TokenBucketLimitSpec {
      * {@link #parse(String, String)} with the source described only when there is an error to report: the limit
      * resolver's description names the key, which may be long.
      */
-    static Limits parse(String text, Supplier<String> source) {
+    public static Limits parse(String text, Supplier<String> source) {
         Limits cached = PARSED.get(text);
         if (cached != null) {
             return cached;
@@ -141,7 +143,7 @@ final class TokenBucketLimitSpec {
      *
      * @throws IllegalArgumentException naming {@code what}
      */
-    static long nanos(long millis, String what) {
+    public static long nanos(long millis, String what) {
         try {
             return Math.multiplyExact(millis, 1_000_000L);
         } catch (ArithmeticException tooLong) {
@@ -156,7 +158,7 @@ final class TokenBucketLimitSpec {
      * milliseconds, which may be negative), exactly: {@link #TOO_LONG} when it is longer than
      * a {@code long} holds, {@link #NOT_A_DURATION} when it is not a duration.
      */
-    static long durationMillis(String text) {
+    public static long durationMillis(String text) {
         String t = text.trim();
         if (t.startsWith("P") || t.startsWith("p") || t.startsWith("-P") || t.startsWith("-p")) {
             // ISO-8601, as Spring writes durations (so the starter needs no reader of its own); java.time reads it exactly
@@ -200,7 +202,7 @@ final class TokenBucketLimitSpec {
      * Matched without regular expressions, so a key of any length sent by a client cannot make matching backtrack.
      * Split at its stars once, when the option is parsed, not per exchange.
      */
-    static final class Glob {
+    public static final class Glob {
         private final String pattern;
         private final String[] pieces;
 
@@ -215,7 +217,7 @@ final class TokenBucketLimitSpec {
          * always right for a glob of stars only, so there is no backtracking: at most key length × piece length
          * steps per piece).
          */
-        boolean matches(String key) {
+        public boolean matches(String key) {
             if (pieces.length == 1) {
                 return key.equals(pattern);
             }
@@ -243,7 +245,7 @@ final class TokenBucketLimitSpec {
     }
 
     /** The patterns of a comma-separated list such as the {@code adaptiveKeys} option's, blank entries skipped. */
-    static List<Glob> parseGlobs(String text) {
+    public static List<Glob> parseGlobs(String text) {
         return Arrays.stream(text.split(",")).filter(item -> !item.isBlank()).map(item -> new Glob(item.trim()))
                 .toList();
     }
@@ -253,7 +255,7 @@ final class TokenBucketLimitSpec {
      * where a pattern is a key or a glob with {@code *} ({@code premium-*=20/1s;p7=10/1s,1000/1h}). The first
      * matching entry wins.
      */
-    static List<Map.Entry<Glob, Limits>> parseKeyLimits(String text) {
+    public static List<Map.Entry<Glob, Limits>> parseKeyLimits(String text) {
         List<Map.Entry<Glob, Limits>> entries = new ArrayList<>();
         for (String entry : text.split(";")) {
             if (entry.isBlank()) {

@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.redis;
 
 import java.time.Duration;
 import java.util.Map;
@@ -8,6 +8,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketStatistics;
+import io.tokenbucket.camel.TokenBucketStoreException;
+import io.tokenbucket.camel.producer.TokenBucketExceptions;
+import io.tokenbucket.camel.producer.TokenBucketStoreBinding;
 import io.lettuce.core.AbstractRedisClient;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.FallbackBucketStore;
@@ -21,8 +26,10 @@ import org.apache.camel.spi.Registry;
 /**
  * Opens the Redis store of a {@code store=redis} endpoint. Kept apart from the endpoint so that Lettuce, an
  * optional dependency, is only loaded by applications that use Redis.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketRedisStores {
+public final class TokenBucketRedisStores {
 
     private TokenBucketRedisStores() {
     }
@@ -37,9 +44,11 @@ final class TokenBucketRedisStores {
      * @throws TokenBucketStoreException when the connection cannot be made for a reason other than an unreachable
      *                                   Redis, or Redis refuses what the endpoint needs
      */
-    static TokenBucketStoreBinding.Opened open(String name, TokenBucketConfiguration config, TokenBucketStatistics statistics,
-                       boolean publishes, Registry registry, RedisConnections connections,
-                       Supplier<LocalBucketStore> local) throws TokenBucketStoreException {
+    public static TokenBucketStoreBinding.Opened open(String name, TokenBucketConfiguration config,
+                                                      TokenBucketStatistics statistics, boolean publishes,
+                                                      Registry registry, RedisConnections connections,
+                                                      Supplier<LocalBucketStore> local)
+            throws TokenBucketStoreException {
         Duration timeout = Duration.ofMillis(config.getStoreTimeout());
         Object client = config.getRedisClient();
         String uri = config.getRedisUri();

@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -20,8 +20,10 @@ import io.tokenbucket.store.BucketKeys;
  * <p>Every key is resolved once, as the request is read ({@link Key}): limits are decided on the key as sent, and
  * only the form the store keeps ({@link BucketKeys#bound}) is bounded. Costs are in tokens: from 1 to the smallest
  * capacity of the keys charged, for a refund from 1 up.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-sealed interface TokenBucketRequest {
+public sealed interface TokenBucketRequest {
 
     /** The bucket of exchanges without a key when the endpoint does not require one. */
     String DEFAULT_KEY = "";
@@ -32,7 +34,7 @@ sealed interface TokenBucketRequest {
     record Key(String sent, String stored, Limits limits) {
 
         /** {@code sent}, bounded for the store, with the limits {@code limitsOf} gives it. */
-        static Key of(String sent, Function<String, Limits> limitsOf) {
+        public static Key of(String sent, Function<String, Limits> limitsOf) {
             return new Key(sent, BucketKeys.bound(sent), limitsOf.apply(sent));
         }
 
@@ -184,6 +186,6 @@ sealed interface TokenBucketRequest {
         return new ArrayList<>(keys.values());
     }
 
-    /** The prefix of every header of this component ({@link TokenBucketConstants}). */
+    /** The prefix of every header of this component ({@link io.tokenbucket.camel.TokenBucketConstants}). */
     String PREFIX = "CamelTokenBucket";
 }

@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -11,8 +11,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.tokenbucket.camel.TokenBucketRequest.Acquire;
-import io.tokenbucket.camel.TokenBucketRequest.Key;
+import io.tokenbucket.camel.TokenBucketStoreType;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
 import io.tokenbucket.store.StoreCommand;
@@ -23,7 +24,7 @@ import org.apache.camel.spi.Synchronization;
  * The in-flight slots one producer's admitted exchanges hold: each holds its slots under a lease of its own and gives
  * them back exactly once, when its unit of work ends (completed or failed, however it ends) or at operation
  * {@code release}, whichever comes first; then every queue of waiters under the endpoint's name is woken
- * ({@link TokenBucketShared#slotsReleased}). On a shared store each lease lasts {@code inFlightLease} unless
+ * (the component's {@code TokenBucketShared}). On a shared store each lease lasts {@code inFlightLease} unless
  * renewed, and every lease of a running exchange is renewed a third of that time after its last renewal, so a live
  * exchange never loses its slot and a dead instance's slots come back after at most the lease time. The local store's
  * slots live as long as their JVM. The exchanges that found every slot taken wait in {@link TokenBucketWaitQueue}.
@@ -44,8 +45,8 @@ final class TokenBucketLeases {
     }
 
     /**
-     * A lease for a reservation of {@code request} on a shared store; null when none of its keys has an in-flight limit,
-     * and on the local store, whose slots need none.
+     * A lease for a reservation of {@code request} on a shared store; null when none of its keys has an in-flight
+     * limit, and on the local store, whose slots need none.
      */
     StoreCommand.Lease lease(TokenBucketRequest request) {
         if (!shared() || TokenBucketRequest.anySlotKeys(request).isEmpty()) {

@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
@@ -7,6 +7,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 
+import io.tokenbucket.camel.TokenBucketException;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.slf4j.Logger;
@@ -25,8 +26,10 @@ import org.slf4j.LoggerFactory;
  * threads to run them, not N; a task that takes a continuation while others queue makes sure another task is on its
  * way, so none waits behind a slow route while a thread could take it. A task gives its thread back after
  * {@link #TASK_TURNS} continuations, so the pool's other work (sweeps, lease renewals) is not starved.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketHandOff {
+public final class TokenBucketHandOff {
 
     /** How many continuations one pool task runs before it goes back to the pool's queue: 64. */
     static final int TASK_TURNS = 64;
@@ -45,13 +48,13 @@ final class TokenBucketHandOff {
     private int starting; // of those, not started yet; guarded by this
 
     /** Hands continuations to {@code pool}, on at most {@code threads} tasks at once (at least one). */
-    TokenBucketHandOff(Executor pool, int threads) {
+    public TokenBucketHandOff(Executor pool, int threads) {
         this.pool = pool;
         this.threads = Math.max(1, threads);
     }
 
     /** How many threads {@code pool} runs tasks on: its core size (a Camel pool's size), else the processors. */
-    static int threadsOf(Executor pool) {
+    public static int threadsOf(Executor pool) {
         if (pool instanceof ThreadPoolExecutor tpe && tpe.getCorePoolSize() > 0) {
             return tpe.getCorePoolSize();
         }

@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.syntax;
 
 import java.util.HashMap;
 import java.util.List;
@@ -22,8 +22,10 @@ import org.apache.camel.spi.PropertyConfigurerGetter;
  * number, and of a duration as a Camel duration, exactly; the number read is bound instead of the text, so Camel
  * never reads it. Ranges (at least 1, at most the capacity...) are checked with the rest of the configuration, by
  * {@code TokenBucketLimitSource}. Values that are not text (numbers, durations from the Java DSL) are left to Camel.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketOptionText {
+public final class TokenBucketOptionText {
 
     /** Options that count something ({@code long}): tokens, exchanges, microseconds of spinning. */
     private static final Set<String> LONG_COUNTS = Set.of("capacity", "refillAmount", "cost", "maxInFlight",
@@ -50,12 +52,12 @@ final class TokenBucketOptionText {
     }
 
     /** Whether option {@code name} counts something (a whole number that is no duration). */
-    static boolean isCount(String name) {
+    public static boolean isCount(String name) {
         return LONG_COUNTS.contains(name) || INT_COUNTS.contains(name);
     }
 
     /** Whether option {@code name} is a duration in milliseconds. */
-    static boolean isDuration(String name) {
+    public static boolean isDuration(String name) {
         return DURATIONS.contains(name);
     }
 
@@ -65,7 +67,7 @@ final class TokenBucketOptionText {
      *
      * @throws IllegalArgumentException naming the option and the text, as {@link #bind} does
      */
-    static void check(Map<String, Object> parameters) {
+    public static void check(Map<String, Object> parameters) {
         parameters.replaceAll(TokenBucketOptionText::bind);
     }
 
@@ -79,7 +81,7 @@ final class TokenBucketOptionText {
      *                                  blank, a fraction, a word, an unresolved {@code {{placeholder}}}) or too
      *                                  large for the option's type, or a duration's text is no Camel duration
      */
-    static Object bind(String name, Object value) {
+    public static Object bind(String name, Object value) {
         if (!(value instanceof String text) || name == null) {
             return value;
         }
@@ -112,12 +114,12 @@ final class TokenBucketOptionText {
      * {@code configurer} (Camel's generated configurer of the component or its endpoints) with every value read by
      * {@link #bind} first: the options given as component properties are read as those of an endpoint URI.
      */
-    static PropertyConfigurer reading(PropertyConfigurer configurer) {
+    public static PropertyConfigurer reading(PropertyConfigurer configurer) {
         return configurer == null || configurer instanceof Reading ? configurer : new Reading(configurer);
     }
 
     /** A configurer that binds what {@link #bind} reads, and otherwise answers as the one it wraps. */
-    static final class Reading implements GeneratedPropertyConfigurer, PropertyConfigurerGetter {
+    public static final class Reading implements GeneratedPropertyConfigurer, PropertyConfigurerGetter {
         private final PropertyConfigurer generated;
 
         private Reading(PropertyConfigurer generated) {
@@ -125,7 +127,7 @@ final class TokenBucketOptionText {
         }
 
         /** The configurer this one wraps. */
-        PropertyConfigurer generated() {
+        public PropertyConfigurer generated() {
             return generated;
         }
 
@@ -158,12 +160,13 @@ final class TokenBucketOptionText {
     }
 
     /**
-     * The milliseconds of the duration text of option {@code name}, as {@link TokenBucketLimitSpec#durationMillis} reads it.
+     * The milliseconds of the duration text of option {@code name}, as {@link TokenBucketLimitSpec#durationMillis}
+     * reads it.
      *
      * @throws IllegalArgumentException naming the option and the text when it is no duration, or longer than a
      *                                  {@code long} holds in milliseconds
      */
-    static long durationOption(String name, String text) {
+    public static long durationOption(String name, String text) {
         long millis = TokenBucketLimitSpec.durationMillis(text);
         if (millis == TokenBucketLimitSpec.NOT_A_DURATION) {
             throw new IllegalArgumentException(name + " must be a duration such as 1s, 500ms, 2m or 1h, or a number"

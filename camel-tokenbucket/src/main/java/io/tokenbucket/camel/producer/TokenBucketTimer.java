@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -24,8 +24,10 @@ import org.slf4j.LoggerFactory;
  * <p>Scheduling never blocks nor contends with the timer thread: a new task goes to a lock-free inbox, which
  * the timer thread alone moves into its heap; it is woken only when the new deadline is earlier than the one
  * it waits for. A cancelled task lets go of its runnable at once and is dropped when it comes due.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketTimer implements Runnable {
+public final class TokenBucketTimer implements Runnable {
 
     /** Where the timer reads the time and how it waits; replaced in tests by a clock that only they advance. */
     interface Clock {
@@ -37,7 +39,7 @@ final class TokenBucketTimer implements Runnable {
     }
 
     /** The system clock: {@link System#nanoTime()} and {@link LockSupport#parkNanos(Object, long)}. */
-    static final Clock SYSTEM = new Clock() {
+    public static final Clock SYSTEM = new Clock() {
         @Override
         public long nanoTime() {
             return System.nanoTime();
@@ -54,7 +56,7 @@ final class TokenBucketTimer implements Runnable {
      * thread's typical wake-up latency, so most wake-ups come before the deadline; the component's
      * {@code timerSpinMicros} option sets another (0 parks to each deadline).
      */
-    static final long DEFAULT_SPIN_NANOS = 200_000L;
+    public static final long DEFAULT_SPIN_NANOS = 200_000L;
 
     /** The window over which the spinning is budgeted, and the share of it the thread may spin. */
     static final long SPIN_WINDOW_NANOS = 100_000_000L;
@@ -101,7 +103,7 @@ final class TokenBucketTimer implements Runnable {
      * A timer on {@code clock} that spins the last {@code spinNanos} before a deadline; it runs once {@link #run()}
      * is called on its thread.
      */
-    TokenBucketTimer(Clock clock, long spinNanos) {
+    public TokenBucketTimer(Clock clock, long spinNanos) {
         this.clock = clock;
         this.spinNanos = Math.max(0, spinNanos);
     }
@@ -112,7 +114,7 @@ final class TokenBucketTimer implements Runnable {
      *
      * @throws RejectedExecutionException when the timer has stopped
      */
-    Entry schedule(Runnable task, long deadline) {
+    public Entry schedule(Runnable task, long deadline) {
         if (stopped) {
             throw new RejectedExecutionException("the tokenbucket timer has stopped");
         }
@@ -131,7 +133,7 @@ final class TokenBucketTimer implements Runnable {
     }
 
     /** Stops the loop; the tasks not yet run never run. */
-    void stop() {
+    public void stop() {
         stopped = true;
         LockSupport.unpark(thread);
     }

@@ -1,9 +1,10 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.observe;
 
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
+import io.tokenbucket.camel.producer.TokenBucketServices;
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckResultBuilder;
 import org.slf4j.Logger;
@@ -24,8 +25,10 @@ import org.slf4j.LoggerFactory;
  * and carries no exception: health pages ({@code show-details: always}) and the probes' own logging would print
  * its stack trace on every probe. The check logs one line when the endpoint's state changes (WARN when it goes
  * DOWN, INFO when it is UP again), not one per probe.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketHealthCheck implements HealthCheck {
+public final class TokenBucketHealthCheck implements HealthCheck {
 
     private final TokenBucketServices services;
     private final Supplier<Throwable> probe;
@@ -39,7 +42,7 @@ final class TokenBucketHealthCheck implements HealthCheck {
      * @param services the services of the endpoint checked
      * @param probe    asks the store once; answers null when it answered, the failure otherwise
      */
-    TokenBucketHealthCheck(TokenBucketServices services, Supplier<Throwable> probe) {
+    public TokenBucketHealthCheck(TokenBucketServices services, Supplier<Throwable> probe) {
         this.services = services;
         this.probe = probe;
     }

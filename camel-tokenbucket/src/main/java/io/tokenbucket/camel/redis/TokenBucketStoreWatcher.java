@@ -1,9 +1,10 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.redis;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
+import io.tokenbucket.camel.TokenBucketStoreErrorPolicy;
 import io.tokenbucket.store.FallbackBucketStore;
 import io.tokenbucket.store.StoreRefusedException;
 import org.slf4j.Logger;
@@ -20,8 +21,10 @@ import org.slf4j.LoggerFactory;
  * after a reported one is reported once the interval has passed, if it still lasts then (it is noticed on the
  * primary's next try, at least once a second); one that ends before is not logged, and the next WARN counts it.
  * Likewise a refusal within the interval after a reported one is counted into the next report.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketStoreWatcher implements FallbackBucketStore.Watcher {
+public final class TokenBucketStoreWatcher implements FallbackBucketStore.Watcher {
 
     /** The shortest time between two reports of an outage, or of a refusal: one minute. */
     static final long REPORT_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
@@ -59,9 +62,9 @@ final class TokenBucketStoreWatcher implements FallbackBucketStore.Watcher {
      * @param clock       a monotonic nanosecond clock
      * @param onRefusal   runs on every refusal (the readiness probe then asks Redis again at its next check)
      */
-    TokenBucketStoreWatcher(String name, String where, TokenBucketStoreErrorPolicy policy,
-                            UnaryOperator<String> redact, LongSupplier policyCalls, LongSupplier clock,
-                            Runnable onRefusal) {
+    public TokenBucketStoreWatcher(String name, String where, TokenBucketStoreErrorPolicy policy,
+                                   UnaryOperator<String> redact, LongSupplier policyCalls, LongSupplier clock,
+                                   Runnable onRefusal) {
         this.onRefusal = onRefusal;
         this.name = name;
         this.where = where;

@@ -1,19 +1,23 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 
-import io.tokenbucket.camel.TokenBucketRequest.Acquire;
-import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
-import io.tokenbucket.camel.TokenBucketRequest.Key;
-import io.tokenbucket.camel.TokenBucketRequest.Peek;
-import io.tokenbucket.camel.TokenBucketRequest.Penalize;
-import io.tokenbucket.camel.TokenBucketRequest.Rate;
-import io.tokenbucket.camel.TokenBucketRequest.Refund;
-import io.tokenbucket.camel.TokenBucketRequest.Remove;
-import io.tokenbucket.camel.TokenBucketRequest.Throttled;
-import io.tokenbucket.camel.TokenBucketHandOff.CallerWaits;
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketConstants;
+import io.tokenbucket.camel.TokenBucketStoreException;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.producer.TokenBucketRequest.AcquireAny;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Key;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Peek;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Penalize;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Rate;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Refund;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Remove;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Throttled;
+import io.tokenbucket.camel.producer.TokenBucketHandOff.CallerWaits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
@@ -28,26 +32,29 @@ import org.apache.camel.support.DefaultAsyncProducer;
  * Carries out each exchange's bucket operation (header {@code CamelTokenBucketOperation}, default
  * {@code acquire}) on its key's bucket.
  *
- * <p>{@code acquire} takes the exchange's tokens and lets it continue at once, after its wait, or not. An
- * exchange that must wait has already reserved its tokens (so waiters are served in reservation order); it
- * holds no thread while waiting ({@link TokenBucketWaitQueue}), except with {@code synchronous=true} or when it is
- * transacted: then its caller waits, and continues the route itself. Every exchange's callback is called exactly once,
- * also when the producer stops while it waits: it then fails with {@link TokenBucketException} and its tokens are
- * refunded. With all-of keys (header {@code CamelTokenBucketAllOf} or the {@code allOf} option), or candidate groups
- * (header {@code CamelTokenBucketCandidates} with collections as entries), an acquire charges them with its own key
- * (or its chosen candidate and that candidate's group) in one store step, and a refund or an abandoned wait gives
+ * <p>{@code acquire} takes the exchange's tokens and lets it continue at once, after its wait, or not. An exchange that
+ * must wait has already reserved its tokens (so waiters are served in reservation order); it holds no thread while
+ * waiting ({@link TokenBucketWaitQueue}), except with {@code synchronous=true} or when it is transacted: then its
+ * caller waits, and continues the route itself. Every exchange's callback is called exactly once, also when the
+ * producer stops while it waits: it then fails with {@link io.tokenbucket.camel.TokenBucketException} and its tokens
+ * are refunded. With all-of keys (header {@code CamelTokenBucketAllOf} or the {@code allOf} option), or candidate
+ * groups (header {@code CamelTokenBucketCandidates} with collections as entries), an acquire charges them with its own
+ * key (or its chosen candidate and that candidate's group) in one store step, and a refund or an abandoned wait gives
  * back to each. The other operations never wait and never fail for a lack of tokens.
  *
- * <p>The producer only decides: the exchange's headers are read by {@link TokenBucketRequest}, the limits come
+ * <p>The producer only decides: the exchange's headers are read by {@link TokenBucketRequestReader}, the limits come
  * from {@link TokenBucketLimitSource}, the store from {@link TokenBucketStoreBinding}, and every exception from
  * {@link TokenBucketExceptions}. An answer the store has already (the local store always) is acted on in the
  * calling thread, without a further stage.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
 public class TokenBucketProducer extends DefaultAsyncProducer {
 
     private final TokenBucketServices services;
     private final TokenBucketConfiguration config;
-    private final TokenBucketLimitSource limitSource;
+    /** The limits of each key ({@link TokenBucketLimitSource#limitsFor}). */
+    private final Function<String, Limits> limits;
     private final TokenBucketWaitQueue queue;
     private final TokenBucketLeases leases;
     private final TokenBucketWaitQueue.SlotHolder slots;
@@ -56,12 +63,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * A producer for {@code endpoint}, given its parts: its services, the limits of its keys, and its one wait queue,
      * shared by every route that sends to it.
      */
-    TokenBucketProducer(Endpoint endpoint, TokenBucketServices services, TokenBucketLimitSource limitSource,
-                        TokenBucketWaitQueue queue) {
+    public TokenBucketProducer(Endpoint endpoint, TokenBucketServices services, TokenBucketLimitSource limitSource,
+                               TokenBucketWaitQueue queue) {
         super(endpoint);
         this.services = services;
         this.config = services.configuration();
-        this.limitSource = limitSource;
+        this.limits = limitSource::limitsFor;
         this.queue = queue;
         this.leases = new TokenBucketLeases(services);
         this.slots = leases::holdUntilDone;
@@ -73,7 +80,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             return callerWaits(exchange, callback);
         }
         try {
-            TokenBucketRequest request = TokenBucketRequestReader.read(exchange, services.name(), config, limitSource);
+            TokenBucketRequest request = TokenBucketRequestReader.read(exchange, services.name(), config, limits);
             BucketStore store = services.store();
             CompletionStage<Outcome> answer;
             if (request instanceof Acquire || request instanceof AcquireAny) {
@@ -272,7 +279,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
      * Reserves an acquire's tokens, accepting a wait of {@code accept} nanoseconds: on its key alone (the common
      * case, without the lists of the general one), with its all-of keys, or on the freest of its candidates.
      */
-    static CompletionStage<Outcome> reserve(BucketStore store, TokenBucketRequest request, long accept,
+    public static CompletionStage<Outcome> reserve(BucketStore store, TokenBucketRequest request, long accept,
                                                     StoreCommand.Lease lease) {
         if (request instanceof Acquire a) {
             if (a.allOf().isEmpty() && lease == null) {

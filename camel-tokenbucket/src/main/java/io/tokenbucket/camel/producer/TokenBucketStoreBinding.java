@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -15,8 +15,10 @@ import io.tokenbucket.store.FallbackBucketStore;
  *
  * <p>Also the one place that knows the store's concrete class: where it is ({@link #description()}), how to take
  * its secrets out of a text ({@link #redact}) and how many calls its failure policy answered ({@link #fallbacks()}).
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketStoreBinding {
+public final class TokenBucketStoreBinding {
 
     /**
      * An open Redis store with its failure policy, the lease to give back when the endpoint stops, where it is
@@ -24,10 +26,10 @@ final class TokenBucketStoreBinding {
      * endpoint run what it needs, else why not), what removes the URI's secrets from a text before it is shown,
      * what subscribes to the releases of in-flight slots, and whether the endpoint's keys have in-flight limits
      * (it then subscribes at once, so a refused SUBSCRIBE shows before a slot is waited for). Opened by
-     * {@link TokenBucketRedisStores}, which alone loads Lettuce.
+     * {@link io.tokenbucket.camel.redis.TokenBucketRedisStores}, which alone loads Lettuce.
      */
-    record Opened(FallbackBucketStore store, AutoCloseable lease, String where, Supplier<Throwable> probe,
-                  UnaryOperator<String> redact, Function<Runnable, AutoCloseable> releases, boolean publishes) {
+    public record Opened(FallbackBucketStore store, AutoCloseable lease, String where, Supplier<Throwable> probe,
+                         UnaryOperator<String> redact, Function<Runnable, AutoCloseable> releases, boolean publishes) {
     }
 
     private volatile BucketStore store;
@@ -36,7 +38,7 @@ final class TokenBucketStoreBinding {
     private AutoCloseable releasesWatched; // guarded by this
 
     /** Binds the component's local buckets of the limiter name. */
-    void open(BucketStore local) {
+    public void open(BucketStore local) {
         store = local;
     }
 
@@ -45,7 +47,7 @@ final class TokenBucketStoreBinding {
      *
      * @param onRelease wakes the waiters of the limiter name when another instance releases a slot
      */
-    void open(Opened opened, Runnable onRelease) {
+    public void open(Opened opened, Runnable onRelease) {
         redis = opened;
         store = opened.store();
         if (opened.publishes()) { // at once, so that a refused SUBSCRIBE shows before a slot is waited for
@@ -54,7 +56,7 @@ final class TokenBucketStoreBinding {
     }
 
     /** Gives back the Redis lease and the subscription; the store stays readable. */
-    void close() throws Exception {
+    public void close() throws Exception {
         synchronized (this) {
             if (releasesWatched != null) {
                 releasesWatched.close();
@@ -78,40 +80,40 @@ final class TokenBucketStoreBinding {
     }
 
     /** The readiness probe of a Redis store (null when it answered, else why not); null for a local store. */
-    Supplier<Throwable> probe() {
+    public Supplier<Throwable> probe() {
         Opened opened = redis;
         return opened == null ? null : opened.probe();
     }
 
     /** The buckets of the endpoint's limiter; null before the endpoint first started. */
-    BucketStore store() {
+    public BucketStore store() {
         return store;
     }
 
     /** Where the buckets live, for messages: {@code local} or {@code redis at redis://***@host:6379}. */
-    String description() {
+    public String description() {
         Opened opened = redis;
         return opened == null ? "local" : opened.where();
     }
 
     /** {@code text} (a store failure's message) without the store's secrets, for messages; null stays null. */
-    String redact(String text) {
+    public String redact(String text) {
         Opened opened = redis;
         return opened == null ? text : opened.redact().apply(text);
     }
 
     /** Store calls answered by the {@code onStoreError} policy (allow or local) because Redis did not answer. */
-    long fallbacks() {
+    public long fallbacks() {
         return store instanceof FallbackBucketStore f ? f.fallbacks() : 0;
     }
 
     /** Store calls Redis refused (a permission, a script error): failed under every policy. */
-    long refusals() {
+    public long refusals() {
         return store instanceof FallbackBucketStore f ? f.refusals() : 0;
     }
 
     /** Whether the store is answered by its {@code onStoreError} policy now (Redis did not answer lately). */
-    boolean inFallback() {
+    public boolean inFallback() {
         return store instanceof FallbackBucketStore f && f.isBypassing();
     }
 }

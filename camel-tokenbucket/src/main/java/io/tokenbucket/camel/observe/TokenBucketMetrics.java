@@ -1,10 +1,13 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.observe;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
+import io.tokenbucket.camel.TokenBucketStatistics;
+import io.tokenbucket.camel.producer.TokenBucketServices;
+import io.tokenbucket.camel.producer.TokenBucketStoreBinding;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
@@ -34,11 +37,13 @@ import org.apache.camel.CamelContext;
  * signal left on any key within the last minute, one number per endpoint whatever the number of keys) and, when
  * {@code metricsPerKey=true}, for at most {@code metricsMaxKeys} keys, {@code tokenbucket.key.exchanges} ({@code key}, {@code outcome} admitted (at once
  * or after waiting) or rejected).
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketMetrics implements AutoCloseable {
+public final class TokenBucketMetrics implements AutoCloseable {
 
     /** The name under which camel-micrometer binds its registry. */
-    static final String CAMEL_REGISTRY_NAME = "metricsRegistry";
+    public static final String CAMEL_REGISTRY_NAME = "metricsRegistry";
 
     private final MeterRegistry registry;
     private final List<Meter> meters = new CopyOnWriteArrayList<>();
@@ -57,8 +62,8 @@ final class TokenBucketMetrics implements AutoCloseable {
      * @param localKeys the buckets held in memory for the endpoint's limiter name
      * @param waiting   the exchanges waiting now, at most {@code maxWaiting}
      */
-    static TokenBucketMetrics bind(CamelContext camel, Object configured, TokenBucketServices services,
-                                   IntSupplier localKeys, IntSupplier waiting) {
+    public static TokenBucketMetrics bind(CamelContext camel, Object configured, TokenBucketServices services,
+                                          IntSupplier localKeys, IntSupplier waiting) {
         MeterRegistry registry = configured instanceof MeterRegistry r ? r
                 : camel.getRegistry().findSingleByType(MeterRegistry.class);
         if (registry == null) {

@@ -1,14 +1,19 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.concurrent.ExecutorService;
 import java.util.function.Supplier;
 
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketStatistics;
+import io.tokenbucket.camel.TokenBucketStoreException;
 import io.tokenbucket.store.BucketStore;
 
 /**
  * What one endpoint's parts work with, handed to them instead of the endpoint: its limiter name, options, counters,
  * its store, and the component's timer and worker pool (looked up at each use, as the component makes them anew when
  * it starts again).
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  *
  * @param name          the limiter name ({@code tokenbucket:name})
  * @param configuration the endpoint's options
@@ -19,10 +24,10 @@ import io.tokenbucket.store.BucketStore;
  * @param handOffs      how an exchange continues there (or on the thread that waits for it)
  * @param onRelease     wakes every queue of waiters under the limiter name: an exchange gave its slots back
  */
-record TokenBucketServices(String name, TokenBucketConfiguration configuration, TokenBucketStatistics statistics,
-                           TokenBucketStoreBinding storeBinding,
-                           Supplier<TokenBucketTimer> timers, Supplier<ExecutorService> workers,
-                           Supplier<TokenBucketHandOff> handOffs, Runnable onRelease) {
+public record TokenBucketServices(String name, TokenBucketConfiguration configuration, TokenBucketStatistics statistics,
+                                  TokenBucketStoreBinding storeBinding,
+                                  Supplier<TokenBucketTimer> timers, Supplier<ExecutorService> workers,
+                                  Supplier<TokenBucketHandOff> handOffs, Runnable onRelease) {
 
     /** The component's timer; null while the component is stopped. */
     TokenBucketTimer timer() {
@@ -54,7 +59,7 @@ record TokenBucketServices(String name, TokenBucketConfiguration configuration, 
     }
 
     /** Wakes the waiters of the limiter name, of every endpoint: an exchange gave its in-flight slots back. */
-    void slotsReleased() {
+    public void slotsReleased() {
         onRelease.run();
     }
 }

@@ -1,8 +1,14 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.tokenbucket.camel.TokenBucketAdaptiveOptions;
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketLimitResolver;
+import io.tokenbucket.camel.TokenBucketMode;
+import io.tokenbucket.camel.TokenBucketStoreType;
+import io.tokenbucket.camel.syntax.TokenBucketLimitSpec;
 import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
@@ -16,8 +22,10 @@ import io.tokenbucket.store.BucketStore;
  * unchanged text is parsed once. With {@code adaptive=true} every key's limits carry the endpoint's adaptation,
  * wherever they come from, or, with {@code adaptiveKeys}, the limits of the keys those patterns match (the others
  * keep a fixed rate). Also writes limits and waits in the user's terms, for messages and headers.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketLimitSource {
+public final class TokenBucketLimitSource {
 
     private final TokenBucketConfiguration configuration;
     private volatile Limits limits;
@@ -38,7 +46,7 @@ final class TokenBucketLimitSource {
     }
 
     /** The limits of {@code configuration}, read when {@link #validate()} is called. */
-    TokenBucketLimitSource(TokenBucketConfiguration configuration) {
+    public TokenBucketLimitSource(TokenBucketConfiguration configuration) {
         this.configuration = configuration;
     }
 
@@ -47,7 +55,7 @@ final class TokenBucketLimitSource {
      *
      * @throws IllegalArgumentException naming the bad option and its value
      */
-    void validate() {
+    public void validate() {
         Limits validated = check(configuration);
         adaptive = validated.adaptive();
         fixedLimits = validated.withAdaptive(null);
@@ -61,7 +69,7 @@ final class TokenBucketLimitSource {
      *
      * @throws IllegalArgumentException naming the option and its value
      */
-    static Limits check(TokenBucketConfiguration c) {
+    public static Limits check(TokenBucketConfiguration c) {
         // also when limits replace them: a value the user wrote is refused, never silently left unused
         atLeast("capacity", c.getCapacity(), 1, "must be at least 1");
         atLeast("refillAmount", c.getRefillAmount(), 1, "must be at least 1");
@@ -136,7 +144,7 @@ final class TokenBucketLimitSource {
      *
      * @throws IllegalArgumentException naming the option and its value when one is out of range
      */
-    static Adaptive adaptation(TokenBucketAdaptiveOptions c) {
+    public static Adaptive adaptation(TokenBucketAdaptiveOptions c) {
         if (!c.isAdaptive()) {
             return null;
         }
@@ -194,7 +202,7 @@ final class TokenBucketLimitSource {
      * Whether the endpoint's options give keys an in-flight limit: maxInFlight, its limits or one of its keyLimits
      * (a limit resolver's answers are not known before its keys come).
      */
-    boolean limitsInFlight() {
+    public boolean limitsInFlight() {
         if (configuration.getMaxInFlight() > 0 || (limits != null && limits.inFlight() > 0)) {
             return true;
         }
@@ -204,7 +212,7 @@ final class TokenBucketLimitSource {
     }
 
     /** The endpoint's own limits in nanosecond ticks; null before {@link #validate()}. */
-    Limits limits() {
+    public Limits limits() {
         return limits;
     }
 
@@ -214,7 +222,7 @@ final class TokenBucketLimitSource {
      *
      * @throws IllegalArgumentException when the resolver's answer is not limits, naming the key
      */
-    Limits limitsFor(String key) {
+    public Limits limitsFor(String key) {
         boolean adapts = adapts(key);
         TokenBucketLimitResolver resolver = configuration.getLimitResolver();
         if (resolver != null) {
@@ -268,7 +276,7 @@ final class TokenBucketLimitSource {
     }
 
     /** Replaces the endpoint's limits, in the syntax of the {@code limits} option; a bad text changes nothing. */
-    void update(String text) {
+    public void update(String text) {
         Limits parsed = withMaxInFlight(TokenBucketLimitSpec.parse(text, "limits"), configuration);
         configuration.setLimits(text);
         fixedLimits = parsed;
@@ -276,19 +284,19 @@ final class TokenBucketLimitSource {
     }
 
     /** Replaces the per-key limits, in the syntax of the {@code keyLimits} option; a bad text changes nothing. */
-    void updateKeyLimits(String text) {
+    public void updateKeyLimits(String text) {
         TokenBucketLimitSpec.parseKeyLimits(text);
         configuration.setKeyLimits(text);
     }
 
     /** The endpoint's limits in the user's terms ({@link #describe(Limits)}), empty before validation. */
-    String describe() {
+    public String describe() {
         Limits current = limits;
         return current == null ? "" : describe(current);
     }
 
     /** Limits in the user's terms, for messages: {@code capacity 5, refill 5 per 1000 ms}, joined by "; ". */
-    static String describe(Limits limits) {
+    public static String describe(Limits limits) {
         StringBuilder text = new StringBuilder();
         for (int i = 0; i < limits.size(); i++) {
             Limit limit = limits.get(i);
@@ -303,7 +311,7 @@ final class TokenBucketLimitSource {
     }
 
     /** Nanoseconds as whole milliseconds, rounded up, never negative and never wrapping: waits as users see them. */
-    static long ceilMillis(long nanos) {
+    public static long ceilMillis(long nanos) {
         return nanos <= 0 ? 0 : nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1);
     }
 }

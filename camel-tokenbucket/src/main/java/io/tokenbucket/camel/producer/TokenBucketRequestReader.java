@@ -1,4 +1,6 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
+
+import static io.tokenbucket.camel.producer.TokenBucketRequest.PREFIX;
 
 import java.util.HashSet;
 import java.util.List;
@@ -6,18 +8,24 @@ import java.util.Locale;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
-import io.tokenbucket.camel.TokenBucketRequest.Acquire;
-import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
-import io.tokenbucket.camel.TokenBucketRequest.Candidate;
-import io.tokenbucket.camel.TokenBucketRequest.Key;
-import io.tokenbucket.camel.TokenBucketRequest.Peek;
-import io.tokenbucket.camel.TokenBucketRequest.Penalize;
-import io.tokenbucket.camel.TokenBucketRequest.Rate;
-import io.tokenbucket.camel.TokenBucketRequest.Refund;
-import io.tokenbucket.camel.TokenBucketRequest.ReleaseSlots;
-import io.tokenbucket.camel.TokenBucketRequest.Remove;
-import io.tokenbucket.camel.TokenBucketRequest.Throttled;
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketConstants;
+import io.tokenbucket.camel.TokenBucketOperation;
+import io.tokenbucket.camel.syntax.TokenBucketLimitSpec;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.producer.TokenBucketRequest.AcquireAny;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Candidate;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Key;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Peek;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Penalize;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Rate;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Refund;
+import io.tokenbucket.camel.producer.TokenBucketRequest.ReleaseSlots;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Remove;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Throttled;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -35,14 +43,15 @@ final class TokenBucketRequestReader {
     }
 
     /**
-     * Reads and checks the request of {@code exchange} (its message's headers) for the endpoint {@code name}.
+     * Reads and checks the request of {@code exchange} (its message's headers) for the endpoint {@code name}, its keys
+     * given their limits by {@code limits}.
      *
      * @throws IllegalArgumentException naming the header and its value (at most 64 characters of it) when a header
      *                                  is invalid, or when the limit resolver answers no limits
      * @throws NoSuchHeaderException    when the key is missing or blank and {@code requireKey=true}
      */
     static TokenBucketRequest read(Exchange exchange, String name, TokenBucketConfiguration config,
-                                   TokenBucketLimitSource limitSource) throws NoSuchHeaderException {
+                                   Function<String, Limits> limits) throws NoSuchHeaderException {
         Message message = exchange.getMessage();
         boolean asks = mayAsk(message);
         TokenBucketOperation operation = asks ? operationOf(message) : TokenBucketOperation.acquire;
@@ -50,22 +59,21 @@ final class TokenBucketRequestReader {
             return ReleaseSlots.INSTANCE;
         }
         if (operation == TokenBucketOperation.acquire && asks) {
-            TokenBucketKeyLists.Candidates candidates = TokenBucketKeyLists.candidates(message, name, config,
-                    limitSource::limitsFor);
+            TokenBucketKeyLists.Candidates candidates = TokenBucketKeyLists.candidates(message, name, config, limits);
             if (candidates != null) {
-                return acquireAny(message, name, config, limitSource, candidates);
+                return acquireAny(message, name, config, limits, candidates);
             }
         }
-        Key key = Key.of(keyOf(exchange, name, config), limitSource::limitsFor);
+        Key key = Key.of(keyOf(exchange, name, config), limits);
         return switch (operation) {
             case acquire -> {
                 List<Key> allOf = asks || config.getAllOf() != null
-                        ? TokenBucketKeyLists.allOf(message, name, config, limitSource::limitsFor, key.sent()) : List.of();
+                        ? TokenBucketKeyLists.allOf(message, name, config, limits, key.sent()) : List.of();
                 yield new Acquire(key, allOf, tokensOf(asks ? message : null, name, config,
                         Math.min(key.limits().capacity(), Key.smallestCapacity(allOf))));
             }
             // a refund of more than the capacity is accepted: it fills the bucket and no more
-            case refund -> new Refund(key, TokenBucketKeyLists.allOf(message, name, config, limitSource::limitsFor, key.sent()),
+            case refund -> new Refund(key, TokenBucketKeyLists.allOf(message, name, config, limits, key.sent()),
                     tokensOf(message, name, config, Long.MAX_VALUE));
             case peek -> new Peek(key, tokensOf(message, name, config, key.limits().capacity()));
             case penalize -> new Penalize(key, penaltyOf(message));
@@ -81,9 +89,9 @@ final class TokenBucketRequestReader {
      * in a group; with groups, all their keys within {@link BucketStore#MAX_KEYS}), its cost within every capacity.
      */
     private static AcquireAny acquireAny(Message message, String name, TokenBucketConfiguration config,
-                                         TokenBucketLimitSource limitSource,
+                                         Function<String, Limits> limits,
                                          TokenBucketKeyLists.Candidates candidates) {
-        List<Key> allOf = TokenBucketKeyLists.allOf(message, name, config, limitSource::limitsFor, null);
+        List<Key> allOf = TokenBucketKeyLists.allOf(message, name, config, limits, null);
         long capacity = Key.smallestCapacity(allOf);
         Set<String> grouped = new HashSet<>();
         for (Candidate candidate : candidates.list()) {
@@ -107,23 +115,24 @@ final class TokenBucketRequestReader {
         return new AcquireAny(candidates.list(), allOf, tokensOf(message, name, config, capacity));
     }
 
-    /** The headers that make a request more than an acquire of one key at the cost option; each starts with the prefix. */
+    /** The headers that make a request more than an acquire of one key at the cost option; each starts with PREFIX. */
     private static final List<String> ASKING = List.of(TokenBucketConstants.ALL_OF, TokenBucketConstants.CANDIDATES,
             TokenBucketConstants.COST, TokenBucketConstants.OPERATION);
 
     /**
      * False when {@code message} surely has none of the {@link #ASKING} headers, so the common request looks none of
      * them up: Camel's own headers map is sorted case-insensitively, so the component's headers sit together from
-     * {@link TokenBucketRequest#PREFIX} on, and the few usually there (the default key header, results of an earlier step) are passed in
-     * one walk. True when it cannot tell (another headers map, or more than a few of the component's headers).
+     * {@link TokenBucketRequest#PREFIX} on, and the few usually there (the default key header, results of an earlier
+     * step) are passed in one walk. True when it cannot tell (another headers map, or more than a few of the
+     * component's headers).
      */
     private static boolean mayAsk(Message message) {
         if (!(message.getHeaders() instanceof NavigableMap<String, Object> sorted)
                 || sorted.comparator() != String.CASE_INSENSITIVE_ORDER) {
             return true;
         }
-        String next = sorted.ceilingKey(TokenBucketRequest.PREFIX);
-        for (int seen = 0; next != null && next.regionMatches(true, 0, TokenBucketRequest.PREFIX, 0, TokenBucketRequest.PREFIX.length()); seen++) {
+        String next = sorted.ceilingKey(PREFIX);
+        for (int seen = 0; next != null && next.regionMatches(true, 0, PREFIX, 0, PREFIX.length()); seen++) {
             if (seen == ASKING.size()) {
                 return true; // many of them: the lookups themselves cost less than this walk
             }

@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.Arrays;
 import java.util.List;
@@ -8,6 +8,12 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
+import io.tokenbucket.camel.TokenBucketConstants;
+import io.tokenbucket.camel.TokenBucketException;
+import io.tokenbucket.camel.TokenBucketMode;
+import io.tokenbucket.camel.TokenBucketOperation;
+import io.tokenbucket.camel.TokenBucketRejectedException;
+import io.tokenbucket.camel.TokenBucketStoreException;
 import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.StoreRefusedException;
 import org.apache.camel.Exchange;
@@ -15,15 +21,18 @@ import org.apache.camel.NoSuchHeaderException;
 
 /**
  * Every exception the {@code tokenbucket:} endpoint gives an exchange, and its message, built in one place so the
- * texts can be read side by side (but the worker pool's refusal, which {@link TokenBucketHandOff} meets alone) (as Bucket4j's {@code BucketExceptions}). Each message names the endpoint, the
- * refused value and the reason; a value that came from the exchange is shown through {@link #shown}, at most
- * {@value TokenBucketException#MAX_VALUE_IN_MESSAGE} characters of it.
+ * texts can be read side by side (as Bucket4j's {@code BucketExceptions}); only the worker pool's refusal is built
+ * where it is met, by {@link TokenBucketHandOff}. Each message names the endpoint, the refused value and the reason; a
+ * value that came from the exchange is shown through {@link #shown}, at most
+ * {@value io.tokenbucket.camel.TokenBucketException#MAX_VALUE_IN_MESSAGE} characters of it.
  *
  * <p>Header errors are {@link IllegalArgumentException}s (or {@link NoSuchHeaderException} for a missing key), as
  * Camel's own components report bad input; outcomes are {@link TokenBucketException}s. A rejection is an expected
  * outcome on the hot path, so {@link TokenBucketRejectedException} carries no stack trace.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketExceptions {
+public final class TokenBucketExceptions {
 
     /** The longest wait of any exchange, 365 days, in milliseconds. */
     private static final long LONGEST_WAIT_MILLIS = TimeUnit.NANOSECONDS.toMillis(BucketStore.MAX_WAIT_NANOS);
@@ -239,8 +248,8 @@ final class TokenBucketExceptions {
      * Redis refused the probe of what the endpoint needs at its start (a permission, a script that cannot run): the
      * start fails, since waiting will not mend it.
      */
-    static TokenBucketStoreException storeRefused(String endpointName, String where, UnaryOperator<String> redact,
-                                                  StoreRefusedException refused) {
+    public static TokenBucketStoreException storeRefused(String endpointName, String where,
+                                                         UnaryOperator<String> redact, StoreRefusedException refused) {
         return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName + ": " + where
                 + " refuses what this endpoint needs: " + redact.apply(refused.getMessage()) + ". A refusal is not an"
                 + " outage (onStoreError does not apply): grant the Redis user EVALSHA, EVAL, TIME, GET, SET and DEL"
@@ -248,8 +257,8 @@ final class TokenBucketExceptions {
     }
 
     /** The endpoint could not open its Redis connection. */
-    static TokenBucketStoreException cannotConnect(String endpointName, String where, UnaryOperator<String> redact,
-                                                   RuntimeException e) {
+    public static TokenBucketStoreException cannotConnect(String endpointName, String where,
+                                                          UnaryOperator<String> redact, RuntimeException e) {
         Throwable root = e;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();

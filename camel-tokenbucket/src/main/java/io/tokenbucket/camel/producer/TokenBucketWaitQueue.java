@@ -1,4 +1,4 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -15,10 +15,15 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.tokenbucket.camel.TokenBucketRequest.Acquire;
-import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
-import io.tokenbucket.camel.TokenBucketRequest.Candidate;
-import io.tokenbucket.camel.TokenBucketRequest.Key;
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketConstants;
+import io.tokenbucket.camel.TokenBucketMode;
+import io.tokenbucket.camel.TokenBucketStatistics;
+import io.tokenbucket.camel.TokenBucketStoreType;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.producer.TokenBucketRequest.AcquireAny;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Candidate;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Key;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
 import io.tokenbucket.store.StoreCommand;
@@ -36,22 +41,24 @@ import org.apache.camel.StatefulService;
  *
  * <p><b>Tokens.</b> A granted reservation's time is known: the component's timer releases the waiter then, never
  * before. An abandoned waiter (its route's producer stopped, or its wake-up could not be scheduled) fails with
- * {@link TokenBucketException} and its tokens are refunded to every key it charged.
+ * {@link io.tokenbucket.camel.TokenBucketException} and its tokens are refunded to every key it charged.
  *
- * <p><b>Slots.</b> A waiter whose keys' slots are all taken waits in arrival order until a release lets it in. A release
- * anywhere under the endpoint's name in this Camel context tries the queue ({@link TokenBucketShared#slotsReleased});
- * on a shared store (Redis) so does a release that another instance publishes, and, while exchanges wait, a try every
- * {@link #POLL_NANOS} (a dead instance's lease expires unannounced). The queue tries its waiters in arrival order and
- * skips one that shares a key with an earlier one still without a slot; a waiter of candidates is tried on those none
- * of whose slot keys an earlier waiter holds up. A new exchange of a key with waiters queues behind them. On a shared
- * store the store also keeps, per key, the waiters' tickets, so a freed slot goes to the oldest, whichever instance
- * holds it; a waiter withdraws its tickets when it leaves without its slot.
+ * <p><b>Slots.</b> A waiter whose keys' slots are all taken waits in arrival order until a release lets it in. A
+ * release anywhere under the endpoint's name in this Camel context tries the queue (the component's
+ * {@code TokenBucketShared}); on a shared store (Redis) so does a release that another instance publishes, and, while
+ * exchanges wait, a try every {@link #POLL_NANOS} (a dead instance's lease expires unannounced). The queue tries its
+ * waiters in arrival order and skips one that shares a key with an earlier one still without a slot; a waiter of
+ * candidates is tried on those none of whose slot keys an earlier waiter holds up. A new exchange of a key with waiters
+ * queues behind them. On a shared store the store also keeps, per key, the waiters' tickets, so a freed slot goes to
+ * the oldest, whichever instance holds it; a waiter withdraws its tickets when it leaves without its slot.
  *
  * <p><b>Stopping.</b> When the Camel context starts stopping ({@link #stopping}), waiting may hold the stop up for the
  * endpoint's {@code stopTimeout} at most: a waiter whose tokens come later is abandoned at once, as is any that arrives
  * later with such a time, and whatever still waits when the bound has passed is abandoned then.
+ *
+ * <p>Internal to the component: public for its other packages, not for applications.
  */
-final class TokenBucketWaitQueue {
+public final class TokenBucketWaitQueue {
 
     /** How often waiters for a slot on a shared store try again without a release in this context: 20 ms. */
     static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -61,13 +68,13 @@ final class TokenBucketWaitQueue {
      * {@link TokenBucketLeases#holdUntilDone}.
      */
     @FunctionalInterface
-    interface SlotHolder {
+    public interface SlotHolder {
         void holdUntilDone(Exchange exchange, Acquire acquire, StoreCommand.Lease lease);
     }
 
     /** Reserves an acquire's tokens (and slots), accepting a wait of {@code acceptNanos}: what the queue retries. */
     @FunctionalInterface
-    interface Reservation {
+    public interface Reservation {
         CompletionStage<Outcome> reserve(TokenBucketRequest attempt, long acceptNanos, StoreCommand.Lease lease);
     }
 
@@ -94,7 +101,7 @@ final class TokenBucketWaitQueue {
      *                    and hand-off
      * @param reservation what a waiter retries
      */
-    TokenBucketWaitQueue(TokenBucketServices services, Reservation reservation) {
+    public TokenBucketWaitQueue(TokenBucketServices services, Reservation reservation) {
         this.services = services;
         this.reservation = reservation;
         this.statistics = services.statistics();
@@ -102,7 +109,7 @@ final class TokenBucketWaitQueue {
     }
 
     /** The limiter name of the endpoint whose exchanges wait here. */
-    String name() {
+    public String name() {
         return services.name();
     }
 
@@ -123,7 +130,7 @@ final class TokenBucketWaitQueue {
     }
 
     /** How many exchanges hold a place: waiting, or about to. */
-    int waiting() {
+    public int waiting() {
         return places.get();
     }
 
@@ -321,7 +328,7 @@ final class TokenBucketWaitQueue {
     }
 
     /** Clears a stop: the endpoint (re)started. */
-    void started() {
+    public void started() {
         stopping = false;
         deadlinePassed = false;
     }
@@ -330,7 +337,7 @@ final class TokenBucketWaitQueue {
      * The Camel context began to stop at {@code now} ({@link System#nanoTime()}): abandons the waiters whose tokens
      * come after {@code now + stopTimeout}, and schedules the abandonment of every waiter still there then.
      */
-    void stopping(long now) {
+    public void stopping(long now) {
         stopDeadline = now + TimeUnit.MILLISECONDS.toNanos(config.getStopTimeout());
         stopping = true;
         for (Waiter w : timed) {
@@ -384,7 +391,7 @@ final class TokenBucketWaitQueue {
      * time; a release during a drain makes it go round again, so none is missed. A store that answers later (Redis)
      * goes on with the next waiter from its answer.
      */
-    void drain() {
+    public void drain() {
         synchronized (this) {
             if (queue.isEmpty()) {
                 return; // a release with nobody waiting, the common case

@@ -1,18 +1,22 @@
-package io.tokenbucket.camel;
+package io.tokenbucket.camel.producer;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import io.tokenbucket.camel.TokenBucketRequest.Acquire;
-import io.tokenbucket.camel.TokenBucketRequest.AcquireAny;
-import io.tokenbucket.camel.TokenBucketRequest.Candidate;
-import io.tokenbucket.camel.TokenBucketRequest.Key;
-import io.tokenbucket.camel.TokenBucketRequest.Peek;
-import io.tokenbucket.camel.TokenBucketRequest.Penalize;
-import io.tokenbucket.camel.TokenBucketRequest.Refund;
-import io.tokenbucket.camel.TokenBucketRequest.Remove;
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketConstants;
+import io.tokenbucket.camel.TokenBucketLimitResolver;
+import io.tokenbucket.camel.TokenBucketOperation;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.producer.TokenBucketRequest.AcquireAny;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Candidate;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Key;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Peek;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Penalize;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Refund;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Remove;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketKeys;
 import org.apache.camel.CamelContext;
@@ -55,7 +59,7 @@ class TokenBucketRequestTest {
     private TokenBucketRequest read(Consumer<Exchange> headers) throws NoSuchHeaderException {
         Exchange exchange = new DefaultExchange(camel);
         headers.accept(exchange);
-        return TokenBucketRequestReader.read(exchange, "t", config, limits);
+        return TokenBucketRequestReader.read(exchange, "t", config, limits::limitsFor);
     }
 
     private Acquire acquire(Consumer<Exchange> headers) throws NoSuchHeaderException {
