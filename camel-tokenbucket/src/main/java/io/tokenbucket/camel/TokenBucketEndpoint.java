@@ -379,21 +379,6 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return limitSource;
     }
 
-    /** The endpoint's one wait queue, shared by every route that sends to it. */
-    TokenBucketWaitQueue queue() {
-        return queue;
-    }
-
-    /** What this endpoint's parts work with: its name, options, counters, limits, store, timer and worker pool. */
-    TokenBucketServices services() {
-        return services;
-    }
-
-    /** The buckets of this endpoint's limiter, with what is bound to them while it runs. */
-    TokenBucketStoreBinding storeBinding() {
-        return storeBinding;
-    }
-
     /** The buckets of this endpoint's limiter; null before the endpoint first started. */
     BucketStore store() {
         return storeBinding.store();
