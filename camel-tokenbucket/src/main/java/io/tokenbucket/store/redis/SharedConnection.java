@@ -5,7 +5,8 @@ import java.net.NoRouteToHostException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -26,8 +27,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One connection of {@link RedisConnections} and its lease count: opened at once, or, when Redis cannot be reached
- * (refused, no route, connect timeout, or an outage reply such as {@code LOADING} or {@code ERR max number of clients
- * reached}: {@link RedisRefusals}), in the background with a backoff from 50 ms to one second, until it opens
+ * (refused, no route, connect timeout, an outage reply such as {@code LOADING} or {@code ERR max number of clients
+ * reached}: {@link RedisRefusals}, or a connection closed before its answer could be read, {@value #LOST_ANSWER_ATTEMPTS}
+ * times in a row), in the background with a backoff from 50 ms to one second, until it opens
  * or the last lease is given back. Any other failure (a wrong password, TLS, a bad URI) fails {@link #open} at once.
  *
  * <p>A connection to the master of a {@code redis-sentinel://} URI follows it ({@link SentinelWatch}): when the
@@ -43,6 +45,16 @@ final class SharedConnection {
     static final long CLOSE_TIMEOUT_MILLIS = 5000;
     /** How long a client's shutdown gives its threads, Lettuce's own default (after a quiet period of 0). */
     private static final long SHUTDOWN_TIMEOUT_SECONDS = 2;
+    /**
+     * How many connects in a row may lose the server's answer before the server counts as not serving. Lettuce reads
+     * the handshake's answer through a handler it looks up once the TCP connect completes; a server that answers and
+     * closes at once (Redis at {@code maxclients} writes its error and closes, as does a TLS port given plain text) can
+     * close the channel first, and Lettuce then fails the connect with {@value #LOST_ANSWER} instead of the answer
+     * (one connect in five here, Redis 6.2 and 7.0 alike). Connecting again at once gets the answer.
+     */
+    static final int LOST_ANSWER_ATTEMPTS = 5;
+    /** Lettuce's message when the channel closed before its handshake handler could be found. */
+    private static final String LOST_ANSWER = "RedisHandshakeHandler not registered";
 
     final AbstractRedisClient client;
     final boolean owned;
@@ -146,7 +158,6 @@ final class SharedConnection {
     }
 
     /**
-    /**
      * Replaces the connection with one made with {@code via} (the new master, found through the Sentinels), then
      * closes the old one; keeps the old one when the new one cannot be made (a demoted master's {@code READONLY}
      * asks again). Nothing to do before the first connection opened: that one asks the Sentinels itself.
@@ -201,7 +212,8 @@ final class SharedConnection {
      * {@link #CLOSE_TIMEOUT_MILLIS} for both: Lettuce's own {@code close()} and {@code shutdown()} wait without a
      * limit, and wait forever when the client's I/O thread died (seen under Quarkus with Vert.x), which would hang
      * the stop of the Camel context. Past the limit it logs and goes on; the client's threads are daemons.
-     */    void close() {
+     */
+    void close() {
         close(CLOSE_TIMEOUT_MILLIS);
     }
 
@@ -229,7 +241,20 @@ final class SharedConnection {
         }
     }
 
+    /** Connects, again at once while the server's answer is lost ({@link #LOST_ANSWER_ATTEMPTS} at most). */
     private static StatefulConnection<String, String> connectNow(AbstractRedisClient client) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return connectOnce(client);
+            } catch (RuntimeException e) {
+                if (attempt >= LOST_ANSWER_ATTEMPTS || !lostAnswer(e)) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static StatefulConnection<String, String> connectOnce(AbstractRedisClient client) {
         if (client instanceof RedisClusterClient cluster) {
             return cluster.connect(StringCodec.UTF8);
         }
@@ -241,13 +266,14 @@ final class SharedConnection {
     }
 
     /**
-     * Redis is down or not up yet (refused, no route, connect timeout, an outage reply to the handshake): worth trying
-     * again, unlike a bad password.
+     * Redis is down or not up yet (refused, no route, connect timeout, an outage reply to the handshake, a connection
+     * closed before its answer could be read after {@link #connectNow} tried again): worth trying again, unlike a bad
+     * password.
      */
     static boolean isUnreachable(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof ConnectException || t instanceof NoRouteToHostException
-                    || t instanceof ConnectTimeoutException || RedisRefusals.isOutageReply(t)) {
+                    || t instanceof ConnectTimeoutException || RedisRefusals.isOutageReply(t) || isLostAnswer(t)) {
                 return true;
             }
             for (Throwable suppressed : t.getSuppressed()) {
@@ -257,6 +283,20 @@ final class SharedConnection {
             }
         }
         return false;
+    }
+
+    /** Whether {@code failure} is a connect whose answer Lettuce lost ({@link #LOST_ANSWER_ATTEMPTS}). */
+    static boolean lostAnswer(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (isLostAnswer(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isLostAnswer(Throwable t) {
+        return t instanceof IllegalStateException && LOST_ANSWER.equals(t.getMessage());
     }
 
     private static String rootMessage(Throwable failure, RedisUriText text) {
