@@ -28,9 +28,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One connection of {@link RedisConnections} and its lease count: opened at once, or, when Redis cannot be reached
  * (refused, no route, connect timeout, an outage reply such as {@code LOADING} or {@code ERR max number of clients
- * reached}: {@link RedisRefusals}, or a connection closed before its answer could be read, {@value #LOST_ANSWER_ATTEMPTS}
- * times in a row), in the background with a backoff from 50 ms to one second, until it opens
- * or the last lease is given back. Any other failure (a wrong password, TLS, a bad URI) fails {@link #open} at once.
+ * reached}: {@link RedisRefusals}, or a connection closed before its answer could be read,
+ * {@value #LOST_ANSWER_ATTEMPTS} times in a row), in the background with a backoff from 50 ms to one second, until it
+ * opens or the last lease is given back. Any other failure (a wrong password, TLS, a bad URI) fails {@link #open} at
+ * once.
  *
  * <p>A connection to the master of a {@code redis-sentinel://} URI follows it ({@link SentinelWatch}): when the
  * Sentinels announce a new master, or a command is refused with {@code READONLY}, a connection to the new master
@@ -50,7 +51,7 @@ final class SharedConnection {
      * the handshake's answer through a handler it looks up once the TCP connect completes; a server that answers and
      * closes at once (Redis at {@code maxclients} writes its error and closes, as does a TLS port given plain text) can
      * close the channel first, and Lettuce then fails the connect with {@value #LOST_ANSWER} instead of the answer
-     * (one connect in five here, Redis 6.2 and 7.0 alike). Connecting again at once gets the answer.
+     * (up to one connect in four here, with Redis 6.2 and 7.0 alike). Connecting again at once gets the answer.
      */
     static final int LOST_ANSWER_ATTEMPTS = 5;
     /** Lettuce's message when the channel closed before its handshake handler could be found. */
@@ -286,7 +287,7 @@ final class SharedConnection {
     }
 
     /** Whether {@code failure} is a connect whose answer Lettuce lost ({@link #LOST_ANSWER_ATTEMPTS}). */
-    static boolean lostAnswer(Throwable failure) {
+    private static boolean lostAnswer(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (isLostAnswer(t)) {
                 return true;

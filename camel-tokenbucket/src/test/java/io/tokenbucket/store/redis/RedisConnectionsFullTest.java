@@ -24,9 +24,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Redis at {@code maxclients} writes {@code ERR max number of clients reached} to a new connection and closes it at
- * once. When the close wins the race with Lettuce's connect listener, Lettuce fails the connect with "RedisHandshakeHandler
- * not registered" instead of the reply (from 1 % to 25 % of connects here depending on load, Redis 6.2 and 7.0 alike). The
- * connect is made again at once so that the reply decides; a server that keeps closing unread counts as not serving.
+ * once. When the close wins the race with Lettuce's connect listener, Lettuce fails the connect with
+ * "RedisHandshakeHandler not registered" instead of the reply (1 % to 25 % of connects here, depending on load, with
+ * Redis 6.2 and 7.0 alike). The connect is made again at once so that the reply decides; a server that keeps closing
+ * unread counts as not serving.
  */
 class RedisConnectionsFullTest {
 
