@@ -92,7 +92,9 @@ public final class ExampleApp {
     /**
      * Runs to completion. Calls {@code System.exit} (ending Maven too under {@code exec:java}) only for an instance
      * that never reached its broker ({@link BrokerUnreachable}, exit code {@value BrokerUnreachable#EXIT_CODE}, one
-     * line); a run in which not every URL got an outcome fails with an exception.
+     * line) or was given a setting it cannot run with ({@link SettingsRefused}, exit code
+     * {@value SettingsRefused#EXIT_CODE}, one line); a run in which not every URL got an outcome fails with an
+     * exception.
      *
      * @param args Camel Main command line arguments (none needed)
      */
@@ -118,13 +120,25 @@ public final class ExampleApp {
         } else {
             main = createMain(run);
         }
-        int exitCode;
+        int exitCode = 0;
+        SettingsRefused refused = null;
         try {
             exitCode = main.run(args);
+        } catch (Exception e) {
+            refused = SettingsRefused.in(e);
+            if (refused == null) {
+                throw e;
+            }
         } finally {
             if (demo != null) {
                 demo.close();
             }
+        }
+        refused = refused != null ? refused : SettingsRefused.in(run.problem());
+        if (refused != null) {
+            // one line and an exit code, as for an unreachable broker: the setting alone is to blame
+            System.err.println(refused.getMessage() + " (exit code " + SettingsRefused.EXIT_CODE + ")");
+            System.exit(SettingsRefused.EXIT_CODE);
         }
         if (run.problem() != null) {
             throw new IllegalStateException("The run failed: " + run.problem().getMessage(), run.problem());

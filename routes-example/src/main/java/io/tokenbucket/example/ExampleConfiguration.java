@@ -1,5 +1,6 @@
 package io.tokenbucket.example;
 
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Locale;
@@ -85,8 +86,20 @@ public class ExampleConfiguration implements CamelConfiguration {
 
     private static final Logger LOG = LoggerFactory.getLogger(ExampleConfiguration.class);
 
+    /**
+     * Binds the example's beans from its settings; a setting it cannot run with ends the start with a
+     * {@link SettingsRefused} naming it.
+     */
     @Override
     public void configure(CamelContext context) throws Exception {
+        try {
+            configureFrom(context);
+        } catch (IllegalArgumentException | UncheckedIOException e) {
+            throw e instanceof SettingsRefused refused ? refused : new SettingsRefused(e.getMessage(), e.getCause());
+        }
+    }
+
+    private void configureFrom(CamelContext context) throws Exception {
         // the route's retries: the rest of the profile is Camel's default
         context.getExecutorServiceManager().registerThreadPoolProfile(new ThreadPoolProfileBuilder(
                 ScraperRoute.RETRY_POOL)

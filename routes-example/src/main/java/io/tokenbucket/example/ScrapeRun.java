@@ -78,7 +78,9 @@ public class ScrapeRun extends MainListenerSupport {
             // never thrown out of here: Camel Main would log it but leave Camel's threads running, so under
             // exec:java the program would hang on them; completing Main stops Camel the normal way instead
             problem = e;
-            LOG.error("The run failed: {}", e.getMessage());
+            if (!(e instanceof SettingsRefused)) { // the application prints a refused setting itself, once
+                LOG.error("The run failed: {}", e.getMessage());
+            }
             allFinished.set(true);
             whenAllFinished.run();
         }
@@ -100,7 +102,7 @@ public class ScrapeRun extends MainListenerSupport {
         try {
             urls = UrlSource.read(context, location);
         } catch (Exception e) {
-            throw new IllegalStateException("Cannot read the URLs of example.urlFile=" + location + ": " + e, e);
+            throw new SettingsRefused("Cannot read the URLs of example.urlFile=" + location, e);
         }
         LOG.info("Sending {} URLs from {} to {} over proxies {}", urls.size(), location, queue, pool.ids());
         // armed before the first send: the last URL may finish before this loop ends
