@@ -25,14 +25,17 @@ package io.tokenbucket.math;
  *     above the rate it found at the same pace whether its ceiling is twice that rate or ten times. Under
  *     sustained demand that is one step per refill period, whatever the current rate. A grant is counted as a
  *     success because a failure would come back as a {@code throttled} signal.</li>
- * <li><b>The memory of the last cut</b> ({@link RateState#maxPpm()}, TCP CUBIC's {@code W_max}): a cut past the
- *     slow start remembers the factor {@code m} it came at, where the target's limit was met. Below
+ * <li><b>The memory of the last cut</b> ({@link RateState#maxPpm()}, TCP CUBIC's {@code W_max}): a cut
+ *     remembers the factor {@code m} it came at, where the target's limit was met (a slow start's cut less: see
+ *     below). Below
  *     {@code 0.9 m} ({@link #PLATEAU_PPM}) a step is at least half the way there (back fast after a cut deeper
  *     than that); from there to {@code m} a step is a quarter of the increase (it holds just below the limit it
  *     found, where a target's burst refills); beyond {@code m} a step is at least a quarter of the way past it,
  *     so it probes slowly at first and then faster (the limit moved up). A target whose burst hides a rate above
- *     its limit draws its 429 above the limit; the next cut, from below {@code m}, moves {@code m} down to where
- *     that one came (as does a 429 the rate did not cause, such as requests a stall released together).</li>
+ *     its limit draws its 429 above the limit, and {@code 0.9} of that can still be above it: a cut below
+ *     {@code 0.95 m} ({@link #DEEPER_BELOW_PPM}) is taken from the factor times the decrease and remembers that (as
+ *     is a 429 the rate did not cause, such as requests a stall released together), so one more signal gets below
+ *     the limit; a cut from higher moves {@code m} to where it came.</li>
  * </ul>
  * <b>Slow start.</b> A key without rate state is at {@link Adaptive#fresh()}: factor {@code start}
  * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each {@link #START_STEPS}
@@ -47,8 +50,10 @@ package io.tokenbucket.math;
  * does (at least the floor), ends the start and begins the hold; from then on the rules
  * above. The decrease matters there: the signal says the target's own allowance (its burst) is used up, and a rate
  * at the last one that drew no signal, which may be the target's limit itself, never lets it refill, so the next
- * requests that arrive a little early are refused too. Reaching the ceiling by doubling does not end
- * the start. With {@code start = 1} (the default) a key starts at the ceiling, not starting: AIMD alone.
+ * requests that arrive a little early are refused too. That cut remembers {@link #START_MEMORY_PPM} of the factor
+ * the signal came at (the limit lies between half of it and it): the climb goes fast to 1.17 times the halved
+ * factor, so a limit up to there is used within a few steps and one below it draws its signal early.
+ * Reaching the ceiling by doubling does not end the start. With {@code start = 1} (the default) a key starts at the ceiling, not starting: AIMD alone.
  *
  * <p><b>Forgetting.</b> A rate state lapses back to {@link Adaptive#fresh()} ({@link #current}) when the bucket has
  * been full for {@code memory}: {@code now - max(tat) >= memory} (a bucket whose {@code tat <= now} has been full
@@ -83,6 +88,21 @@ public final class AdaptiveMath {
      * per million of {@code m} ({@link #climb}).
      */
     public static final long PLATEAU_PPM = 900_000;
+
+    /**
+     * What a slow start's cut remembers, in parts per million of the factor it came at: 0.65. Its doubling drew the
+     * signal, so the limit lies between half that factor (the last one that drew none) and it; the climb goes fast
+     * to {@link #PLATEAU_PPM} of this, 1.17 times the last factor that drew none ({@link #climb}), so a limit up to
+     * there is used in a few steps and one below it draws its signal early, where the next cut finds it.
+     */
+    public static final long START_MEMORY_PPM = 650_000;
+
+    /**
+     * A cut below this share of the remembered factor {@code m} goes one decrease deeper: 0.95, half the way from
+     * where the last cut put the factor ({@code 0.9 m}, the slow part of the climb) back to {@code m}. A signal that
+     * soon says the last cut did not get below the limit; one later, a limit that moved ({@link #cut}).
+     */
+    public static final long DEEPER_BELOW_PPM = 950_000;
 
     private AdaptiveMath() {
     }
@@ -175,23 +195,36 @@ public final class AdaptiveMath {
 
     /**
      * A {@code throttled} signal at {@code nowTicks}: the factor times the decrease, never below the floor, a hold
-     * from now, no credit, the factor it came at remembered ({@link RateState#maxPpm()}); while starting, the
-     * factor halved if it has doubled since the start (above {@link Adaptive#startPpm()}: back to the last rate
-     * that drew no signal) and then times the decrease (at least the floor), which ends the start and remembers
-     * nothing (the doubling passed the limit by up to twice).
+     * from now, no credit, the factor it came at remembered ({@link RateState#maxPpm()}). Below the remembered
+     * factor's {@link #DEEPER_BELOW_PPM} (the last cut did not get below the limit) the cut is taken from the factor
+     * times the decrease, which it remembers. While starting, the factor halved if it has doubled since the start (above
+     * {@link Adaptive#startPpm()}: back to the last rate that drew no signal) and then times the decrease (at least
+     * the floor), remembering {@link #START_MEMORY_PPM} of the factor it came at; this ends the start.
      * Answers {@code rate} itself (the same instance) while the last cut holds: then the signal is ignored.
      */
     public static RateState cut(RateState rate, long nowTicks, Adaptive adaptive) {
         if (holding(rate, nowTicks, adaptive)) {
             return rate;
         }
-        // while starting: back to the last rate that drew no signal, then cut as any signal cuts (below the host's
-        // limit, not on it: the 429 says its burst is used up, and only a rate below the limit lets it refill).
-        // Still at the start there is no such rate, and the signal says no more than any other: cut as it does
-        boolean halved = rate.starting() && rate.factorPpm() > adaptive.startPpm();
-        long f = (halved ? rate.factorPpm() / 2 : rate.factorPpm()) * adaptive.decreasePpm() / PPM; // < 10^12
-        return new RateState(Math.max(adaptive.floorPpm(), f), 0, nowTicks, false,
-                rate.starting() ? 0 : rate.factorPpm());
+        long f = rate.factorPpm();
+        long from = f;
+        long remembered = f;
+        if (rate.starting() && f > adaptive.startPpm()) {
+            // back to the last rate that drew no signal, then cut as any signal cuts (below the host's limit, not
+            // on it: the 429 says its burst is used up, and only a rate below the limit lets it refill). The limit
+            // lies between that rate and twice it: the climb aims a little above it. Still at the start there is
+            // no such rate, and the signal says no more than any other: cut as it does
+            from = f / 2;
+            remembered = f * START_MEMORY_PPM / PPM; // < 10^12
+        } else if (!rate.starting() && f < rate.maxPpm() * DEEPER_BELOW_PPM / PPM) {
+            // a signal before the climb from the last cut is half the way back to where that one came: that cut,
+            // taken from a rate the target's burst hid, did not get below the limit; one more decrease does (a
+            // rate many decreases above it would draw one signal each)
+            from = f * adaptive.decreasePpm() / PPM;
+            remembered = from;
+        }
+        return new RateState(Math.max(adaptive.floorPpm(), from * adaptive.decreasePpm() / PPM), 0, nowTicks, false,
+                remembered);
     }
 
     /**

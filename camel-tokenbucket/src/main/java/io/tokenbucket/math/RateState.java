@@ -2,8 +2,8 @@ package io.tokenbucket.math;
 
 /**
  * The adaptive part of a bucket's state ({@link AdaptiveMath}): the current factor, the credit towards the next
- * increase, when the last cut was, whether the key is still in its slow start (no cut yet), and the factor at which
- * the last cut after it came (where the target's limit was last met).
+ * increase, when the last cut was, whether the key is still in its slow start (no cut yet), and where the last cut
+ * found the target's limit.
  *
  * @param factorPpm  the current rate as parts per million of the configured rate, 1 to {@link Adaptive#PPM}
  * @param credit     tokens granted since the last step, towards the next increase (fewer than one step's worth)
@@ -11,8 +11,9 @@ package io.tokenbucket.math;
  *                   meaningless at the ceiling and while starting
  * @param starting   true from a key's first decision until its first cut: every two steps double the factor, and
  *                   the first cut halves it once it has doubled ({@link AdaptiveMath})
- * @param maxPpm     the factor a cut past the slow start came at, 1 to {@link Adaptive#PPM}: the climb after it
- *                   slows down just below it and probes beyond it ({@link AdaptiveMath#climb}); 0 for none
+ * @param maxPpm     the factor the last cut came at (less for a slow start's cut or a cut below the one before,
+ *                   {@link AdaptiveMath#cut}), 0 to {@link Adaptive#PPM}: the climb after it slows down just below
+ *                   it and probes beyond it ({@link AdaptiveMath#climb}); 0 for none
  */
 public record RateState(long factorPpm, long credit, long cutAtTicks, boolean starting, long maxPpm) {
 

@@ -165,17 +165,24 @@
     return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false, max = m }
   end
 
-  -- AdaptiveMath.cut: the factor times the decrease (while starting, the factor halved if it has doubled since the
-  -- start, then times the decrease, which ends the start), at least the floor, held, the factor it came at
-  -- remembered (not while starting); answers rate itself while holding
+  -- AdaptiveMath.cut: the factor times the decrease, at least the floor, held, the factor it came at remembered;
+  -- below AdaptiveMath.DEEPER_BELOW_PPM (0.95) of the remembered factor, from the factor times the decrease, which
+  -- it remembers; while starting, the factor
+  -- halved if it has doubled since the start, then times the decrease, which ends the start, remembering
+  -- AdaptiveMath.START_MEMORY_PPM (0.65) of the factor it came at; answers rate itself while holding
   local function cut(rate, adapt)
     if holding(rate, adapt) then
       return rate
     end
-    local halved = rate.starting and rate.f > adapt.start
-    local f = math.floor((halved and math.floor(rate.f / 2) or rate.f) * adapt.decrease / PPM)
-    return { f = math.max(adapt.floor, f), credit = 0, cut_us = now_us, starting = false,
-             max = rate.starting and 0 or rate.f }
+    local from, m = rate.f, rate.f
+    if rate.starting and rate.f > adapt.start then
+      from, m = math.floor(rate.f / 2), math.floor(rate.f * 650000 / PPM)
+    elseif not rate.starting and rate.f < math.floor(rate.max * 950000 / PPM) then
+      from = math.floor(rate.f * adapt.decrease / PPM)
+      m = from
+    end
+    return { f = math.max(adapt.floor, math.floor(from * adapt.decrease / PPM)), credit = 0, cut_us = now_us,
+             starting = false, max = m }
   end
 
   -- A reservation on several keys (BucketMath.decide's RESERVE, steps 1, 3 to 5): the freest candidate group and

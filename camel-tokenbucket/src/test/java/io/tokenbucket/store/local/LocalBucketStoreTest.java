@@ -248,17 +248,18 @@ class LocalBucketStoreTest {
         assertThat(store.sweep()).as("full for the memory: its rate forgotten").isEqualTo(1);
         assertThat(store.size()).isZero();
         // a key at the ceiling after its start is kept as long: without state it would start again at 0.25
-        // one token a millisecond at the ceiling, a step per token: +0.5 of the rate each, so six tokens after the
-        // cut reach the ceiling (0.1, 0.15, 0.225, 0.3375, 0.50625, 0.759375, then above it: the ceiling)
+        // one token a millisecond at the ceiling, a step per token, +0.5 of the rate each: seven tokens after the
+        // cut reach the ceiling (0.125, back to 0.9 of where the cut came, 0.1875 and 0.225, to it, 0.25, then
+        // growing steps beyond it: 0.375, 0.5625, 0.84375, the ceiling)
         Limits fast = Limits.of(Limit.of(1, 1, MS))
                 .withAdaptive(Adaptive.of(100_000, 500_000, 500_000, 0, 60_000 * MS).withStart(250_000));
         long t = clock.get();
-        store.throttle("up", fast).toCompletableFuture().join(); // halved and cut to 0.0625: the floor of 0.1
-        for (int i = 0; i < 6; i++) {
+        store.throttle("up", fast).toCompletableFuture().join(); // at the start: cut to 0.125, remembering 0.25
+        for (int i = 0; i < 7; i++) {
             assertThat(store.reserveNow("up", fast, 1, BucketMath.NO_LIMIT).granted()).isTrue();
         }
         assertThat(store.rate("up", fast).toCompletableFuture().join().factorPpm()).isEqualTo(Adaptive.PPM);
-        clock.set(t + 60_000 * MS); // the emptied bucket and six tokens were booked within the first 40 ms
+        clock.set(t + 60_000 * MS); // the emptied bucket and seven tokens were booked within the first 40 ms
         assertThat(store.sweep()).isZero();
         assertThat(Rate.of(store.rate("up", fast).toCompletableFuture().join()))
                 .isEqualTo(new Rate(false, Adaptive.PPM, false));

@@ -91,6 +91,7 @@ class BucketScriptAdaptiveDifferentialTest {
         int expiredKeys = 0;
         int doublings = 0;
         int startingCuts = 0;
+        int deeperCuts = 0;
         int remembered = 0;
         for (int id = 0; id < CASES; id++) {
             String key = "adapt:" + id;
@@ -176,6 +177,8 @@ class BucketScriptAdaptiveDifferentialTest {
                     if (cut != current) {
                         cuts++;
                         startingCuts += current.starting() ? 1 : 0;
+                        deeperCuts += !current.starting() && current.factorPpm()
+                                < current.maxPpm() * AdaptiveMath.DEEPER_BELOW_PPM / PPM ? 1 : 0;
                         atCut = scaled(limits, cut.factorPpm());
                         next = AdaptiveMath.emptied(states, scriptNow, atCut);
                         expectedText = stored(next, cut, a, scriptNow);
@@ -214,9 +217,9 @@ class BucketScriptAdaptiveDifferentialTest {
             }
         }
         System.out.printf("bucket.lua's adaptive rate against AdaptiveMath: %d cases, %d granted, %d increases"
-                + " (%d doublings, %d with a remembered cut), %d cuts (%d while starting), %d ignored, %d forgotten,"
-                + " %d written keys expired before the GET%n", CASES, granted, steps, doublings, remembered, cuts,
-                startingCuts, ignored, forgotten, expiredKeys);
+                + " (%d doublings, %d with a remembered cut), %d cuts (%d while starting, %d below a remembered cut),"
+                + " %d ignored, %d forgotten, %d written keys expired before the GET%n", CASES, granted, steps,
+                doublings, remembered, cuts, startingCuts, deeperCuts, ignored, forgotten, expiredKeys);
         assertThat(mismatches).as("%d of %d cases differ; the first:%n%s", mismatches.size(), CASES,
                 String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size())))).isEmpty();
         // the generator reaches what it is meant to
@@ -226,6 +229,7 @@ class BucketScriptAdaptiveDifferentialTest {
         assertThat(doublings).isGreaterThan(CASES / 200);
         assertThat(remembered).isGreaterThan(CASES / 200);
         assertThat(startingCuts).isGreaterThan(CASES / 200);
+        assertThat(deeperCuts).isGreaterThan(CASES / 400);
         assertThat(forgotten).isGreaterThan(CASES / 100);
         assertThat(expiredKeys).as("written keys gone before they were read").isLessThan(CASES / 20);
     }
@@ -547,9 +551,9 @@ class BucketScriptAdaptiveDifferentialTest {
     }
 
     /**
-     * A rate state: below the ceiling or at it, its last cut around the hold and the memory ago, two thirds of them
-     * remembering the factor of that cut (below, at or above the factor, or anywhere); a third of them starting (at,
-     * below or above the start, the cut at 0 as the script writes it, or anywhere).
+     * A rate state: below the ceiling or at it, its last cut around the hold and the memory ago, most of them
+     * remembering the factor of that cut (below, at or above the factor, where a cut goes deeper, or anywhere); a
+     * third of them starting (at, below or above the start, the cut at 0 as the script writes it, or anywhere).
      */
     private RateState rateState(Adapt adapt, long now) {
         if (random.nextInt(3) == 0) {
@@ -573,11 +577,13 @@ class BucketScriptAdaptiveDifferentialTest {
             case 2 -> random.nextInt(1000);
             default -> generators.logUniform(1, 10_000_000);
         };
-        long max = switch (random.nextInt(6)) {
+        long max = switch (random.nextInt(7)) {
             case 0, 1 -> 0;
             case 2 -> f;
             case 3 -> Math.min(PPM, f + generators.logUniform(1, PPM));
             case 4 -> Math.max(1, f - generators.logUniform(1, f));
+            // where a cut goes one decrease deeper (AdaptiveMath.DEEPER_BELOW_PPM), give or take 1 ppm
+            case 5 -> Math.min(PPM, f * PPM / AdaptiveMath.DEEPER_BELOW_PPM + random.nextInt(3) - 1);
             default -> generators.logUniform(1, PPM);
         };
         return new RateState(f, credit, now - ago, false, max);
