@@ -7,12 +7,15 @@ rows set them out of the way), the JVM's stalls and the machine's load: it shows
 loaded machine adds. Prints the row's figures as demo-row.sh does (429s in all, after 10 s, used, time), per seed.
 
   routes-example/demo-row-model.py LIMIT BURST FACTOR [increase=0.012] [start=0.2] [decrease=0.9] [seeds=3]
+                                   [run=20 (seconds of pages at the limit)] [rule=before (the cut before its memory
+                                   of a slow start's cut and its deeper cut below the last one)]
 """
 import random
 import sys
 
 PPM = 1_000_000
 PLATEAU, HOLD_SHARE, START_STEPS = 900_000, 4, 2
+START_MEMORY, DEEPER_BELOW = 650_000, 950_000
 
 
 def ceil_div(a, b):
@@ -25,8 +28,9 @@ class Rate:
 
 
 class Tuning:
-    def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000):
+    def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000, before=False):
         self.floor, self.decrease, self.increase, self.hold, self.start = floor, decrease, increase, hold, start
+        self.before = before  # the cut as it was before START_MEMORY and DEEPER_BELOW
 
 
 def holding(r, now, a):
@@ -36,9 +40,16 @@ def holding(r, now, a):
 def cut(r, now, a):  # AdaptiveMath.cut
     if holding(r, now, a):
         return r
-    halved = r.starting and r.f > a.start
-    f = (r.f // 2 if halved else r.f) * a.decrease // PPM
-    return Rate(max(a.floor, f), 0, now, False, 0 if r.starting else r.f)
+    if a.before:
+        halved = r.starting and r.f > a.start
+        f = (r.f // 2 if halved else r.f) * a.decrease // PPM
+        return Rate(max(a.floor, f), 0, now, False, 0 if r.starting else r.f)
+    frm, m = r.f, r.f
+    if r.starting and r.f > a.start:
+        frm, m = r.f // 2, r.f * START_MEMORY // PPM
+    elif not r.starting and r.f < r.mx * DEEPER_BELOW // PPM:
+        frm = m = r.f * a.decrease // PPM
+    return Rate(max(a.floor, frm * a.decrease // PPM), 0, now, False, m)
 
 
 def climb(r, steps, a):  # AdaptiveMath.climb
@@ -117,10 +128,11 @@ def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=
     return hits
 
 
-def row(limit, burst, factor, a, seed):
+def row(limit, burst, factor, a, seed, run=20):
     rng = random.Random(seed)
-    hits = sorted(h for _ in range(6) for h in pair(limit, burst, limit * factor, 1 if limit < 10 else 2, 40, a, rng))
-    pages, ok = limit * 6 * 20, 0
+    hits = sorted(h for _ in range(6)
+                  for h in pair(limit, burst, limit * factor, 1 if limit < 10 else 2, 2 * run, a, rng))
+    pages, ok = limit * 6 * run, 0
     for i, (t, status) in enumerate(hits):
         ok += status == 200
         if ok == pages:
@@ -140,8 +152,9 @@ if __name__ == '__main__':
     limit, burst, factor = int(args[0]), int(args[1]), int(args[2])
     opts = dict(kv.split('=') for kv in args[3:])
     a = Tuning(increase=round(float(opts.get('increase', 0.012)) * PPM),
-               start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM))
+               start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM),
+               before=opts.get('rule') == 'before')
     for seed in range(int(opts.get('seeds', 3))):
-        every, after, used, time = row(limit, burst, factor, a, seed)
+        every, after, used, time = row(limit, burst, factor, a, seed, int(opts.get('run', 20)))
         print(f"{limit}/s burst {burst}, ceiling {factor}x: 429s {every:.1f} %, after 10 s {after:.1f} %, used"
               f" {used:.0f} %, time {time:.2f}")
