@@ -8,9 +8,11 @@ import org.apache.activemq.artemis.api.core.SimpleString;
 import org.apache.activemq.artemis.core.config.Configuration;
 import org.apache.activemq.artemis.core.config.CoreAddressConfiguration;
 import org.apache.activemq.artemis.core.config.impl.ConfigurationImpl;
+import org.apache.activemq.artemis.core.remoting.server.RemotingService;
 import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
 import org.apache.activemq.artemis.core.settings.impl.AddressFullMessagePolicy;
 import org.apache.activemq.artemis.core.settings.impl.AddressSettings;
+import org.apache.activemq.artemis.spi.core.protocol.RemotingConnection;
 import org.apache.camel.support.service.ServiceSupport;
 
 /**
@@ -103,6 +105,14 @@ final class EmbeddedBroker extends ServiceSupport {
     @Override
     protected void doStop() throws Exception {
         if (broker != null) {
+            // Another instance may still open a session (its listeners end later): Artemis refuses one that comes
+            // while it stops with an ERROR and a stack trace of its own. Refuse new connections first and close
+            // the open ones: that instance then sees the broker gone, as it expects at the end of a run.
+            RemotingService remoting = broker.getActiveMQServer().getRemotingService();
+            remoting.pauseAcceptors();
+            for (RemotingConnection connection : remoting.getConnections()) {
+                connection.disconnect(false);
+            }
             broker.stop();
             broker = null;
         }
