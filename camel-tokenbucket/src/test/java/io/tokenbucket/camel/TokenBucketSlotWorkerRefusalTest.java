@@ -22,7 +22,9 @@ import static org.awaitility.Awaitility.await;
  * A waiter for an in-flight slot that gets its slot when the worker pool refuses to continue it (a bounded pool the
  * user gave, full): it fails saying so, and gives back the slot and the waiting place it took, so the next exchange of
  * its key passes at once instead of finding the slot taken by nobody (for ever on the local store, until the lease
- * expires on Redis); and so does an exchange whose slot Redis granted when the pool refuses to continue it. One slot; the step after the endpoint holds its slot until the test opens the gate named by the
+ * expires on Redis); so does an exchange whose slot Redis granted when the pool refuses to continue it; and a waiter
+ * admitted by an exchange that gave its slot back early and goes on on the pool fails at once too, not after that
+ * exchange's route. One slot; the step after the endpoint holds its slot until the test opens the gate named by the
  * exchange's body.
  */
 @TokenBucketRedisTestSupport.OwnRedis
@@ -63,6 +65,10 @@ class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
                 for (String store : List.of("local", "redis")) {
                     from("direct:" + store).to(uri(store)).process(gates);
                 }
+                // gives its slot back, then goes on (at a second gate) on the thread it continued on
+                from("direct:early").to(uri("redis")).process(gates)
+                        .setHeader(TokenBucketConstants.OPERATION, constant("release")).to(uri("redis"))
+                        .setBody(simple("${body}-on")).process(gates);
             }
         };
     }
@@ -114,6 +120,38 @@ class TokenBucketSlotWorkerRefusalTest extends TokenBucketRedisTestSupport {
         gates.open("n");
         assertThat(n.get(10, TimeUnit.SECONDS).getException()).isNull();
         await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getInFlightCount() == 0);
+    }
+
+    @Test
+    void aWaiterAdmittedWhileTheReleasingExchangeGoesOnFailsAtOnceWhenThePoolRefuses() throws Exception {
+        String store = "redis";
+        gates.close("h");
+        gates.close("h-on");
+        // paused, Redis answers h after the producer's call: h goes on on a pool task, which its route then holds
+        redis.command("CLIENT", "PAUSE", "300", "WRITE");
+        Future<Exchange> h = template.asyncSend("direct:early", e -> {
+            e.getMessage().setBody("h");
+            e.getMessage().setHeader("k", "a");
+        });
+        await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("h"));
+        Future<Exchange> w = send(store, "w");
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getSlotWaitingCount() == 1);
+
+        refusing = true;
+        gates.open("h"); // h gives its slot back, admitting w, and waits at its second gate, on that pool task
+        assertThat(w.get(10, TimeUnit.SECONDS).getException()).isInstanceOf(TokenBucketException.class)
+                .hasMessageContaining("worker pool");
+        refusing = false;
+        assertThat(order).containsExactly("h", "h-on");
+        gates.open("h-on");
+        assertThat(h.get(10, TimeUnit.SECONDS).getException()).isNull();
+
+        Future<Exchange> n = send(store, "n");
+        await().atMost(10, TimeUnit.SECONDS).until(() -> order.contains("n"));
+        gates.open("n");
+        assertThat(n.get(10, TimeUnit.SECONDS).getException()).isNull();
+        await().atMost(10, TimeUnit.SECONDS).until(() -> endpoint(store).getInFlightCount() == 0);
+        assertThat(endpoint(store).getWaitingCount()).as("waiting places").isZero();
     }
 
     @Test

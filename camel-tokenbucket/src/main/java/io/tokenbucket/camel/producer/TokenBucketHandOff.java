@@ -25,7 +25,12 @@ import org.slf4j.LoggerFactory;
  * (or a timer tick releasing N waiters) costs at most as many pool submissions and thread wake-ups as there are
  * threads to run them, not N; a task that takes a continuation while others queue makes sure another task is on its
  * way, so none waits behind a slow route while a thread could take it. A task gives its thread back after
- * {@link #TASK_TURNS} continuations, so the pool's other work (sweeps, lease renewals) is not starved.
+ * {@link #TASK_TURNS} continuations, so the pool's other work (sweeps, lease renewals) is not starved; if the pool
+ * refuses the task that would take over, it keeps its thread and goes on.
+ *
+ * <p>When the pool refuses a task, every continuation still queued fails at once: each task still running is inside
+ * a continuation, a route step that may last any time, and a continuation left to it would wait that long (holding
+ * its slot meanwhile).
  *
  * <p>Internal to the component: public for its other packages, not for applications.
  */
@@ -45,7 +50,7 @@ public final class TokenBucketHandOff {
     private final Runnable drainer = this::drain;
     private final ArrayDeque<Task> tasks = new ArrayDeque<>(); // guarded by this
     private int running; // pool tasks submitted and not finished; guarded by this
-    private int starting; // of those, not started yet; guarded by this
+    private int starting; // of those, not started yet (the others are each inside a continuation); guarded by this
 
     /** Hands continuations to {@code pool}, on at most {@code threads} tasks at once (at least one). */
     public TokenBucketHandOff(Executor pool, int threads) {
@@ -65,9 +70,10 @@ public final class TokenBucketHandOff {
     }
 
     /**
-     * Runs {@code continuation} where {@code exchange} continues (see the class); if the pool refuses it (the
-     * component stops), runs {@code refused} (when not null: it gives back what the continuation would have, a slot
-     * or a waiting place) and fails the exchange with {@link TokenBucketException}, naming the endpoint {@code name}.
+     * Runs {@code continuation} where {@code exchange} continues (see the class); if the pool refuses it (full, or
+     * the component stops), runs {@code refused} (when not null: it gives back what the continuation would have, a
+     * slot or a waiting place) and fails the exchange with {@link TokenBucketException}, naming the endpoint
+     * {@code name}.
      */
     void execute(String name, Exchange exchange, AsyncCallback callback, Runnable continuation, Runnable refused) {
         if (callback instanceof CallerWaits caller) { // it waits anyway: a hop to the pool would only cost
@@ -88,21 +94,29 @@ public final class TokenBucketHandOff {
         }
     }
 
+    /** Submits a pool task; if the pool refuses it, fails every continuation queued (see the class). */
     private void submit() {
+        RejectedExecutionException e = toPool();
+        if (e == null) {
+            return;
+        }
+        ArrayDeque<Task> unrun;
+        synchronized (this) {
+            starting--;
+            running--;
+            unrun = new ArrayDeque<>(tasks);
+            tasks.clear();
+        }
+        unrun.forEach(t -> refuse(t, e));
+    }
+
+    /** Hands a task to the pool: null when it took it, else its refusal. */
+    private RejectedExecutionException toPool() {
         try {
             pool.execute(drainer);
+            return null;
         } catch (RejectedExecutionException e) {
-            ArrayDeque<Task> unrun;
-            synchronized (this) {
-                starting--;
-                running--;
-                if (running > 0) {
-                    return; // the tasks running take what queued
-                }
-                unrun = new ArrayDeque<>(tasks);
-                tasks.clear();
-            }
-            unrun.forEach(t -> refuse(t, e));
+            return e;
         }
     }
 
@@ -119,13 +133,15 @@ public final class TokenBucketHandOff {
 
     /** A pool task: runs the queued continuations in order, at most {@link #TASK_TURNS}. */
     private void drain() {
-        synchronized (this) {
-            starting--;
-        }
+        boolean started = false;
         for (int turn = 0; ; turn++) {
             Task t;
             boolean submit;
             synchronized (this) {
+                if (!started) { // with its first take: a task that started is always inside a continuation
+                    started = true;
+                    starting--;
+                }
                 t = turn < TASK_TURNS ? tasks.poll() : null;
                 if (t == null) {
                     // ending with continuations queued (its turns used up): another task takes them, unless one is
@@ -144,11 +160,22 @@ public final class TokenBucketHandOff {
                     }
                 }
             }
+            if (t == null) {
+                if (!submit) {
+                    return;
+                }
+                RejectedExecutionException refused = toPool();
+                if (refused == null) {
+                    return; // the task submitted takes over this one's place in running
+                }
+                synchronized (this) {
+                    starting--; // refused: this task keeps its thread and its place, and goes on
+                }
+                turn = -1;
+                continue;
+            }
             if (submit) {
                 submit();
-            }
-            if (t == null) {
-                return;
             }
             try {
                 t.continuation().run();

@@ -25,8 +25,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The hand-off to the worker pool goes in batches: a burst of continuations (a store reply carrying many
  * reservations, a timer tick releasing many waiters) costs at most one pool task per thread, plus one per
- * {@link TokenBucketHandOff#TASK_TURNS} continuations; they start in the order they were handed over; and a pool
- * that refuses fails each exchange once, after giving back what it held.
+ * {@link TokenBucketHandOff#TASK_TURNS} continuations; they start in the order they were handed over; a pool
+ * that refuses fails each exchange once, after giving back what it held, at once, not after the continuation a task
+ * of the hand-off is running; and a task whose turns are used up keeps its thread when the pool refuses its successor.
  */
 class TokenBucketHandOffTest {
 
@@ -114,6 +115,70 @@ class TokenBucketHandOffTest {
         assertThat(exchanges).allSatisfy(e -> assertThat(e.getException())
                 .isInstanceOf(TokenBucketException.class).hasMessageContaining("tokenbucket:refused")
                 .hasMessageContaining("the pool stopped"));
+    }
+
+    @Test
+    void aContinuationThePoolRefusesFailsAtOnceInsteadOfWaitingForTheOneRunning() throws Exception {
+        AtomicInteger refusing = new AtomicInteger();
+        TokenBucketHandOff handOff = new TokenBucketHandOff(task -> {
+            if (refusing.get() > 0) {
+                throw new RejectedExecutionException("the pool is full");
+            }
+            threads.execute(task);
+        }, 2);
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        handOff.execute("busy", new DefaultExchange(context), doneSync -> { }, () -> {
+            running.countDown();
+            await(gate); // a route step that lasts: this pool task is busy until the gate opens
+        }, null);
+        assertThat(running.await(30, TimeUnit.SECONDS)).isTrue();
+
+        refusing.set(1);
+        Exchange refused = new DefaultExchange(context);
+        AtomicInteger callbacks = new AtomicInteger();
+        AtomicInteger given = new AtomicInteger();
+        AtomicInteger ran = new AtomicInteger();
+        handOff.execute("refused", refused, doneSync -> callbacks.incrementAndGet(), ran::incrementAndGet,
+                given::incrementAndGet);
+        // failed in the call, while the task that runs the first continuation is still busy in it
+        assertThat(callbacks.get()).isOne();
+        assertThat(given.get()).isOne();
+        assertThat(refused.getException()).isInstanceOf(TokenBucketException.class)
+                .hasMessageContaining("the pool is full");
+        gate.countDown();
+        threads.shutdown();
+        assertThat(threads.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(ran.get()).isZero();
+    }
+
+    @Test
+    void aTaskWhoseTurnsAreUsedUpGoesOnWhenThePoolRefusesTheOneToTakeOver() throws Exception {
+        AtomicInteger accepted = new AtomicInteger();
+        TokenBucketHandOff handOff = new TokenBucketHandOff(task -> {
+            if (accepted.getAndIncrement() > 0) {
+                throw new RejectedExecutionException("the pool is full");
+            }
+            threads.execute(task);
+        }, 1);
+        int count = 3 * TokenBucketHandOff.TASK_TURNS;
+        CountDownLatch gate = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(count);
+        AtomicInteger callbacks = new AtomicInteger();
+        for (int i = 0; i < count; i++) {
+            int n = i;
+            // the first holds the one task while the others queue behind it, none asking the pool
+            handOff.execute("turns", new DefaultExchange(context), doneSync -> callbacks.incrementAndGet(), () -> {
+                if (n == 0) {
+                    await(gate);
+                }
+                done.countDown();
+            }, callbacks::incrementAndGet);
+        }
+        gate.countDown();
+        assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(accepted.get()).as("pool tasks asked for").isGreaterThan(1);
+        assertThat(callbacks.get()).as("exchanges failed").isZero();
     }
 
     @Test
