@@ -15,6 +15,7 @@ import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.BucketStoreContract;
 import io.tokenbucket.store.Reservations;
 import io.tokenbucket.testsupport.redis.RedisClusterHandle;
+import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -89,46 +90,60 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
     /**
      * A reply handled late (its I/O thread held up, here by the callback of the reply before it) waits from its
      * slot on its node's clock, not for Redis's whole wait from when it was handled: each node's clock is mapped.
-     * The hold works only when the first reply arrives after its callback is registered (the callback then runs on
-     * the I/O thread), and the node's estimate must still hold its first sample when the late reply comes (two
-     * 250 ms windows); a loaded machine may deschedule this thread for longer than either, so the scenario is tried
-     * again on a fresh key until both hold.
+     * The hold needs the first reply to arrive after its callback is registered (the callback then runs on the I/O
+     * thread): the node that owns the key holds both calls ({@code CLIENT PAUSE}) until it is; the cluster is this
+     * test's own, since the shared one refuses pauses. The node's estimate must still hold the sample taken just
+     * before, which it keeps for at least one {@link RedisClockOffset#WINDOW_NANOS window}; a loaded machine may
+     * deschedule this thread for longer, so the scenario is tried again on a fresh key until the late reply came
+     * within that window.
      */
     @Test
     void aReplyHandledLateWaitsFromItsSlotOnItsNodesClock() throws Exception {
         Limit oneASecond = Limit.of(1, 1, TimeUnit.SECONDS.toNanos(1));
-        long heldNanos = Duration.ofMillis(200).toNanos(); // within the estimate's two windows
-        for (int attempt = 0; attempt < 10; attempt++) {
-            String key = "late-" + attempt;
-            assertThat(reserve(key, oneASecond, 1, 0).granted()).isTrue(); // the node's first sample
-            long sampled = System.nanoTime();
-            CompletableFuture<Outcome> first = store.reserve(key, Limits.of(oneASecond), 1, Long.MAX_VALUE)
-                    .toCompletableFuture();
-            CompletableFuture<Outcome> second = store.reserve(key, Limits.of(oneASecond), 1, Long.MAX_VALUE)
-                    .toCompletableFuture();
-            Thread test = Thread.currentThread();
-            CompletableFuture<Boolean> held = first.thenApply(r -> {
-                if (Thread.currentThread() == test) {
-                    return false; // the reply came before the callback: nothing is held
+        long second = TimeUnit.SECONDS.toNanos(1);
+        long heldNanos = Duration.ofMillis(120).toNanos();
+        long withinNanos = RedisClockOffset.WINDOW_NANOS - Duration.ofMillis(10).toNanos();
+        try (RedisClusterHandle own = RedisServers.cluster(); RedisConnections owned = new RedisConnections()) {
+            String seeds = String.join(",", own.uris()).replace("redis://", "");
+            RedisConnections.Lease ownLease = owned.acquire("redis-cluster://" + seeds, Duration.ofSeconds(5));
+            RedisBucketStore late = new RedisBucketStore(ownLease::commands, true, "late:", Duration.ofSeconds(5),
+                    batching(), size -> { });
+            for (int attempt = 0; attempt < 10; attempt++) {
+                String key = "late-" + attempt;
+                RedisHandle node = own.nodeForSlot(SlotHash.getSlot(late.redisKey(key)));
+                long sampled = System.nanoTime(); // before the sample: the estimate holds it until a window after
+                assertThat(late.reserve(key, Limits.of(oneASecond), 1, 0).toCompletableFuture()
+                        .get(10, TimeUnit.SECONDS).granted()).isTrue();
+                node.command("CLIENT", "PAUSE", "10000", "WRITE"); // scripts wait: no reply before the UNPAUSE
+                CompletableFuture<Outcome> first;
+                CompletableFuture<Outcome> next;
+                CompletableFuture<Long> handled;
+                try {
+                    first = late.reserve(key, Limits.of(oneASecond), 1, Long.MAX_VALUE).toCompletableFuture();
+                    next = late.reserve(key, Limits.of(oneASecond), 1, Long.MAX_VALUE).toCompletableFuture();
+                    // on the I/O thread, which then handles the next reply: holding it is the fault injected
+                    first.thenRun(() -> LockSupport.parkNanos(heldNanos));
+                    handled = next.thenApply(r -> System.nanoTime());
+                    assertThat(first).isNotDone();
+                } finally {
+                    node.command("CLIENT", "UNPAUSE");
                 }
-                LockSupport.parkNanos(heldNanos); // holds the thread that handles the second reply, a fault injected
-                return true;
-            });
-            Outcome late = second.get(10, TimeUnit.SECONDS);
-            boolean stale = System.nanoTime() - sampled > 2 * RedisClockOffset.WINDOW_NANOS - Duration.ofMillis(20)
-                    .toNanos();
-            if (!held.get(10, TimeUnit.SECONDS) || stale) {
-                continue;
+                Outcome lateReply = next.get(10, TimeUnit.SECONDS);
+                if (handled.get(10, TimeUnit.SECONDS) - sampled > withinNanos) {
+                    continue; // the estimate may have moved past the sample: what it maps the late reply by is unknown
+                }
+                Outcome firstReply = first.get();
+                assertThat(firstReply.waitTicks()).isBetween(second - withinNanos, second);
+                // Redis put the next slot 1 s after the first; its reply was handled the hold or more later, so it
+                // waits that much less than 1 s longer (Redis's wait from when it was handled: 1 s longer)
+                assertThat(lateReply.waitTicks() - firstReply.waitTicks())
+                        .isBetween(second - withinNanos - Duration.ofMillis(5).toNanos(),
+                                second - heldNanos + Duration.ofMillis(5).toNanos());
+                return;
             }
-            assertThat(first.get().waitTicks()).isBetween(Duration.ofMillis(700).toNanos(),
-                    Duration.ofSeconds(1).toNanos());
-            // Redis said about 2 s from its now; the reply was handled about 0.2 s after that now
-            assertThat(late.waitTicks()).isBetween(Duration.ofMillis(1500).toNanos(),
-                    Duration.ofMillis(1900).toNanos());
-            return;
         }
-        throw new AssertionError("in 10 tries the first reply never came after its callback was registered while"
-                + " the node's estimate still held its first sample");
+        throw new AssertionError("in 10 tries the late reply never came within " + withinNanos / 1_000_000
+                + " ms of the node's sample (this thread descheduled for longer each time)");
     }
 
     @Test
