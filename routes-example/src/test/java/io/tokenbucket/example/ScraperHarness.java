@@ -133,7 +133,8 @@ public final class ScraperHarness implements AutoCloseable {
         if (!matched) {
             throw new AssertionError("Not every URL got an outcome: " + results.getReceivedCounter()
                     + " results, " + dead.getReceivedCounter() + " dead letters of " + count + " (" + sent.get()
-                    + " sent in all)");
+                    + " sent in all); dead letters: " + dead.getReceivedExchanges().stream()
+                    .map(e -> e.getMessage().getBody(String.class)).toList());
         }
     }
 
