@@ -135,10 +135,11 @@ class RedisClusterBucketStoreContractTest extends BucketStoreContract {
                 Outcome firstReply = first.get();
                 assertThat(firstReply.waitTicks()).isBetween(second - withinNanos, second);
                 // Redis put the next slot 1 s after the first; its reply was handled the hold or more later, so it
-                // waits that much less than 1 s longer (Redis's wait from when it was handled: 1 s longer)
+                // waits that much less than 1 s longer (Redis's wait from when it was handled: 1 s longer), give or
+                // take the estimate's own error, a few ms on a loaded machine (seen: 7)
                 assertThat(lateReply.waitTicks() - firstReply.waitTicks())
                         .isBetween(second - withinNanos - Duration.ofMillis(5).toNanos(),
-                                second - heldNanos + Duration.ofMillis(5).toNanos());
+                                second - heldNanos + Duration.ofMillis(30).toNanos());
                 return;
             }
         }
