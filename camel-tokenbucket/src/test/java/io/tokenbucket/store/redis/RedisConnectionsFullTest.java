@@ -3,12 +3,12 @@ package io.tokenbucket.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.io.IOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionException;
@@ -46,12 +46,23 @@ class RedisConnectionsFullTest {
         redis.close();
     }
 
-    /** A client holding the server's one connection, once the server has answered it. */
-    private static Socket hold() throws IOException {
-        Socket socket = new Socket(RedisServers.HOST, redis.port());
-        socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
-        assertThat(new String(socket.getInputStream().readNBytes(7), StandardCharsets.US_ASCII)).isEqualTo("+PONG\r\n");
-        return socket;
+    /**
+     * A client holding the server's one connection, once the server has answered it: the connection of the test
+     * before may still hold it until the server has seen its close, so a refused attempt is made again.
+     */
+    private static Socket hold() {
+        AtomicReference<Socket> held = new AtomicReference<>();
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            Socket socket = new Socket(RedisServers.HOST, redis.port());
+            socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            if (new String(socket.getInputStream().readNBytes(7), StandardCharsets.US_ASCII).equals("+PONG\r\n")) {
+                held.set(socket);
+                return true;
+            }
+            socket.close();
+            return false;
+        });
+        return held.get();
     }
 
     /** A real client whose first {@code lose} connects fail as Lettuce's do when the server's close wins the race. */
