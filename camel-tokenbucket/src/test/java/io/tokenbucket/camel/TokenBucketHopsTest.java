@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class TokenBucketHopsTest extends TokenBucketTestSupport {
 
-    private static final int ROUNDS = 200_000;
+    private static final int ROUNDS = 50_000;
     private static final AsyncCallback NOTHING = doneSync -> { };
 
     private final com.sun.management.ThreadMXBean threads =
