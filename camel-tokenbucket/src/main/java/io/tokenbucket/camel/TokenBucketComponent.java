@@ -82,7 +82,8 @@ public class TokenBucketComponent extends DefaultComponent {
     private TokenBucketConfiguration configuration = new TokenBucketConfiguration();
 
     @Metadata(label = "advanced", description = "The thread pool on which exchanges continue after waiting for their"
-            + " tokens. Default: a Camel pool named TokenBucketWorker with an unbounded queue.")
+            + " tokens. A task it refuses, or would run on the caller, fails that exchange with TokenBucketException."
+            + " Default: a Camel pool named TokenBucketWorker with an unbounded queue.")
     private ExecutorService workerPool;
 
     @Metadata(label = "advanced", javaType = "io.micrometer.core.instrument.MeterRegistry", description = "The"

@@ -16,6 +16,7 @@ import io.tokenbucket.store.redis.RedisConnections;
 import org.apache.camel.CamelContext;
 import org.apache.camel.spi.ExecutorServiceManager;
 import org.apache.camel.spi.ThreadPoolProfile;
+import org.apache.camel.util.concurrent.ThreadPoolRejectedPolicy;
 
 /**
  * What the endpoints of one component share, handed to each instead of the component: the local buckets of each
@@ -94,6 +95,8 @@ final class TokenBucketShared {
         profile.setPoolSize(size);
         profile.setMaxPoolSize(size);
         profile.setMaxQueueSize(-1);
+        // refused only once shut down; Camel's default CallerRuns would then drop the task silently
+        profile.setRejectedPolicy(ThreadPoolRejectedPolicy.Abort);
         profile.setAllowCoreThreadTimeOut(true);
         profile.setKeepAliveTime(60L);
         profile.setTimeUnit(TimeUnit.SECONDS);

@@ -30,7 +30,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>When the pool refuses a task, every continuation still queued fails at once: each task still running is inside
  * a continuation, a route step that may last any time, and a continuation left to it would wait that long (holding
- * its slot meanwhile).
+ * its slot meanwhile). A pool whose rejection policy runs the task on the thread handing it over (Camel's default
+ * {@code CallerRuns}) refuses too: that thread is the timer, a store's I/O thread or another exchange's, where no
+ * route step of this exchange may run.
  *
  * <p>Internal to the component: public for its other packages, not for applications.
  */
@@ -45,9 +47,19 @@ public final class TokenBucketHandOff {
                         Runnable refused) {
     }
 
+    /** Set on a thread while it hands a task to a pool; the task finds itself run there (a caller-runs policy). */
+    private static final ThreadLocal<Object> HANDING_OVER = new ThreadLocal<>();
+    private static final Object RAN_ON_CALLER = new Object();
+
     private final Executor pool;
     private final int threads;
-    private final Runnable drainer = this::drain;
+    private final Runnable drainer = () -> {
+        if (HANDING_OVER.get() == this) {
+            HANDING_OVER.set(RAN_ON_CALLER);
+            return;
+        }
+        drain();
+    };
     private final ArrayDeque<Task> tasks = new ArrayDeque<>(); // guarded by this
     private int running; // pool tasks submitted and not finished; guarded by this
     private int starting; // of those, not started yet (the others are each inside a continuation); guarded by this
@@ -110,13 +122,17 @@ public final class TokenBucketHandOff {
         unrun.forEach(t -> refuse(t, e));
     }
 
-    /** Hands a task to the pool: null when it took it, else its refusal. */
+    /** Hands a task to the pool: null when it took it, else its refusal (running it on this thread is one). */
     private RejectedExecutionException toPool() {
+        HANDING_OVER.set(this);
         try {
             pool.execute(drainer);
-            return null;
+            return HANDING_OVER.get() == RAN_ON_CALLER
+                    ? new RejectedExecutionException("the pool ran the task on the thread handing it over") : null;
         } catch (RejectedExecutionException e) {
             return e;
+        } finally {
+            HANDING_OVER.remove();
         }
     }
 

@@ -3,11 +3,13 @@ package io.tokenbucket.camel.producer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
@@ -179,6 +181,44 @@ class TokenBucketHandOffTest {
         assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
         assertThat(accepted.get()).as("pool tasks asked for").isGreaterThan(1);
         assertThat(callbacks.get()).as("exchanges failed").isZero();
+    }
+
+    @Test
+    void aPoolThatWouldRunTheTaskOnTheThreadHandingItOverRefusesIt() throws Exception {
+        // Camel's default rejection policy: a full pool runs the task on the caller, here the timer or an I/O thread
+        ThreadPoolExecutor full = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1),
+                new ThreadPoolExecutor.CallerRunsPolicy());
+        CountDownLatch gate = new CountDownLatch(1);
+        try {
+            full.execute(() -> await(gate)); // its thread
+            full.execute(() -> { }); // its queue
+            TokenBucketHandOff handOff = new TokenBucketHandOff(full, 1);
+            Exchange exchange = new DefaultExchange(context);
+            AtomicInteger callbacks = new AtomicInteger();
+            AtomicInteger given = new AtomicInteger();
+            List<Thread> ranOn = Collections.synchronizedList(new ArrayList<>());
+            handOff.execute("callerRuns", exchange, doneSync -> callbacks.incrementAndGet(),
+                    () -> ranOn.add(Thread.currentThread()), given::incrementAndGet);
+            assertThat(ranOn).as("threads the continuation ran on").isEmpty();
+            assertThat(callbacks.get()).isOne();
+            assertThat(given.get()).isOne();
+            assertThat(exchange.getException()).isInstanceOf(TokenBucketException.class)
+                    .hasMessageContaining("worker pool").hasMessageContaining("thread handing it over");
+            gate.countDown();
+            // once the pool has room again, the hand-off uses it
+            CountDownLatch ran = new CountDownLatch(1);
+            Exchange next = new DefaultExchange(context);
+            org.awaitility.Awaitility.await().atMost(30, TimeUnit.SECONDS).until(() -> full.getQueue().isEmpty() && full.getActiveCount() == 0);
+            handOff.execute("callerRuns", next, doneSync -> callbacks.incrementAndGet(), () -> {
+                ranOn.add(Thread.currentThread());
+                ran.countDown();
+            }, null);
+            assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(ranOn).doesNotContain(Thread.currentThread());
+            assertThat(next.getException()).isNull();
+        } finally {
+            full.shutdownNow();
+        }
     }
 
     @Test
