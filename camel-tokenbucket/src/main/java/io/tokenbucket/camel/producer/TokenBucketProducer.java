@@ -57,7 +57,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     private final Function<String, Limits> limits;
     private final TokenBucketWaitQueue queue;
     private final TokenBucketLeases leases;
-    private final TokenBucketWaitQueue.SlotHolder slots;
 
     /**
      * A producer for {@code endpoint}, given its parts: its services, the limits of its keys, and its one wait queue,
@@ -71,7 +70,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         this.limits = limitSource::limitsFor;
         this.queue = queue;
         this.leases = new TokenBucketLeases(services);
-        this.slots = leases::holdUntilDone;
     }
 
     @Override
@@ -167,12 +165,12 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 Acquire shown = request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
                 services.statistics().rejected(shown.key().stored());
                 exchange.setException(TokenBucketExceptions.noSlot(services.name(),
-                        TokenBucketLimitSource.waits(config), TokenBucketWaitQueue.refused(shown), false,
+                        TokenBucketLimitSource.waits(config), TokenBucketWaiter.refused(shown), false,
                         TokenBucketLimitSource.ceilMillis(services.statistics().slotWaitNanos(0))));
                 callback.done(true);
                 return true;
             }
-            queue.awaitSlot(queue.waiter(this, exchange, callback, request, lease, slots, System.nanoTime()));
+            queue.awaitSlot(queue.waiter(this, exchange, callback, request, lease, leases, System.nanoTime()));
             return false;
         }
         Outcome atOnce;
@@ -193,7 +191,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         if (atOnce != null) {
             if (place && waits(atOnce)) {
-                return queue.answered(queue.waiter(this, exchange, callback, request, lease, slots,
+                return queue.answered(queue.waiter(this, exchange, callback, request, lease, leases,
                         System.nanoTime()), request, atOnce);
             }
             if (place) {
@@ -221,13 +219,13 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                 }, () -> refused(exchange, request, lease, value));
                 return;
             }
-            TokenBucketWaitQueue.Waiter w = queue.waiter(this, exchange, callback, request, lease, slots, sent);
+            TokenBucketWaiter w = queue.waiter(this, exchange, callback, request, lease, leases, sent);
             if (failure != null) {
-                queue.failed(w, failure);
+                w.failed(failure);
             } else if (waits(value)) {
                 queue.answered(w, request, value);
             } else {
-                queue.continueLater(w, request, value, () -> {
+                w.continueLater(request, value, () -> {
                     if (queue.answered(w, request, value)) {
                         callback.done(false);
                     }
@@ -255,7 +253,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
         }
         leases.holdUntilDone(exchange, acquire, lease);
         services.statistics().admitted(acquire.key().stored(), 0);
-        TokenBucketWaitQueue.passed(exchange.getMessage(), config, 0, r.remaining());
+        TokenBucketWaiter.passed(exchange.getMessage(), config, 0, r.remaining());
     }
 
     /** An exchange granted its slots but refused a continuation by the worker pool: the slots go back when it ends. */

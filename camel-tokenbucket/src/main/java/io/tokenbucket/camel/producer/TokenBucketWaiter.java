@@ -1,0 +1,325 @@
+package io.tokenbucket.camel.producer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
+
+import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketConstants;
+import io.tokenbucket.camel.TokenBucketMode;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Acquire;
+import io.tokenbucket.camel.producer.TokenBucketRequest.AcquireAny;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Candidate;
+import io.tokenbucket.camel.producer.TokenBucketRequest.Key;
+import io.tokenbucket.math.Outcome;
+import io.tokenbucket.math.Step;
+import io.tokenbucket.store.StoreCommand;
+import org.apache.camel.AsyncCallback;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.StatefulService;
+
+/**
+ * One exchange waiting in a {@link TokenBucketWaitQueue}: for a slot (in its queue, {@link #keys} set), then, or
+ * only, for its tokens (timed, {@link #slot} set). It leaves each exactly once: the slot queue under its own lock
+ * ({@link #done}), the tokens' wait by whichever of its release or abandonment takes it from the timed waiters.
+ *
+ * <p>A granted reservation's time is known: the component's timer releases the waiter then, never before. An
+ * abandoned waiter (its route's producer stopped, or its wake-up could not be scheduled) fails with
+ * {@link io.tokenbucket.camel.TokenBucketException} and its tokens are refunded to every key it charged. On a shared
+ * store a waiter for a slot holds a ticket on each of its keys, and withdraws them when it leaves without its slot.
+ */
+final class TokenBucketWaiter {
+    private final TokenBucketWaitQueue queue;
+    final StatefulService owner;
+    final Exchange exchange;
+    private final AsyncCallback callback;
+    final TokenBucketRequest request;
+    private final StoreCommand.Lease lease;
+    private final TokenBucketLeases leases;
+    final long start;
+    /** The stored slot keys it waits for, of every candidate; its maxWait's end ({@link System#nanoTime()}). */
+    Set<String> keys = Set.of();
+    long deadline;
+    private boolean done; // guarded by this: it left the slot queue, or is leaving
+    private boolean trying; // guarded by this: a retry is in flight
+    private String failWhy; // guarded by this: a failure that came during a retry, applied after it
+    private boolean failAbandoned; // guarded by this
+    /** The acquire its messages name, when not its own or its first candidate. */
+    Acquire shown;
+    /** Once granted with a wait: the acquire charged, the tokens left, when it is released. */
+    private volatile Acquire acquire;
+    private long remaining;
+    volatile long slot;
+    volatile TokenBucketTimer.Entry timer;
+
+    TokenBucketWaiter(TokenBucketWaitQueue queue, StatefulService owner, Exchange exchange, AsyncCallback callback,
+                      TokenBucketRequest request, StoreCommand.Lease lease, TokenBucketLeases leases,
+                      long start) {
+        this.queue = queue;
+        this.owner = owner;
+        this.exchange = exchange;
+        this.callback = callback;
+        this.request = request;
+        this.lease = lease;
+        this.leases = leases;
+        this.start = start;
+    }
+
+    private void handOff(Runnable continuation, Runnable refused) {
+        queue.services.handOff().execute(queue.name(), exchange, callback, continuation, refused);
+    }
+
+    /** The headers of an exchange that got its tokens, after waiting {@code waitedMillis}. */
+    static void passed(Message message, TokenBucketConfiguration config, long waitedMillis, long remaining) {
+        if (config.getMode() == TokenBucketMode.check) {
+            message.setHeader(TokenBucketConstants.ALLOWED, Boolean.TRUE);
+        }
+        message.setHeader(TokenBucketConstants.WAITED, waitedMillis);
+        message.setHeader(TokenBucketConstants.REMAINING, remaining);
+    }
+
+    /** {@code acquire} as a refusal's message names it: its keys, cost and limits, and its keys with slots. */
+    static TokenBucketExceptions.Refused refused(Acquire acquire) {
+        return new TokenBucketExceptions.Refused(acquire.key().sent(), Key.sent(acquire.allOf()), acquire.tokens(),
+                TokenBucketLimitSource.describe(acquire.key().limits()), TokenBucketRequest.slotKeys(acquire).stream()
+                .map(k -> "'" + TokenBucketExceptions.shown(k.sent()) + "' (" + k.limits().inFlight() + " in flight)")
+                .toList());
+    }
+
+    /** Fails, its reservation having failed ({@code failure}): it gives back its place and continues later. */
+    void failed(Throwable failure) {
+        queue.leavePlace();
+        queue.statistics.storeError();
+        exchange.setException(queue.services.storeFailed(failure));
+        handOff(() -> callback.done(false), null);
+    }
+
+    /** Runs {@code continuation} where its exchange continues; if it cannot, gives back what it holds. */
+    void continueLater(TokenBucketRequest answered, Outcome r, Runnable continuation) {
+        handOff(continuation, () -> {
+            if (r != null && r.granted()) { // the slots it got go back once, when the exchange, failed, ends
+                hold(answered instanceof AcquireAny any ? any.chosen(r.chosen()) : (Acquire) answered);
+            }
+            queue.leavePlace();
+        });
+    }
+
+    /** Holds the slots {@code acquire} took until its exchange ends. */
+    void hold(Acquire acquire) {
+        leases.holdUntilDone(exchange, acquire, lease);
+    }
+
+    /**
+     * Admitted by {@code r} with a wait, having charged {@code acquire}: holds its slots until its exchange ends and
+     * waits until the timer releases it, unless abandoned first.
+     */
+    void awaitTokens(Acquire acquire, Outcome r) {
+        hold(acquire);
+        this.acquire = acquire;
+        remaining = r.remaining();
+        // from the decision, not from now: a thread that reads its answer late still releases in the store's order
+        slot = r.fromTicks() + r.waitTicks(); // the timer never runs a task before it: no release is early
+        queue.timed.add(this);
+        try {
+            timer = queue.services.timer().schedule(this::release, slot);
+        } catch (RejectedExecutionException e) {
+            abandon("its wake-up could not be scheduled (" + e.getMessage() + ")");
+        }
+        // read after the add: a stop that began meanwhile either sees this waiter or is seen here
+        String why = queue.stopWhy(slot);
+        if (why != null) {
+            abandon(why);
+        }
+        abandonIfStopped();
+    }
+
+    /** Fails when its maxWait passes, unless it left first. */
+    void failAtDeadline() {
+        try {
+            timer = queue.services.timer().schedule(() -> fail(false, null), deadline);
+        } catch (RejectedExecutionException e) {
+            fail(true, "its maxWait could not be scheduled (" + e.getMessage() + ")");
+        }
+    }
+
+    /** On the timer thread, at its time: it leaves with its tokens, continuing where it is handed. */
+    private void release() {
+        if (queue.timed.remove(this)) { // its one claim, or abandon's
+            queue.leavePlace();
+            handOff(() -> {
+                long waited = System.nanoTime() - start;
+                queue.statistics.admitted(acquire.key().stored(), waited);
+                passed(exchange.getMessage(), queue.config, waited / 1_000_000, remaining);
+                callback.done(false);
+            }, null);
+        }
+    }
+
+    /** Its producer stopped while the store answered or it was queued: nobody else would abandon it. */
+    void abandonIfStopped() {
+        if (!owner.isRunAllowed()) {
+            abandon("the producer stopped");
+        }
+    }
+
+    /** Fails it, refunding its tokens or withdrawing its tickets, unless it left already. */
+    void abandon(String why) {
+        if (acquire == null) {
+            fail(true, why);
+            return;
+        }
+        if (!queue.timed.remove(this)) {
+            return;
+        }
+        queue.leavePlace();
+        TokenBucketTimer.Entry t = timer;
+        if (t != null) {
+            t.cancel();
+        }
+        Acquire charged = acquire;
+        queue.services.store().refund(charged.refund().stored(), charged.refund().limits(),
+                charged.refund().tokens()); // to every key it charged
+        queue.statistics.abandoned();
+        exchange.setException(TokenBucketExceptions.abandoned(queue.name(), charged.key().sent(), charged.tokens(),
+                why));
+        // this may run on a store's I/O thread: the route's error handling goes where the exchange continues
+        handOff(() -> callback.done(false), null);
+    }
+
+    synchronized boolean gone() {
+        return done;
+    }
+
+    /**
+     * Its request narrowed to the candidates none of whose slot keys is in {@code blocked} (held up by an earlier
+     * waiter); null when it has none such (or is no request of candidates), and it waits on behind them.
+     */
+    TokenBucketRequest unblocked(Set<String> blocked) {
+        if (!(request instanceof AcquireAny any)) {
+            return null;
+        }
+        List<Candidate> free = new ArrayList<>(any.candidates().size());
+        for (int c = 0; c < any.candidates().size(); c++) {
+            if (TokenBucketRequest.slotKeys(any.chosen(c)).stream().noneMatch(k -> blocked.contains(k.stored()))) {
+                free.add(any.candidates().get(c));
+            }
+        }
+        return free.isEmpty() ? null : new AcquireAny(List.copyOf(free), any.allOf(), any.tokens());
+    }
+
+    /** Reserves again as {@code attempt}: false when there is still no slot, true when it left. */
+    CompletionStage<Boolean> tryAdmit(TokenBucketRequest attempt) {
+        synchronized (this) {
+            if (done) {
+                return CompletableFuture.completedFuture(true);
+            }
+            trying = true;
+        }
+        CompletionStage<Outcome> answer;
+        try {
+            // the first waiter of its keys here: its tries hold its place among every instance's waiters
+            answer = queue.reservation.reserve(attempt, Math.max(0, deadline - System.nanoTime()),
+                    lease == null ? null : lease.withTicket());
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        return answer.handle((outcome, failure) -> tried(attempt, outcome, failure));
+    }
+
+    private boolean tried(TokenBucketRequest attempt, Outcome outcome, Throwable failure) {
+        String why;
+        boolean abandoned;
+        synchronized (this) {
+            trying = false;
+            if (failure == null && outcome.slotless() && failWhy == null && !failAbandoned) {
+                return false; // no slot yet: it waits on
+            }
+            done = true;
+            why = failWhy;
+            abandoned = failAbandoned;
+        }
+        leaveSlotQueue();
+        if (failure == null && !outcome.slotless()) { // admitted or refused for its tokens, even if late
+            if (!outcome.granted()) {
+                withdrawTickets(TokenBucketRequest.allSlotKeys(request)); // or it holds up the key
+            } else if (attempt != request) { // its tickets on the candidates the narrowed attempt left out too
+                Set<String> tried = TokenBucketRequest.anySlotKeys(attempt);
+                withdrawTickets(TokenBucketRequest.allSlotKeys(request).stream()
+                        .filter(k -> !tried.contains(k.stored())).toList());
+            }
+            continueLater(attempt, outcome, () -> {
+                if (queue.answered(this, attempt, outcome)) {
+                    callback.done(false);
+                }
+            });
+        } else if (failure != null) {
+            failed(failure);
+        } else {
+            failNow(abandoned, why);
+        }
+        return true;
+    }
+
+    /**
+     * Its maxWait passed ({@code abandoned} false) or it is abandoned: fails it unless it left already; during a
+     * retry, once the retry has answered (a slot it got then is used: the exchange goes on).
+     */
+    void fail(boolean abandoned, String why) {
+        synchronized (this) {
+            if (done) {
+                return;
+            }
+            if (trying) {
+                failAbandoned = abandoned;
+                failWhy = why == null ? "" : why;
+                return;
+            }
+            done = true;
+        }
+        leaveSlotQueue();
+        failNow(abandoned, why);
+    }
+
+    private void failNow(boolean abandoned, String why) {
+        withdrawTickets(TokenBucketRequest.allSlotKeys(request));
+        queue.leavePlace();
+        Acquire shown = this.shown != null ? this.shown
+                : request instanceof Acquire a ? a : ((AcquireAny) request).chosen(0);
+        if (abandoned) {
+            queue.statistics.abandoned();
+            exchange.setException(TokenBucketExceptions.abandonedSlot(queue.name(), shown.key().sent(), why));
+        } else {
+            queue.statistics.rejected(shown.key().stored());
+            exchange.setException(TokenBucketExceptions.noSlot(queue.name(),
+                    TokenBucketLimitSource.waits(queue.config), refused(shown), true,
+                    TokenBucketLimitSource.ceilMillis(queue.statistics.slotWaitNanos(0))));
+        }
+        handOff(() -> callback.done(false), null);
+    }
+
+    /** Withdraws its tickets on {@code keys} (a shared store's queue of waiters), so they hold up nobody. */
+    private void withdrawTickets(List<Key> keys) {
+        if (lease == null || keys.isEmpty()) {
+            return;
+        }
+        try {
+            queue.services.store().execute(new StoreCommand(Key.stored(keys), new Step(Step.Op.RELEASE,
+                    new int[] {keys.size()}, Key.limits(keys), 0, 0), lease));
+        } catch (RuntimeException e) {
+            // the ticket then expires on its own, within half a second
+        }
+    }
+
+    private void leaveSlotQueue() {
+        queue.statistics.slotWaiting(-1);
+        queue.leave(this);
+        TokenBucketTimer.Entry t = timer;
+        if (t != null) {
+            t.cancel();
+        }
+    }
+}
