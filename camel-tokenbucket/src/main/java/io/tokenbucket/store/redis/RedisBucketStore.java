@@ -16,7 +16,6 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.tokenbucket.math.Adaptive;
-import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
@@ -46,13 +45,6 @@ public final class RedisBucketStore implements BucketStore {
 
     private static final long NANOS_PER_MICRO = 1000;
 
-    /**
-     * The largest burst ({@code capacity × interval}) of a limit on Redis, in microseconds: 2^51 (71 years). With
-     * states read no further ahead than 2^52 microseconds, every number {@code bucket.lua} computes stays below
-     * 2^53, which Lua's doubles hold exactly.
-     */
-    static final long MAX_BURST_MICROS = 1L << 51;
-
     private final Supplier<RedisClusterAsyncCommands<String, String>> commands;
     private final boolean cluster;
     /** The Redis clock against ours: the server's, or each cluster node's. */
@@ -72,29 +64,21 @@ public final class RedisBucketStore implements BucketStore {
      * @param timeout   how long one call may take before its stage fails
      */
     public RedisBucketStore(RedisClusterAsyncCommands<String, String> commands, String namespace, Duration timeout) {
-        this(() -> commands, commands instanceof RedisAdvancedClusterAsyncCommands, namespace, timeout);
+        this(() -> commands, commands instanceof RedisAdvancedClusterAsyncCommands, namespace, timeout, false,
+                size -> { });
     }
 
     /**
      * A store on a connection that may not be open yet: while {@code commands} gives null every call fails its
      * stage with a {@link RedisConnectionException} (the store policy decides), without waiting.
      *
-     * @param commands  the current asynchronous commands of the connection, null while it is not open
-     * @param cluster   whether it is a Redis Cluster connection (candidates must then share a hash slot)
-     * @param namespace the prefix of this limiter's keys, {@code <keyPrefix><name>:}
-     * @param timeout   how long one call may take before its stage fails
-     */
-    public RedisBucketStore(Supplier<RedisClusterAsyncCommands<String, String>> commands, boolean cluster,
-                            String namespace, Duration timeout) {
-        this(commands, cluster, namespace, timeout, false, size -> { });
-    }
-
-    /**
-     * A store as {@link #RedisBucketStore(Supplier, boolean, String, Duration)}, batching reservations or not.
-     *
+     * @param commands   the current asynchronous commands of the connection, null while it is not open
+     * @param cluster    whether it is a Redis Cluster connection (candidates must then share a hash slot)
+     * @param namespace  the prefix of this limiter's keys, {@code <keyPrefix><name>:}
+     * @param timeout    how long one call may take before its stage fails
      * @param batching   whether reservations that arrive while a call is in flight go together in the next call,
      *                   whatever their keys (a few lanes, one call in flight each); false (what the other
-     *                   constructors do) sends each reservation as its own call, pipelined
+     *                   constructor does) sends each reservation as its own call, pipelined
      * @param batchSizes hears the number of reservations of every reservation call sent while batching (1 when
      *                   one went alone), on the thread that sends it; must not block
      */
@@ -266,7 +250,8 @@ public final class RedisBucketStore implements BucketStore {
         }
         return switch (step.op()) {
             case PEEK -> call("peek", keys, limits, step.amount(), "-1", null);
-            case PENALIZE -> call("penalize", keys, limits, 1, Long.toString(ceilMicros(step.amount())), null);
+            case PENALIZE -> call("penalize", keys, limits, 1, Long.toString(ScriptArgs.micros(step.amount())),
+                    null);
             case RATE -> limits.get(0).adaptive() == null
                     ? CompletableFuture.completedFuture(Outcome.granted(limits.get(0).capacity()))
                     : adapt("rate", keys.get(0), limits.get(0));
@@ -280,32 +265,15 @@ public final class RedisBucketStore implements BucketStore {
      * several keys (the freest candidate group and the shared keys, all charged or none) name their count and groups.
      */
     private CompletionStage<Outcome> reserve(StoreCommand c) {
-        Step step = c.step();
         String[] redisKeys = oneSlot(c.keys());
-        int[] groups = step.groups();
-        List<String> args = new ArrayList<>();
-        args.add(Long.toString(step.amount()));
-        args.add(Long.toString(maxWaitMicros(step.maxWaitTicks())));
-        List<Limits> candidateLimits = new ArrayList<>();
-        boolean grouped = false;
+        int[] groups = c.step().groups();
+        List<Limits> candidateLimits = new ArrayList<>(groups.length);
         for (int g = 0, first = 0; g < groups.length; first += groups[g], g++) {
-            candidateLimits.add(step.limits().get(first));
-            grouped |= groups[g] > 1;
-        }
-        if (redisKeys.length > 1) {
-            args.add("C");
-            args.add(Integer.toString(redisKeys.length));
-            args.add(Integer.toString(groups.length));
-        }
-        if (grouped) {
-            args.add("G");
-            for (int g : groups) {
-                args.add(Integer.toString(g));
-            }
+            candidateLimits.add(c.step().limits().get(first));
         }
         // fails at once for a limit too large, without a round trip
-        step.limits().forEach(l -> appendLimits(args, l, c.lease()));
-        return reservations.reserve(redisKeys, candidateLimits, args);
+        return reservations.reserve(redisKeys, candidateLimits, ScriptArgs.reserve(c.step(), redisKeys.length,
+                c.lease()));
     }
 
     /**
@@ -326,7 +294,8 @@ public final class RedisBucketStore implements BucketStore {
     /** Answers with the script's 'throttle' (a signal) or 'rate' (a question): see bucket.lua. */
     private CompletionStage<Outcome> adapt(String op, String key, Limits limits) {
         String redisKey = redisKey(key);
-        return run(op, new String[] {redisKey}, operands(1, "-1", List.of(limits), null), clocks.of(redisKey))
+        return run(op, new String[] {redisKey}, ScriptArgs.operands(1, "-1", List.of(limits), null),
+                clocks.of(redisKey))
                 .thenApply(raw -> adaptation(raw, limits, System.nanoTime()));
     }
 
@@ -357,23 +326,12 @@ public final class RedisBucketStore implements BucketStore {
      */
     private CompletableFuture<Outcome> call(String op, List<String> keys, List<Limits> limits, long tokens,
                                             String arg, StoreCommand.Lease lease) {
-        List<String> operands = operands(tokens, arg, limits, lease);
+        List<String> operands = ScriptArgs.operands(tokens, arg, limits, lease);
         String[] redisKeys = oneSlot(keys);
         RedisClockOffset clock = clocks.of(redisKeys[0]);
         long sentNanos = System.nanoTime();
         return run(op, redisKeys, operands, clock).thenApply(raw -> reservation(ScriptReply.parse(raw, limits),
                 sentNanos, clocks.still(clock, redisKeys[0])));
-    }
-
-    /** The script's ARGV after the operation (bucket.lua's header): the limits' intervals in microseconds, checked. */
-    private static List<String> operands(long tokens, String arg, List<Limits> limits, StoreCommand.Lease lease) {
-        List<String> operands = new ArrayList<>();
-        operands.add(Long.toString(tokens));
-        operands.add(arg);
-        for (Limits l : limits) {
-            appendLimits(operands, l, lease);
-        }
-        return operands;
     }
 
     /**
@@ -388,55 +346,6 @@ public final class RedisBucketStore implements BucketStore {
             args[i + 1] = operands.get(i);
         }
         return send(clock, c -> BucketScript.run(c, redisKeys, args));
-    }
-
-    /**
-     * Appends one key's limits as the script reads them: their in-flight limit if any ('F', the limit, the lease id,
-     * the lease time and the ticket time (0: none) in microseconds; '-', 0 and 0 without a lease, for a
-     * command that takes and names no slot),
-     * their adaptation if any ('A' and its seven numbers, times in microseconds rounded up), their number, then
-     * each capacity and interval in microseconds (rounded up again: never faster than the nanosecond limit).
-     *
-     * @throws IllegalArgumentException for a limit whose burst is beyond what the script computes exactly, or a
-     *                                  reservation of a key with an in-flight limit without a lease
-     */
-    private static void appendLimits(List<String> args, Limits l, StoreCommand.Lease lease) {
-        if (l.inFlight() > 0) {
-            args.add("F");
-            args.add(Long.toString(l.inFlight()));
-            args.add(lease == null ? "-" : lease.id());
-            args.add(lease == null ? "0" : Long.toString(ceilMicros(lease.nanos())));
-            args.add(lease == null ? "0" : Long.toString(ceilMicros(lease.ticketNanos())));
-        }
-        Adaptive adaptive = l.adaptive();
-        if (adaptive != null) {
-            args.add("A");
-            args.add(Long.toString(adaptive.floorPpm()));
-            args.add(Long.toString(adaptive.decreasePpm()));
-            args.add(Long.toString(adaptive.increasePpm()));
-            args.add(Long.toString(ceilMicros(adaptive.holdTicks())));
-            args.add(Long.toString(ceilMicros(adaptive.memoryTicks())));
-            args.add(Long.toString(Adaptive.stepTokens(l)));
-            args.add(Long.toString(adaptive.startPpm()));
-        }
-        args.add(Integer.toString(l.size()));
-        for (int i = 0; i < l.size(); i++) {
-            Limit limit = l.get(i);
-            long intervalMicros = Math.max(1, ceilMicros(limit.interval()));
-            if (limit.capacity() > MAX_BURST_MICROS / intervalMicros) {
-                throw new IllegalArgumentException("a limit of capacity " + limit.capacity() + " and one token"
-                        + " per " + intervalMicros + " microseconds is too large for store=redis: a full bucket"
-                        + " takes over 2^51 microseconds (71 years) to refill, beyond what the script computes"
-                        + " exactly; lower the capacity or refill more slowly");
-            }
-            args.add(Long.toString(limit.capacity()));
-            args.add(Long.toString(intervalMicros));
-        }
-    }
-
-    /** The script's {@code maxWait} argument: never more than {@link #MAX_WAIT_NANOS}, rounded up to microseconds. */
-    private static long maxWaitMicros(long maxWaitNanos) {
-        return ceilMicros(Math.max(0, Math.min(maxWaitNanos, MAX_WAIT_NANOS)));
     }
 
     /**
@@ -455,7 +364,4 @@ public final class RedisBucketStore implements BucketStore {
         return reply.outcome(receivedNanos, clock);
     }
 
-    private static long ceilMicros(long nanos) {
-        return nanos / NANOS_PER_MICRO + (nanos % NANOS_PER_MICRO == 0 ? 0 : 1);
-    }
 }

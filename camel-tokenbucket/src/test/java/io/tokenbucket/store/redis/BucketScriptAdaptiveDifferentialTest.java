@@ -45,7 +45,7 @@ class BucketScriptAdaptiveDifferentialTest {
 
     private static final int CASES = 4_000;
     private static final long SEED = 20261202L;
-    private static final long MAX_BURST_MICROS = RedisBucketStore.MAX_BURST_MICROS;
+    private static final long MAX_BURST_MICROS = ScriptArgs.MAX_BURST_MICROS;
     private static final long YEAR_MICROS = TimeUnit.DAYS.toMicros(365);
     private static final long PPM = Adaptive.PPM;
     private static final String[] OPS = {"reserve", "reserve", "peek", "refund", "penalize", "throttle", "throttle",

@@ -49,7 +49,7 @@ class BucketScriptBatchDifferentialTest {
     private static final int CASES = 2_000;
     private static final long SEED = 20261201L;
     private static final long MAX_DEBT_MICROS = 1L << 52;
-    private static final long MAX_BURST_MICROS = RedisBucketStore.MAX_BURST_MICROS;
+    private static final long MAX_BURST_MICROS = ScriptArgs.MAX_BURST_MICROS;
     private static final long YEAR_MICROS = TimeUnit.DAYS.toMicros(365);
 
     private static ScriptServer server;

@@ -163,7 +163,7 @@ class RedisRefusalsTest {
                 "+evalsha", "+eval", "+time", "+get", "+set", "+del", "+publish");
         RedisClient client = RedisClient.create(RedisURI.create("redis://own:pw@127.0.0.1:" + redis.port()));
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
-            RedisBucketStore store = new RedisBucketStore(connection::async, false, "own:", Duration.ofSeconds(2));
+            RedisBucketStore store = new RedisBucketStore(connection.async(), "own:", Duration.ofSeconds(2));
             assertThat(store.probeNow(Duration.ofSeconds(2), true)).isNull();
             assertThat(redis.command("KEYS", "own*")).isEqualTo(List.of());
 
@@ -191,11 +191,11 @@ class RedisRefusalsTest {
         RedisClient all = RedisClient.create(RedisURI.create("redis://all:pw@127.0.0.1:" + redis.port()));
         try (StatefulRedisConnection<String, String> refused = nodel.connect();
              StatefulRedisConnection<String, String> allowed = all.connect()) {
-            RedisBucketStore store = new RedisBucketStore(refused::async, false, "probed:", Duration.ofSeconds(2));
+            RedisBucketStore store = new RedisBucketStore(refused.async(), "probed:", Duration.ofSeconds(2));
             assertThat(store.probeNow(Duration.ofSeconds(2), true)).isInstanceOf(StoreRefusedException.class)
                     .hasMessageContaining("(DEL in the probe of bucket.lua)");
             redis.command("DEL", store.probeKey()); // what the refused DEL left, expiring within a second
-            RedisBucketStore full = new RedisBucketStore(allowed::async, false, "probed:", Duration.ofSeconds(2));
+            RedisBucketStore full = new RedisBucketStore(allowed.async(), "probed:", Duration.ofSeconds(2));
             assertThat(full.probeNow(Duration.ofSeconds(2), true)).isNull();
             assertThat(full.probeKey()).isEqualTo("probed:%probe");
             assertThat(redis.command("KEYS", "*")).isEqualTo(List.of());
