@@ -1,6 +1,7 @@
 package io.tokenbucket.math;
 
-import java.util.Arrays;
+import static io.tokenbucket.math.Waiter.full;
+import static io.tokenbucket.math.Waiter.queued;
 
 /**
  * The token bucket as a reservation on one number per bucket.
@@ -24,8 +25,9 @@ import java.util.Arrays;
  *
  * <p>Every operation is one function, {@link #decide}: time is a parameter in ticks, and it answers one
  * {@link Outcome} and the states to store. A bucket of several limits ({@link Limits}) has one {@code tat} per
- * limit, decided together, and so do several keys: a limit of a key and a key of a step are charged alike. The
- * one-limit functions below are the parts each limit's step is made of.
+ * limit, decided together, and so do several keys: a limit of a key and a key of a step are charged alike. One
+ * limit's own functions ({@link Limit#refund}, {@link Limit#penalize}, {@link Limit#available}) are the parts each
+ * limit's step is made of.
  *
  * <p><b>Several keys (or limits) at once</b> ({@link Step}): an exchange that needs tokens of several buckets (its
  * proxy's and its target host's) is charged on all of them in one step or on none. Its wait {@code W} is the
@@ -153,11 +155,11 @@ public final class BucketMath {
      * <p>Keys with an in-flight limit may hold the waiters' tickets ({@link Waiter}): {@code tickets[i]}, ids in
      * arrival order. Then:
      * <ul>
-     * <li>The choice: a key is full when {@code slots[i]} plus the tickets {@link #ahead} of the waiter's own reach
+     * <li>The choice: a key is full when {@code slots[i]} plus the tickets {@link Waiter#full ahead} of the waiter's own reach
      *     {@code N}.</li>
      * <li>A RESERVE refused because every group is full, that accepts a wait ({@code maxWait > 0}), of a waiter that
      *     takes a ticket: on every key with an in-flight limit, its ticket kept at its place, or placed last
-     *     ({@link #queued}).</li>
+     *     ({@link Waiter#queued}).</li>
      * <li>A RESERVE granted: its ticket goes from every key with an in-flight limit, charged or not. A RELEASE: its
      *     ticket goes from every key (it waits no more), and a key where it held one gives back no slot (it took
      *     none there).</li>
@@ -314,53 +316,6 @@ public final class BucketMath {
         return decide(step, nowTicks, tats, rates, slots, null, null);
     }
 
-    /**
-     * Whether a key of {@code limits} holding {@code slots} in-flight slots has none free for {@code waiter}: its
-     * slots and the tickets ahead of the waiter's reach the limit.
-     */
-    private static boolean full(Limits limits, long slots, String[] tickets, Waiter waiter) {
-        return limits.inFlight() > 0 && slots + ahead(tickets, waiter) >= limits.inFlight();
-    }
-
-    /** The tickets ahead of {@code waiter}'s own: all of them when it holds none (or is null). */
-    public static int ahead(String[] tickets, Waiter waiter) {
-        if (tickets == null) {
-            return 0;
-        }
-        for (int j = 0; waiter != null && j < tickets.length; j++) {
-            if (tickets[j].equals(waiter.id())) {
-                return j;
-            }
-        }
-        return tickets.length;
-    }
-
-    /**
-     * The tickets without {@code id}'s; with it at its place (or last, when it held none) when {@code place} is true.
-     * The very array given when nothing changes; null for none.
-     */
-    public static String[] queued(String[] tickets, String id, boolean place) {
-        int at = -1;
-        for (int j = 0; tickets != null && j < tickets.length; j++) {
-            if (tickets[j].equals(id)) {
-                at = j;
-            }
-        }
-        if (at < 0 && !place) {
-            return tickets;
-        }
-        int n = tickets == null ? 0 : tickets.length;
-        if (place) {
-            String[] next = Arrays.copyOf(tickets == null ? new String[0] : tickets, at < 0 ? n + 1 : n);
-            next[at < 0 ? n : at] = id;
-            return next;
-        }
-        String[] next = new String[n - 1];
-        System.arraycopy(tickets, 0, next, 0, at);
-        System.arraycopy(tickets, at + 1, next, at, n - at - 1);
-        return next.length == 0 ? null : next;
-    }
-
     /** {@link #available(long[], long, Limits)}, at most the free in-flight slots of a key with an in-flight limit. */
     private static long available(long[] tatTicks, long nowTicks, Limits limits, long slots) {
         long tokens = available(tatTicks, nowTicks, limits);
@@ -390,20 +345,20 @@ public final class BucketMath {
         return adaptive.isFresh(rate) ? null : rate;
     }
 
-    /** {@link #refund(long, long, long, Limit)} on every limit. */
+    /** {@link Limit#refund} on every limit. */
     public static long[] refund(long[] tatTicks, long nowTicks, long tokens, Limits limits) {
         long[] next = new long[tatTicks.length];
         for (int i = 0; i < tatTicks.length; i++) {
-            next[i] = refund(tatTicks[i], nowTicks, tokens, limits.get(i));
+            next[i] = limits.get(i).refund(tatTicks[i], nowTicks, tokens);
         }
         return next;
     }
 
-    /** {@link #penalize(long, long, long, Limit)} on every limit. */
+    /** {@link Limit#penalize} on every limit. */
     public static long[] penalize(long[] tatTicks, long nowTicks, long penaltyTicks, Limits limits) {
         long[] next = new long[tatTicks.length];
         for (int i = 0; i < tatTicks.length; i++) {
-            next[i] = penalize(tatTicks[i], nowTicks, penaltyTicks, limits.get(i));
+            next[i] = limits.get(i).penalize(tatTicks[i], nowTicks, penaltyTicks);
         }
         return next;
     }
@@ -412,7 +367,7 @@ public final class BucketMath {
     public static long available(long[] tatTicks, long nowTicks, Limits limits) {
         long fewest = Long.MAX_VALUE;
         for (int i = 0; i < tatTicks.length; i++) {
-            fewest = Math.min(fewest, available(tatTicks[i], nowTicks, limits.get(i)));
+            fewest = Math.min(fewest, limits.get(i).available(tatTicks[i], nowTicks));
         }
         return fewest;
     }
@@ -427,53 +382,8 @@ public final class BucketMath {
         return true;
     }
 
-    // ---- one limit: the parts of the step above ---------------------------------------------------------------
-
-    /**
-     * Gives {@code tokens} tokens back: moves the state back by {@code tokens × T}, never before
-     * {@code nowTicks}. A bucket cannot hold more than its capacity, so any number of tokens may be given back
-     * (more than one bucketful too: reservations booked ahead are given back with it); the refund stops at full.
-     *
-     * @param tokens at least 1
-     * @return the new state, in ticks
-     * @throws IllegalArgumentException when {@code tokens} is below 1
-     */
-    public static long refund(long tatTicks, long nowTicks, long tokens, Limit limit) {
-        if (tokens < 1) {
-            throw new IllegalArgumentException("tokens must be at least 1, was " + tokens);
-        }
-        long debtTicks = debt(tatTicks, nowTicks);
-        if (debtTicks == 0) {
-            return tatTicks;
-        }
-        // tokens × T is only computed when it is below the debt, so it cannot overflow
-        return tokens > debtTicks / limit.interval() ? nowTicks : nowTicks + (debtTicks - tokens * limit.interval());
-    }
-
-    /** Whole tokens available at {@code nowTicks} in a bucket of state {@code tatTicks}, between 0 and capacity. */
-    public static long available(long tatTicks, long nowTicks, Limit limit) {
-        return Math.max(0, (limit.burst() - debt(tatTicks, nowTicks)) / limit.interval());
-    }
-
     /** True when a limit with state {@code tatTicks} is full at {@code nowTicks}, so its state can be dropped. */
     public static boolean isFull(long tatTicks, long nowTicks) {
         return tatTicks - nowTicks <= 0;
-    }
-
-    /**
-     * Makes a bucket unavailable for {@code penaltyTicks}: no token until {@code nowTicks + penaltyTicks}, then
-     * one, then one per interval (the bucket refills from empty). A longer debt already owed is kept. A penalty
-     * longer than {@link #MAX_WAIT_TICKS} counts as that long.
-     *
-     * @return the new state, in ticks
-     * @throws IllegalArgumentException when {@code penaltyTicks} is negative
-     */
-    public static long penalize(long tatTicks, long nowTicks, long penaltyTicks, Limit limit) {
-        if (penaltyTicks < 0) {
-            throw new IllegalArgumentException("penalty must not be negative, was " + penaltyTicks);
-        }
-        long cappedPenaltyTicks = Math.min(penaltyTicks, MAX_WAIT_TICKS);
-        long debtTicks = Math.max(debt(tatTicks, nowTicks), cappedPenaltyTicks + limit.burst() - limit.interval());
-        return nowTicks + debtTicks;
     }
 }

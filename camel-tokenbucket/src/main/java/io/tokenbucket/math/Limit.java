@@ -140,6 +140,49 @@ public final class Limit {
         return tokens * interval;
     }
 
+    /**
+     * Gives {@code tokens} tokens back: moves the state back by {@code tokens × T}, never before
+     * {@code nowTicks}. A bucket cannot hold more than its capacity, so any number of tokens may be given back
+     * (more than one bucketful too: reservations booked ahead are given back with it); the refund stops at full.
+     *
+     * @param tokens at least 1
+     * @return the new state, in ticks
+     * @throws IllegalArgumentException when {@code tokens} is below 1
+     */
+    public long refund(long tatTicks, long nowTicks, long tokens) {
+        if (tokens < 1) {
+            throw new IllegalArgumentException("tokens must be at least 1, was " + tokens);
+        }
+        long debtTicks = BucketMath.debt(tatTicks, nowTicks);
+        if (debtTicks == 0) {
+            return tatTicks;
+        }
+        // tokens × T is only computed when it is below the debt, so it cannot overflow
+        return tokens > debtTicks / interval ? nowTicks : nowTicks + (debtTicks - tokens * interval);
+    }
+
+    /** Whole tokens available at {@code nowTicks} in a bucket of state {@code tatTicks}, between 0 and capacity. */
+    public long available(long tatTicks, long nowTicks) {
+        return Math.max(0, (burst() - BucketMath.debt(tatTicks, nowTicks)) / interval);
+    }
+
+    /**
+     * Makes a bucket unavailable for {@code penaltyTicks}: no token until {@code nowTicks + penaltyTicks}, then
+     * one, then one per interval (the bucket refills from empty). A longer debt already owed is kept. A penalty
+     * longer than {@link BucketMath#MAX_WAIT_TICKS} counts as that long.
+     *
+     * @return the new state, in ticks
+     * @throws IllegalArgumentException when {@code penaltyTicks} is negative
+     */
+    public long penalize(long tatTicks, long nowTicks, long penaltyTicks) {
+        if (penaltyTicks < 0) {
+            throw new IllegalArgumentException("penalty must not be negative, was " + penaltyTicks);
+        }
+        long cappedPenaltyTicks = Math.min(penaltyTicks, BucketMath.MAX_WAIT_TICKS);
+        long debtTicks = Math.max(BucketMath.debt(tatTicks, nowTicks), cappedPenaltyTicks + burst() - interval);
+        return nowTicks + debtTicks;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof Limit other && capacity == other.capacity && refillAmount == other.refillAmount

@@ -35,7 +35,7 @@ public final class OneLimitReservation {
      */
     public static Outcome answer(long tatTicks, long nextTatTicks, long nowTicks, long tokens, Limit limit) {
         long waitTicks = Math.max(0, BucketMath.debt(tatTicks, nowTicks) + limit.cost(tokens) - limit.burst());
-        long remaining = BucketMath.available(nextTatTicks, nowTicks, limit);
+        long remaining = limit.available(nextTatTicks, nowTicks);
         return new Outcome(nextTatTicks != tatTicks, 0, waitTicks, remaining, Adaptive.PPM, false, false, nowTicks);
     }
 }

@@ -208,7 +208,7 @@ class BucketMathPropertyTest {
 
             // any number of tokens may be given back; the bucket fills, never beyond full
             long back = random.nextBoolean() ? positive() : tokens;
-            long refunded = BucketMath.refund(tat, now, back, limit);
+            long refunded = limit.refund(tat, now, back);
             BigInteger expected = debt.signum() == 0 ? null : debt.subtract(big(back)
                     .multiply(big(limit.interval()))).max(BigInteger.ZERO);
             if (expected == null) {
@@ -219,7 +219,7 @@ class BucketMathPropertyTest {
 
             // a penalty of any length: no token before it ends (or, past the ceiling, no token at all)
             long penalty = random.nextBoolean() ? positive() : any() & Long.MAX_VALUE;
-            long penalized = BucketMath.penalize(tat, now, penalty, limit);
+            long penalized = limit.penalize(tat, now, penalty);
             BigInteger owed = big(Math.min(penalty, MAX_WAIT_TICKS)).add(big(limit.burst()))
                     .subtract(big(limit.interval())).max(debt);
             assertThat(big(penalized - now)).as(() -> at.get() + ", penalty " + penalty).isEqualTo(owed);

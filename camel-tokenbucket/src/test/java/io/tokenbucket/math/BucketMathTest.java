@@ -115,10 +115,10 @@ class BucketMathTest {
         Limit five = Limit.of(5, 5, 1000);
         Steps.One d = Steps.reserve(0, 0, 2, five, NO_LIMIT);
         assertThat(d.remaining()).isEqualTo(3);
-        assertThat(BucketMath.available(d.tatTicks(0), 0, five)).isEqualTo(3);
-        assertThat(BucketMath.available(d.tatTicks(0), 199, five)).isEqualTo(3);
-        assertThat(BucketMath.available(d.tatTicks(0), 200, five)).isEqualTo(4);
-        assertThat(BucketMath.available(d.tatTicks(0), 10_000, five)).isEqualTo(5);
+        assertThat(five.available(d.tatTicks(0), 0)).isEqualTo(3);
+        assertThat(five.available(d.tatTicks(0), 199)).isEqualTo(3);
+        assertThat(five.available(d.tatTicks(0), 200)).isEqualTo(4);
+        assertThat(five.available(d.tatTicks(0), 10_000)).isEqualTo(5);
     }
 
     @Test
@@ -148,7 +148,7 @@ class BucketMathTest {
         assertThat(d.granted()).isTrue();
         Steps.One next = Steps.reserve(d.tatTicks(0), now, 1, hourly, NO_LIMIT);
         assertThat(next.waitTicks()).isEqualTo(hour);
-        assertThat(BucketMath.available(next.tatTicks(0), now + 1000 * hour, hourly)).isEqualTo(999);
+        assertThat(hourly.available(next.tatTicks(0), now + 1000 * hour)).isEqualTo(999);
     }
 
     @Test
@@ -166,10 +166,10 @@ class BucketMathTest {
     void refundMovesTheStateBackButNeverPastFull() {
         Limit five = Limit.of(5, 5, 1000);
         long tat = Steps.reserve(0, 0, 5, five, NO_LIMIT).tatTicks(0); // empty: tat = 1000
-        assertThat(BucketMath.refund(tat, 0, 2, five)).isEqualTo(600);
-        assertThat(BucketMath.refund(tat, 0, 5, five)).isEqualTo(0);
-        assertThat(BucketMath.refund(tat, 500, 5, five)).isEqualTo(500);
-        assertThat(BucketMath.refund(tat, 2000, 1, five)).isEqualTo(tat);
+        assertThat(five.refund(tat, 0, 2)).isEqualTo(600);
+        assertThat(five.refund(tat, 0, 5)).isEqualTo(0);
+        assertThat(five.refund(tat, 500, 5)).isEqualTo(500);
+        assertThat(five.refund(tat, 2000, 1)).isEqualTo(tat);
     }
 
     @Test
@@ -179,10 +179,10 @@ class BucketMathTest {
         for (int i = 0; i < 3; i++) {
             tat = Steps.reserve(tat, 0, 5, five, NO_LIMIT).tatTicks(0); // three bucketfuls: booked until 3000
         }
-        assertThat(BucketMath.refund(tat, 0, 12, five)).as("12 of the 15 back").isEqualTo(600);
-        assertThat(BucketMath.refund(tat, 0, 15, five)).isEqualTo(0);
-        assertThat(BucketMath.refund(tat, 0, Long.MAX_VALUE, five)).isEqualTo(0);
-        assertThat(BucketMath.available(BucketMath.refund(tat, 0, Long.MAX_VALUE, five), 0, five)).isEqualTo(5);
+        assertThat(five.refund(tat, 0, 12)).as("12 of the 15 back").isEqualTo(600);
+        assertThat(five.refund(tat, 0, 15)).isEqualTo(0);
+        assertThat(five.refund(tat, 0, Long.MAX_VALUE)).isEqualTo(0);
+        assertThat(five.available(five.refund(tat, 0, Long.MAX_VALUE), 0)).isEqualTo(5);
     }
 
     @Test

@@ -93,7 +93,7 @@
   -- and free slots, and its slots after a charge (one more, of the reservation's lease, when it has a limit).
   -- slots.queue holds the waiters' tickets (Waiter), in arrival order, each expiring ticket_us after the try that
   -- placed or kept it (expired ones are dropped on reading, as leases are)
-  -- BucketMath.ahead: the tickets ahead of this reservation's own, all of them when it holds none
+  -- Waiter.ahead: the tickets ahead of this reservation's own, all of them when it holds none
   local function ahead(l, slots)
     local queue, n = slots.queue or {}, 0
     for j = 1, #queue do
@@ -104,11 +104,11 @@
     end
     return n
   end
-  -- BucketMath.full: the held slots and the tickets ahead reach the limit
+  -- Waiter.full: the held slots and the tickets ahead reach the limit
   local function full(l, slots)
     return l.inflight ~= nil and #slots + ahead(l, slots) >= l.inflight.n
   end
-  -- slots (and the queue) as a new table: BucketMath.queued, this reservation's ticket out, or kept at its place (or
+  -- slots (and the queue) as a new table: Waiter.queued, this reservation's ticket out, or kept at its place (or
   -- last) and renewed when ticket is true; and its slot taken when take is true
   local function copy(l, slots, take, ticket)
     local next = { queue = {} }

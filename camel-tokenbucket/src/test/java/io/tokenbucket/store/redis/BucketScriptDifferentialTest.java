@@ -76,7 +76,7 @@ class BucketScriptDifferentialTest {
 
     /** bucket.lua's MAX_DEBT: the furthest ahead a state is read, 2^52 µs. */
     private static final long MAX_DEBT_MICROS = 1L << 52;
-    private static final long MAX_BURST_MICROS = RedisBucketStore.MAX_BURST_MICROS;
+    private static final long MAX_BURST_MICROS = ScriptArgs.MAX_BURST_MICROS;
     private static final long YEAR_MICROS = TimeUnit.DAYS.toMicros(365);
 
     /** Words no script writes, and the number Lua's {@code tonumber} makes of each (null: no number). */
@@ -630,14 +630,14 @@ class BucketScriptDifferentialTest {
                 return new Expected(reply(p.granted(), p.waitTicks(), p.remaining(), 1, now), keys);
             }
             case "refund" -> {
-                long[] next = limits.size() == 1 ? new long[] {BucketMath.refund(tats[0], now, tokens, limits.get(0))}
+                long[] next = limits.size() == 1 ? new long[] {limits.get(0).refund(tats[0], now, tokens)}
                         : BucketMath.refund(tats, now, tokens, limits);
                 keys.set(0, written(next, reads.get(0), now));
                 return new Expected(reply(true, 0, available(next, now, limits), 1, now), keys);
             }
             case "penalize" -> {
                 long[] next = limits.size() == 1
-                        ? new long[] {BucketMath.penalize(tats[0], now, run.arg(), limits.get(0))}
+                        ? new long[] {limits.get(0).penalize(tats[0], now, run.arg())}
                         : BucketMath.penalize(tats, now, run.arg(), limits);
                 keys.set(0, written(next, reads.get(0), now));
                 Steps.One p = peek(next, now, tokens, limits); // the script answers as peek after it
@@ -683,7 +683,7 @@ class BucketScriptDifferentialTest {
     }
 
     private static long available(long[] tats, long now, Limits limits) {
-        return limits.size() == 1 ? BucketMath.available(tats[0], now, limits.get(0))
+        return limits.size() == 1 ? limits.get(0).available(tats[0], now)
                 : BucketMath.available(tats, now, limits);
     }
 
