@@ -29,15 +29,6 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
      */
     public static final long MAX_WAIT_MILLIS = 365L * 24 * 3600 * 1000;
 
-    /** The default of {@code maxWaiting}. */
-    public static final int DEFAULT_MAX_WAITING = 100_000;
-
-    /** The default of {@code maxCandidates}. */
-    public static final int DEFAULT_MAX_CANDIDATES = 100;
-
-    /** The default of {@code maxAllOf}. */
-    public static final int DEFAULT_MAX_ALL_OF = 8;
-
     /**
      * The largest {@code maxAllOf}: 1,000, within the {@code io.tokenbucket.store.BucketStore#MAX_KEYS} keys
      * one store step may charge.
@@ -110,11 +101,11 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     @UriParam(defaultValue = "100000", description = "In delay mode, how many exchanges may wait at once on this"
             + " endpoint; past it, one that would have to wait fails at once with TokenBucketRejectedException,"
             + " consuming nothing. A waiter holds no thread but about 1.3 KB. 0: no exchange waits.")
-    private int maxWaiting = DEFAULT_MAX_WAITING;
+    private int maxWaiting = 100_000;
 
     @UriParam(label = "advanced", defaultValue = "100", description = "The most distinct keys header"
             + " CamelTokenBucketCandidates may name; more fails the exchange. At least 1.")
-    private int maxCandidates = DEFAULT_MAX_CANDIDATES;
+    private int maxCandidates = 100;
 
     @UriParam(description = "Keys also charged by every acquire and refund, separated by commas (for example global):"
             + " all in one atomic step or none; the exchange waits for the slowest. Header CamelTokenBucketAllOf"
@@ -124,7 +115,7 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     @UriParam(label = "advanced", defaultValue = "8", description = "The most distinct keys the allOf option or"
             + " header CamelTokenBucketAllOf may name, the exchange's own key included; more fails the exchange."
             + " From 1 to 1000.")
-    private int maxAllOf = DEFAULT_MAX_ALL_OF;
+    private int maxAllOf = 8;
 
     @UriParam(defaultValue = "local", enums = "local,redis", description = "Where the buckets live: local (this JVM,"
             + " one limit per Camel instance) or redis (one limit shared by every instance using the same Redis and"
@@ -401,18 +392,5 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     /** Sets whether synchronous processing is strictly used (see {@link #isSynchronous()}). Default false. */
     public void setSynchronous(boolean synchronous) {
         this.synchronous = synchronous;
-    }
-
-    /**
-     * Whether an optional dependency's class ({@code store=redis}: Lettuce; meters: Micrometer) can be loaded; for the
-     * component's checks.
-     */
-    public static boolean isPresent(String className) {
-        try {
-            Class.forName(className, false, TokenBucketConfiguration.class.getClassLoader());
-            return true;
-        } catch (ClassNotFoundException e) {
-            return false;
-        }
     }
 }

@@ -31,6 +31,7 @@ import org.apache.camel.spi.UriEndpoint;
 import org.apache.camel.spi.UriParam;
 import org.apache.camel.spi.UriPath;
 import org.apache.camel.support.DefaultEndpoint;
+import org.apache.camel.util.ObjectHelper;
 
 /**
  * Throttles exchanges per key with a token bucket, in memory or in Redis: each exchange takes its cost in
@@ -51,7 +52,8 @@ import org.apache.camel.support.DefaultEndpoint;
 public class TokenBucketEndpoint extends DefaultEndpoint {
 
     private static final boolean MICROMETER_PRESENT =
-            TokenBucketConfiguration.isPresent("io.micrometer.core.instrument.MeterRegistry");
+            ObjectHelper.loadClass("io.micrometer.core.instrument.MeterRegistry",
+                    TokenBucketEndpoint.class.getClassLoader()) != null;
 
     @UriPath(description = "The limiter name. Endpoints with the same name share their buckets; keys are"
             + " scoped to the name.")

@@ -13,6 +13,7 @@ import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
+import org.apache.camel.util.ObjectHelper;
 
 /**
  * Where an endpoint's keys get their limits: the limit resolver's answer, else the first {@code keyLimits} entry
@@ -106,7 +107,8 @@ public final class TokenBucketLimitSource {
                     + ", was " + c.getMaxAllOf());
         }
         if (c.getStore() == TokenBucketStoreType.redis
-                && !TokenBucketConfiguration.isPresent("io.lettuce.core.AbstractRedisClient")) {
+                && ObjectHelper.loadClass("io.lettuce.core.AbstractRedisClient",
+                        TokenBucketLimitSource.class.getClassLoader()) == null) {
             throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
                     + " io.lettuce:lettuce-core");
         }
