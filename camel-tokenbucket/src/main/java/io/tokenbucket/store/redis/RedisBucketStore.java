@@ -224,31 +224,21 @@ public final class RedisBucketStore implements BucketStore {
         Step step = c.step();
         List<String> keys = c.keys();
         List<Limits> limits = step.limits();
-        switch (step.op()) {
-            case RESERVE:
-                if (c.lease() == null && limits.stream().anyMatch(l -> l.inFlight() > 0)) {
-                    // a slot without a lease could never be released, nor expire in time
-                    throw new IllegalArgumentException("a reservation of a key with an in-flight limit needs a lease"
-                            + " on store=redis, was keys " + keys);
-                }
-                return reserve(c);
-            case REMOVE:
-                // every key in one call; each keeps its in-flight slots and tickets (exchanges still running or
-                // waiting hold them); the answer is the first key's capacity, as the math's
-                return call("remove", keys, limits, 1, "-1", null)
-                        .thenApply(done -> Outcome.granted(limits.get(0).capacity()));
-            case REFUND:
-                return call("refund", keys, limits, step.amount(), "-1", null);
-            case RELEASE, RENEW:
-                if (c.lease() == null) {
-                    throw new IllegalArgumentException(step.op() + " on store=redis needs the lease of the slots");
-                }
-                return call(step.op() == Step.Op.RELEASE ? "release" : "renew", keys, limits, 1, releasedChannel(),
-                        c.lease());
-            default:
-                break;
+        if (c.lease() == null && (step.op() == Step.Op.RELEASE || step.op() == Step.Op.RENEW
+                || step.op() == Step.Op.RESERVE && limits.stream().anyMatch(l -> l.inFlight() > 0))) {
+            // a slot without a lease could never be released, nor expire in time
+            throw new IllegalArgumentException(step.op() + " of a key with an in-flight limit needs the lease of the"
+                    + " slots on store=redis, was keys " + keys);
         }
         return switch (step.op()) {
+            case RESERVE -> reserve(c);
+            // every key in one call; each keeps its in-flight slots and tickets (exchanges still running or waiting
+            // hold them); the answer is the first key's capacity, as the math's
+            case REMOVE -> call("remove", keys, limits, 1, "-1", null)
+                    .thenApply(done -> Outcome.granted(limits.get(0).capacity()));
+            case REFUND -> call("refund", keys, limits, step.amount(), "-1", null);
+            case RELEASE, RENEW -> call(step.op() == Step.Op.RELEASE ? "release" : "renew", keys, limits, 1,
+                    releasedChannel(), c.lease());
             case PEEK -> call("peek", keys, limits, step.amount(), "-1", null);
             case PENALIZE -> call("penalize", keys, limits, 1, Long.toString(ScriptArgs.micros(step.amount())),
                     null);
@@ -340,12 +330,10 @@ public final class RedisBucketStore implements BucketStore {
      */
     private CompletableFuture<List<Long>> run(String op, String[] redisKeys, List<String> operands,
                                               RedisClockOffset clock) {
-        String[] args = new String[operands.size() + 1];
-        args[0] = op;
-        for (int i = 0; i < operands.size(); i++) {
-            args[i + 1] = operands.get(i);
-        }
-        return send(clock, c -> BucketScript.run(c, redisKeys, args));
+        List<String> args = new ArrayList<>(operands.size() + 1);
+        args.add(op);
+        args.addAll(operands);
+        return send(clock, c -> BucketScript.run(c, redisKeys, args.toArray(String[]::new)));
     }
 
     /**
