@@ -233,8 +233,9 @@ public final class TokenBucketExceptions {
                 ? failure.getCause() : failure;
         if (cause instanceof StoreRefusedException) {
             return new TokenBucketStoreException(endpointName, null, "tokenbucket:" + endpointName
-                    + ": the bucket store (" + store + ") refused the call: " + redact.apply(cause.getMessage()) + "; the exchange was not admitted (a refusal is not an"
-                    + " outage: onStoreError does not apply)", cause);
+                    + ": the bucket store (" + store + ") refused the call: " + redact.apply(cause.getMessage())
+                    + "; the exchange was not admitted (a refusal is not an outage: onStoreError does not apply)",
+                    cause);
         }
         String why = cause instanceof TimeoutException
                 ? "did not answer within storeTimeout " + storeTimeoutMillis + " ms"
