@@ -2,13 +2,16 @@
 """A model of routes-example/demo-row.sh's rows, in seconds instead of a real-time run: each of the 6 (proxy, host)
 pairs saturated behind its adaptive bucket (AdaptiveMath step for step: slow start, cut, hold, the memory of the last
 cut, the climb) against nginx's limit_req (DemoTarget.LimitReq). Bookings up to 100 ms ahead (example.pairMaxWait),
-a few ms of jitter before the target, a 429's signal 3 ms after it. It leaves out the host and proxy limits (the
-rows set them out of the way), the JVM's stalls and the machine's load: it shows what the algorithm does, not what a
-loaded machine adds. Prints the row's figures as demo-row.sh does (429s in all, after 10 s, used, time), per seed.
+a few ms of jitter before the target, a 429's signal 3 ms (plus up to `delay` s) after it. It leaves out the host
+and proxy limits (the rows set them out of the way), the JVM's stalls and the machine's load: it shows what the
+algorithm does, not what a loaded machine adds. Prints the row's figures as demo-row.sh does (429s in all, after
+10 s, used, time), per seed.
 
   routes-example/demo-row-model.py LIMIT BURST FACTOR [increase=0.012] [start=0.2] [decrease=0.9] [seeds=3]
                                    [run=20 (seconds of pages at the limit)] [rule=before (the cut before its memory
-                                   of a slow start's cut and its deeper cut below the last one)]
+                                   of a slow start's cut and its deeper cut below the last one)] [hold=0.2 (s)]
+                                   [delay=0 (s, a reply's signal late by up to this)] [settle=0 (s: a candidate
+                                   rule, not in AdaptiveMath: a signal this soon after the last cut is not cut deeper)]
 """
 import random
 import sys
@@ -28,8 +31,10 @@ class Rate:
 
 
 class Tuning:
-    def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000, before=False):
+    def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000, before=False,
+                 settle=0.0):
         self.floor, self.decrease, self.increase, self.hold, self.start = floor, decrease, increase, hold, start
+        self.settle = settle  # a signal within this long of the last cut is not cut deeper
         self.before = before  # the cut as it was before START_MEMORY and DEEPER_BELOW
 
 
@@ -47,7 +52,7 @@ def cut(r, now, a):  # AdaptiveMath.cut
     frm, m = r.f, r.f
     if r.starting and r.f > a.start:
         frm, m = r.f // 2, r.f * START_MEMORY // PPM
-    elif not r.starting and r.f < r.mx * DEEPER_BELOW // PPM:
+    elif not r.starting and r.f < r.mx * DEEPER_BELOW // PPM and now - r.cut >= a.settle:
         frm = m = r.f * a.decrease // PPM
     return Rate(max(a.floor, frm * a.decrease // PPM), 0, now, False, m)
 
@@ -100,7 +105,7 @@ class LimitReq:  # DemoTarget.LimitReq: nginx's limit_req in thousandths of a re
         return True
 
 
-def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=0.003, jitter=0.004):
+def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=0.003, jitter=0.004, delay=0.0):
     """One pair's requests (time at the target, status), its bucket a GCRA at the rate's factor of the ceiling."""
     interval = 1.0 / ceiling
     r = Rate(a.start, 0, -1e9, a.start < PPM, 0)
@@ -123,15 +128,16 @@ def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=
         ok = target.admit(arrives)
         hits.append((arrives, 200 if ok else 429))
         if not ok:
-            signals.append(arrives + latency)
+            signals.append(arrives + latency + rng.random() * delay)
             signals.sort()
     return hits
 
 
-def row(limit, burst, factor, a, seed, run=20):
+def row(limit, burst, factor, a, seed, run=20, delay=0.0):
     rng = random.Random(seed)
     hits = sorted(h for _ in range(6)
-                  for h in pair(limit, burst, limit * factor, 1 if limit < 10 else 2, 2 * run, a, rng))
+                  for h in pair(limit, burst, limit * factor, 1 if limit < 10 else 2, 2 * run, a, rng,
+                                        delay=delay))
     pages, ok = limit * 6 * run, 0
     for i, (t, status) in enumerate(hits):
         ok += status == 200
@@ -153,8 +159,10 @@ if __name__ == '__main__':
     opts = dict(kv.split('=') for kv in args[3:])
     a = Tuning(increase=round(float(opts.get('increase', 0.012)) * PPM),
                start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM),
-               before=opts.get('rule') == 'before')
+               before=opts.get('rule') == 'before', hold=float(opts.get('hold', 0.2)),
+               settle=float(opts.get('settle', 0)))
     for seed in range(int(opts.get('seeds', 3))):
-        every, after, used, time = row(limit, burst, factor, a, seed, int(opts.get('run', 20)))
+        every, after, used, time = row(limit, burst, factor, a, seed, int(opts.get('run', 20)),
+                                      float(opts.get('delay', 0)))
         print(f"{limit}/s burst {burst}, ceiling {factor}x: 429s {every:.1f} %, after 10 s {after:.1f} %, used"
               f" {used:.0f} %, time {time:.2f}")
