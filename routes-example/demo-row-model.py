@@ -12,13 +12,16 @@ algorithm does, not what a loaded machine adds. Prints the row's figures as demo
                                    of a slow start's cut and its deeper cut below the last one)] [hold=0.2 (s)]
                                    [delay=0 (s, a reply's signal late by up to this)] [settle=0 (s: a candidate
                                    rule, not in AdaptiveMath: a signal this soon after the last cut is not cut deeper)]
+                                   [memory=0.65 (the share a slow start's cut remembers)] [accepted= (candidates, not
+                                   in AdaptiveMath: remember memory x the pair's rate of 2xx answers since the start,
+                                   `since`, or over the last `window=1` s, `last`, instead of memory x the factor)]
 """
 import random
 import sys
 
 PPM = 1_000_000
 PLATEAU, HOLD_SHARE, START_STEPS = 900_000, 4, 2
-START_MEMORY, DEEPER_BELOW = 650_000, 950_000
+DEEPER_BELOW = 950_000
 
 
 def ceil_div(a, b):
@@ -32,17 +35,18 @@ class Rate:
 
 class Tuning:
     def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000, before=False,
-                 settle=0.0):
+                 settle=0.0, memory=650_000, accepted='', window=1.0):
+        self.memory, self.accepted, self.window = memory, accepted, window  # a slow start's cut remembers
         self.floor, self.decrease, self.increase, self.hold, self.start = floor, decrease, increase, hold, start
         self.settle = settle  # a signal within this long of the last cut is not cut deeper
-        self.before = before  # the cut as it was before START_MEMORY and DEEPER_BELOW
+        self.before = before  # the cut as it was before memory and DEEPER_BELOW
 
 
 def holding(r, now, a):
     return not r.starting and r.f < PPM and now - r.cut < a.hold
 
 
-def cut(r, now, a):  # AdaptiveMath.cut
+def cut(r, now, a, accepted=None):  # AdaptiveMath.cut; accepted: a factor, or None
     if holding(r, now, a):
         return r
     if a.before:
@@ -51,7 +55,7 @@ def cut(r, now, a):  # AdaptiveMath.cut
         return Rate(max(a.floor, f), 0, now, False, 0 if r.starting else r.f)
     frm, m = r.f, r.f
     if r.starting and r.f > a.start:
-        frm, m = r.f // 2, r.f * START_MEMORY // PPM
+        frm, m = r.f // 2, min(r.f, (r.f if accepted is None else accepted) * a.memory // PPM)
     elif not r.starting and r.f < r.mx * DEEPER_BELOW // PPM and now - r.cut >= a.settle:
         frm = m = r.f * a.decrease // PPM
     return Rate(max(a.floor, frm * a.decrease // PPM), 0, now, False, m)
@@ -107,13 +111,18 @@ class LimitReq:  # DemoTarget.LimitReq: nginx's limit_req in thousandths of a re
 
 def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=0.003, jitter=0.004, delay=0.0):
     """One pair's requests (time at the target, status), its bucket a GCRA at the rate's factor of the ceiling."""
-    interval = 1.0 / ceiling
+    interval, step_tokens = 1.0 / ceiling, round(ceiling)
     r = Rate(a.start, 0, -1e9, a.start < PPM, 0)
     tat, t, target, hits, signals = 0.0, 0.0, LimitReq(limit, burst), [], []
     while t < seconds:
         while signals and signals[0] <= t:
             at = signals.pop(0)
-            after = cut(r, at, a)
+            accepted = None
+            if r.starting and a.accepted:
+                since = at - a.window if a.accepted == 'last' else 0.0
+                answered = sum(1 for (sent, status) in hits if status == 200 and since <= sent + latency <= at)
+                accepted = round(answered / (at - max(since, 0.0)) / ceiling * PPM)
+            after = cut(r, at, a, accepted)
             if after is not r:  # AdaptiveMath.emptied
                 tat = at + max(tat - at, capacity * interval * PPM / after.f)
                 r = after
@@ -123,7 +132,7 @@ def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=
             t = release - horizon
             continue
         tat = max(tat, release) + scaled
-        r = earn(r, 1, ceiling, t, a)
+        r = earn(r, 1, step_tokens, t, a)
         arrives = release + rng.random() * jitter
         ok = target.admit(arrives)
         hits.append((arrives, 200 if ok else 429))
@@ -155,12 +164,13 @@ def row(limit, burst, factor, a, seed, run=20, delay=0.0):
 
 if __name__ == '__main__':
     args = sys.argv[1:]
-    limit, burst, factor = int(args[0]), int(args[1]), int(args[2])
+    limit, burst, factor = int(args[0]), int(args[1]), float(args[2])
     opts = dict(kv.split('=') for kv in args[3:])
     a = Tuning(increase=round(float(opts.get('increase', 0.012)) * PPM),
                start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM),
                before=opts.get('rule') == 'before', hold=float(opts.get('hold', 0.2)),
-               settle=float(opts.get('settle', 0)))
+               settle=float(opts.get('settle', 0)), memory=round(float(opts.get('memory', 0.65)) * PPM),
+               accepted=opts.get('accepted', ''), window=float(opts.get('window', 1)))
     for seed in range(int(opts.get('seeds', 3))):
         every, after, used, time = row(limit, burst, factor, a, seed, int(opts.get('run', 20)),
                                       float(opts.get('delay', 0)))
