@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>When the pool refuses a task, every continuation still queued fails at once: each task still running is inside
  * a continuation, a route step that may last any time, and a continuation left to it would wait that long (holding
- * its slot meanwhile). A pool whose rejection policy runs the task on the thread handing it over (Camel's default
- * {@code CallerRuns}) refuses too: that thread is the timer, a store's I/O thread or another exchange's, where no
- * route step of this exchange may run.
+ * its slot meanwhile). A thread pool whose rejection policy runs the task on the thread handing it over (Camel's
+ * default {@code CallerRuns}) refuses too: that thread is the timer, a store's I/O thread or another exchange's, where
+ * no route step of this exchange may run. An executor that is not a thread pool and runs every task where it is
+ * handed over is taken at its word: its owner chose to continue there.
  *
  * <p>Internal to the component: public for its other packages, not for applications.
  */
@@ -53,8 +54,9 @@ public final class TokenBucketHandOff {
 
     private final Executor pool;
     private final int threads;
+    private final boolean callerRunsIsRefusal;
     private final Runnable drainer = () -> {
-        if (HANDING_OVER.get() == this) {
+        if (callerRunsIsRefusal && HANDING_OVER.get() == this) {
             HANDING_OVER.set(RAN_ON_CALLER);
             return;
         }
@@ -68,6 +70,8 @@ public final class TokenBucketHandOff {
     public TokenBucketHandOff(Executor pool, int threads) {
         this.pool = pool;
         this.threads = Math.max(1, threads);
+        // a thread pool runs a task on the caller only from its rejection handler
+        this.callerRunsIsRefusal = pool instanceof ThreadPoolExecutor;
     }
 
     /** How many threads {@code pool} runs tasks on: its core size (a Camel pool's size), else the processors. */

@@ -222,6 +222,16 @@ class TokenBucketHandOffTest {
     }
 
     @Test
+    void anExecutorThatRunsEveryTaskWhereItIsHandedOverIsTakenAtItsWord() {
+        TokenBucketHandOff handOff = new TokenBucketHandOff(Runnable::run, 1); // the owner chose to continue there
+        Exchange exchange = new DefaultExchange(context);
+        List<Thread> ranOn = new ArrayList<>();
+        handOff.execute("inline", exchange, doneSync -> { }, () -> ranOn.add(Thread.currentThread()), null);
+        assertThat(ranOn).containsExactly(Thread.currentThread());
+        assertThat(exchange.getException()).isNull();
+    }
+
+    @Test
     void anExchangeWhoseCallerWaitsContinuesOnThatThread() {
         TokenBucketHandOff handOff = new TokenBucketHandOff(counting, 4);
         TokenBucketHandOff.CallerWaits caller = new TokenBucketHandOff.CallerWaits();
