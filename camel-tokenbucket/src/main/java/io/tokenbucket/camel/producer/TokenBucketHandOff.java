@@ -55,13 +55,7 @@ public final class TokenBucketHandOff {
     private final Executor pool;
     private final int threads;
     private final boolean callerRunsIsRefusal;
-    private final Runnable drainer = () -> {
-        if (callerRunsIsRefusal && HANDING_OVER.get() == this) {
-            HANDING_OVER.set(RAN_ON_CALLER);
-            return;
-        }
-        drain();
-    };
+    private final Runnable drainer = this::handedOver;
     private final ArrayDeque<Task> tasks = new ArrayDeque<>(); // guarded by this
     private int running; // pool tasks submitted and not finished; guarded by this
     private int starting; // of those, not started yet (the others are each inside a continuation); guarded by this
@@ -149,6 +143,15 @@ public final class TokenBucketHandOff {
                     + " could not continue the exchange on its worker pool: " + e.getMessage(), e));
         }
         t.callback().done(false);
+    }
+
+    /** What the pool runs: a drain, unless the pool ran it on the thread handing it over (see {@link #toPool}). */
+    private void handedOver() {
+        if (callerRunsIsRefusal && HANDING_OVER.get() == this) {
+            HANDING_OVER.set(RAN_ON_CALLER);
+            return;
+        }
+        drain();
     }
 
     /** A pool task: runs the queued continuations in order, at most {@link #TASK_TURNS}. */
