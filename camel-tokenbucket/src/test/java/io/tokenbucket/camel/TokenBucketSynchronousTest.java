@@ -73,37 +73,38 @@ class TokenBucketSynchronousTest extends TokenBucketRedisTestSupport {
     }
 
     /**
-     * Sends 3 exchanges from this thread, one after the other, and answers the threads that ran the step after: the
-     * third arrives when the second passed, and waits most of 300 ms for its token.
+     * Sends 3 exchanges from this thread, one after the other, and answers the threads that ran the step after those
+     * that waited for their token: the second and third wait most of 300 ms each, unless this thread stalled as long
+     * before sending one (a loaded machine); at least one must have waited.
      */
-    private List<String> threadsAfterTheStep(String route) throws InterruptedException {
+    private List<String> threadsAfterAWait(String route) throws InterruptedException {
         MockEndpoint mock = getMockEndpoint("mock:" + route);
         mock.expectedMessageCount(3);
         for (int i = 0; i < 3; i++) {
             template.sendBody("direct:" + route, i);
         }
         mock.assertIsSatisfied(10_000);
-        assertThat(mock.getReceivedExchanges().get(2).getMessage().getHeader(TokenBucketConstants.WAITED, Long.class))
-                .as("the third exchange waited for its token").isPositive();
-        return mock.getReceivedExchanges().stream().map(e -> e.getMessage().getHeader("thread", String.class))
-                .toList();
+        List<Exchange> waited = mock.getReceivedExchanges().stream()
+                .filter(e -> e.getMessage().getHeader(TokenBucketConstants.WAITED, Long.class) > 0).toList();
+        assertThat(waited).as("exchanges that waited for their token").isNotEmpty();
+        return waited.stream().map(e -> e.getMessage().getHeader("thread", String.class)).toList();
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void synchronousExchangesContinueOnTheirCaller(String store) throws Exception {
         String caller = Thread.currentThread().getName();
-        assertThat(threadsAfterTheStep("sync-" + store)).containsOnly(caller);
+        assertThat(threadsAfterAWait("sync-" + store)).containsOnly(caller);
         // the control: without it, the route goes on on the worker pool after a wait (and after any Redis answer)
-        assertThat(threadsAfterTheStep("async-" + store)).element(2).asString().contains("TokenBucketWorker");
+        assertThat(threadsAfterAWait("async-" + store)).allMatch(t -> t.contains("TokenBucketWorker"));
     }
 
     @Test
     void theCallbackIsCalledOnceOnTheCallingThreadAfterTheWait() throws Exception {
-        AsyncProducer producer = context.getEndpoint("tokenbucket:once?capacity=1&refillPeriod=300ms"
+        AsyncProducer producer = context.getEndpoint("tokenbucket:once?capacity=1&refillPeriod=1s"
                 + "&synchronous=true").createAsyncProducer();
         producer.start();
-        for (int i = 0; i < 2; i++) { // the second waits for its token
+        for (int i = 0; i < 2; i++) { // the second waits for its token, unless this thread stalled a second
             Exchange exchange = new DefaultExchange(context);
             List<String> calls = new CopyOnWriteArrayList<>();
             boolean sync = producer.process(exchange, doneSync -> calls.add(doneSync + " on "
@@ -120,7 +121,7 @@ class TokenBucketSynchronousTest extends TokenBucketRedisTestSupport {
 
     @Test
     void aTransactedExchangeContinuesOnItsCallerWithoutTheOption() throws Exception {
-        assertThat(threadsAfterTheStep("transacted")).containsOnly(Thread.currentThread().getName());
+        assertThat(threadsAfterAWait("transacted")).containsOnly(Thread.currentThread().getName());
     }
 
     @Test
