@@ -16,9 +16,11 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.jms.JMSConsumer;
 import jakarta.jms.JMSContext;
+import jakarta.jms.Session;
 
 import io.tokenbucket.camel.TokenBucketBackPressure;
 import io.tokenbucket.example.broker.BrokerQueue;
@@ -28,6 +30,8 @@ import io.tokenbucket.testsupport.net.Ports;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
+import org.apache.camel.component.jms.DefaultJmsMessageListenerContainer;
+import org.apache.camel.component.jms.MessageListenerContainerFactory;
 import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.util.json.JsonObject;
 import org.apache.camel.util.json.Jsoner;
@@ -190,6 +194,61 @@ class BrokerModeTest {
     }
 
     private static final int URLS_PAST_THE_BOUND = 64;
+
+    /**
+     * A suspension by the back-pressure policy is flow control, not a failure: a URL that a listener has received
+     * when the policy holds the listeners (another listener's URL went past {@code example.maxInFlight}) is processed,
+     * not rolled back, which would spend one of its {@code example.brokerDeliveries} and, past them, dead-letter it.
+     * The listeners' container here is camel-jms's, with one hook: after its first receive the policy holds the
+     * listeners, as another listener's exchange would at that instant (a race that a loaded machine loses often).
+     */
+    @Test
+    void aUrlReceivedAsTheBackPressureHoldsTheListenersIsProcessedNotRolledBack() throws Exception {
+        int port = freePort();
+        Map<String, String> settings = broker(port, "2");
+        settings.put("example.brokerConsumers", "2");
+        AtomicBoolean held = new AtomicBoolean();
+        try (DemoSite site = new DemoSite(dir, 2, "8/1s", 0, 100, 1000);
+             ScraperHarness scraper = new ScraperHarness("java", dir, site, settings, context -> {
+                 // in place of the application's factory (a second bean of that name would not be the one found)
+                 context.getRegistry().unbind(CONTAINERS);
+                 context.getRegistry().bind(CONTAINERS, (MessageListenerContainerFactory) endpoint ->
+                         new DefaultJmsMessageListenerContainer(endpoint) {
+                             @Override
+                             protected void messageReceived(Object invoker, Session session) {
+                                 super.messageReceived(invoker, session);
+                                 if (held.compareAndSet(false, true)) {
+                                     hold(context);
+                                 }
+                             }
+                         });
+             })) {
+            scraper.send(scraper.pages(1));
+            // processed while the listeners are held; rolled back, it would wait in the broker for their resumption
+            ScraperHarness.awaitUntil("the result line of the URL received as the listeners were held",
+                    () -> scraper.results.getReceivedCounter(), n -> n >= 1, Duration.ofSeconds(20));
+            TokenBucketBackPressure policy = scraper.context.getRegistry().lookupByNameAndType(
+                    ScraperRoute.BACK_PRESSURE, TokenBucketBackPressure.class);
+            assertThat(policy.getSuspensions()).as("suspensions of the listener").isEqualTo(1);
+            assertThat(scraper.results.getExchanges()).map(BrokerModeTest::line)
+                    .allSatisfy(l -> assertThat(l.getInteger("deliveries")).as("deliveries of %s", l).isEqualTo(1))
+                    .hasSize(1);
+            assertThat(scraper.dead.getReceivedCounter()).as("dead letters").isZero();
+        }
+    }
+
+    /** The registry name of the broker consumers' listener container factory. */
+    private static final String CONTAINERS = "brokerListenerContainers";
+
+    /** Holds the scraper route's listeners as its back-pressure policy does past {@code example.maxInFlight}. */
+    private static void hold(CamelContext context) {
+        try {
+            context.getRegistry().lookupByNameAndType(ScraperRoute.BACK_PRESSURE, TokenBucketBackPressure.class)
+                    .suspendOrStopConsumer(context.getRoute(ScraperRoute.ROUTE_ID).getConsumer());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
 
     @Test
     void aStoppedBrokerInstanceLeavesNoArtemisThreadBehind() throws Exception {

@@ -175,10 +175,14 @@ public final class BrokerQueue extends ServiceSupport {
     /** A transacted camel-jms consumer of {@code queue} with {@code consumers} listeners. */
     static String consumer(String queue, int consumers) {
         // camel-jms's listener container with a backoff between reconnections (BrokerWatch); recoveryInterval=-1 keeps
-        // camel-jms from replacing that backoff with a fixed interval
+        // camel-jms from replacing that backoff with a fixed interval. acceptMessagesWhileStopping: the back-pressure
+        // policy suspends the listeners by stopping their container, and a URL another listener has just received would
+        // otherwise be rolled back, spending one of its example.brokerDeliveries as a failure does (and, past them,
+        // dead-lettered)
         return "jms:queue:" + queue + "?transacted=true&lazyCreateTransactionManager=false&concurrentConsumers="
                 + consumers + "&maxConcurrentConsumers=" + consumers + "&consumerType=Custom"
-                + "&messageListenerContainerFactory=#" + BrokerWatch.CONTAINERS_BEAN + "&recoveryInterval=-1";
+                + "&messageListenerContainerFactory=#" + BrokerWatch.CONTAINERS_BEAN + "&recoveryInterval=-1"
+                + "&acceptMessagesWhileStopping=true";
     }
 
     /**
