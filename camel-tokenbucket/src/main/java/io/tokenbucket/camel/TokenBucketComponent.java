@@ -82,7 +82,8 @@ public class TokenBucketComponent extends DefaultComponent {
     private TokenBucketConfiguration configuration = new TokenBucketConfiguration();
 
     @Metadata(label = "advanced", description = "The thread pool on which exchanges continue after waiting for their"
-            + " tokens. A task it refuses, or would run on the caller, fails that exchange with TokenBucketException."
+            + " tokens. A task it refuses, runs on the calling thread or drops once shut down fails the exchanges"
+            + " waiting for it with TokenBucketException; a pool with a discard policy is refused at start."
             + " Default: a Camel pool named TokenBucketWorker with an unbounded queue.")
     private ExecutorService workerPool;
 

@@ -2,10 +2,13 @@ package io.tokenbucket.camel.producer;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.tokenbucket.camel.TokenBucketException;
 import org.apache.camel.AsyncCallback;
@@ -30,10 +33,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>When the pool refuses a task, every continuation still queued fails at once: each task still running is inside
  * a continuation, a route step that may last any time, and a continuation left to it would wait that long (holding
- * its slot meanwhile). A thread pool whose rejection policy runs the task on the thread handing it over (Camel's
- * default {@code CallerRuns}) refuses too: that thread is the timer, a store's I/O thread or another exchange's, where
- * no route step of this exchange may run. An executor that is not a thread pool and runs every task where it is
- * handed over is taken at its word: its owner chose to continue there.
+ * its slot meanwhile). A pool that runs the task on the thread handing it over (Camel's default {@code CallerRuns}
+ * policy when full, however the pool is wrapped; an executor that runs every task so) refuses too: that thread is the
+ * timer, a store's I/O thread or another exchange's, where no route step of this exchange may run. So does a pool
+ * that was shut down and dropped the task without a word (the JDK's caller-runs policy then); a pool whose policy
+ * discards tasks is refused when the hand-off is built, since a task it drops while running cannot be told.
  *
  * <p>Internal to the component: public for its other packages, not for applications.
  */
@@ -54,29 +58,40 @@ public final class TokenBucketHandOff {
 
     private final Executor pool;
     private final int threads;
-    private final boolean callerRunsIsRefusal;
-    private final Runnable drainer = this::handedOver;
     private final ArrayDeque<Task> tasks = new ArrayDeque<>(); // guarded by this
     private int running; // pool tasks submitted and not finished; guarded by this
     private int starting; // of those, not started yet (the others are each inside a continuation); guarded by this
 
-    /** Hands continuations to {@code pool}, on at most {@code threads} tasks at once (at least one). */
+    /**
+     * Hands continuations to {@code pool}, on at most {@code threads} tasks at once (at least one).
+     *
+     * @throws IllegalArgumentException when {@code pool} discards the tasks it refuses (see the class)
+     */
     public TokenBucketHandOff(Executor pool, int threads) {
+        if (pool instanceof ThreadPoolExecutor tpe
+                && (tpe.getRejectedExecutionHandler() instanceof ThreadPoolExecutor.DiscardPolicy
+                || tpe.getRejectedExecutionHandler() instanceof ThreadPoolExecutor.DiscardOldestPolicy)) {
+            throw new IllegalArgumentException("The tokenbucket workerPool discards the tasks it refuses ("
+                    + tpe.getRejectedExecutionHandler().getClass().getSimpleName() + "): an exchange whose"
+                    + " continuation it dropped would never complete; give it Camel's Abort or CallerRuns policy");
+        }
         this.pool = pool;
         this.threads = Math.max(1, threads);
-        // a thread pool runs a task on the caller only from its rejection handler
-        this.callerRunsIsRefusal = pool instanceof ThreadPoolExecutor;
     }
 
-    /** How many threads {@code pool} runs tasks on: its core size (a Camel pool's size), else the processors. */
+    /**
+     * How many threads {@code pool} runs tasks on at once: a thread pool's core size, or its maximum when it hands
+     * tasks straight to threads (a cached pool); a fork/join pool's parallelism; else no bound of the hand-off's (an
+     * executor with a thread per task, or one it cannot read: its own queue orders what it cannot run yet).
+     */
     public static int threadsOf(Executor pool) {
-        if (pool instanceof ThreadPoolExecutor tpe && tpe.getCorePoolSize() > 0) {
-            return tpe.getCorePoolSize();
+        if (pool instanceof ThreadPoolExecutor tpe) {
+            return tpe.getQueue() instanceof SynchronousQueue ? tpe.getMaximumPoolSize() : tpe.getCorePoolSize();
         }
         if (pool instanceof ForkJoinPool fjp) {
             return fjp.getParallelism();
         }
-        return Runtime.getRuntime().availableProcessors();
+        return Integer.MAX_VALUE;
     }
 
     /**
@@ -120,13 +135,22 @@ public final class TokenBucketHandOff {
         unrun.forEach(t -> refuse(t, e));
     }
 
-    /** Hands a task to the pool: null when it took it, else its refusal (running it on this thread is one). */
+    /**
+     * Hands a task to the pool: null when it took it, else its refusal: running it on this thread is one, and so is
+     * a pool found shut down with the task not started (claimed here first, so that it never runs too).
+     */
     private RejectedExecutionException toPool() {
+        PoolTask task = new PoolTask();
         HANDING_OVER.set(this);
         try {
-            pool.execute(drainer);
-            return HANDING_OVER.get() == RAN_ON_CALLER
-                    ? new RejectedExecutionException("the pool ran the task on the thread handing it over") : null;
+            pool.execute(task);
+            if (HANDING_OVER.get() == RAN_ON_CALLER) {
+                return new RejectedExecutionException("the pool ran the task on the thread handing it over");
+            }
+            if (pool instanceof ExecutorService service && service.isShutdown() && task.compareAndSet(false, true)) {
+                return new RejectedExecutionException("the pool is shut down");
+            }
+            return null;
         } catch (RejectedExecutionException e) {
             return e;
         } finally {
@@ -145,13 +169,19 @@ public final class TokenBucketHandOff {
         t.callback().done(false);
     }
 
-    /** What the pool runs: a drain, unless the pool ran it on the thread handing it over (see {@link #toPool}). */
-    private void handedOver() {
-        if (callerRunsIsRefusal && HANDING_OVER.get() == this) {
-            HANDING_OVER.set(RAN_ON_CALLER);
-            return;
+    /**
+     * What the pool runs: a drain, unless the pool ran it on the thread handing it over, or the hand-off claimed it
+     * as refused first (see {@link #toPool}).
+     */
+    private final class PoolTask extends AtomicBoolean implements Runnable {
+        @Override
+        public void run() {
+            if (HANDING_OVER.get() == TokenBucketHandOff.this) {
+                HANDING_OVER.set(RAN_ON_CALLER);
+            } else if (compareAndSet(false, true)) {
+                drain();
+            }
         }
-        drain();
     }
 
     /** A pool task: runs the queued continuations in order, at most {@link #TASK_TURNS}. */

@@ -222,13 +222,14 @@ class TokenBucketHandOffTest {
     }
 
     @Test
-    void anExecutorThatRunsEveryTaskWhereItIsHandedOverIsTakenAtItsWord() {
-        TokenBucketHandOff handOff = new TokenBucketHandOff(Runnable::run, 1); // the owner chose to continue there
+    void anExecutorThatRunsEveryTaskWhereItIsHandedOverRefusesIt() {
+        TokenBucketHandOff handOff = new TokenBucketHandOff(Runnable::run, 1);
         Exchange exchange = new DefaultExchange(context);
         List<Thread> ranOn = new ArrayList<>();
         handOff.execute("inline", exchange, doneSync -> { }, () -> ranOn.add(Thread.currentThread()), null);
-        assertThat(ranOn).containsExactly(Thread.currentThread());
-        assertThat(exchange.getException()).isNull();
+        assertThat(ranOn).isEmpty();
+        assertThat(exchange.getException()).isInstanceOf(TokenBucketException.class)
+                .hasMessageContaining("thread handing it over");
     }
 
     @Test
