@@ -81,10 +81,9 @@ public class TokenBucketComponent extends DefaultComponent {
     @Metadata(description = "The defaults for every endpoint's options.")
     private TokenBucketConfiguration configuration = new TokenBucketConfiguration();
 
-    @Metadata(label = "advanced", description = "The thread pool on which exchanges continue after waiting for their"
-            + " tokens. A task it refuses, runs on the calling thread or drops once shut down fails the exchanges"
-            + " waiting for it with TokenBucketException; a pool with a discard policy is refused at start."
-            + " Default: a Camel pool named TokenBucketWorker with an unbounded queue.")
+    @Metadata(label = "advanced", description = "The thread pool on which exchanges continue after waiting. If"
+            + " it refuses, runs a task on the caller or drops it, those exchanges fail (TokenBucketException);"
+            + " discarding pools are refused. Default: a Camel pool named TokenBucketWorker with an unbounded queue.")
     private ExecutorService workerPool;
 
     @Metadata(label = "advanced", javaType = "io.micrometer.core.instrument.MeterRegistry", description = "The"
