@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +27,6 @@ import io.lettuce.core.resource.ClientResources;
 import io.tokenbucket.benchmarks.ClosedLoop.Case;
 import io.tokenbucket.benchmarks.ClosedLoop.Peer;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
-import io.tokenbucket.camel.TokenBucketComponent;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.redis.RedisBucketStore;
@@ -181,14 +179,9 @@ final class RedisPeers {
      * {@code direct:free} and {@code direct:hot} -> {@code tokenbucket:} on Redis, every other option its default
      * but {@code options}; the peer is called {@code name}.
      */
-    static Peer route(String name, String redisUri, String options, boolean inlineWorker) throws Exception {
+    static Peer route(String name, String redisUri, String options) throws Exception {
         String common = "?store=redis&redisUri=" + redisUri + "&keyHeader=k&";
         CamelContext camel = new DefaultCamelContext();
-        if (inlineWorker) {
-            TokenBucketComponent component = new TokenBucketComponent();
-            component.setWorkerPool(new InlineExecutor());
-            camel.addComponent("tokenbucket", component);
-        }
         camel.addRoutes(new RouteBuilder() {
             @Override
             public void configure() {
@@ -289,42 +282,6 @@ final class RedisPeers {
         } finally {
             open.forEach(StatefulRedisConnection::close);
             client.shutdown();
-        }
-    }
-
-    /** Runs each task on the thread that submits it ({@code --inline-worker}). */
-    static final class InlineExecutor extends AbstractExecutorService {
-        private volatile boolean shut;
-
-        @Override
-        public void execute(Runnable task) {
-            task.run();
-        }
-
-        @Override
-        public void shutdown() {
-            shut = true;
-        }
-
-        @Override
-        public List<Runnable> shutdownNow() {
-            shut = true;
-            return List.of();
-        }
-
-        @Override
-        public boolean isShutdown() {
-            return shut;
-        }
-
-        @Override
-        public boolean isTerminated() {
-            return shut;
-        }
-
-        @Override
-        public boolean awaitTermination(long timeout, TimeUnit unit) {
-            return true;
         }
     }
 }

@@ -13,10 +13,9 @@ package io.tokenbucket.benchmarks;
  * @param accuracySeconds seconds of each release-lateness run (10; no option)
  * @param options endpoint options appended to ours in the Redis runs ({@code &name=value...}; default none)
  * @param only keeps the Redis cases whose name contains this text (default: all)
- * @param inlineWorker a diagnosis: the component's worker pool runs each continuation inline
  */
 record TargetSettings(double seconds, double warmup, int rounds, int keys, int forks, boolean route, boolean accuracy,
-                      int accuracySeconds, String options, String only, boolean inlineWorker) {
+                      int accuracySeconds, String options, String only) {
 
     /** Reads the command line; an unknown argument is an error that names it and shows the usage. */
     static TargetSettings parse(String[] args) {
@@ -29,7 +28,6 @@ record TargetSettings(double seconds, double warmup, int rounds, int keys, int f
         boolean accuracy = true;
         String options = "";
         String only = "";
-        boolean inlineWorker = false;
         for (int a = 0; a < args.length; a++) {
             switch (args[a]) {
                 case "--seconds" -> seconds = Double.parseDouble(args[++a]);
@@ -41,14 +39,12 @@ record TargetSettings(double seconds, double warmup, int rounds, int keys, int f
                 case "--no-accuracy" -> accuracy = false;
                 case "--options" -> options = args[++a];
                 case "--only" -> only = args[++a];
-                case "--inline-worker" -> inlineWorker = true;
                 default -> throw new IllegalArgumentException("unknown argument " + args[a]
                         + "; usage: targets [--seconds 5] [--warmup 2] [--rounds 3] [--keys 1000] [--forks 3]"
                         + " [--no-route] [--no-accuracy] [--options '&name=value...']"
-                        + " [--only 'part of a case name'] [--inline-worker]");
+                        + " [--only 'part of a case name']");
             }
         }
-        return new TargetSettings(seconds, warmup, rounds, keys, forks, route, accuracy, 10, options, only,
-                inlineWorker);
+        return new TargetSettings(seconds, warmup, rounds, keys, forks, route, accuracy, 10, options, only);
     }
 }

@@ -22,9 +22,6 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *                                  [--no-route] [--no-accuracy] [--options '&amp;name=value'] [--only text]
  * </pre>
  * {@code --options} appends endpoint options to ours in the Redis runs (say {@code &redisBatching=true});
- * {@code --inline-worker} is a diagnosis, not a setting to run with: the component's {@code workerPool} runs each
- * continuation on the thread that completes it, so the route after the step runs on Lettuce's event loop, which a
- * route that blocks there would stall; ours with it against ours without is what the hop to the worker pool costs.
  * {@code --only} keeps the Redis cases whose name contains the text (say {@code random}: with
  * {@code -XX:StartFlightRecording}, a profile of that case alone).
  * <ol>

@@ -79,11 +79,9 @@ final class TargetsRedis {
             System.out.println(rb == null ? "redis-benchmark: not on PATH, its cross-check is skipped"
                     + " (Debian: apt-get install -y redis-tools)" : "redis-benchmark: " + rb);
             System.out.println("ours: tokenbucket: with store=redis" + (s.options().isEmpty() ? ", every other option"
-                    + " at its default" : " and " + s.options()) + (s.inlineWorker() ? "; DIAGNOSIS: workerPool runs"
-                    + " every continuation on the thread that completes it (Lettuce's event loop)" : ""));
-            try (Peer ours = RedisPeers.route(OURS, redis.uri(), s.options(), s.inlineWorker());
-                 Peer oursSync = RedisPeers.route(OURS_SYNC, redis.uri(), s.options() + "&synchronous=true",
-                         s.inlineWorker());
+                    + " at its default" : " and " + s.options()));
+            try (Peer ours = RedisPeers.route(OURS, redis.uri(), s.options());
+                 Peer oursSync = RedisPeers.route(OURS_SYNC, redis.uri(), s.options() + "&synchronous=true");
                  Peer bucket4j = RedisPeers.bucket4j(redis, keyNames)) {
                 Map<String, Peer> peers = Map.of(OURS, ours, OURS_SYNC, oursSync, BUCKET4J, bucket4j);
                 for (Peer p : peers.values()) {
