@@ -73,6 +73,22 @@ public interface BucketStore extends AutoCloseable {
         return null;
     }
 
+    /** {@link #takeNow}'s answer when the tokens are not there now: nothing was consumed. */
+    long NOT_TAKEN = -1;
+
+    /** {@link #takeNow}'s answer when this store answers only through {@link #reserve}. */
+    long NO_ANSWER = -2;
+
+    /**
+     * {@link #reserveNow} accepting no wait, answered in a primitive for the admitted hot path: the tokens left after
+     * taking {@code tokens} on {@code key} at once, {@link #NOT_TAKEN} when they are not there now (nothing consumed),
+     * {@link #NO_ANSWER} when the store gives its answer only through {@link #reserve}.
+     */
+    default long takeNow(String key, Limits limits, long tokens) {
+        Outcome answer = reserveNow(key, limits, tokens, 0);
+        return answer == null ? NO_ANSWER : answer.granted() ? answer.remaining() : NOT_TAKEN;
+    }
+
     /** What a reservation of {@code tokens} would get now, without consuming anything. */
     default CompletionStage<Outcome> peek(String key, Limits limits, long tokens) {
         return execute(StoreCommand.of(Step.Op.PEEK, key, limits, tokens));

@@ -51,6 +51,15 @@ import org.apache.camel.support.DefaultAsyncProducer;
  */
 public class TokenBucketProducer extends DefaultAsyncProducer {
 
+    /** Header values from 0 to 1,023 boxed once: a grant's headers then box nothing ({@link Long} caches to 127). */
+    private static final Long[] BOXED = new Long[1024];
+
+    static {
+        for (int i = 0; i < BOXED.length; i++) {
+            BOXED[i] = Long.valueOf(i);
+        }
+    }
+
     private final TokenBucketServices services;
     private final TokenBucketConfiguration config;
     /** The limits of each key ({@link TokenBucketLimitSource#limitsFor}). */
@@ -140,23 +149,24 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     }
 
     private boolean acquire(Exchange exchange, AsyncCallback callback, BucketStore store, TokenBucketRequest request) {
-        // A place among maxWaiting is taken before the reservation, so a reservation that has to wait always has
-        // one and nothing booked is ever given back (giving back tokens cannot cancel one particular slot). With
-        // every place taken only an exchange that need not wait may pass: maxWait 0, and a refusal consumes nothing.
-        long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
-        if (maxWait > 0 && request instanceof Acquire a && a.key().limits().adaptive() == null
+        if (request instanceof Acquire a && a.allOf().isEmpty() && a.key().limits().adaptive() == null
                 && a.key().limits().inFlight() == 0) {
             // a fixed rate without slots, first without a wait: a grant is what the reservation accepting a wait
             // would have been (LocalBucketStoreTest: a refusal changes nothing, a grant without a wait does not
             // depend on the wait accepted), and it passes without the count of waiting places every exchange of the
-            // endpoint shares; a refusal consumed nothing, and the exchange takes a place and reserves as any other
-            Outcome passed = reserveNow(store, request, 0, null);
-            if (passed != null && passed.granted()) {
-                settle(exchange, request, null, passed, 0);
+            // endpoint shares, answered in a primitive (no answer object); a refusal consumed nothing, and the
+            // exchange takes a place and reserves as any other
+            long remaining = store.takeNow(a.key().stored(), a.key().limits(), a.tokens());
+            if (remaining >= 0) {
+                admitted(exchange, a, null, remaining);
                 callback.done(true);
                 return true;
             }
         }
+        // A place among maxWaiting is taken before the reservation, so a reservation that has to wait always has
+        // one and nothing booked is ever given back (giving back tokens cannot cancel one particular slot). With
+        // every place taken only an exchange that need not wait may pass: maxWait 0, and a refusal consumes nothing.
+        long maxWait = TokenBucketLimitSource.maxWaitNanos(config);
         boolean place = maxWait > 0 && queue.takePlace();
         long accept = place ? maxWait : 0;
         StoreCommand.Lease lease = leases.lease(request); // null unless a key has an in-flight limit on Redis
@@ -251,9 +261,14 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             queue.refuse(exchange, acquire, r, acceptedNanos);
             return;
         }
+        admitted(exchange, acquire, lease, r.remaining());
+    }
+
+    /** An acquire granted without a wait, {@code remaining} tokens left: it passes, holding its slots until it ends. */
+    private void admitted(Exchange exchange, Acquire acquire, StoreCommand.Lease lease, long remaining) {
         leases.holdUntilDone(exchange, acquire, lease);
         services.statistics().admitted(acquire.key().stored(), 0);
-        TokenBucketWaiter.passed(exchange.getMessage(), config, 0, r.remaining());
+        TokenBucketWaiter.passed(exchange.getMessage(), config, 0, remaining);
     }
 
     /** An exchange granted its slots but refused a continuation by the worker pool: the slots go back when it ends. */
@@ -347,6 +362,11 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                                 : value.waitTicks()));
             }
         }
+    }
+
+    /** {@code n} boxed, from {@link #BOXED} when it is there. */
+    static Long boxed(long n) {
+        return n >= 0 && n < BOXED.length ? BOXED[(int) n] : Long.valueOf(n);
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {

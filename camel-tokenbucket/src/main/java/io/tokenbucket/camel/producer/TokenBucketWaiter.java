@@ -79,7 +79,7 @@ final class TokenBucketWaiter {
             message.setHeader(TokenBucketConstants.ALLOWED, Boolean.TRUE);
         }
         message.setHeader(TokenBucketConstants.WAITED, waitedMillis);
-        message.setHeader(TokenBucketConstants.REMAINING, remaining);
+        message.setHeader(TokenBucketConstants.REMAINING, TokenBucketProducer.boxed(remaining));
     }
 
     /** {@code acquire} as a refusal's message names it: its keys, cost and limits, and its keys with slots. */

@@ -15,6 +15,7 @@ import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.RateState;
 import io.tokenbucket.math.Step;
 import io.tokenbucket.math.Waiter;
+import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.StoreCommand;
 
 /**
@@ -92,14 +93,7 @@ final class BucketTable {
             Bucket bucket = bucketOf(key, nowNanos);
             long tatNanos = bucket.get();
             if (tatNanos <= HELD) { // one comparison for both markers on the fast path
-                if (tatNanos == RETIRED) {
-                    buckets.remove(key, bucket);
-                } else {
-                    synchronized (bucket) {
-                        // nothing to do: update holds this lock while the bucket is held, so entering it waits
-                        // until the bucket's new state is stored
-                    }
-                }
+                awaitMarker(key, bucket, tatNanos);
                 continue;
             }
             if (bucket.moreTatNanos != null) {
@@ -108,6 +102,44 @@ final class BucketTable {
             long nextNanos = OneLimitReservation.reserve(tatNanos, nowNanos, tokens, limit, maxWaitNanos);
             if (nextNanos == tatNanos || bucket.compareAndSet(tatNanos, storable(nextNanos))) {
                 return OneLimitReservation.answer(tatNanos, nextNanos, nowNanos, tokens, limit);
+            }
+        }
+    }
+
+    /**
+     * {@link #reserveOne} accepting no wait, answered in a primitive: the tokens left after the grant,
+     * {@link BucketStore#NOT_TAKEN} when refused (nothing consumed), {@link BucketStore#NO_ANSWER} where
+     * {@link #reserveOne} answers null.
+     */
+    long takeOne(String key, Limit limit, long tokens, long nowNanos) {
+        while (true) {
+            Bucket bucket = bucketOf(key, nowNanos);
+            long tatNanos = bucket.get();
+            if (tatNanos <= HELD) {
+                awaitMarker(key, bucket, tatNanos);
+                continue;
+            }
+            if (bucket.moreTatNanos != null) {
+                return BucketStore.NO_ANSWER;
+            }
+            long nextNanos = OneLimitReservation.reserve(tatNanos, nowNanos, tokens, limit, 0);
+            if (nextNanos == tatNanos) {
+                return BucketStore.NOT_TAKEN;
+            }
+            if (bucket.compareAndSet(tatNanos, storable(nextNanos))) {
+                return limit.available(nextNanos, nowNanos);
+            }
+        }
+    }
+
+    /** Waits out a marker read on {@code bucket}: drops a retired bucket, waits for a held one's lock. */
+    private void awaitMarker(String key, Bucket bucket, long tatNanos) {
+        if (tatNanos == RETIRED) {
+            buckets.remove(key, bucket);
+        } else {
+            synchronized (bucket) {
+                // nothing to do: update holds this lock while the bucket is held, so entering it waits
+                // until the bucket's new state is stored
             }
         }
     }

@@ -102,6 +102,17 @@ public final class LocalBucketStore implements BucketStore {
         return table.update(command.keys(), command.step(), nowNanos, null);
     }
 
+    /** {@link #reserveNow} without a wait; on the lock-free path it builds no answer either. */
+    @Override
+    public long takeNow(String key, Limits limits, long tokens) {
+        if (!lockFree || limits.size() != 1 || limits.adaptive() != null || limits.inFlight() > 0) {
+            return BucketStore.super.takeNow(key, limits, tokens);
+        }
+        limits.checkCost(tokens);
+        long remaining = table.takeOne(key, limits.get(0), tokens, clock.getAsLong());
+        return remaining != BucketStore.NO_ANSWER ? remaining : BucketStore.super.takeNow(key, limits, tokens);
+    }
+
     /** The lock-free reservation when it applies (one fixed limit, no in-flight limit), else null. */
     private Outcome reserveLockFree(String key, Limits limits, long tokens, long maxWaitNanos, long nowNanos) {
         if (!lockFree || limits.size() != 1 || limits.adaptive() != null || limits.inFlight() > 0) {

@@ -48,8 +48,9 @@ class LocalBucketStoreTest {
      * Random limits, costs, waits and steps of time; the limits of a key change now and then, so the lock-free path
      * also reads states the locked path wrote for other limits. Waits accepted include negative ones and ones past
      * the store's ceiling (capped as a command caps them); reservations come through {@code reserveNow} (no command
-     * built) and through {@code execute} (a command); the clock starts anywhere, so it may pass the end of the range
-     * of a {@code long}, and the markers of the table, during the run.
+     * built), through {@code reserve} and through {@code takeNow} (accepting no wait, a primitive answer); the clock
+     * starts anywhere, so it may pass the end of the range of a {@code long}, and the markers of the table, during
+     * the run.
      */
     @ParameterizedTest(name = "clock from {0}")
     @ValueSource(longs = {1_000 * MS, Long.MAX_VALUE - 1_000_000 * MS, Long.MIN_VALUE, -1_000_000 * MS})
@@ -85,6 +86,12 @@ class LocalBucketStoreTest {
                 case 2 -> {
                     expected = locked.remove(key, limits).toCompletableFuture().join();
                     actual = store.remove(key, limits).toCompletableFuture().join();
+                }
+                case 3 -> { // the primitive answer of a reservation accepting no wait: the tokens left, or none taken
+                    expected = locked.reserveNow(key, limits, tokens, 0);
+                    assertThat(store.takeNow(key, limits, tokens)).as("take at step %d on %s", i, key)
+                            .isEqualTo(expected.granted() ? expected.remaining() : BucketStore.NOT_TAKEN);
+                    actual = expected;
                 }
                 default -> {
                     expected = locked.reserveNow(key, limits, tokens, maxWait);
