@@ -24,11 +24,18 @@ public final class Limits {
     private final Limit[] limits;
     private final Adaptive adaptive;
     private final long inFlight;
+    /** {@link #capacity()}, computed once: every acquire asks it. */
+    private final long capacity;
 
     private Limits(Limit[] limits, Adaptive adaptive, long inFlight) {
         this.limits = limits;
         this.adaptive = adaptive;
         this.inFlight = inFlight;
+        long c = Long.MAX_VALUE;
+        for (Limit l : limits) {
+            c = Math.min(c, l.capacity());
+        }
+        this.capacity = c;
     }
 
     /**
@@ -114,11 +121,7 @@ public final class Limits {
 
     /** The smallest capacity: the most tokens one request may take ({@code Long.MAX_VALUE} without a rate limit). */
     public long capacity() {
-        long c = Long.MAX_VALUE;
-        for (Limit l : limits) {
-            c = Math.min(c, l.capacity());
-        }
-        return c;
+        return capacity;
     }
 
     /**

@@ -64,7 +64,7 @@ final class TokenBucketRequestReader {
                 return acquireAny(message, name, config, limits, candidates);
             }
         }
-        Key key = Key.of(keyOf(exchange, name, config), limits);
+        Key key = Key.of(keyOf(exchange, message, name, config), limits);
         return switch (operation) {
             case acquire -> {
                 List<Key> allOf = asks || config.getAllOf() != null
@@ -161,10 +161,10 @@ final class TokenBucketRequestReader {
         }
     }
 
-    private static String keyOf(Exchange exchange, String name, TokenBucketConfiguration config)
+    private static String keyOf(Exchange exchange, Message message, String name, TokenBucketConfiguration config)
             throws NoSuchHeaderException {
         String header = config.getKeyHeader();
-        String key = exchange.getMessage().getHeader(header, String.class);
+        String key = message.getHeader(header, String.class);
         if (key == null || key.isBlank()) {
             if (config.isRequireKey()) {
                 throw TokenBucketExceptions.noKey(name, header, exchange);
