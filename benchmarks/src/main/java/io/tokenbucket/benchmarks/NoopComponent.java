@@ -16,7 +16,8 @@ import org.apache.camel.support.DefaultEndpoint;
  * {@code noop:} for measurement 3: the cheapest {@code to(...)} step Camel can have. Its producer is a
  * {@link DefaultAsyncProducer} that completes every exchange synchronously and does nothing, so a route with
  * {@code to("noop:x")} pays exactly Camel's per-step cost of a producer endpoint (the {@code SendProcessor},
- * its producer lookup and the asynchronous callback plumbing), and nothing else. Registered by the benchmark
+ * its producer lookup and the asynchronous callback plumbing), and nothing else; {@code noop:headers} also sets the
+ * two headers a granted {@code tokenbucket:} step sets, boxed once (the floor of that step's contract). Registered by the benchmark
  * itself ({@code camel.addComponent("noop", new NoopComponent())}); no consumer.
  */
 public final class NoopComponent extends DefaultComponent {
@@ -28,15 +29,24 @@ public final class NoopComponent extends DefaultComponent {
 
     static final class NoopEndpoint extends DefaultEndpoint {
 
+        /** The values {@code noop:headers} sets, boxed once: what the two result headers of a grant cost at least. */
+        private static final Long WAITED = 0L;
+        private static final Long REMAINING = 999L;
+
         NoopEndpoint(String uri, NoopComponent component) {
             super(uri, component);
         }
 
         @Override
         public Producer createProducer() {
+            boolean headers = getEndpointUri().endsWith("headers");
             return new DefaultAsyncProducer(this) {
                 @Override
                 public boolean process(Exchange exchange, AsyncCallback callback) {
+                    if (headers) {
+                        exchange.getMessage().setHeader("CamelTokenBucketWaited", WAITED);
+                        exchange.getMessage().setHeader("CamelTokenBucketRemaining", REMAINING);
+                    }
                     callback.done(true);
                     return true;
                 }

@@ -12,7 +12,8 @@ import org.apache.camel.CamelContext;
 import org.apache.camel.ProducerTemplate;
 
 /**
- * Measurement 3 in CPU time: the routes of {@link RouteOverhead} ({@code bare}, {@code noopStep}, {@code tokenbucket}),
+ * Measurement 3 in CPU time: the routes of {@link RouteOverhead} ({@code bare}, {@code noopStep}, {@code noopHeaders},
+ * {@code tokenbucket}),
  * each exchange sent by the thread that runs it, and the CPU time those threads used per exchange
  * ({@link ThreadMXBean#getCurrentThreadCpuTime()}), not the exchanges per second of the wall clock. On a machine
  * shared with other work the wall clock counts the time the sender was not running, so exchanges per second vary
@@ -22,9 +23,9 @@ import org.apache.camel.ProducerTemplate;
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar route-cpu [keys] [rounds] [exchanges per round and thread] [threads]
  * </pre>
- * Defaults: 1000 keys, 15 rounds, 300,000 exchanges, 1 thread. Rounds go through the three routes in turn; the
- * first third of them warm up, the median of the others is printed per route, with {@code bare / route} (the
- * ratio of exchange rates the CPU time allows) and {@code route - noopStep} (the step's own cost beyond a
+ * Defaults: 1000 keys, 15 rounds, 300,000 exchanges, 1 thread. Rounds go through the four routes in turn; the
+ * first third of them warm up, the median of the others is printed per route, with {@code bare / route} and {@code noopStep / route}
+ * (ratios of exchange rates the CPU time allows) and {@code route - noopStep} (the step's own cost beyond a
  * {@code to()} of a producer that does nothing). The limit is 1,000 per millisecond per key, as in
  * {@link RouteOverhead}, times the threads so that one key does not bind either.
  */
@@ -49,7 +50,7 @@ public final class RouteCpu {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         Map<String, List<Double>> nanos = new LinkedHashMap<>();
         for (int r = 0; r < rounds; r++) {
-            for (String route : List.of("bare", "noopStep", "tokenbucket")) {
+            for (String route : List.of("bare", "noopStep", "noopHeaders", "tokenbucket")) {
                 long[] cpu = new long[threads];
                 Thread[] senders = new Thread[threads];
                 for (int t = 0; t < threads; t++) {
@@ -78,15 +79,15 @@ public final class RouteCpu {
         camel.stop();
         System.out.printf("## route overhead in CPU time: %d thread(s), %d key(s), median of %d rounds of %,d%n",
                 threads, keys, rounds - rounds / 3, perRound);
-        System.out.println("| route | ns of CPU per exchange | min | max | bare / route | route - noopStep (ns) |");
-        System.out.println("|---|---:|---:|---:|---:|---:|");
+        System.out.println("| route | ns of CPU per exchange | min | max | bare / route | noopStep / route | route - noopStep (ns) |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
         double bare = median(nanos.get("bare"));
         double noop = median(nanos.get("noopStep"));
         for (var e : nanos.entrySet()) {
             List<Double> v = e.getValue();
             double m = median(v);
-            System.out.printf("| %s | %.0f | %.0f | %.0f | %.2f | %.0f |%n", e.getKey(), m, Collections.min(v),
-                    Collections.max(v), bare / m, m - noop);
+            System.out.printf("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f |%n", e.getKey(), m, Collections.min(v),
+                    Collections.max(v), bare / m, noop / m, m - noop);
         }
     }
 

@@ -22,7 +22,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * {@code tokenbucket:} ({@code tokenbucket}), a {@code to(...)} of the cheapest possible producer endpoint
  * ({@code noopStep}: {@link NoopComponent}, whose asynchronous producer completes at once and does nothing, so
  * {@code noopStep - bare} is Camel's own per-step cost of a producer endpoint and {@code tokenbucket - noopStep}
- * is ours) or Camel's Throttle EIP in total-requests mode with a
+ * is ours; {@code noopHeaders}: the same producer setting the two headers of a grant, the floor of our contract) or
+ * Camel's Throttle EIP in total-requests mode with a
  * correlation expression ({@code throttle}), both at the same limit, which does not bind at the rates reached
  * here: {@code perMs} per millisecond with a burst of {@code perMs} (1 M/s or 10 M/s per key). Throttle keeps one
  * permit object per request of the period in a {@code DelayQueue}, so its cost grows with {@code perMs}.
@@ -97,6 +98,7 @@ public class RouteOverhead {
             public void configure() {
                 from("direct:bare").process(e -> { });
                 from("direct:noopStep").to("noop:x").process(e -> { });
+                from("direct:noopHeaders").to("noop:headers").process(e -> { });
                 from("direct:tokenbucket")
                         .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillAmount=" + perMs
                                 + "&refillPeriod=1")
@@ -120,6 +122,11 @@ public class RouteOverhead {
     @Benchmark
     public void noopStep(Cursor c) {
         template.sendBodyAndHeader("direct:noopStep", "x", "k", c.next(names));
+    }
+
+    @Benchmark
+    public void noopHeaders(Cursor c) {
+        template.sendBodyAndHeader("direct:noopHeaders", "x", "k", c.next(names));
     }
 
     @Benchmark
