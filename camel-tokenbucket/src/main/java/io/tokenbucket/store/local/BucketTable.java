@@ -15,7 +15,6 @@ import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.RateState;
 import io.tokenbucket.math.Step;
 import io.tokenbucket.math.Waiter;
-import io.tokenbucket.store.BucketStore;
 import io.tokenbucket.store.StoreCommand;
 
 /**
@@ -80,15 +79,21 @@ final class BucketTable {
 
     private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
 
+    /** {@link #reserveOne}'s answer for a key that holds the states of several limits: nothing decided. */
+    static final long SEVERAL_LIMITS = RETIRED;
+
     /**
-     * A reservation on one key of one fixed limit ({@link OneLimitReservation}, which answers as
+     * A reservation on one key of one fixed limit ({@link OneLimitReservation#reserve}, which decides as
      * {@link BucketMath#decide}), committed by one compare-and-set: lock-free, exact under any number of threads,
-     * and allocating nothing but the answer for a key that has a bucket. Answers null, deciding nothing, for a key
-     * that holds the states of several limits (its limits were changed): {@link #update} drops those, as it must.
+     * and allocating nothing for a key that has a bucket. Answers the {@code tat} it decided on, from which the
+     * caller derives what it needs (the state committed is {@code reserve} of it, the same pure function): the
+     * answer's {@link OneLimitReservation#answer Outcome}, or just the tokens left. Answers {@link #SEVERAL_LIMITS},
+     * deciding nothing, for a key that holds the states of several limits (its limits were changed): {@link #update}
+     * drops those, as it must.
      *
      * @param maxWaitNanos the longest wait accepted, capped as {@link io.tokenbucket.store.StoreCommand} caps it
      */
-    Outcome reserveOne(String key, Limit limit, long tokens, long maxWaitNanos, long nowNanos) {
+    long reserveOne(String key, Limit limit, long tokens, long maxWaitNanos, long nowNanos) {
         while (true) {
             Bucket bucket = bucketOf(key, nowNanos);
             long tatNanos = bucket.get();
@@ -97,37 +102,11 @@ final class BucketTable {
                 continue;
             }
             if (bucket.moreTatNanos != null) {
-                return null;
+                return SEVERAL_LIMITS;
             }
             long nextNanos = OneLimitReservation.reserve(tatNanos, nowNanos, tokens, limit, maxWaitNanos);
             if (nextNanos == tatNanos || bucket.compareAndSet(tatNanos, storable(nextNanos))) {
-                return OneLimitReservation.answer(tatNanos, nextNanos, nowNanos, tokens, limit);
-            }
-        }
-    }
-
-    /**
-     * {@link #reserveOne} accepting no wait, answered in a primitive: the tokens left after the grant,
-     * {@link BucketStore#NOT_TAKEN} when refused (nothing consumed), {@link BucketStore#NO_ANSWER} where
-     * {@link #reserveOne} answers null.
-     */
-    long takeOne(String key, Limit limit, long tokens, long nowNanos) {
-        while (true) {
-            Bucket bucket = bucketOf(key, nowNanos);
-            long tatNanos = bucket.get();
-            if (tatNanos <= HELD) {
-                awaitMarker(key, bucket, tatNanos);
-                continue;
-            }
-            if (bucket.moreTatNanos != null) {
-                return BucketStore.NO_ANSWER;
-            }
-            long nextNanos = OneLimitReservation.reserve(tatNanos, nowNanos, tokens, limit, 0);
-            if (nextNanos == tatNanos) {
-                return BucketStore.NOT_TAKEN;
-            }
-            if (bucket.compareAndSet(tatNanos, storable(nextNanos))) {
-                return limit.available(nextNanos, nowNanos);
+                return tatNanos;
             }
         }
     }

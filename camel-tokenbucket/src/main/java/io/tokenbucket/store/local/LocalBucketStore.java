@@ -8,7 +8,9 @@ import java.util.function.LongSupplier;
 
 import io.tokenbucket.math.AdaptiveMath;
 import io.tokenbucket.math.BucketMath;
+import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
+import io.tokenbucket.math.OneLimitReservation;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
 import io.tokenbucket.store.BucketStore;
@@ -105,21 +107,36 @@ public final class LocalBucketStore implements BucketStore {
     /** {@link #reserveNow} without a wait; on the lock-free path it builds no answer either. */
     @Override
     public long takeNow(String key, Limits limits, long tokens) {
-        if (!lockFree || limits.size() != 1 || limits.adaptive() != null || limits.inFlight() > 0) {
-            return BucketStore.super.takeNow(key, limits, tokens);
+        if (lockFreeApplies(limits, tokens)) {
+            Limit limit = limits.get(0);
+            long nowNanos = clock.getAsLong();
+            long tatNanos = table.reserveOne(key, limit, tokens, 0, nowNanos);
+            if (tatNanos != BucketTable.SEVERAL_LIMITS) {
+                long nextNanos = OneLimitReservation.reserve(tatNanos, nowNanos, tokens, limit, 0);
+                return nextNanos == tatNanos ? BucketStore.NOT_TAKEN : limit.available(nextNanos, nowNanos);
+            }
         }
-        limits.checkCost(tokens);
-        long remaining = table.takeOne(key, limits.get(0), tokens, clock.getAsLong());
-        return remaining != BucketStore.NO_ANSWER ? remaining : BucketStore.super.takeNow(key, limits, tokens);
+        return BucketStore.super.takeNow(key, limits, tokens);
     }
 
     /** The lock-free reservation when it applies (one fixed limit, no in-flight limit), else null. */
     private Outcome reserveLockFree(String key, Limits limits, long tokens, long maxWaitNanos, long nowNanos) {
-        if (!lockFree || limits.size() != 1 || limits.adaptive() != null || limits.inFlight() > 0) {
+        if (!lockFreeApplies(limits, tokens)) {
             return null;
         }
+        Limit limit = limits.get(0);
+        long tatNanos = table.reserveOne(key, limit, tokens, maxWaitNanos, nowNanos);
+        return tatNanos == BucketTable.SEVERAL_LIMITS ? null : OneLimitReservation.answer(tatNanos,
+                OneLimitReservation.reserve(tatNanos, nowNanos, tokens, limit, maxWaitNanos), nowNanos, tokens, limit);
+    }
+
+    /** Whether the lock-free reservation applies: one fixed limit, no in-flight limit; checks the cost then. */
+    private boolean lockFreeApplies(Limits limits, long tokens) {
+        if (!lockFree || limits.size() != 1 || limits.adaptive() != null || limits.inFlight() > 0) {
+            return false;
+        }
         limits.checkCost(tokens); // before a bucket is added for the key
-        return table.reserveOne(key, limits.get(0), tokens, maxWaitNanos, nowNanos);
+        return true;
     }
 
     /**

@@ -112,7 +112,7 @@ class LocalBucketStoreTest {
      * On one key of a fixed rate, a reservation accepting a wait is the same as one accepting none followed, when that
      * is refused, by the one accepting the wait: the same answers and the same states at the same instants. The
      * producer relies on it to let an exchange that passes at once take no waiting place
-     * ({@code TokenBucketProducer.passAtOnce}).
+     * ({@code TokenBucketProducer.acquire}, through {@code BucketStore.takeNow}).
      */
     @Test
     void aReservationWithoutWaitThenWithItAnswersAsTheOneAcceptingTheWait() {
