@@ -107,7 +107,7 @@ class BenchSmokeTest {
      */
     @Test
     void targetsDriverRuns() throws Exception {
-        var results = Targets.run(new TargetSettings(0.4, 0.2, 1, 100, 0, false, false, 1, "", "", false));
+        var results = Targets.run(new TargetSettings(0.4, 0.2, 1, 100, 0, false, false, 1, "", ""));
         assertThat(results).containsKeys("ours random keys, 64 in flight", "bucket4j random keys, 64 in flight",
                 "gcra-P16 random keys, 64 in flight", "ours hot key, 400 in flight", "bucket4j 1 in flight, quiet");
         results.forEach((name, runs) -> {
