@@ -46,7 +46,7 @@ class BenchSmokeTest {
 
     @Test
     void routeHarnessRuns() throws Exception {
-        assertThat(oneIteration(RouteOverhead.class, "1")).hasSize(4);
+        assertThat(oneIteration(RouteOverhead.class, "1")).hasSize(5);
     }
 
     @Test
