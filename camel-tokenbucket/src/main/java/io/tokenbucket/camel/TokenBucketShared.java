@@ -94,7 +94,9 @@ final class TokenBucketShared {
         ThreadPoolProfile profile = new ThreadPoolProfile(name);
         profile.setPoolSize(size);
         profile.setMaxPoolSize(size);
-        profile.setMaxQueueSize(-1);
+        // unbounded in fact: Camel makes a pool whose maxQueueSize is 0 or less hand tasks straight to threads (a
+        // SynchronousQueue), refusing one whenever every thread is busy
+        profile.setMaxQueueSize(Integer.MAX_VALUE);
         // refused only once shut down; Camel's default CallerRuns would then drop the task silently
         profile.setRejectedPolicy(ThreadPoolRejectedPolicy.Abort);
         profile.setAllowCoreThreadTimeOut(true);
