@@ -51,15 +51,6 @@ import org.apache.camel.support.DefaultAsyncProducer;
  */
 public class TokenBucketProducer extends DefaultAsyncProducer {
 
-    /** Header values from 0 to 1,023 boxed once: a grant's headers then box nothing ({@link Long} caches to 127). */
-    private static final Long[] BOXED = new Long[1024];
-
-    static {
-        for (int i = 0; i < BOXED.length; i++) {
-            BOXED[i] = Long.valueOf(i);
-        }
-    }
-
     private final TokenBucketServices services;
     private final TokenBucketConfiguration config;
     /** The limits of each key ({@link TokenBucketLimitSource#limitsFor}). */
@@ -362,11 +353,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                                 : value.waitTicks()));
             }
         }
-    }
-
-    /** {@code n} boxed, from {@link #BOXED} when it is there. */
-    static Long boxed(long n) {
-        return n >= 0 && n < BOXED.length ? BOXED[(int) n] : Long.valueOf(n);
     }
 
     private TokenBucketStoreException storeFailed(Throwable failure) {

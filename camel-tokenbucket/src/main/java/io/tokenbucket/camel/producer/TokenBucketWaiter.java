@@ -33,6 +33,15 @@ import org.apache.camel.StatefulService;
  * store a waiter for a slot holds a ticket on each of its keys, and withdraws them when it leaves without its slot.
  */
 final class TokenBucketWaiter {
+    /** Remaining-header values from 0 to 1,023 boxed once: a grant then boxes nothing ({@link Long} caches to 127). */
+    private static final Long[] BOXED = new Long[1024];
+
+    static {
+        for (int i = 0; i < BOXED.length; i++) {
+            BOXED[i] = Long.valueOf(i);
+        }
+    }
+
     private final TokenBucketWaitQueue queue;
     final StatefulService owner;
     final Exchange exchange;
@@ -79,7 +88,8 @@ final class TokenBucketWaiter {
             message.setHeader(TokenBucketConstants.ALLOWED, Boolean.TRUE);
         }
         message.setHeader(TokenBucketConstants.WAITED, waitedMillis);
-        message.setHeader(TokenBucketConstants.REMAINING, TokenBucketProducer.boxed(remaining));
+        message.setHeader(TokenBucketConstants.REMAINING, remaining >= 0 && remaining < BOXED.length
+                ? BOXED[(int) remaining] : Long.valueOf(remaining));
     }
 
     /** {@code acquire} as a refusal's message names it: its keys, cost and limits, and its keys with slots. */
