@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
+import io.micrometer.core.instrument.binder.jvm.ExecutorServiceMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tokenbucket.camel.TokenBucketException;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -21,6 +23,8 @@ import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.support.DefaultExchange;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -183,16 +187,19 @@ class TokenBucketHandOffTest {
         assertThat(callbacks.get()).as("exchanges failed").isZero();
     }
 
-    @Test
-    void aPoolThatWouldRunTheTaskOnTheThreadHandingItOverRefusesIt() throws Exception {
-        // Camel's default rejection policy: a full pool runs the task on the caller, here the timer or an I/O thread
+    @ParameterizedTest(name = "wrapped {0}")
+    @ValueSource(booleans = {false, true})
+    void aPoolThatWouldRunTheTaskOnTheThreadHandingItOverRefusesIt(boolean wrapped) throws Exception {
+        // Camel's default rejection policy: a full pool runs the task on the caller, here the timer or an I/O thread;
+        // so does one behind a wrapper (Micrometer's monitor, as applications wrap pools), whose policy is hidden
         ThreadPoolExecutor full = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1),
                 new ThreadPoolExecutor.CallerRunsPolicy());
+        ExecutorService pool = wrapped ? ExecutorServiceMetrics.monitor(new SimpleMeterRegistry(), full, "w") : full;
         CountDownLatch gate = new CountDownLatch(1);
         try {
             full.execute(() -> await(gate)); // its thread
             full.execute(() -> { }); // its queue
-            TokenBucketHandOff handOff = new TokenBucketHandOff(full, 1);
+            TokenBucketHandOff handOff = new TokenBucketHandOff(pool, TokenBucketHandOff.threadsOf(pool));
             Exchange exchange = new DefaultExchange(context);
             AtomicInteger callbacks = new AtomicInteger();
             AtomicInteger given = new AtomicInteger();
