@@ -15,6 +15,11 @@ algorithm does, not what a loaded machine adds. Prints the row's figures as demo
                                    [memory=0.65 (the share a slow start's cut remembers)] [accepted= (candidates, not
                                    in AdaptiveMath: remember memory x the pair's rate of 2xx answers since the start,
                                    `since`, or over the last `window=1` s, `last`, instead of memory x the factor)]
+                                   [between= (a candidate, not in AdaptiveMath: a cut past the slow start with more
+                                   than `minsent=0` requests sent since the last cut measures the limit as (requests
+                                   sent since then - `less=1`) over the time, the host's bucket full at both 429s, and
+                                   goes to between x that, remembering `over=1` x it)] [fast=1 (below the plateau a
+                                   step goes all the way)] [trace=1 (print every cut)]
 """
 import random
 import sys
@@ -35,7 +40,11 @@ class Rate:
 
 class Tuning:
     def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000, before=False,
-                 settle=0.0, memory=650_000, accepted='', window=1.0):
+                 settle=0.0, memory=650_000, accepted='', window=1.0, between=0, over=PPM, less=1, minsent=0,
+                 fast=False, trace=False):
+        # a later cut to between x the rate sent since the last one, remembering over x it (a candidate)
+        self.between, self.over, self.less, self.minsent = between, over, less, minsent
+        self.fast, self.trace = fast, trace  # below the plateau a step all the way; print every cut
         self.memory, self.accepted, self.window = memory, accepted, window  # a slow start's cut remembers
         self.floor, self.decrease, self.increase, self.hold, self.start = floor, decrease, increase, hold, start
         self.settle = settle  # a signal within this long of the last cut is not cut deeper
@@ -46,9 +55,14 @@ def holding(r, now, a):
     return not r.starting and r.f < PPM and now - r.cut < a.hold
 
 
-def cut(r, now, a, accepted=None):  # AdaptiveMath.cut; accepted: a factor, or None
+def cut(r, now, a, accepted=None, sent=None):  # AdaptiveMath.cut; accepted: a factor, or None
     if holding(r, now, a):
         return r
+    if a.between and not r.starting and sent is not None:
+        # the host's bucket was full at the last 429 and is full again at this one: what passed in between, over
+        # the time, is at most its limit (equal to it when its bucket never emptied in between)
+        m = min(r.f, sent)  # both factors
+        return Rate(max(a.floor, m * a.between // PPM), 0, now, False, m * a.over // PPM)
     if a.before:
         halved = r.starting and r.f > a.start
         f = (r.f // 2 if halved else r.f) * a.decrease // PPM
@@ -68,7 +82,7 @@ def climb(r, steps, a):  # AdaptiveMath.climb
     if m > 0:
         plateau = m * PLATEAU // PPM
         if f < plateau:
-            step, up_to = max(base, (plateau - f) // 2), plateau
+            step, up_to = max(base, (plateau - f) // (1 if a.fast else 2)), plateau
         elif f < m:
             step, up_to = max(1, base // HOLD_SHARE), m
         else:
@@ -114,6 +128,7 @@ def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=
     interval, step_tokens = 1.0 / ceiling, round(ceiling)
     r = Rate(a.start, 0, -1e9, a.start < PPM, 0)
     tat, t, target, hits, signals = 0.0, 0.0, LimitReq(limit, burst), [], []
+    cut_at, sent = 0.0, 0  # the last cut (or the start) and the requests sent since
     while t < seconds:
         while signals and signals[0] <= t:
             at = signals.pop(0)
@@ -122,8 +137,16 @@ def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=
                 since = at - a.window if a.accepted == 'last' else 0.0
                 answered = sum(1 for (sent, status) in hits if status == 200 and since <= sent + latency <= at)
                 accepted = round(answered / (at - max(since, 0.0)) / ceiling * PPM)
-            after = cut(r, at, a, accepted)
+            rate_sent = None
+            if at > cut_at and sent > a.minsent:
+                rate_sent = round(max(0, sent - a.less) / (at - cut_at) / ceiling * PPM)
+            after = cut(r, at, a, accepted, rate_sent)
+            if a.trace and after is not r:
+                print(f"  pair {id(hits) % 1000:3d} cut at {at:6.2f} s: {r.f / PPM * ceiling:5.2f}/s -> "
+                      f"{after.f / PPM * ceiling:5.2f}/s, remembers {after.mx / PPM * ceiling:5.2f}/s"
+                      f" (sent since {cut_at:5.2f} s: {sent / max(1e-9, at - cut_at):5.2f}/s)")
             if after is not r:  # AdaptiveMath.emptied
+                cut_at, sent = at, 0
                 tat = at + max(tat - at, capacity * interval * PPM / after.f)
                 r = after
         scaled = interval * PPM / r.f
@@ -133,6 +156,7 @@ def pair(limit, burst, ceiling, capacity, seconds, a, rng, horizon=0.1, latency=
             continue
         tat = max(tat, release) + scaled
         r = earn(r, 1, step_tokens, t, a)
+        sent += 1
         arrives = release + rng.random() * jitter
         ok = target.admit(arrives)
         hits.append((arrives, 200 if ok else 429))
@@ -170,7 +194,10 @@ if __name__ == '__main__':
                start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM),
                before=opts.get('rule') == 'before', hold=float(opts.get('hold', 0.2)),
                settle=float(opts.get('settle', 0)), memory=round(float(opts.get('memory', 0.65)) * PPM),
-               accepted=opts.get('accepted', ''), window=float(opts.get('window', 1)))
+               accepted=opts.get('accepted', ''), window=float(opts.get('window', 1)),
+               between=round(float(opts.get('between', 0)) * PPM), over=round(float(opts.get('over', 1)) * PPM),
+               less=int(opts.get('less', 1)), minsent=int(opts.get('minsent', 0)), fast=opts.get('fast') == '1',
+               trace=opts.get('trace') == '1')
     for seed in range(int(opts.get('seeds', 3))):
         every, after, used, time = row(limit, burst, factor, a, seed, int(opts.get('run', 20)),
                                       float(opts.get('delay', 0)))
