@@ -26,8 +26,8 @@ import org.apache.camel.ProducerTemplate;
  * Defaults: 1000 keys, 15 rounds, 300,000 exchanges, 1 thread. Rounds go through the four routes in turn; the
  * first third of them warm up, the median of the others is printed per route, with {@code bare / route} and {@code noopStep / route}
  * (ratios of exchange rates the CPU time allows) and {@code route - noopStep} (the step's own cost beyond a
- * {@code to()} of a producer that does nothing). The limit is 1,000 per millisecond per key, as in
- * {@link RouteOverhead}, times the threads so that one key does not bind either.
+ * {@code to()} of a producer that does nothing). The limit is {@link RouteOverhead#NEVER_BINDS} per millisecond
+ * with a burst of 1,000, as there.
  */
 public final class RouteCpu {
 
@@ -43,8 +43,7 @@ public final class RouteCpu {
         for (int i = 0; i < keys; i++) {
             names[i] = "key-" + i;
         }
-        int perMs = 1000 * threads;
-        CamelContext camel = RouteOverhead.stepRoutes(perMs);
+        CamelContext camel = RouteOverhead.stepRoutes(1000);
         camel.start();
         ProducerTemplate template = camel.createProducerTemplate();
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();

@@ -23,10 +23,11 @@ import org.openjdk.jmh.annotations.TearDown;
  * ({@code noopStep}: {@link NoopComponent}, whose asynchronous producer completes at once and does nothing, so
  * {@code noopStep - bare} is Camel's own per-step cost of a producer endpoint and {@code tokenbucket - noopStep}
  * is ours; {@code noopHeaders}: the same producer setting the two headers of a grant, the floor of our contract) or
- * Camel's Throttle EIP in total-requests mode with a
- * correlation expression ({@code throttle}), both at the same limit, which does not bind at the rates reached
- * here: {@code perMs} per millisecond with a burst of {@code perMs} (1 M/s or 10 M/s per key). Throttle keeps one
- * permit object per request of the period in a {@code DelayQueue}, so its cost grows with {@code perMs}.
+ * Camel's Throttle EIP in total-requests mode with a correlation expression ({@code throttle}) at {@code perMs} per
+ * millisecond with a burst of {@code perMs} (1 M/s or 10 M/s per key). Throttle keeps one permit object per request
+ * of the period in a {@code DelayQueue}, so its cost grows with {@code perMs}; ours does not depend on the rate, which
+ * is {@link #NEVER_BINDS} per millisecond with the same burst: at 1 M/s one key on a quiet machine reached the limit,
+ * and exchanges then waited on the timer, which measures the limit, not the step.
  * Each call is {@code ProducerTemplate.sendBodyAndHeader} with the key in header {@code k}, keys taken round
  * robin from {@code keys} strings. {@code -p perMs=1000,10000} adds the faster limit, where Throttle costs more.
  */
@@ -41,6 +42,12 @@ public class RouteOverhead {
 
     @Param({"1", "1000"})
     public int keys;
+
+    /**
+     * The rate of the {@code tokenbucket:} step, per millisecond: 1 G/s, so that it never binds here; its burst is
+     * {@code perMs}, as throttle's, so the tokens left (a header) stay as small as a real limit's.
+     */
+    static final long NEVER_BINDS = 1_000_000;
 
     String[] names;
     CamelContext camel;
@@ -88,7 +95,8 @@ public class RouteOverhead {
     /**
      * A context, not started, with the routes both route benchmarks compare: {@code direct:bare} (a no-op processor),
      * {@code direct:noopStep} (a producer that does nothing, then the processor) and {@code direct:tokenbucket} (the
-     * local store at {@code perMs} a millisecond with that burst, keys in header {@code k}, then the processor).
+     * local store at {@link #NEVER_BINDS} a millisecond with a burst of {@code perMs}, keys in header {@code k}, then
+     * the processor).
      */
     static CamelContext stepRoutes(long perMs) throws Exception {
         CamelContext camel = new DefaultCamelContext();
@@ -100,7 +108,7 @@ public class RouteOverhead {
                 from("direct:noopStep").to("noop:x").process(e -> { });
                 from("direct:noopHeaders").to("noop:headers").process(e -> { });
                 from("direct:tokenbucket")
-                        .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillAmount=" + perMs
+                        .to("tokenbucket:bench?keyHeader=k&capacity=" + perMs + "&refillAmount=" + NEVER_BINDS
                                 + "&refillPeriod=1")
                         .process(e -> { });
             }
