@@ -51,13 +51,13 @@ class TokenBucketTransactedJmsTest extends TokenBucketRedisTestSupport {
     }
 
     /**
-     * The step under test: {@code rate} a rate of one per 25 ms on the local store or on Redis, {@code inflight} one
+     * The step under test: {@code rate} a rate of one per 100 ms on the local store or on Redis, {@code inflight} one
      * exchange in flight at a time for 4 listeners; {@code throttle} is Camel's throttle at the same rate.
      */
     private static String step(String limit) {
         return switch (limit) {
-            case "local" -> "tokenbucket:local?capacity=1&refillPeriod=25ms";
-            case "redis" -> "tokenbucket:redis?capacity=1&refillPeriod=25ms&store=redis&redisUri=" + redis.uri();
+            case "local" -> "tokenbucket:local?capacity=1&refillPeriod=100ms";
+            case "redis" -> "tokenbucket:redis?capacity=1&refillPeriod=100ms&store=redis&redisUri=" + redis.uri();
             case "inflight" -> "tokenbucket:inflight?maxInFlight=1";
             default -> throw new IllegalArgumentException(limit);
         };
@@ -120,7 +120,7 @@ class TokenBucketTransactedJmsTest extends TokenBucketRedisTestSupport {
                         route.transacted();
                     }
                     if ("throttle".equals(limit)) {
-                        route.throttle(1).totalRequestsMode().timePeriodMillis(25);
+                        route.throttle(1).totalRequestsMode().timePeriodMillis(100);
                     } else {
                         route.to(toUri);
                     }
