@@ -149,7 +149,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             // exchange takes a place and reserves as any other
             long remaining = store.takeNow(a.key().stored(), a.key().limits(), a.tokens());
             if (remaining >= 0) {
-                admitted(exchange, a, null, remaining);
+                queue.admitted(exchange, a, leases, null, remaining);
                 callback.done(true);
                 return true;
             }
@@ -198,7 +198,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
             if (place) {
                 queue.leavePlace();
             }
-            settle(exchange, request, lease, atOnce, accept);
+            queue.settle(exchange, request, leases, lease, atOnce, accept);
             callback.done(true);
             return true;
         }
@@ -214,7 +214,7 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
                         services.statistics().storeError();
                         exchange.setException(storeFailed(failure));
                     } else {
-                        settle(exchange, request, lease, value, 0);
+                        queue.settle(exchange, request, leases, lease, value, 0);
                     }
                     callback.done(false);
                 }, () -> refused(exchange, request, lease, value));
@@ -239,27 +239,6 @@ public class TokenBucketProducer extends DefaultAsyncProducer {
     /** Whether an answer makes an exchange that holds a waiting place wait: for its tokens, or for a slot. */
     private static boolean waits(Outcome r) {
         return r.granted() ? r.waitTicks() > 0 : r.slotless();
-    }
-
-    /**
-     * Acts on the answer {@code r} to an acquire that does not wait: it passes (holding its slots, if any, until it
-     * ends) or is refused. {@code acceptedNanos}: the wait it was allowed, 0 when it held no waiting place.
-     */
-    private void settle(Exchange exchange, TokenBucketRequest request, StoreCommand.Lease lease, Outcome r,
-                        long acceptedNanos) {
-        Acquire acquire = queue.chosen(exchange.getMessage(), request, r);
-        if (!r.granted()) {
-            queue.refuse(exchange, acquire, r, acceptedNanos);
-            return;
-        }
-        admitted(exchange, acquire, lease, r.remaining());
-    }
-
-    /** An acquire granted without a wait, {@code remaining} tokens left: it passes, holding its slots until it ends. */
-    private void admitted(Exchange exchange, Acquire acquire, StoreCommand.Lease lease, long remaining) {
-        leases.holdUntilDone(exchange, acquire, lease);
-        services.statistics().admitted(acquire.key().stored(), 0);
-        TokenBucketWaiter.passed(exchange.getMessage(), config, 0, remaining);
     }
 
     /** An exchange granted its slots but refused a continuation by the worker pool: the slots go back when it ends. */

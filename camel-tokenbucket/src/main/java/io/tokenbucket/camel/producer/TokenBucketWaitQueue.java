@@ -142,14 +142,34 @@ public final class TokenBucketWaitQueue {
             return false;
         }
         leavePlace();
-        if (!r.granted()) {
-            refuse(w.exchange, acquire, r, TokenBucketLimitSource.maxWaitNanos(config));
-            return true;
-        }
-        w.hold(acquire);
-        statistics.admitted(acquire.key().stored(), 0);
-        TokenBucketWaiter.passed(w.exchange.getMessage(), config, 0, r.remaining());
+        settled(w.exchange, acquire, w.leases, w.lease, r, TokenBucketLimitSource.maxWaitNanos(config));
         return true;
+    }
+
+    /**
+     * Acts on the answer {@code r} to an acquire that does not wait: it passes (holding its slots, if any, until it
+     * ends) or is refused. {@code acceptedNanos}: the wait it was allowed, 0 when it held no waiting place.
+     */
+    void settle(Exchange exchange, TokenBucketRequest request, TokenBucketLeases leases, StoreCommand.Lease lease,
+                Outcome r, long acceptedNanos) {
+        settled(exchange, chosen(exchange.getMessage(), request, r), leases, lease, r, acceptedNanos);
+    }
+
+    private void settled(Exchange exchange, Acquire acquire, TokenBucketLeases leases, StoreCommand.Lease lease,
+                         Outcome r, long acceptedNanos) {
+        if (r.granted()) {
+            admitted(exchange, acquire, leases, lease, r.remaining());
+        } else {
+            refuse(exchange, acquire, r, acceptedNanos);
+        }
+    }
+
+    /** An acquire granted without a wait, {@code remaining} tokens left: it passes, holding its slots until it ends. */
+    void admitted(Exchange exchange, Acquire acquire, TokenBucketLeases leases, StoreCommand.Lease lease,
+                  long remaining) {
+        leases.holdUntilDone(exchange, acquire, lease);
+        statistics.admitted(acquire.key().stored(), 0);
+        TokenBucketWaiter.passed(exchange.getMessage(), config, 0, remaining);
     }
 
     /** Why a waiter whose tokens come at {@code slot} must not wait, the Camel context stopping; null: it may. */

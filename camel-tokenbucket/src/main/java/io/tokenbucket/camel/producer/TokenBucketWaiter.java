@@ -47,8 +47,8 @@ final class TokenBucketWaiter {
     final Exchange exchange;
     private final AsyncCallback callback;
     final TokenBucketRequest request;
-    private final StoreCommand.Lease lease;
-    private final TokenBucketLeases leases;
+    final StoreCommand.Lease lease;
+    final TokenBucketLeases leases;
     final long start;
     /** The stored slot keys it waits for, of every candidate; its maxWait's end ({@link System#nanoTime()}). */
     Set<String> keys = Set.of();
@@ -119,7 +119,7 @@ final class TokenBucketWaiter {
     }
 
     /** Holds the slots {@code acquire} took until its exchange ends. */
-    void hold(Acquire acquire) {
+    private void hold(Acquire acquire) {
         leases.holdUntilDone(exchange, acquire, lease);
     }
 
