@@ -73,6 +73,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "maxCandidates": getOrCreateConfiguration(target).setMaxCandidates(property(camelContext, int.class, value)); return true;
         case "maxinflight":
         case "maxInFlight": getOrCreateConfiguration(target).setMaxInFlight(property(camelContext, long.class, value)); return true;
+        case "maxlateness":
+        case "maxLateness": getOrCreateConfiguration(target).setMaxLateness(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "maxwait":
         case "maxWait": getOrCreateConfiguration(target).setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
         case "maxwaiting":
@@ -158,6 +160,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "maxCandidates": return int.class;
         case "maxinflight":
         case "maxInFlight": return long.class;
+        case "maxlateness":
+        case "maxLateness": return long.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
         case "maxwaiting":
@@ -244,6 +248,8 @@ public class TokenBucketComponentConfigurer extends PropertyConfigurerSupport im
         case "maxCandidates": return getOrCreateConfiguration(target).getMaxCandidates();
         case "maxinflight":
         case "maxInFlight": return getOrCreateConfiguration(target).getMaxInFlight();
+        case "maxlateness":
+        case "maxLateness": return getOrCreateConfiguration(target).getMaxLateness();
         case "maxwait":
         case "maxWait": return getOrCreateConfiguration(target).getMaxWait();
         case "maxwaiting":

@@ -61,6 +61,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "maxCandidates": target.getConfiguration().setMaxCandidates(property(camelContext, int.class, value)); return true;
         case "maxinflight":
         case "maxInFlight": target.getConfiguration().setMaxInFlight(property(camelContext, long.class, value)); return true;
+        case "maxlateness":
+        case "maxLateness": target.getConfiguration().setMaxLateness(property(camelContext, java.time.Duration.class, value).toMillis()); return true;
         case "maxwait":
         case "maxWait": target.getConfiguration().setMaxWait(property(camelContext, java.lang.Long.class, value)); return true;
         case "maxwaiting":
@@ -135,6 +137,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "maxCandidates": return int.class;
         case "maxinflight":
         case "maxInFlight": return long.class;
+        case "maxlateness":
+        case "maxLateness": return long.class;
         case "maxwait":
         case "maxWait": return java.lang.Long.class;
         case "maxwaiting":
@@ -210,6 +214,8 @@ public class TokenBucketEndpointConfigurer extends PropertyConfigurerSupport imp
         case "maxCandidates": return target.getConfiguration().getMaxCandidates();
         case "maxinflight":
         case "maxInFlight": return target.getConfiguration().getMaxInFlight();
+        case "maxlateness":
+        case "maxLateness": return target.getConfiguration().getMaxLateness();
         case "maxwait":
         case "maxWait": return target.getConfiguration().getMaxWait();
         case "maxwaiting":

@@ -23,7 +23,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
     private static final Set<String> SECRET_PROPERTY_NAMES;
     private static final Map<String, String> MULTI_VALUE_PREFIXES;
     static {
-        Set<String> props = new HashSet<>(38);
+        Set<String> props = new HashSet<>(39);
         props.add("adaptive");
         props.add("adaptiveDecrease");
         props.add("adaptiveFloor");
@@ -45,6 +45,7 @@ public class TokenBucketEndpointUriFactory extends org.apache.camel.support.comp
         props.add("maxAllOf");
         props.add("maxCandidates");
         props.add("maxInFlight");
+        props.add("maxLateness");
         props.add("maxWait");
         props.add("maxWaiting");
         props.add("metricsMaxKeys");

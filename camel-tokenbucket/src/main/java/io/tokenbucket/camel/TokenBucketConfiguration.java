@@ -136,6 +136,14 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
             + " when it has passed.")
     private long stopTimeout = 10_000;
 
+    @UriParam(label = "advanced", defaultValue = "100ms", javaType = "java.time.Duration", description = "How late"
+            + " past its time a waiting exchange may be released and still use its reservation: one released later"
+            + " (the JVM or machine stalled) reserves again as a new arrival would, within what is left of maxWait,"
+            + " instead of going out beside the tokens refilled meanwhile. The bound is the larger of this and the"
+            + " shortest token interval of its keys; exchanges with in-flight limits, candidates or adaptive keys go"
+            + " on. Negative: never reserves again.")
+    private long maxLateness = 100;
+
     // Camel's own option and wording (camel-kafka, camel-netty, camel-jms): what it means here is in the adoc
     @UriParam(label = "advanced", defaultValue = "false", description = "Sets whether synchronous processing"
             + " should be strictly used. The calling thread then waits for the store and for the exchange's tokens or"
@@ -232,6 +240,23 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     /** Sets the longest wait accepted in delay mode, in milliseconds, at most 365 days; null (the default): 365 days. */
     public void setMaxWait(Long maxWait) {
         this.maxWait = maxWait;
+    }
+
+    /**
+     * How late past its reserved time, in milliseconds, a waiting exchange may be released and still go on with its
+     * reservation; a later one reserves again. Default 100.
+     */
+    public long getMaxLateness() {
+        return maxLateness;
+    }
+
+    /**
+     * Sets how late (milliseconds; Camel duration text when configured) a waiting exchange may be released and still
+     * use its reservation; the bound applied is the larger of this and its keys' shortest token interval. A negative
+     * value never reserves again. Default 100ms.
+     */
+    public void setMaxLateness(long maxLateness) {
+        this.maxLateness = maxLateness;
     }
 
     /** How many exchanges may wait at once on an endpoint. Default {@value #DEFAULT_MAX_WAITING}. */

@@ -247,6 +247,12 @@ public class TokenBucketEndpoint extends DefaultEndpoint {
         return statistics.getAbandoned();
     }
 
+    /** Waiters released past their lateness bound (a stall) that gave their tokens back and reserved again. */
+    @ManagedAttribute(description = "Waiters released past maxLateness (a stall) that reserved again")
+    public long getRebookedCount() {
+        return statistics.getRebooked();
+    }
+
     /** Exchanges of this instance holding in-flight slots now (between admission and the end of their exchange). */
     @ManagedAttribute(description = "Exchanges of this instance holding in-flight slots now")
     public long getInFlightCount() {

@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import io.tokenbucket.camel.producer.TokenBucketHandOff;
@@ -40,6 +41,9 @@ final class TokenBucketShared {
     private ExecutorService workerPool;
     private ExecutorService ownedWorkerPool;
     private TokenBucketHandOff handOff;
+    // the system's unless a test replaces them: the timer's, and the local buckets'
+    private TokenBucketTimer.Clock timerClock = TokenBucketTimer.SYSTEM;
+    private LongSupplier localClock = System::nanoTime;
 
     /** @param meterRegistry the component's {@code meterRegistry} option, read when an endpoint starts */
     TokenBucketShared(Supplier<Object> meterRegistry) {
@@ -58,7 +62,7 @@ final class TokenBucketShared {
         // waiting exchanges woken at once are ten thousand continuations. The timer keeps its own heap, on a
         // thread of Camel's so that it is named and shut down like every other.
         ExecutorServiceManager pools = camel.getExecutorServiceManager();
-        timer = new TokenBucketTimer(TokenBucketTimer.SYSTEM, TimeUnit.MICROSECONDS.toNanos(spinMicros));
+        timer = new TokenBucketTimer(timerClock, TimeUnit.MICROSECONDS.toNanos(spinMicros));
         timerThread = pools.newSingleThreadExecutor(source, "TokenBucketTimer");
         timerThread.execute(timer);
         this.workerPool = workerPool;
@@ -163,7 +167,16 @@ final class TokenBucketShared {
 
     /** The local buckets of the limiter {@code name}, shared by every endpoint with that name. */
     LocalBucketStore localStore(String name) {
-        return localStores.computeIfAbsent(name, n -> new LocalBucketStore());
+        return localStores.computeIfAbsent(name, n -> new LocalBucketStore(localClock));
+    }
+
+    /**
+     * Tests: the timer reads and waits on {@code timer}, the local buckets read {@code local}; set before the
+     * component starts. A test so moves time, or stalls the timer alone (a JVM or machine that stopped).
+     */
+    void useClocks(TokenBucketTimer.Clock timer, LongSupplier local) {
+        this.timerClock = timer;
+        this.localClock = local;
     }
 
     /** The local buckets of the limiter {@code name} if any were made, else null. */

@@ -34,6 +34,7 @@ public final class TokenBucketStatistics {
     private final LongAdder rejected = new LongAdder();
     private final LongAdder storeErrors = new LongAdder();
     private final LongAdder abandoned = new LongAdder();
+    private final LongAdder rebooked = new LongAdder();
     private final LongAdder inFlight = new LongAdder();
     private final LongAdder slotWaiting = new LongAdder();
     /** The moving mean of the in-flight slots' hold times, in nanoseconds; -1 before the first release. */
@@ -234,6 +235,11 @@ public final class TokenBucketStatistics {
         abandoned.increment();
     }
 
+    /** A waiter released past its lateness bound reserved again. */
+    public void rebooked() {
+        rebooked.increment();
+    }
+
     /** One reservation call to Redis carrying {@code size} reservations (1: it went alone). */
     public void storeBatch(long size) {
         storeBatches.increment();
@@ -292,6 +298,14 @@ public final class TokenBucketStatistics {
     /** Exchanges that were still waiting when their producer stopped: failed, their tokens refunded. */
     public long getAbandoned() {
         return abandoned.sum();
+    }
+
+    /**
+     * Waiters released past their lateness bound ({@code maxLateness}, or their keys' token interval if longer: the
+     * JVM or machine stalled) that reserved again; each is one store call more.
+     */
+    public long getRebooked() {
+        return rebooked.sum();
     }
 
     /** Nanoseconds the delayed exchanges waited, in all. */

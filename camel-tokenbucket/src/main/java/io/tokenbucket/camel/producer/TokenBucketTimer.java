@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
 public final class TokenBucketTimer implements Runnable {
 
     /** Where the timer reads the time and how it waits; replaced in tests by a clock that only they advance. */
-    interface Clock {
+    public interface Clock {
         /** The current time in nanoseconds, on the scale of the deadlines ({@link System#nanoTime()}). */
         long nanoTime();
 
@@ -136,6 +136,11 @@ public final class TokenBucketTimer implements Runnable {
     public void stop() {
         stopped = true;
         LockSupport.unpark(thread);
+    }
+
+    /** The time on the timer's clock: a task learns from it how late it runs. */
+    long now() {
+        return clock.nanoTime();
     }
 
     /** Nudges the timer thread to read the clock again (tests: after they moved their clock). */

@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.camel.TokenBucketConfiguration;
 import io.tokenbucket.camel.TokenBucketConstants;
@@ -135,7 +136,8 @@ final class TokenBucketWaiter {
         slot = r.fromTicks() + r.waitTicks(); // the timer never runs a task before it: no release is early
         queue.timed.add(this);
         try {
-            timer = queue.services.timer().schedule(this::release, slot);
+            TokenBucketTimer on = queue.services.timer();
+            timer = on.schedule(() -> release(on.now()), slot);
         } catch (RejectedExecutionException e) {
             abandon("its wake-up could not be scheduled (" + e.getMessage() + ")");
         }
@@ -156,17 +158,94 @@ final class TokenBucketWaiter {
         }
     }
 
-    /** On the timer thread, at its time: it leaves with its tokens, continuing where it is handed. */
-    private void release() {
+    /**
+     * On the timer thread, at its time, {@code now}: it leaves with its tokens, continuing where it is handed; or,
+     * released past its lateness bound, it reserves again.
+     */
+    private void release(long now) {
         if (queue.timed.remove(this)) { // its one claim, or abandon's
-            queue.leavePlace();
-            handOff(() -> {
-                long waited = System.nanoTime() - start;
-                queue.statistics.admitted(acquire.key().stored(), waited);
-                passed(exchange.getMessage(), queue.config, waited / 1_000_000, remaining);
-                callback.done(false);
-            }, null);
+            if (now - slot > latenessNanos()) {
+                rebook(now);
+            } else {
+                pass();
+            }
         }
+    }
+
+    /** It leaves with its tokens, continuing where it is handed. */
+    private void pass() {
+        queue.leavePlace();
+        handOff(() -> {
+            long waited = System.nanoTime() - start;
+            queue.statistics.admitted(acquire.key().stored(), waited);
+            passed(exchange.getMessage(), queue.config, waited / 1_000_000, remaining);
+            callback.done(false);
+        }, null);
+    }
+
+    /**
+     * How late past its slot it may still go on with its reservation: the larger of {@code maxLateness} and the
+     * shortest token interval of the keys it charged. Within one interval a late release adds at most one request to
+     * any window of its keys (the tokens refilled while it was late are less than one); the floor keeps a machine that
+     * is routinely a few milliseconds late from re-booking every waiter, each re-booking being two store calls more.
+     * Never (the largest value) when {@code maxLateness} is negative, and for what it does not cover: an acquire that
+     * holds in-flight slots (they would have to be given back and waited for again), of candidates (the re-booking
+     * could choose another key) or of an adaptive key (a refund there is no plain give-back).
+     */
+    private long latenessNanos() {
+        long floor = queue.config.getMaxLateness();
+        Acquire a = acquire;
+        if (floor < 0 || request instanceof AcquireAny || !TokenBucketRequest.slotKeys(a).isEmpty()) {
+            return Long.MAX_VALUE;
+        }
+        long interval = Long.MAX_VALUE;
+        List<Key> keys = new ArrayList<>(1 + a.allOf().size());
+        keys.add(a.key());
+        keys.addAll(a.allOf());
+        for (Key key : keys) {
+            if (key.limits().adaptive() != null) {
+                return Long.MAX_VALUE;
+            }
+            for (int l = 0; l < key.limits().size(); l++) {
+                interval = Math.min(interval, key.limits().get(l).interval());
+            }
+        }
+        return Math.max(TimeUnit.MILLISECONDS.toNanos(floor), interval == Long.MAX_VALUE ? 0 : interval);
+    }
+
+    /**
+     * Released at {@code now}, past its lateness bound (the JVM or machine stalled, and the bucket refilled
+     * meanwhile): reserves again as a new arrival would, within what is left of its maxWait, so that it competes with
+     * the refilled tokens instead of going out beside them. Its old tokens are not given back: their time has passed
+     * (a refund moves a bucket back by their cost, never before now, and would so give back what arrivals after the
+     * stall took: they and it would go out together again); the time it stood unused is lost to the stall.
+     */
+    private void rebook(long now) {
+        Acquire charged = acquire;
+        queue.statistics.rebooked();
+        long accept = Math.max(0, start + TokenBucketLimitSource.maxWaitNanos(queue.config) - now);
+        CompletionStage<Outcome> answer;
+        try {
+            answer = queue.reservation.reserve(charged, accept, null);
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        answer.whenComplete((r, failure) -> {
+            if (failure != null) {
+                failed(failure);
+            } else if (r.granted() && r.waitTicks() > 0) {
+                awaitTokens(charged, r);
+            } else if (r.granted()) {
+                remaining = r.remaining();
+                pass();
+            } else { // over what is left of its maxWait: refused as a new arrival would be
+                continueLater(charged, r, () -> {
+                    if (queue.answered(this, charged, r)) {
+                        callback.done(false);
+                    }
+                });
+            }
+        });
     }
 
     /** Its producer stopped while the store answered or it was queued: nobody else would abandon it. */
