@@ -140,8 +140,8 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
             + " past its time a waiting exchange may be released and still use its reservation: one released later"
             + " (the JVM or machine stalled) reserves again as a new arrival would, within what is left of maxWait,"
             + " instead of going out beside the tokens refilled meanwhile. The bound is the larger of this and the"
-            + " shortest token interval of its keys; exchanges with in-flight limits, candidates or adaptive keys go"
-            + " on. Negative: never reserves again.")
+            + " shortest token interval of its keys; an exchange with in-flight limits goes on. Negative: never"
+            + " reserves again.")
     private long maxLateness = 100;
 
     // Camel's own option and wording (camel-kafka, camel-netty, camel-jms): what it means here is in the adoc

@@ -68,6 +68,7 @@ class TokenBucketLateReleaseTest extends CamelTestSupport {
     private final StallClock clock = new StallClock();
     /** The world's time at which each exchange completed (passed, or failed), in completion order. */
     private final ConcurrentLinkedQueue<Long> doneAt = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Map.Entry<Exchange, Long>> done = new ConcurrentLinkedQueue<>();
     private final List<Exchange> sent = new ArrayList<>();
 
     @Override
@@ -80,13 +81,21 @@ class TokenBucketLateReleaseTest extends CamelTestSupport {
     }
 
     private void send(String uri, int count) throws Exception {
+        send(uri, count, Map.of(TokenBucketConstants.KEY, "k"));
+    }
+
+    private void send(String uri, int count, Map<String, Object> headers) throws Exception {
         AsyncProducer producer = context.getEndpoint(uri).createAsyncProducer();
         producer.start();
         for (int i = 0; i < count; i++) {
             Exchange exchange = new DefaultExchange(context);
-            exchange.getMessage().setHeaders(new HashMap<>(Map.of("CamelTokenBucketKey", "k")));
+            exchange.getMessage().setHeaders(new HashMap<>(headers));
             sent.add(exchange);
-            producer.process(exchange, doneSync -> doneAt.add(clock.world.get()));
+            producer.process(exchange, doneSync -> {
+                long at = clock.world.get();
+                done.add(Map.entry(exchange, at));
+                doneAt.add(at);
+            });
         }
     }
 
@@ -139,6 +148,35 @@ class TokenBucketLateReleaseTest extends CamelTestSupport {
         assertThat(sent).allSatisfy(e -> assertThat(e.getException()).isNull());
         assertThat(endpoint.getDelayedCount()).isEqualTo(3);
         assertThat(endpoint.getRejectedCount()).isZero();
+    }
+
+    @Test
+    void aLateWaiterOfCandidatesReservesAgainOnTheFreestAndItsKeyHeaderFollows() throws Exception {
+        Map<String, Object> candidates = Map.of(TokenBucketConstants.CANDIDATES, List.of("a", "b"));
+        send(URI, 12, candidates); // 3 at once on each, 3 booked on each at +500, +1000, +1500 ms
+        awaitDone(6);
+        clock.stall(3000 * MS);
+        send(URI, 6, candidates); // the refilled bursts of both
+        awaitDone(12);
+        clock.catchUp();
+        TokenBucketEndpoint endpoint = endpoint(URI);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> endpoint.getRebookedCount() + endpoint.getDelayedCount() >= 6);
+        for (int n = 14; n <= 18; n += 2) { // two a token interval: one on each key
+            clock.advance(INTERVAL);
+            awaitDone(n);
+        }
+        assertThat(sent).allSatisfy(e -> assertThat(e.getException()).isNull());
+        Map<String, Map<Long, Integer>> perKey = new TreeMap<>(); // by the key each exchange's header names
+        done.forEach(d -> perKey.computeIfAbsent(d.getKey().getMessage().getHeader(TokenBucketConstants.KEY,
+                String.class), k -> new TreeMap<>()).merge(d.getValue(), 1, Integer::sum));
+        assertThat(perKey).containsOnlyKeys("a", "b");
+        perKey.values().forEach(counts -> {
+            assertThat(counts.values()).as("per instant on one key %s", perKey).allSatisfy(n ->
+                    assertThat(n).isLessThanOrEqualTo(3));
+            assertThat(counts.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(9);
+        });
+        assertThat(endpoint.getRebookedCount()).isEqualTo(6);
     }
 
     @Test

@@ -187,25 +187,21 @@ final class TokenBucketWaiter {
      * How late past its slot it may still go on with its reservation: the larger of {@code maxLateness} and the
      * shortest token interval of the keys it charged. Within one interval a late release adds at most one request to
      * any window of its keys (the tokens refilled while it was late are less than one); the floor keeps a machine that
-     * is routinely a few milliseconds late from re-booking every waiter, each re-booking being two store calls more.
-     * Never (the largest value) when {@code maxLateness} is negative, and for what it does not cover: an acquire that
-     * holds in-flight slots (they would have to be given back and waited for again), of candidates (the re-booking
-     * could choose another key) or of an adaptive key (a refund there is no plain give-back).
+     * is routinely a few milliseconds late from re-booking every waiter, each re-booking being one store call more.
+     * Never (the largest value) when {@code maxLateness} is negative, or when a key of its request has an in-flight
+     * limit: the slots it holds would have to be given back and waited for again.
      */
     private long latenessNanos() {
         long floor = queue.config.getMaxLateness();
         Acquire a = acquire;
-        if (floor < 0 || request instanceof AcquireAny || !TokenBucketRequest.slotKeys(a).isEmpty()) {
+        if (floor < 0 || !TokenBucketRequest.allSlotKeys(request).isEmpty()) {
             return Long.MAX_VALUE;
         }
         long interval = Long.MAX_VALUE;
         List<Key> keys = new ArrayList<>(1 + a.allOf().size());
         keys.add(a.key());
         keys.addAll(a.allOf());
-        for (Key key : keys) {
-            if (key.limits().adaptive() != null) {
-                return Long.MAX_VALUE;
-            }
+        for (Key key : keys) { // an adaptive key's interval at its ceiling: the shortest it has
             for (int l = 0; l < key.limits().size(); l++) {
                 interval = Math.min(interval, key.limits().get(l).interval());
             }
@@ -215,18 +211,19 @@ final class TokenBucketWaiter {
 
     /**
      * Released at {@code now}, past its lateness bound (the JVM or machine stalled, and the bucket refilled
-     * meanwhile): reserves again as a new arrival would, within what is left of its maxWait, so that it competes with
-     * the refilled tokens instead of going out beside them. Its old tokens are not given back: their time has passed
-     * (a refund moves a bucket back by their cost, never before now, and would so give back what arrivals after the
-     * stall took: they and it would go out together again); the time it stood unused is lost to the stall.
+     * meanwhile): reserves its request again as a new arrival would, within what is left of its maxWait, so that it
+     * competes with the refilled tokens instead of going out beside them; a request of candidates may get another
+     * one, whose key its header then names. Its old tokens are not given back: their time has passed (a refund moves
+     * a bucket back by their cost, never before now, and would so give back what arrivals after the stall took: they
+     * and it would go out together again); the time it stood unused is lost to the stall. On an adaptive key the
+     * second grant counts towards the rate's increase as any grant does.
      */
     private void rebook(long now) {
-        Acquire charged = acquire;
         queue.statistics.rebooked();
         long accept = Math.max(0, start + TokenBucketLimitSource.maxWaitNanos(queue.config) - now);
         CompletionStage<Outcome> answer;
         try {
-            answer = queue.reservation.reserve(charged, accept, null);
+            answer = queue.reservation.reserve(request, accept, null);
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
@@ -234,13 +231,14 @@ final class TokenBucketWaiter {
             if (failure != null) {
                 failed(failure);
             } else if (r.granted() && r.waitTicks() > 0) {
-                awaitTokens(charged, r);
+                queue.answered(this, request, r); // waits again, for its new slot
             } else if (r.granted()) {
+                acquire = queue.chosen(exchange.getMessage(), request, r);
                 remaining = r.remaining();
                 pass();
             } else { // over what is left of its maxWait: refused as a new arrival would be
-                continueLater(charged, r, () -> {
-                    if (queue.answered(this, charged, r)) {
+                continueLater(request, r, () -> {
+                    if (queue.answered(this, request, r)) {
                         callback.done(false);
                     }
                 });
