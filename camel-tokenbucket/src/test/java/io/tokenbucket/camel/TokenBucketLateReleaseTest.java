@@ -128,13 +128,22 @@ class TokenBucketLateReleaseTest extends CamelTestSupport {
 
     @Test
     void aWaiterReleasedPastItsBoundReservesAgainBehindTheRefilledBurst() throws Exception {
-        send(URI, 6); // 3 at once, 3 booked at +500, +1000, +1500 ms
+        lateWaitersReserveAgain(URI);
+    }
+
+    @Test
+    void aLateWaiterOfAnAdaptiveKeyReservesAgain() throws Exception {
+        lateWaitersReserveAgain(URI + "&adaptive=true");
+    }
+
+    private void lateWaitersReserveAgain(String uri) throws Exception {
+        send(uri, 6); // 3 at once, 3 booked at +500, +1000, +1500 ms
         awaitDone(3);
         clock.stall(3000 * MS); // the bucket refills its burst while the timer stands still
-        send(URI, 3); // arrivals after the stall take the refilled burst
+        send(uri, 3); // arrivals after the stall take the refilled burst
         awaitDone(6);
         clock.catchUp(); // the timer releases the 3 waiters 1.5 to 2.5 s late
-        TokenBucketEndpoint endpoint = endpoint(URI);
+        TokenBucketEndpoint endpoint = endpoint(uri);
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> endpoint.getRebookedCount() + endpoint.getDelayedCount() >= 3);
         assertThat(perInstant()).as("without re-booking the late 3 go out beside the burst")

@@ -28,8 +28,9 @@ import org.apache.camel.StatefulService;
  * only, for its tokens (timed, {@link #slot} set). It leaves each exactly once: the slot queue under its own lock
  * ({@link #done}), the tokens' wait by whichever of its release or abandonment takes it from the timed waiters.
  *
- * <p>A granted reservation's time is known: the component's timer releases the waiter then, never before. An
- * abandoned waiter (its route's producer stopped, or its wake-up could not be scheduled) fails with
+ * <p>A granted reservation's time is known: the component's timer releases the waiter then, never before; one
+ * released past its lateness bound (a stall) reserves again ({@link #rebook}). An abandoned waiter (its route's
+ * producer stopped, or its wake-up could not be scheduled) fails with
  * {@link io.tokenbucket.camel.TokenBucketException} and its tokens are refunded to every key it charged. On a shared
  * store a waiter for a slot holds a ticket on each of its keys, and withdraws them when it leaves without its slot.
  */
@@ -160,11 +161,13 @@ final class TokenBucketWaiter {
 
     /**
      * On the timer thread, at its time, {@code now}: it leaves with its tokens, continuing where it is handed; or,
-     * released past its lateness bound, it reserves again.
+     * released past its lateness bound, it reserves again (never with a negative maxLateness).
      */
     private void release(long now) {
         if (queue.timed.remove(this)) { // its one claim, or abandon's
-            if (now - slot > latenessNanos()) {
+            long late = now - slot;
+            long floor = queue.config.getMaxLateness(); // first, as it costs nothing: the bound is never below it
+            if (floor >= 0 && late > TimeUnit.MILLISECONDS.toNanos(floor) && late > latenessNanos()) {
                 rebook(now);
             } else {
                 pass();
@@ -188,13 +191,12 @@ final class TokenBucketWaiter {
      * shortest token interval of the keys it charged. Within one interval a late release adds at most one request to
      * any window of its keys (the tokens refilled while it was late are less than one); the floor keeps a machine that
      * is routinely a few milliseconds late from re-booking every waiter, each re-booking being one store call more.
-     * Never (the largest value) when {@code maxLateness} is negative, or when a key of its request has an in-flight
-     * limit: the slots it holds would have to be given back and waited for again.
+     * Never (the largest value) when a key of its request has an in-flight limit: the slots it holds would have to be
+     * given back and waited for again.
      */
     private long latenessNanos() {
-        long floor = queue.config.getMaxLateness();
         Acquire a = acquire;
-        if (floor < 0 || !TokenBucketRequest.allSlotKeys(request).isEmpty()) {
+        if (!TokenBucketRequest.allSlotKeys(request).isEmpty()) {
             return Long.MAX_VALUE;
         }
         long interval = Long.MAX_VALUE;
@@ -206,7 +208,8 @@ final class TokenBucketWaiter {
                 interval = Math.min(interval, key.limits().get(l).interval());
             }
         }
-        return Math.max(TimeUnit.MILLISECONDS.toNanos(floor), interval == Long.MAX_VALUE ? 0 : interval);
+        return Math.max(TimeUnit.MILLISECONDS.toNanos(queue.config.getMaxLateness()),
+                interval == Long.MAX_VALUE ? 0 : interval);
     }
 
     /**

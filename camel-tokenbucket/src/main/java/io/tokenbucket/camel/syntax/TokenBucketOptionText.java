@@ -34,7 +34,7 @@ public final class TokenBucketOptionText {
     private static final Set<String> INT_COUNTS = Set.of("maxWaiting", "maxCandidates", "maxAllOf", "metricsMaxKeys");
     /** Options that are durations, in milliseconds. */
     private static final Set<String> DURATIONS = Set.of("refillPeriod", "maxWait", "storeTimeout", "adaptiveHold",
-            "adaptiveMemory", "stopTimeout", "inFlightLease");
+            "adaptiveMemory", "stopTimeout", "inFlightLease", "maxLateness");
     /** Every numeric option by its name in lower case and without dashes, as configurers may be asked for it. */
     private static final Map<String, String> NUMERIC = numericByLooseName();
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*[-+]?\\d+\\s*");
