@@ -18,6 +18,7 @@ import io.tokenbucket.example.fetch.RetryAfter;
 import io.tokenbucket.example.fetch.ScrapeHeaders;
 import io.tokenbucket.example.fetch.ScrapeStart;
 import io.tokenbucket.example.fetch.RouteFailure;
+import io.tokenbucket.example.fetch.NoTokenRetry;
 import io.tokenbucket.example.fetch.StoreUnavailable;
 import io.tokenbucket.example.fetch.UrlVerdicts;
 import io.tokenbucket.example.proxy.PoolRests;
@@ -197,7 +198,15 @@ public class ExampleConfiguration implements CamelConfiguration {
                 retryAfter, adaptive, throttle, redisUri.isBlank() ? UrlVerdicts.NONE
                         : new UrlVerdicts(redis, millis(context, "example.maxRetryAfter", "60s")));
         context.getRegistry().bind(FetchOutcome.BEAN, outcome);
-        context.getRegistry().bind(StoreUnavailable.BEAN, new StoreUnavailable(stats, storeRetries, outcome));
+        // the refused turn's wait less this is when it comes into reach: the throttle's maxWait, pairMaxWait or, unset,
+        // the component's
+        String maxWait = context.getPropertiesComponent().resolveProperty(PAIR_MAX_WAIT)
+                .or(() -> context.getPropertiesComponent().resolveProperty("camel.component.tokenbucket.max-wait"))
+                .orElse("0").strip();
+        NoTokenRetry retry = new NoTokenRetry(maxWait.isEmpty() ? 0 : millis(context, PAIR_MAX_WAIT, maxWait),
+                storeRetries, storeRetryDelay, System::nanoTime);
+        context.getRegistry().bind(NoTokenRetry.BEAN, retry);
+        context.getRegistry().bind(StoreUnavailable.BEAN, new StoreUnavailable(stats, retry.budgetMillis(), outcome));
         context.getRegistry().bind(RouteFailure.BEAN, new RouteFailure(stats, outcome));
         long progress = millis(context, "example.progressInterval", "0");
         if (progress > 0) {

@@ -5,6 +5,7 @@ import io.tokenbucket.camel.TokenBucketOperation;
 import io.tokenbucket.camel.TokenBucketRejectedException;
 import io.tokenbucket.camel.TokenBucketStoreException;
 import io.tokenbucket.example.fetch.FetchOutcome;
+import io.tokenbucket.example.fetch.NoTokenRetry;
 import io.tokenbucket.example.fetch.ProxyChooser;
 import io.tokenbucket.example.fetch.ProxyInUse;
 import io.tokenbucket.example.fetch.RouteFailure;
@@ -20,8 +21,10 @@ import io.tokenbucket.example.proxy.ProxyStats;
 import io.tokenbucket.example.proxy.BucketSteps;
 import org.apache.camel.LoggingLevel;
 import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.model.ExpressionSubElementDefinition;
 import org.apache.camel.model.OnExceptionDefinition;
 import org.apache.camel.model.ProcessorDefinition;
+import org.apache.camel.model.language.MethodCallExpression;
 
 /**
  * The scraper in the Java DSL; {@code routes/scraper.yaml} is the same route in YAML.
@@ -87,11 +90,11 @@ public class ScraperRoute extends RouteBuilder {
      * <p>{@code maxWait} is {@code example.pairMaxWait} (with {@code example.adaptive}, unset:
      * {@code ExampleConfiguration.ADAPTIVE_PAIR_MAX_WAIT}), or, unset, the component's ({@code
      * camel.component.tokenbucket.max-wait}, unset: none): how far ahead a URL may book its proxy's, pair's and
-     * host's turn. A URL that would wait longer consumes nothing and is tried again about
-     * {@code example.storeRetryDelay} later (the route's error handler), so a cut of a pair's rate reaches the next
-     * bookings and a stall of this JVM releases no long backlog at once. A store failure follows the component's
-     * {@code onStoreError} (fail, by default: the same error handler tries the step again): one step takes every
-     * token or none, so there is no token already spent that an {@code allow} of the pairs would have to let through.
+     * host's turn. A URL that would wait longer consumes nothing and is tried again when that turn comes into reach, at
+     * most about {@code example.storeRetryDelay} later ({@link NoTokenRetry}), so a cut of a pair's rate reaches the
+     * next bookings and a stall of this JVM releases no long backlog at once. A store failure follows the component's
+     * {@code onStoreError} (fail, by default: the same error handler tries the step again): one step takes every token
+     * or none, so there is no token already spent that an {@code allow} of the pairs would have to let through.
      */
     public static final String THROTTLE = "tokenbucket:proxies?keyHeader=" + ProxyStats.PROXY_HEADER
             + "&requireKey=true&limitResolver=#" + ProxyLimits.BEAN
@@ -144,22 +147,24 @@ public class ScraperRoute extends RouteBuilder {
 
     @Override
     public void configure() {
-        // a URL waiting for a retry is a task of the error handler's pool: as many as the queue holds may wait
-        errorHandler(defaultErrorHandler().executorServiceRef(RETRY_POOL));
+        // a URL waiting for a retry is a task of the error handler's pool: as many as the queue holds may wait. A
+        // throttle step that got no token notes when, and sets how long until it is tried again (NoTokenRetry: Camel
+        // runs it as the step fails, before it reads the delay)
+        errorHandler(defaultErrorHandler().executorServiceRef(RETRY_POOL).onExceptionOccurredRef(NoTokenRetry.BEAN));
         // no token: the bucket store (Redis) failed and onStoreError=fail admitted nothing, or (with maxWait,
         // example.pairMaxWait) every proxy, pair or the host is booked further ahead than that. The throttle step is
         // tried again later (without holding a thread while it waits); a URL that gets no token after all the tries
         // goes to the dead letter
         OnExceptionDefinition noToken = onException(TokenBucketStoreException.class,
                 TokenBucketRejectedException.class)
-            .maximumRedeliveries("{{example.storeRetries}}")
-            .redeliveryDelay("{{example.storeRetryDelay}}")
-            // Camel's jitter (15 %): URLs booked out together would otherwise try again together, each time in the
-            // same short horizon, and a pair whose turns fall between those tries would go unused
-            .useCollisionAvoidance()
             .asyncDelayedRedelivery()
             .handled(true)
             .process(StoreUnavailable.BEAN);
+        // tried again while the URL has gone less than example.storeRetries x example.storeRetryDelay without a
+        // token; each time when the refused turn comes into reach, or example.storeRetryDelay after a store failure,
+        // with Camel's jitter (NoTokenRetry sets the delay). The bean's method as a model expression, as in YAML
+        noToken.setRetryWhile(new ExpressionSubElementDefinition(new MethodCallExpression(NoTokenRetry.BEAN,
+                "retry")));
         // the URL's attempts are over: the rests its earlier 429s still owe (FetchOutcome.ended), as after an attempt
         bucketSteps(noToken.filter(simple("{{example.throttle}}")), "no-token-bucket-step-error").end()
             .to("{{example.deadLetter}}");
@@ -184,6 +189,8 @@ public class ScraperRoute extends RouteBuilder {
                 // freest proxy with its pair and the host's token, atomically, at one release instant
                 .filter(simple("{{example.throttle}}"))
                     .to(THROTTLE)
+                    // the step passed: a later attempt that gets no token has its whole budget of time again
+                    .removeProperty(NoTokenRetry.SINCE)
                 .end()
                 .doTry()
                     .process(ProxyInUse.BEAN)

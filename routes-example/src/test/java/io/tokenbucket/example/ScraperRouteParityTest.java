@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.tokenbucket.example.demo.DemoSite;
+import io.tokenbucket.example.fetch.NoTokenRetry;
 import io.tokenbucket.example.fetch.Scrape;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -75,7 +76,8 @@ class ScraperRouteParityTest {
     @Test
     void theErrorHandlerIsTheSame() {
         assertThat(yaml.errorHandler()).isEqualTo(java.errorHandler())
-                .isEqualTo("DefaultErrorHandlerDefinition executorServiceRef=" + ScraperRoute.RETRY_POOL);
+                .isEqualTo("DefaultErrorHandlerDefinition executorServiceRef=" + ScraperRoute.RETRY_POOL
+                        + " onExceptionOccurredRef=" + NoTokenRetry.BEAN);
     }
 
     @Test
@@ -124,6 +126,7 @@ class ScraperRouteParityTest {
         Object handler = route.getErrorHandlerFactory();
         return handler instanceof DefaultErrorHandlerDefinition d
                 ? "DefaultErrorHandlerDefinition executorServiceRef=" + d.getExecutorServiceRef()
+                        + " onExceptionOccurredRef=" + d.getOnExceptionOccurredRef()
                 : String.valueOf(handler);
     }
 

@@ -263,7 +263,7 @@ class ScraperRouteTest {
             assertThat(site.target().hits()).isEmpty();
             assertThat(scraper.resultLines()).isEmpty();
             assertThat(scraper.deadLines()).hasSize(2).allSatisfy(dead -> assertThat(dead.getString("reason"))
-                    .startsWith("bucket store unavailable after 3 redeliveries: "));
+                    .startsWith("bucket store unavailable for 60 ms: "));
             assertThat(scraper.stats().deadLetters()).isEqualTo(2);
             // the store's failure is no proxy's fault
             assertThat(scraper.pool().health().values()).containsOnly("healthy");
