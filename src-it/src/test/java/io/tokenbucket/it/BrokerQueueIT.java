@@ -42,13 +42,10 @@ import org.junit.jupiter.api.Test;
  * most {@value #MAX_SHARE_429} of the requests answered 429; runs on this 2-core machine measured 67-83 % and
  * 0-1.5 %.
  *
- * <p>The survivor has {@value #CONSUMERS} listeners, not a few: a transacted listener holds its URL through the
- * throttle's retries, and a URL booked out (its pair's next turn, 200 ms apart at the ceiling, further than
- * {@code example.pairMaxWait}'s 100 ms) is tried again about {@code example.storeRetryDelay} (500 ms) later. With two
- * listeners, a stall of that JVM (a starved machine) lets every pair refill, the two then spend the six pairs' tokens
- * within a few ms, are both booked out and sleep together: six requests every ~550 ms, about half the hidden limit, for
- * as long as the two stay in step (measured: up to 17 s, with no 429). Enough listeners wake spread by the retries'
- * jitter, and some find a pair within the horizon.
+ * <p>Each instance has the example's {@value #CONSUMERS} listeners. A transacted listener holds its URL through the
+ * throttle's retries, and a URL booked out (its pair's next turn further than {@code example.pairMaxWait}'s 100 ms) is
+ * tried again when that turn comes into reach: so after a stall of the survivor's JVM (a starved machine) its
+ * listeners do not sleep together past the pairs' turns, however few they are.
  *
  * <p>How it makes sure the killed instance held URLs: its {@value #CONSUMERS} listeners each hold one, with the
  * hosts' and the proxies' tokens the bottleneck (about 20 per second for 200 URLs), and it is killed only once 5 of its
