@@ -91,7 +91,7 @@ public class NoTokenRetry implements Processor {
         // a store failure's delay too: Camel would otherwise start from the last delay this header set
         long delay = error instanceof TokenBucketRejectedException rejected ? delayMillis(rejected.getWaitMillis())
                 : jitter.calculateRedeliveryDelay(jitter.getRedeliveryDelay(), 1);
-        exchange.getMessage().setHeader(Exchange.REDELIVERY_DELAY, delay);
+        exchange.getIn().setHeader(Exchange.REDELIVERY_DELAY, delay); // where the error handler reads it
     }
 
     /**

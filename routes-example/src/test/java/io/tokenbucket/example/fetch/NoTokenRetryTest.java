@@ -48,7 +48,7 @@ class NoTokenRetryTest {
             exchange.setProperty(Exchange.EXCEPTION_CAUGHT, new TokenBucketStoreException("proxies", "p1", "down",
                     null));
             retry.process(exchange);
-            assertThat(exchange.getMessage().getHeader(Exchange.REDELIVERY_DELAY, Long.class)).isBetween(425L, 575L);
+            assertThat(exchange.getIn().getHeader(Exchange.REDELIVERY_DELAY, Long.class)).isBetween(425L, 575L);
         }
     }
 
@@ -103,13 +103,13 @@ class NoTokenRetryTest {
         Exchange exchange = failed(new IllegalStateException("a bug"));
         retry.process(exchange);
         assertThat(exchange.getProperties()).doesNotContainKey(NoTokenRetry.SINCE);
-        assertThat(exchange.getMessage().getHeaders()).doesNotContainKey(Exchange.REDELIVERY_DELAY);
+        assertThat(exchange.getIn().getHeaders()).doesNotContainKey(Exchange.REDELIVERY_DELAY);
     }
 
     private long delayAfter(Exception error) {
         Exchange exchange = failed(error);
         retry.process(exchange);
-        return exchange.getMessage().getHeader(Exchange.REDELIVERY_DELAY, Long.class);
+        return exchange.getIn().getHeader(Exchange.REDELIVERY_DELAY, Long.class);
     }
 
     private Exchange failed(Exception error) {
