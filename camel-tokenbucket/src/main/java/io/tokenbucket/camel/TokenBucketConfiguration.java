@@ -136,12 +136,9 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
             + " when it has passed.")
     private long stopTimeout = 10_000;
 
-    @UriParam(label = "advanced", defaultValue = "100ms", javaType = "java.time.Duration", description = "How late"
-            + " past its time a waiting exchange may be released and still use its reservation: one released later"
-            + " (the JVM or machine stalled) reserves again as a new arrival would, within what is left of maxWait,"
-            + " instead of going out beside the tokens refilled meanwhile. The bound is the larger of this and the"
-            + " shortest token interval of its keys; an exchange with in-flight limits goes on. Negative: never"
-            + " reserves again.")
+    @UriParam(label = "advanced", defaultValue = "100ms", javaType = "java.time.Duration", description = "Lateness"
+            + " past which a released waiter reserves again instead of going on (a stall); at least its keys' token"
+            + " interval. Negative: never.")
     private long maxLateness = 100;
 
     // Camel's own option and wording (camel-kafka, camel-netty, camel-jms): what it means here is in the adoc
