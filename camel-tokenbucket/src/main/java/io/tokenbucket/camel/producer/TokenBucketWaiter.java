@@ -15,6 +15,7 @@ import io.tokenbucket.camel.producer.TokenBucketRequest.Acquire;
 import io.tokenbucket.camel.producer.TokenBucketRequest.AcquireAny;
 import io.tokenbucket.camel.producer.TokenBucketRequest.Candidate;
 import io.tokenbucket.camel.producer.TokenBucketRequest.Key;
+import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
 import io.tokenbucket.math.Step;
 import io.tokenbucket.store.StoreCommand;
@@ -195,17 +196,13 @@ final class TokenBucketWaiter {
      * given back and waited for again.
      */
     private long latenessNanos() {
-        Acquire a = acquire;
         if (!TokenBucketRequest.allSlotKeys(request).isEmpty()) {
             return Long.MAX_VALUE;
         }
         long interval = Long.MAX_VALUE;
-        List<Key> keys = new ArrayList<>(1 + a.allOf().size());
-        keys.add(a.key());
-        keys.addAll(a.allOf());
-        for (Key key : keys) { // an adaptive key's interval at its ceiling: the shortest it has
-            for (int l = 0; l < key.limits().size(); l++) {
-                interval = Math.min(interval, key.limits().get(l).interval());
+        for (Limits limits : acquire.refund().limits()) { // every key it charged; an adaptive one at its ceiling
+            for (int l = 0; l < limits.size(); l++) {
+                interval = Math.min(interval, limits.get(l).interval());
             }
         }
         return Math.max(TimeUnit.MILLISECONDS.toNanos(queue.config.getMaxLateness()),
