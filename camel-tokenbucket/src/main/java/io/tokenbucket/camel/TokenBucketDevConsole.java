@@ -44,11 +44,12 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
         for (TokenBucketEndpoint e : endpoints()) {
             text.append(String.format("tokenbucket:%s%n    limits: %s%n    store: %s, mode: %s%n"
                     + "    admitted: %d (delayed: %d), rejected: %d, store errors: %d, fallbacks: %d%s, refusals: %d,"
-                    + " abandoned: %d,"
+                    + " abandoned: %d, rebooked: %d,"
                     + " mean wait: %.1f ms, waiting: %d (for a slot: %d), in flight: %d, local keys: %d%n", e.getName(),
                     e.getLimitsDescription(), e.getStoreDescription(), e.getModeName(), e.getAdmittedCount(),
                     e.getDelayedCount(), e.getRejectedCount(), e.getStoreErrorCount(), e.getFallbackCount(),
                     e.isInStoreFallback() ? " (in fallback now)" : "", e.getStoreRefusalCount(), e.getAbandonedCount(),
+                    e.getRebookedCount(),
                     e.getMeanWaitMillis(), e.getWaitingCount(), e.getSlotWaitingCount(), e.getInFlightCount(),
                     e.getLocalKeys()));
             for (Map.Entry<String, Long> key : busiest(e)) {
@@ -84,6 +85,7 @@ public class TokenBucketDevConsole extends AbstractDevConsole {
             jo.put("inFallback", e.isInStoreFallback());
             jo.put("storeRefusals", e.getStoreRefusalCount());
             jo.put("abandoned", e.getAbandonedCount());
+            jo.put("rebooked", e.getRebookedCount());
             jo.put("meanWaitMillis", e.getMeanWaitMillis());
             jo.put("waiting", e.getWaitingCount());
             jo.put("slotWaiting", e.getSlotWaitingCount());

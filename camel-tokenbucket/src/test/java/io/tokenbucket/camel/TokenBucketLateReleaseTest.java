@@ -11,10 +11,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tokenbucket.camel.producer.TokenBucketTimer;
 import org.apache.camel.AsyncProducer;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
+import org.apache.camel.console.DevConsole;
 import org.apache.camel.support.DefaultExchange;
 import org.apache.camel.test.junit5.CamelTestSupport;
 import org.junit.jupiter.api.Test;
@@ -66,6 +68,7 @@ class TokenBucketLateReleaseTest extends CamelTestSupport {
     }
 
     private final StallClock clock = new StallClock();
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     /** The world's time at which each exchange completed (passed, or failed), in completion order. */
     private final ConcurrentLinkedQueue<Long> doneAt = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Map.Entry<Exchange, Long>> done = new ConcurrentLinkedQueue<>();
@@ -77,6 +80,7 @@ class TokenBucketLateReleaseTest extends CamelTestSupport {
         TokenBucketComponent component = new TokenBucketComponent();
         component.shared().useClocks(clock, clock.world::get);
         context.addComponent("tokenbucket", component);
+        context.getRegistry().bind("meters", meters);
         return context;
     }
 
@@ -149,6 +153,13 @@ class TokenBucketLateReleaseTest extends CamelTestSupport {
         assertThat(perInstant()).as("without re-booking the late 3 go out beside the burst")
                 .allSatisfy((t, n) -> assertThat(n).isLessThanOrEqualTo(3));
         assertThat(endpoint.getRebookedCount()).isEqualTo(3);
+        assertThat(meters.get("tokenbucket.rebooked").tag("endpoint", "late").functionCounter().count())
+                .isEqualTo(3.0);
+        assertThat(new TokenBucketDevConsole() {
+            {
+                setCamelContext(context);
+            }
+        }.call(DevConsole.MediaType.TEXT).toString()).contains("abandoned: 0, rebooked: 3,");
         for (int n = 7; n <= 9; n++) { // the re-booked go one per interval, as new arrivals would
             clock.advance(INTERVAL);
             awaitDone(n);

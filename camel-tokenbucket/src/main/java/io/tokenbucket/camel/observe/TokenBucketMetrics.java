@@ -30,7 +30,8 @@ import org.apache.camel.CamelContext;
  * {@code tokenbucket.store.fallbacks} (calls the allow or local policy answered), {@code tokenbucket.store.refusals}
  * (calls Redis refused: a permission, a script error), {@code tokenbucket.wait} (a
  * timer of the delayed exchanges' waits), {@code tokenbucket.local.keys} (buckets in memory),
- * {@code tokenbucket.waiting} (exchanges waiting now), {@code tokenbucket.inflight} and
+ * {@code tokenbucket.waiting} (exchanges waiting now), {@code tokenbucket.rebooked} (waiters released past
+ * {@code maxLateness}, after a stall, that reserved again), {@code tokenbucket.inflight} and
  * {@code tokenbucket.waiting.slot} (exchanges holding in-flight slots, and waiting for one, now), {@code tokenbucket.store.batch.size} (a distribution of
  * the reservations per Redis reservation call, while {@code redisBatching} is on), {@code tokenbucket.rate.signals}
  * ({@code outcome} cut or ignored: throttled signals), {@code tokenbucket.rate.lowest} (a gauge: the lowest rate a
@@ -108,6 +109,9 @@ public final class TokenBucketMetrics implements AutoCloseable {
         meters.add(Gauge.builder("tokenbucket.waiting", waiting, IntSupplier::getAsInt).strongReference(true)
                 .tags(tags).description("Exchanges waiting for their tokens now (at most maxWaiting)")
                 .register(registry));
+        meters.add(FunctionCounter.builder("tokenbucket.rebooked", stats, TokenBucketStatistics::getRebooked)
+                .tags(tags).description("Waiters released past maxLateness (the JVM or machine stalled) that reserved"
+                        + " again").register(registry));
         meters.add(FunctionCounter.builder("tokenbucket.rate.signals", stats, TokenBucketStatistics::getRateCuts)
                 .tags(tags.and("outcome", "cut")).description("Throttled signals by outcome").register(registry));
         meters.add(FunctionCounter.builder("tokenbucket.rate.signals", stats,
