@@ -70,6 +70,11 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "limits=5/1s&cost=6            | cost must be between 1 and capacity 5, was 6",
             "keyLimits=gold                | keyLimits must be entries such as premium-*=20/1s;p7=10/1s separated by ';', was 'gold'",
             "keyLimits=gold=fast           | keyLimits entry gold must be limits such as 10/1s",
+            "keyLimits=%20=1/1s            | keyLimits must be entries such as premium-*=20/1s;p7=10/1s separated by ';', was ' =1/1s'",
+            "keyLimits=a=9/1s;a=1/1s       | keyLimits entry 'a' never applies: entry 'a' comes first and matches every key it matches, was 'a=9/1s;a=1/1s'",
+            "keyLimits=p*=9/1s;p7=1/1s     | keyLimits entry 'p7' never applies: entry 'p*' comes first",
+            "keyLimits=*=9/1s;p*=1/1s      | keyLimits entry 'p*' never applies: entry '*' comes first",
+            "limits=10/1s,                 | limits must be limits such as 10/1s or 10/1s,1000/1h or 1/1s:5 (one per second, bursts of 5) or 10/1s,4 in flight, was '10/1s,'",
     })
     void aBadOptionFailsEndpointCreationNamingIt(String query, String message) {
         assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?" + query))

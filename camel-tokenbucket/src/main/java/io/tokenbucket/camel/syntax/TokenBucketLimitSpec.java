@@ -76,7 +76,7 @@ public final class TokenBucketLimitSpec {
         }
         List<Limit> limits = new ArrayList<>();
         long inFlight = 0;
-        for (String item : text.split(",")) {
+        for (String item : text.split(",", -1)) { // -1: a trailing empty item is refused too
             Matcher slots = IN_FLIGHT.matcher(item);
             if (slots.matches()) {
                 if (inFlight != 0) {
@@ -253,7 +253,8 @@ public final class TokenBucketLimitSpec {
     /**
      * The per-key limits of the {@code keyLimits} option: {@code pattern=limits} entries separated by {@code ;},
      * where a pattern is a key or a glob with {@code *} ({@code premium-*=20/1s;p7=10/1s,1000/1h}). The first
-     * matching entry wins.
+     * matching entry wins, so an entry that an earlier one matches whole ({@code a=..;a=..}, {@code p*=..;p7=..}) is
+     * refused: its limits would never apply.
      */
     public static List<Map.Entry<Glob, Limits>> parseKeyLimits(String text) {
         List<Map.Entry<Glob, Limits>> entries = new ArrayList<>();
@@ -262,11 +263,19 @@ public final class TokenBucketLimitSpec {
                 continue;
             }
             int eq = entry.indexOf('=');
-            if (eq < 1) {
+            String glob = eq < 0 ? "" : entry.substring(0, eq).trim();
+            if (glob.isEmpty()) {
                 throw new IllegalArgumentException("keyLimits must be entries such as premium-*=20/1s;p7=10/1s"
                         + " separated by ';', was '" + text + "'");
             }
-            String glob = entry.substring(0, eq).trim();
+            for (Map.Entry<Glob, Limits> earlier : entries) {
+                // the pattern read as a key, its stars as characters: an earlier glob that matches it matches every
+                // key the pattern does (its pieces hold no star, so they fall within the pattern's starless runs)
+                if (earlier.getKey().matches(glob)) {
+                    throw new IllegalArgumentException("keyLimits entry '" + glob + "' never applies: entry '"
+                            + earlier.getKey() + "' comes first and matches every key it matches, was '" + text + "'");
+                }
+            }
             entries.add(Map.entry(new Glob(glob), parse(entry.substring(eq + 1).trim(), "keyLimits entry " + glob)));
         }
         return entries;
