@@ -75,6 +75,8 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "keyLimits=p*=9/1s;p7=1/1s     | keyLimits entry 'p7' never applies: entry 'p*' comes first",
             "keyLimits=*=9/1s;p*=1/1s      | keyLimits entry 'p*' never applies: entry '*' comes first",
             "limits=10/1s,                 | limits must be limits such as 10/1s or 10/1s,1000/1h or 1/1s:5 (one per second, bursts of 5) or 10/1s,4 in flight, was '10/1s,'",
+            "allOf=,                       | allOf must name at least one key, was ','",
+            "allOf=%20                     | allOf must name at least one key, was ' '",
     })
     void aBadOptionFailsEndpointCreationNamingIt(String query, String message) {
         assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?" + query))

@@ -73,16 +73,17 @@ public final class TokenBucketKeyLists {
     }
 
     /**
-     * Checks the {@code allOf} option's text, if set: at most {@code maxAllOf} distinct keys.
+     * Checks the {@code allOf} option's text, if set: at least one key (a text naming none, such as a placeholder
+     * that resolved to nothing, would drop the keys it was meant to charge) and at most {@code maxAllOf} distinct ones.
      *
      * @throws IllegalArgumentException naming the option and its value
      */
     public static void allOfOption(TokenBucketConfiguration config) {
         String text = config.getAllOf();
         int max = config.getMaxAllOf();
-        if (text != null) {
-            distinctKeys(text, "allOf", key -> true, max,
-                    () -> TokenBucketExceptions.tooManyAllOf(null, "allOf", max, text));
+        if (text != null && distinctKeys(text, "allOf", key -> true, max,
+                () -> TokenBucketExceptions.tooManyAllOf(null, "allOf", max, text)).isEmpty()) {
+            throw new IllegalArgumentException("allOf must name at least one key, was '" + text + "'");
         }
     }
 
