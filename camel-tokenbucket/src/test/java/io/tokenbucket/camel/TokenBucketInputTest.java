@@ -77,6 +77,8 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "limits=10/1s,                 | limits must be limits such as 10/1s or 10/1s,1000/1h or 1/1s:5 (one per second, bursts of 5) or 10/1s,4 in flight, was '10/1s,'",
             "allOf=,                       | allOf must name at least one key, was ','",
             "allOf=%20                     | allOf must name at least one key, was ' '",
+            "stopTimeout=366d              | stopTimeout must be at most 365d (31536000000 ms), was 31622400000 ms",
+            "storeTimeout=106752d          | storeTimeout must be at most 365d (31536000000 ms), was 9223372800000 ms",
     })
     void aBadOptionFailsEndpointCreationNamingIt(String query, String message) {
         assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?" + query))

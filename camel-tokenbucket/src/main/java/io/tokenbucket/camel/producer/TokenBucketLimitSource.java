@@ -119,6 +119,9 @@ public final class TokenBucketLimitSource {
         }
         atLeast("stopTimeout", c.getStopTimeout(), 0, "must not be negative");
         atLeast("storeTimeout", c.getStoreTimeout(), 1, "must be at least 1 millisecond");
+        // past it, a deadline of now + timeout no longer fits a long of nanoseconds
+        atMost("stopTimeout", c.getStopTimeout());
+        atMost("storeTimeout", c.getStoreTimeout());
         if (c.getAdaptiveKeys() != null) {
             if (!c.isAdaptive()) {
                 throw new IllegalArgumentException("adaptiveKeys needs adaptive=true, was adaptiveKeys '"
@@ -133,6 +136,14 @@ public final class TokenBucketLimitSource {
             throw new IllegalArgumentException("keyHeader must name a header, was '" + c.getKeyHeader() + "'");
         }
         return limits.withAdaptive(adaptation(c));
+    }
+
+    /** Refuses a duration option longer than the longest wait of any exchange, 365 days. */
+    private static void atMost(String option, long millis) {
+        if (millis > TokenBucketConfiguration.MAX_WAIT_MILLIS) {
+            throw new IllegalArgumentException(option + " must be at most 365d ("
+                    + TokenBucketConfiguration.MAX_WAIT_MILLIS + " ms), was " + millis + " ms");
+        }
     }
 
     private static void atLeast(String option, long value, long min, String rule) {
