@@ -77,6 +77,25 @@ public final class Limit {
         }
     }
 
+    /**
+     * Refuses this limit on a clock of {@code grainTicks}-tick steps when one token per interval rounded up to a whole
+     * step loses more than 1 % of the rate written ({@code refillAmount} per {@code refillPeriod}), the share a store
+     * may under-serve: 300000000 per 10^9 ticks is one token every 4 ticks on a 1-tick clock, 17 % slower, and every
+     * 1000 on a 1000-tick clock.
+     *
+     * @param grainTicks the clock's step, at least 1
+     * @throws IllegalArgumentException naming the refill, the interval the clock would keep and how much slower it is
+     */
+    public void requireRateAt(long grainTicks) {
+        long rounded = ceilDiv(interval, grainTicks) * grainTicks; // interval is at most MAX_BURST_TICKS
+        double slower = 1 - refillPeriod / ((double) rounded * refillAmount);
+        if (slower > 0.01) {
+            throw new IllegalArgumentException("refill " + refillAmount + " per " + refillPeriod + " ticks comes to"
+                    + " one token every " + rounded + " ticks on a clock of " + grainTicks + "-tick steps, "
+                    + Math.round(slower * 100) + " % slower: refill more slowly or count tokens in larger units");
+        }
+    }
+
     /** {@code x / y} rounded up, for {@code y > 0} (Java 17 has no {@code Math.ceilDiv}). */
     static long ceilDiv(long x, long y) {
         return -Math.floorDiv(-x, y);

@@ -66,7 +66,7 @@ class TokenBucketHopsTest extends TokenBucketTestSupport {
 
     @Test
     void anImmediateAdmissionCompletesOnTheCallingThreadWithoutStagesOrWrappers() throws Exception {
-        AsyncProducer producer = producer("tokenbucket:hops?capacity=1000000000&refillPeriod=1&keyHeader=k");
+        AsyncProducer producer = producer("tokenbucket:hops?capacity=1000000000&refillPeriod=1s&keyHeader=k");
         Exchange exchange = new DefaultExchange(context);
         exchange.getMessage().setHeader("k", "key-1");
         AtomicReference<StackTraceElement[]> atDone = new AtomicReference<>();

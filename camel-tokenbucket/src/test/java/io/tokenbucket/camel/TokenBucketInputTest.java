@@ -75,6 +75,12 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "keyLimits=p*=9/1s;p7=1/1s     | keyLimits entry 'p7' never applies: entry 'p*' comes first",
             "keyLimits=*=9/1s;p*=1/1s      | keyLimits entry 'p*' never applies: entry '*' comes first",
             "limits=10/1s,                 | limits must be limits such as 10/1s or 10/1s,1000/1h or 1/1s:5 (one per second, bursts of 5) or 10/1s,4 in flight, was '10/1s,'",
+            "limits=300000000/1s           | limits '300000000/1s': refill 300000000 per 1000000000 ticks comes to one token every 4 ticks on a clock of 1-tick steps, 17 % slower: refill more slowly or count tokens in larger units",
+            "capacity=300000000            | refillAmount 300000000 per refillPeriod 1000 ms: refill 300000000 per 1000000000 ticks comes to one token every 4 ticks",
+            "keyLimits=bulk-*=300000000/1s | keyLimits entry bulk-*: refill 300000000 per 1000000000 ticks comes to one token every 4 ticks",
+            "store=redis&limits=300000/1s  | limits '300000/1s': refill 300000 per 1000000000 ticks comes to one token every 4000 ticks on a clock of 1000-tick steps, 17 % slower: refill more slowly or count tokens in larger units (store=redis keeps time in microseconds)",
+            "store=redis&keyLimits=a=300000000/1s | keyLimits entry a: refill 300000000 per 1000000000 ticks comes to one token every 1000 ticks on a clock of 1000-tick steps, 100 % slower",
+            "store=redis&limits=1/1s:2300000000 | limits '1/1s:2300000000': a limit of capacity 2300000000 and one token per 1000000 microseconds is too large for store=redis",
             "allOf=,                       | allOf must name at least one key, was ','",
             "allOf=%20                     | allOf must name at least one key, was ' '",
             "stopTimeout=366d              | stopTimeout must be at most 365d (31536000000 ms), was 31622400000 ms",
@@ -84,6 +90,18 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
         assertThatThrownBy(() -> context.getEndpoint("tokenbucket:bad?" + query))
                 .isInstanceOf(ResolveEndpointFailedException.class)
                 .satisfies(e -> assertThat(messages(e)).contains(message));
+    }
+
+    @Test
+    void limitsChangedAtRuntimeAreCheckedAsTheOptionsAre() {
+        TokenBucketEndpoint endpoint = context.getEndpoint("tokenbucket:runtime?limits=5/1s", TokenBucketEndpoint.class);
+        assertThatThrownBy(() -> endpoint.updateLimits("300000000/1s")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("limits '300000000/1s': refill 300000000 per 1000000000 ticks comes to one token"
+                        + " every 4 ticks");
+        assertThatThrownBy(() -> endpoint.updateKeyLimits("a=300000000/1s")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("keyLimits entry a: refill 300000000 per 1000000000 ticks");
+        assertThat(endpoint.getConfiguration().getLimits()).isEqualTo("5/1s");
+        assertThat(endpoint.getConfiguration().getKeyLimits()).isNull();
     }
 
     @Test

@@ -37,6 +37,30 @@ class LimitTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessage(message);
     }
 
+    @ParameterizedTest(name = "refill {0} per {1} on a clock of {2}-tick steps")
+    @CsvSource({
+            // refillAmount, refillPeriod, grain, refused with
+            "300000000, 1000000000, 1,    'refill 300000000 per 1000000000 ticks comes to one token every 4 ticks on a clock of 1-tick steps, 17 % slower: refill more slowly or count tokens in larger units'",
+            "300000,    1000000000, 1000, 'one token every 4000 ticks on a clock of 1000-tick steps, 17 % slower'",
+            "300000000, 1000000000, 1000, 'one token every 1000 ticks on a clock of 1000-tick steps, 100 % slower'",
+            "1000,      10,         1,    'one token every 1 ticks on a clock of 1-tick steps, 99 % slower'",
+            "3,         1000,       1,    ''", // 334 for 333.3: 0.2 % slower
+            "101,       100000,     1000, ''", // 990.1 rounded to 1000: 0.99 % slower
+            "102,       100000,     1000, 'one token every 1000 ticks on a clock of 1000-tick steps, 2 % slower'",
+            "1000000,   1000000000, 1000, ''",
+            "9223372036854775807, 9223372036854775807, 1000, 'one token every 1000 ticks'",
+    })
+    void refusesARateTheClocksGrainWouldSlowByMoreThanOnePercent(long refillAmount, long refillPeriod, long grain,
+                                                                 String refusal) {
+        Limit limit = Limit.of(1, refillAmount, refillPeriod);
+        if (refusal.isEmpty()) {
+            limit.requireRateAt(grain);
+        } else {
+            assertThatThrownBy(() -> limit.requireRateAt(grain)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(refusal);
+        }
+    }
+
     @Test
     void rejectsABucketThatWouldOverflowTheClock() {
         assertThatThrownBy(() -> Limit.of(Long.MAX_VALUE / 2, 1, 3_600_000_000_000L))

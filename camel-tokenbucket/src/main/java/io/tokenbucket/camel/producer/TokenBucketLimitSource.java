@@ -13,6 +13,7 @@ import io.tokenbucket.math.Adaptive;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.store.BucketStore;
+import io.tokenbucket.store.redis.RedisBucketStore;
 import org.apache.camel.util.ObjectHelper;
 
 /**
@@ -112,6 +113,11 @@ public final class TokenBucketLimitSource {
             throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
                     + " io.lettuce:lettuce-core");
         }
+        requireKept(limits, c, c.getLimits() != null ? "limits '" + c.getLimits() + "'" : "refillAmount "
+                + c.getRefillAmount() + " per refillPeriod " + c.getRefillPeriod() + " ms");
+        if (c.getKeyLimits() != null) {
+            requireKept(c.getKeyLimits(), c);
+        }
         atLeast("metricsMaxKeys", c.getMetricsMaxKeys(), 0, "must not be negative");
         if (c.getInFlightLease() < 1000 || c.getInFlightLease() > TokenBucketConfiguration.MAX_WAIT_MILLIS) {
             throw new IllegalArgumentException("inFlightLease must be between 1s and 365d, was "
@@ -136,6 +142,31 @@ public final class TokenBucketLimitSource {
             throw new IllegalArgumentException("keyHeader must name a header, was '" + c.getKeyHeader() + "'");
         }
         return limits.withAdaptive(adaptation(c));
+    }
+
+    /**
+     * Refuses limits that the store of {@code c} would not keep as written, naming {@code source}: a rate its clock
+     * (nanoseconds here, microseconds in Redis) slows by more than 1 %, or, in Redis, a burst beyond its script.
+     */
+    private static void requireKept(Limits limits, TokenBucketConfiguration c, String source) {
+        try {
+            if (c.getStore() == TokenBucketStoreType.redis) {
+                RedisBucketStore.check(limits);
+            } else {
+                for (int i = 0; i < limits.size(); i++) {
+                    limits.get(i).requireRateAt(1);
+                }
+            }
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** {@link #requireKept(Limits, TokenBucketConfiguration, String)} for every entry of a keyLimits text. */
+    private static void requireKept(String keyLimits, TokenBucketConfiguration c) {
+        for (var entry : TokenBucketLimitSpec.parseKeyLimits(keyLimits)) {
+            requireKept(entry.getValue(), c, "keyLimits entry " + entry.getKey());
+        }
     }
 
     /** Refuses a duration option longer than the longest wait of any exchange, 365 days. */
@@ -291,6 +322,7 @@ public final class TokenBucketLimitSource {
     /** Replaces the endpoint's limits, in the syntax of the {@code limits} option; a bad text changes nothing. */
     public void update(String text) {
         Limits parsed = withMaxInFlight(TokenBucketLimitSpec.parse(text, "limits"), configuration);
+        requireKept(parsed, configuration, "limits '" + text + "'");
         configuration.setLimits(text);
         fixedLimits = parsed;
         limits = parsed.withAdaptive(adaptive);
@@ -298,7 +330,7 @@ public final class TokenBucketLimitSource {
 
     /** Replaces the per-key limits, in the syntax of the {@code keyLimits} option; a bad text changes nothing. */
     public void updateKeyLimits(String text) {
-        TokenBucketLimitSpec.parseKeyLimits(text);
+        requireKept(text, configuration);
         configuration.setKeyLimits(text);
     }
 

@@ -193,6 +193,19 @@ public final class RedisBucketStore implements BucketStore {
         return keyPrefix + limiterName.replace("%", "%25").replace(":", "%3A") + ":";
     }
 
+    /**
+     * Refuses limits this store would not keep as written: a rate its microsecond clock slows by more than 1 %, or a
+     * burst beyond what its script computes exactly. Called where limits are configured, so that they fail there
+     * rather than on every exchange.
+     *
+     * @throws IllegalArgumentException naming the limit
+     */
+    public static void check(Limits limits) {
+        for (int i = 0; i < limits.size(); i++) {
+            ScriptArgs.check(limits.get(i));
+        }
+    }
+
     /** How many Redis Cluster nodes have a clock estimate of their own (0 on a standalone Redis), for the tests. */
     int clockedNodes() {
         return clocks.nodeCount();

@@ -97,15 +97,41 @@ final class ScriptArgs {
         args.add(Integer.toString(l.size()));
         for (int i = 0; i < l.size(); i++) {
             Limit limit = l.get(i);
-            long intervalMicros = Math.max(1, micros(limit.interval()));
-            if (limit.capacity() > MAX_BURST_MICROS / intervalMicros) {
-                throw new IllegalArgumentException("a limit of capacity " + limit.capacity() + " and one token"
-                        + " per " + intervalMicros + " microseconds is too large for store=redis: a full bucket"
-                        + " takes over 2^51 microseconds (71 years) to refill, beyond what the script computes"
-                        + " exactly; lower the capacity or refill more slowly");
-            }
             args.add(Long.toString(limit.capacity()));
-            args.add(Long.toString(intervalMicros));
+            args.add(Long.toString(intervalMicros(limit)));
+        }
+    }
+
+    /**
+     * The interval of {@code limit} in whole microseconds, rounded up, once its burst is checked against
+     * {@link #MAX_BURST_MICROS}.
+     *
+     * @throws IllegalArgumentException naming the limit when its burst is beyond it
+     */
+    private static long intervalMicros(Limit limit) {
+        long intervalMicros = Math.max(1, micros(limit.interval()));
+        if (limit.capacity() > MAX_BURST_MICROS / intervalMicros) {
+            throw new IllegalArgumentException("a limit of capacity " + limit.capacity() + " and one token"
+                    + " per " + intervalMicros + " microseconds is too large for store=redis: a full bucket"
+                    + " takes over 2^51 microseconds (71 years) to refill, beyond what the script computes"
+                    + " exactly; lower the capacity or refill more slowly");
+        }
+        return intervalMicros;
+    }
+
+    /**
+     * Checks {@code limit} where it is configured: its burst as every call does, and its rate kept within 1 % on
+     * Redis's microsecond clock (a call itself rounds the interval up, as the local store rounds it to a nanosecond).
+     *
+     * @throws IllegalArgumentException naming the limit otherwise
+     */
+    static void check(Limit limit) {
+        intervalMicros(limit);
+        try {
+            limit.requireRateAt(1000);
+        } catch (IllegalArgumentException slowed) {
+            throw new IllegalArgumentException(slowed.getMessage() + " (store=redis keeps time in microseconds)",
+                    slowed);
         }
     }
 
