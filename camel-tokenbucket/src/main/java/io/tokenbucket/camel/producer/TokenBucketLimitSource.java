@@ -83,10 +83,18 @@ public final class TokenBucketLimitSource {
             throw new IllegalArgumentException("maxInFlight must be between 0 (none) and " + Limits.MAX_IN_FLIGHT
                     + ", was " + c.getMaxInFlight());
         }
-        Limits limits = c.getLimits() != null ? TokenBucketLimitSpec.parse(c.getLimits(), "limits")
-                : c.getMaxInFlight() > 0 && !c.isRateGiven() ? Limits.inFlightOnly(c.getMaxInFlight())
-                : Limits.of(Limit.of(c.getCapacity(), c.getRefillAmount(), TokenBucketLimitSpec.nanos(
-                        c.getRefillPeriod(), "refillPeriod")));
+        String rate = c.getLimits() != null ? "limits '" + c.getLimits() + "'" : "capacity " + c.getCapacity()
+                + " with refillAmount " + c.getRefillAmount() + " per refillPeriod " + c.getRefillPeriod() + " ms";
+        Limits limits;
+        try {
+            limits = c.getLimits() != null ? TokenBucketLimitSpec.parse(c.getLimits(), "limits")
+                    : c.getMaxInFlight() > 0 && !c.isRateGiven() ? Limits.inFlightOnly(c.getMaxInFlight())
+                    : Limits.of(Limit.of(c.getCapacity(), c.getRefillAmount(), TokenBucketLimitSpec.nanos(
+                            c.getRefillPeriod(), "refillPeriod")));
+        } catch (IllegalArgumentException e) {
+            // the limits text names itself; the three options are named here, in milliseconds rather than ticks
+            throw c.getLimits() != null ? e : new IllegalArgumentException(rate + ": " + e.getMessage(), e);
+        }
         limits = withMaxInFlight(limits, c);
         if (c.getCost() < 1 || c.getCost() > limits.capacity()) {
             throw new IllegalArgumentException("cost must be between 1 and capacity " + limits.capacity()
@@ -113,8 +121,7 @@ public final class TokenBucketLimitSource {
             throw new IllegalArgumentException("store=redis needs Lettuce on the classpath: add the dependency"
                     + " io.lettuce:lettuce-core");
         }
-        requireKept(limits, c, c.getLimits() != null ? "limits '" + c.getLimits() + "'" : "refillAmount "
-                + c.getRefillAmount() + " per refillPeriod " + c.getRefillPeriod() + " ms");
+        requireKept(limits, c, rate);
         if (c.getKeyLimits() != null) {
             requireKept(c.getKeyLimits(), c);
         }
