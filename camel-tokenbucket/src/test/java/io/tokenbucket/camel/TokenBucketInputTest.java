@@ -82,6 +82,8 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "store=redis&keyLimits=a=300000000/1s | keyLimits entry a: refill 300000000 per 1000000000 ticks comes to one token every 1000 ticks on a clock of 1000-tick steps, 100 % slower",
             "store=redis&limits=1/1s:2300000000 | limits '1/1s:2300000000': a limit of capacity 2300000000 and one token per 1000000 microseconds is too large for store=redis",
             "refillPeriod=106751d          | capacity 1 with refillAmount 1 per refillPeriod 9223286400000 ms: capacity 1 with a refill of 1 per 9223286400000000000 ticks takes longer",
+            "adaptiveFloor=NaN             | adaptiveFloor must be from 0.000001 to below 1, was NaN",
+            "adaptiveHold=2h               | adaptiveHold must be between 0 and 1h (3600000 ms), was 7200000 ms",
             "allOf=,                       | allOf must name at least one key, was ','",
             "allOf=%20                     | allOf must name at least one key, was ' '",
             "stopTimeout=366d              | stopTimeout must be at most 365d (31536000000 ms), was 31622400000 ms",

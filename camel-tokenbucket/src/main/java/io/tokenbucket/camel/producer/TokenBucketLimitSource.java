@@ -193,12 +193,10 @@ public final class TokenBucketLimitSource {
     /**
      * The adaptation of the {@code adaptive*} options, or null when {@code adaptive=false}.
      *
-     * @throws IllegalArgumentException naming the option and its value when one is out of range
+     * @throws IllegalArgumentException naming the option and its value when one is out of range, adaptive or not
      */
     public static Adaptive adaptation(TokenBucketAdaptiveOptions c) {
-        if (!c.isAdaptive()) {
-            return null;
-        }
+        // checked with adaptive=false too: a value the user wrote is refused, never silently left unused
         long floor = ppm("adaptiveFloor", c.getAdaptiveFloor(), 1, Adaptive.PPM - 1, "from 0.000001 to below 1");
         long decrease = ppm("adaptiveDecrease", c.getAdaptiveDecrease(), 1, Adaptive.PPM - 1, "above 0 and below 1");
         long increase = ppm("adaptiveIncrease", c.getAdaptiveIncrease(), 1, Adaptive.PPM, "from 0.000001 to 1");
@@ -212,6 +210,9 @@ public final class TokenBucketLimitSource {
                     + c.getAdaptiveMemory() + " ms");
         }
         long start = ppm("adaptiveStart", c.getAdaptiveStart(), 1, Adaptive.PPM, "from 0.000001 to 1");
+        if (!c.isAdaptive()) {
+            return null;
+        }
         // each option works set alone: a start below the floor (the default 0.1, or one set) lowers the floor to it,
         // as a key must be able to go back to where it started
         floor = Math.min(floor, start);
