@@ -84,6 +84,7 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "refillPeriod=106751d          | capacity 1 with refillAmount 1 per refillPeriod 9223286400000 ms: capacity 1 with a refill of 1 per 9223286400000000000 ticks takes longer",
             "adaptiveFloor=NaN             | adaptiveFloor must be from 0.000001 to below 1, was NaN",
             "adaptiveHold=2h               | adaptiveHold must be between 0 and 1h (3600000 ms), was 7200000 ms",
+            "capacity=10&cost=5&keyLimits=a=2/1s | keyLimits entry a: cost 5 is more than its capacity 2: no exchange could pass",
             "allOf=,                       | allOf must name at least one key, was ','",
             "allOf=%20                     | allOf must name at least one key, was ' '",
             "stopTimeout=366d              | stopTimeout must be at most 365d (31536000000 ms), was 31622400000 ms",
@@ -97,14 +98,26 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
 
     @Test
     void limitsChangedAtRuntimeAreCheckedAsTheOptionsAre() {
-        TokenBucketEndpoint endpoint = context.getEndpoint("tokenbucket:runtime?limits=5/1s", TokenBucketEndpoint.class);
+        TokenBucketEndpoint endpoint = context.getEndpoint("tokenbucket:runtime?limits=5/1s&cost=2", TokenBucketEndpoint.class);
         assertThatThrownBy(() -> endpoint.updateLimits("300000000/1s")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("limits '300000000/1s': refill 300000000 per 1000000000 ticks comes to one token"
                         + " every 4 ticks");
         assertThatThrownBy(() -> endpoint.updateKeyLimits("a=300000000/1s")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("keyLimits entry a: refill 300000000 per 1000000000 ticks");
+        assertThatThrownBy(() -> endpoint.updateLimits("1/1s")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("limits '1/1s': cost 2 is more than its capacity 1: no exchange could pass");
         assertThat(endpoint.getConfiguration().getLimits()).isEqualTo("5/1s");
         assertThat(endpoint.getConfiguration().getKeyLimits()).isNull();
+    }
+
+    @Test
+    void aCostOptionAboveTheCapacityTheResolverGivesIsNamedAsTheOption() {
+        context.getRegistry().bind("small", TokenBucketLimitResolver.text(key -> "2/1s"));
+        Exchange e = template.request("tokenbucket:resolved?capacity=10&cost=5&limitResolver=#small",
+                x -> x.getMessage().setHeader(TokenBucketConstants.KEY, "a"));
+        assertThat(e.getException()).isInstanceOf(IllegalArgumentException.class).hasMessage("Option cost must be a"
+                + " whole number from 1 to the capacity 2 of tokenbucket:resolved, was '5': such an exchange could"
+                + " never pass");
     }
 
     @Test

@@ -139,7 +139,9 @@ public final class TokenBucketExceptions {
     static IllegalArgumentException badCost(String endpointName, long capacity, long tokens, Object raw) {
         String range = capacity == Long.MAX_VALUE ? "of at least 1" : "from 1 to the capacity " + capacity
                 + " of tokenbucket:" + endpointName;
-        return new IllegalArgumentException("Header " + TokenBucketConstants.COST + " must be a whole number "
+        // no header: the cost option, above the capacity of limits given after the start (a resolver's)
+        return new IllegalArgumentException((raw == null ? "Option cost" : "Header " + TokenBucketConstants.COST)
+                + " must be a whole number "
                 + range + ", was '" + shown(raw == null ? tokens : raw) + "'"
                 + (tokens > capacity ? ": such an exchange could never pass" : ""));
     }

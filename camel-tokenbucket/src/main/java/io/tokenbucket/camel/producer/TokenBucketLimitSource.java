@@ -153,9 +153,14 @@ public final class TokenBucketLimitSource {
 
     /**
      * Refuses limits that the store of {@code c} would not keep as written, naming {@code source}: a rate its clock
-     * (nanoseconds here, microseconds in Redis) slows by more than 1 %, or, in Redis, a burst beyond its script.
+     * (nanoseconds here, microseconds in Redis) slows by more than 1 %, or, in Redis, a burst beyond its script; and
+     * limits whose capacity is below the cost option, which no exchange of theirs could pass.
      */
     private static void requireKept(Limits limits, TokenBucketConfiguration c, String source) {
+        if (c.getCost() > limits.capacity()) {
+            throw new IllegalArgumentException(source + ": cost " + c.getCost() + " is more than its capacity "
+                    + limits.capacity() + ": no exchange could pass");
+        }
         try {
             if (c.getStore() == TokenBucketStoreType.redis) {
                 RedisBucketStore.check(limits);
