@@ -104,7 +104,7 @@ public class TokenBucketConfiguration extends TokenBucketRedisOptions implements
     private int maxWaiting = 100_000;
 
     @UriParam(label = "advanced", defaultValue = "100", description = "The most distinct keys header"
-            + " CamelTokenBucketCandidates may name; more fails the exchange. At least 1.")
+            + " CamelTokenBucketCandidates may name; more fails the exchange. 1 to 1024.")
     private int maxCandidates = 100;
 
     @UriParam(description = "Keys also charged by every acquire and refund, separated by commas (for example global):"

@@ -179,7 +179,7 @@ class TokenBucketCountOptionTest extends TokenBucketTestSupport {
     @ParameterizedTest(name = "{0}={1}")
     @CsvSource({"maxInFlight, 0", "maxWaiting, 0", "metricsMaxKeys, 0", "maxInFlight, 1000000000",
             "refillAmount, 1000000000",
-            "maxWaiting, 2147483647", "maxCandidates, 2147483647", "metricsMaxKeys, 2147483647", "maxAllOf, 1000",
+            "maxWaiting, 2147483647", "maxCandidates, 1024", "metricsMaxKeys, 2147483647", "maxAllOf, 1000",
             "capacity, 007", "maxInFlight, 4"})
     void wholeNumbersInRangeBindAsWritten(String option, String text) throws Exception {
         long expected = Long.parseLong(text);

@@ -56,6 +56,7 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "maxWaiting=-1                 | maxWaiting must not be negative, was -1",
             "maxWaiting=3000000000         | maxWaiting must be a whole number of at most 2147483647, was '3000000000'",
             "maxCandidates=0               | maxCandidates must be at least 1, was 0",
+            "maxCandidates=1025            | maxCandidates must be at most 1024 (the keys one store step charges), was 1025",
             "maxAllOf=abc                  | maxAllOf must be a whole number, was 'abc'",
             "maxAllOf=3000000000           | maxAllOf must be a whole number of at most 2147483647, was '3000000000'",
             "maxAllOf=0                    | maxAllOf must be between 1 and 1000, was 0",

@@ -111,6 +111,10 @@ public final class TokenBucketLimitSource {
         }
         atLeast("maxWaiting", c.getMaxWaiting(), 0, "must not be negative");
         atLeast("maxCandidates", c.getMaxCandidates(), 1, "must be at least 1");
+        if (c.getMaxCandidates() > BucketStore.MAX_KEYS) { // more would fail every exchange that named them
+            throw new IllegalArgumentException("maxCandidates must be at most " + BucketStore.MAX_KEYS + " (the keys"
+                    + " one store step charges), was " + c.getMaxCandidates());
+        }
         if (c.getMaxAllOf() < 1 || c.getMaxAllOf() > TokenBucketConfiguration.MAX_ALL_OF) {
             throw new IllegalArgumentException("maxAllOf must be between 1 and " + TokenBucketConfiguration.MAX_ALL_OF
                     + ", was " + c.getMaxAllOf());
