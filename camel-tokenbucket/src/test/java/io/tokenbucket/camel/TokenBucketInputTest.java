@@ -86,6 +86,9 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
             "adaptiveFloor=NaN             | adaptiveFloor must be from 0.000001 to below 1, was NaN",
             "adaptiveHold=2h               | adaptiveHold must be between 0 and 1h (3600000 ms), was 7200000 ms",
             "capacity=10&cost=5&keyLimits=a=2/1s | keyLimits entry a: cost 5 is more than its capacity 2: no exchange could pass",
+            "capacity=5&Capacity=9         | capacity is given twice, as Capacity and capacity; give it once",
+            "maxWait=1s&max-wait=2s        | maxWait is given twice, as max-wait and maxWait; give it once",
+            "allOf=a&allOf=b               | allOf is given 2 times ([a, b]); give it once",
             "allOf=,                       | allOf must name at least one key, was ','",
             "allOf=%20                     | allOf must name at least one key, was ' '",
             "stopTimeout=366d              | stopTimeout must be at most 365d (31536000000 ms), was 31622400000 ms",
@@ -119,6 +122,14 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
         assertThat(e.getException()).isInstanceOf(IllegalArgumentException.class).hasMessage("Option cost must be a"
                 + " whole number from 1 to the capacity 2 of tokenbucket:resolved, was '5': such an exchange could"
                 + " never pass");
+    }
+
+    @Test
+    void aRedisUriGivenTwiceIsRefusedWithoutShowingIt() {
+        assertThatThrownBy(() -> context.getEndpoint("tokenbucket:twice?store=redis&redisUri=redis://:s3cret@a:1"
+                + "&redisUri=redis://:s3cret@b:1")).isInstanceOf(ResolveEndpointFailedException.class)
+                .cause().isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("redisUri is given 2 times; give it once");
     }
 
     @Test

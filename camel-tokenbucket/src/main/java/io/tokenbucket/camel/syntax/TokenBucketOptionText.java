@@ -1,5 +1,6 @@
 package io.tokenbucket.camel.syntax;
 
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -63,11 +64,26 @@ public final class TokenBucketOptionText {
 
     /**
      * Reads the text of every numeric option of an endpoint URI's {@code parameters} as {@link #bind} does, and
-     * puts the number read in its place.
+     * puts the number read in its place. An option given twice is refused: Camel would bind one of two spellings
+     * that differ in case or dashes ({@code capacity=5&Capacity=9}) and drop the other, and pass the values of one
+     * spelling repeated as a list, which a text option takes as the text {@code [a, b]}.
      *
-     * @throws IllegalArgumentException naming the option and the text, as {@link #bind} does
+     * @throws IllegalArgumentException naming the option and the text, as {@link #bind} does, or an option given
+     *                                  twice (and its values, but those of {@code redisUri}, which may hold a password)
      */
     public static void check(Map<String, Object> parameters) {
+        Map<String, String> seen = new HashMap<>();
+        parameters.forEach((name, value) -> {
+            String earlier = seen.putIfAbsent(name.replace("-", "").toLowerCase(Locale.ROOT), name);
+            if (earlier != null) {
+                throw new IllegalArgumentException(name + " is given twice, as " + earlier + " and " + name
+                        + "; give it once");
+            }
+            if (value instanceof Collection<?> values) {
+                throw new IllegalArgumentException(name + " is given " + values.size() + " times"
+                        + (name.equalsIgnoreCase("redisUri") ? "" : " (" + values + ")") + "; give it once");
+            }
+        });
         parameters.replaceAll(TokenBucketOptionText::bind);
     }
 
