@@ -105,6 +105,18 @@ class TokenBucketHostileInputTest extends TokenBucketTestSupport {
     }
 
     @Test
+    void aKeyWithAnUnpairedSurrogateDoesNotDrainTheBucketOfTheKeyUtf8WouldMakeOfIt() {
+        for (int i = 0; i < 3; i++) {
+            assertThat(send("direct:refund", Map.of(TokenBucketConstants.KEY, "bob\uD800")).getException()).isNull();
+        }
+        assertThat(send("direct:refund", Map.of(TokenBucketConstants.KEY, "bob\uD800")).getException())
+                .isInstanceOf(TokenBucketRejectedException.class);
+        // UTF-8 writes the surrogate as '?': stored so, both keys would share one bucket in Redis
+        assertThat(send("direct:refund", Map.of(TokenBucketConstants.KEY, "bob?")).getException()).isNull();
+        assertThat(send("direct:refund", Map.of(TokenBucketConstants.KEY, "bob\uDBFF")).getException()).isNull();
+    }
+
+    @Test
     void limitsFollowTheKeyAsSentHoweverLong() {
         String anon = "anon-" + "x".repeat(200); // over 128 characters: stored as its hash
         assertThat(send("direct:anon", Map.of(TokenBucketConstants.KEY, anon)).getException()).isNull();

@@ -29,4 +29,17 @@ class BucketKeysTest {
         assertThat(BucketKeys.bound(stored)).isNotEqualTo(stored).startsWith(BucketKeys.HASH_PREFIX);
         assertThat(BucketKeys.bound("sha256:")).isNotEqualTo("sha256:");
     }
+
+    @Test
+    void keysThatDifferOnlyInUnpairedSurrogatesKeepApart() {
+        // UTF-8 (Redis keys, the hash of long keys) writes every unpaired surrogate as '?'
+        String high = "bob\uD800";
+        String low = "bob\uDFFF";
+        assertThat(BucketKeys.bound(high)).startsWith(BucketKeys.HASH_PREFIX).isNotEqualTo(BucketKeys.bound(low))
+                .isNotEqualTo(BucketKeys.bound("bob?"));
+        String longHigh = "x".repeat(200) + "\uD800";
+        assertThat(BucketKeys.bound(longHigh)).isNotEqualTo(BucketKeys.bound("x".repeat(200) + "\uDBFF"))
+                .isNotEqualTo(BucketKeys.bound("x".repeat(200) + "?"));
+        assertThat(BucketKeys.bound("pair \uD83D\uDE00")).isEqualTo("pair \uD83D\uDE00");
+    }
 }
