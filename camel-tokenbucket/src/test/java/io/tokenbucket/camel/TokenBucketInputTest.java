@@ -12,6 +12,7 @@ import org.apache.camel.spi.PropertyConfigurer;
 import org.apache.camel.support.PluginHelper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -124,12 +125,14 @@ class TokenBucketInputTest extends TokenBucketTestSupport {
                 + " never pass");
     }
 
-    @Test
-    void aRedisUriGivenTwiceIsRefusedWithoutShowingIt() {
-        assertThatThrownBy(() -> context.getEndpoint("tokenbucket:twice?store=redis&redisUri=redis://:s3cret@a:1"
-                + "&redisUri=redis://:s3cret@b:1")).isInstanceOf(ResolveEndpointFailedException.class)
+    @ParameterizedTest
+    @ValueSource(strings = {"redisUri", "redis-uri", "RedisURI"})
+    void aRedisUriGivenTwiceIsRefusedWithoutShowingIt(String option) {
+        assertThatThrownBy(() -> context.getEndpoint("tokenbucket:twice?store=redis&" + option
+                + "=redis://:s3cret@a:1&" + option + "=redis://:s3cret@b:1"))
+                .isInstanceOf(ResolveEndpointFailedException.class)
                 .cause().isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("redisUri is given 2 times; give it once");
+                .hasMessage(option + " is given 2 times; give it once");
     }
 
     @Test

@@ -74,14 +74,15 @@ public final class TokenBucketOptionText {
     public static void check(Map<String, Object> parameters) {
         Map<String, String> seen = new HashMap<>();
         parameters.forEach((name, value) -> {
-            String earlier = seen.putIfAbsent(name.replace("-", "").toLowerCase(Locale.ROOT), name);
+            String option = name.replace("-", "").toLowerCase(Locale.ROOT);
+            String earlier = seen.putIfAbsent(option, name);
             if (earlier != null) {
                 throw new IllegalArgumentException(name + " is given twice, as " + earlier + " and " + name
                         + "; give it once");
             }
             if (value instanceof Collection<?> values) {
                 throw new IllegalArgumentException(name + " is given " + values.size() + " times"
-                        + (name.equalsIgnoreCase("redisUri") ? "" : " (" + values + ")") + "; give it once");
+                        + (option.equals("redisuri") ? "" : " (" + values + ")") + "; give it once");
             }
         });
         parameters.replaceAll(TokenBucketOptionText::bind);
