@@ -242,7 +242,7 @@ class TokenBucketPropertiesCheckTest {
     @Test
     void validValuesStart() {
         runner.withPropertyValues(PREFIX + "capacity=5", PREFIX + "cost=5", PREFIX + "limits=10/1s,1000/1h",
-                PREFIX + "key-limits=p7=1/1s", PREFIX + "max-wait=365d", PREFIX + "max-waiting=0")
+                PREFIX + "key-limits=p7=5/1s", PREFIX + "max-wait=365d", PREFIX + "max-waiting=0")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
