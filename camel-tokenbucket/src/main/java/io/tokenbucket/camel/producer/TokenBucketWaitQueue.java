@@ -47,7 +47,8 @@ import org.apache.camel.StatefulService;
  *
  * <p><b>Stopping.</b> When the Camel context starts stopping ({@link #stopping}), waiting may hold the stop up for the
  * endpoint's {@code stopTimeout} at most: a waiter whose tokens come later is abandoned at once, as is any that arrives
- * later with such a time, and whatever still waits when the bound has passed is abandoned then.
+ * later with such a time, and whatever still waits when the bound has passed is abandoned then, as is any that
+ * begins to wait after it.
  *
  * <p>Internal to the component: public for its other packages, not for applications.
  */
@@ -254,6 +255,11 @@ public final class TokenBucketWaitQueue {
         w.failAtDeadline();
         drain(); // a slot released between the refusal and the queueing is not missed
         w.abandonIfStopped();
+        // read after the add: the stop's deadline passing meanwhile either abandoned this waiter or is seen here (an
+        // exchange still in flight may reach the endpoint only after it)
+        if (deadlinePassed) {
+            w.abandon(stopWhy(0));
+        }
     }
 
     private boolean shared() {
