@@ -73,22 +73,25 @@ final class TokenBucketShared {
                     size));
             handOff = new TokenBucketHandOff(ownedWorkerPool, size);
         } else {
+            ownedWorkerPool = null;
             handOff = new TokenBucketHandOff(workerPool, TokenBucketHandOff.threadsOf(workerPool));
         }
         scheduleSweep(timer);
     }
 
-    /** Stops the timer and the component's own pool, drops the local buckets and closes the Redis connections. */
+    /**
+     * Stops the timer and the component's own pool, drops the local buckets and closes the Redis connections. The
+     * stopped timer and pool stay until the next start: an exchange that continues after the stop (on the
+     * application's pool) is refused by them ({@link RejectedExecutionException}, which fails it), not lost.
+     */
     void stop(CamelContext camel) {
-        if (timer != null) {
+        if (timerThread != null) {
             timer.stop();
             camel.getExecutorServiceManager().shutdownNow(timerThread);
-            timer = null;
             timerThread = null;
         }
         if (ownedWorkerPool != null) {
             camel.getExecutorServiceManager().shutdown(ownedWorkerPool);
-            ownedWorkerPool = null;
         }
         localStores.clear();
         closeRedisConnections();

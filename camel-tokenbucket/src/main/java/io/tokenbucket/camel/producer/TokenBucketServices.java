@@ -29,7 +29,7 @@ public record TokenBucketServices(String name, TokenBucketConfiguration configur
                                   Supplier<TokenBucketTimer> timers, Supplier<ExecutorService> workers,
                                   Supplier<TokenBucketHandOff> handOffs, Runnable onRelease) {
 
-    /** The component's timer; null while the component is stopped. */
+    /** The component's timer; null before the component first started, then stopped while it is stopped. */
     TokenBucketTimer timer() {
         return timers.get();
     }
