@@ -329,7 +329,10 @@ public final class TokenBucketWaitQueue {
         }
     }
 
-    /** Abandons every waiter sent through {@code owner} (null: every waiter), saying {@code why}. */
+    /**
+     * Abandons every waiter sent through {@code owner} that stopped with its route
+     * ({@link TokenBucketWaiter#ownerStopped}), or every waiter ({@code owner} null), saying {@code why}.
+     */
     void abandonAll(Object owner, String why) {
         List<TokenBucketWaiter> all;
         synchronized (this) {
@@ -337,7 +340,7 @@ public final class TokenBucketWaitQueue {
         }
         all.addAll(timed);
         for (TokenBucketWaiter w : all) {
-            if (owner == null || w.owner == owner) {
+            if (owner == null || w.owner == owner && w.ownerStopped()) {
                 w.abandon(why);
             }
         }

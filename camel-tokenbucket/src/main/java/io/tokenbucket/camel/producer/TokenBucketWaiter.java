@@ -22,7 +22,9 @@ import io.tokenbucket.store.StoreCommand;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
+import org.apache.camel.Route;
 import org.apache.camel.StatefulService;
+import org.apache.camel.spi.UnitOfWork;
 
 /**
  * One exchange waiting in a {@link TokenBucketWaitQueue}: for a slot (in its queue, {@link #keys} set), then, or
@@ -248,9 +250,25 @@ final class TokenBucketWaiter {
 
     /** Its producer stopped while the store answered or it was queued: nobody else would abandon it. */
     void abandonIfStopped() {
-        if (!owner.isRunAllowed()) {
+        if (ownerStopped()) {
             abandon("the producer stopped");
         }
+    }
+
+    /**
+     * Whether its producer has stopped with the route it waits in (its consumer stopped first), or it waits in none: a
+     * producer that a cache let go while its route runs on ({@code toD}, a recipient list, evicting the least used)
+     * leaves it waiting.
+     */
+    boolean ownerStopped() {
+        if (owner.isRunAllowed()) {
+            return false;
+        }
+        UnitOfWork uow = exchange.getUnitOfWork();
+        Route route = uow == null ? null : uow.getRoute();
+        // a consumer suspended (TokenBucketBackPressure, a route suspended) is not one stopped
+        return route == null || !(route.getConsumer() instanceof StatefulService consumer && !consumer.isStopping()
+                && !consumer.isStopped());
     }
 
     /** Fails it, refunding its tokens or withdrawing its tickets, unless it left already. */
