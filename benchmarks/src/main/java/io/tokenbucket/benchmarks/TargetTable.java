@@ -18,7 +18,6 @@ import java.util.function.Function;
 
 import io.tokenbucket.benchmarks.Figures.Ratio;
 import io.tokenbucket.benchmarks.RunCosts.Measured;
-import io.tokenbucket.benchmarks.TargetsRedis.Case;
 import org.HdrHistogram.Histogram;
 import org.openjdk.jmh.results.RunResult;
 
@@ -54,9 +53,9 @@ final class TargetTable {
     /** The Redis targets: from the runs by {@code "<peer> <case>"} and redis-benchmark's ops/s by round (or null). */
     static void redis(Map<String, List<Measured>> results, List<Double> redisBenchmark,
                                      List<Target> targets) {
-        Case random16 = new Case("random keys, 16 in flight", 16, false, false, List.of());
-        Case random = new Case("random keys, 64 in flight", 64, false, false, List.of());
-        Case hot = new Case("hot key, 64 in flight", 64, true, false, List.of());
+        TargetCase random16 = new TargetCase("random keys, 16 in flight", 16, false, false, List.of());
+        TargetCase random = new TargetCase("random keys, 64 in flight", 64, false, false, List.of());
+        TargetCase hot = new TargetCase("hot key, 64 in flight", 64, true, false, List.of());
         Function<String, List<Measured>> of = results::get;
         if (results.containsKey(OURS + " " + random16.name())) {
             Ratio vs = ratio(results, random16, BUCKET4J);

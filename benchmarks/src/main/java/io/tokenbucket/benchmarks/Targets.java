@@ -121,7 +121,7 @@ public final class Targets {
                 .warmupIterations(2).warmupTime(TimeValue.seconds(2))
                 .measurementIterations(3).measurementTime(TimeValue.seconds(2))
                 .build()).run();
-        Bench.report("the route step, local store, 1 thread, exchanges/s", List.of("tokenbucket"), results);
+        JmhTable.report("the route step, local store, 1 thread, exchanges/s", List.of("tokenbucket"), results);
         TargetTable.routeStep(results, targets);
     }
 }

@@ -42,13 +42,6 @@ final class TargetsRedis {
     private TargetsRedis() {
     }
 
-    /** One Redis case: acquires in flight, on random keys or the hot key, quiet or with a core busy. */
-    record Case(String name, int inFlight, boolean hot, boolean busy, List<String> peers) {
-        ClosedLoop.Case driverCase() {
-            return new ClosedLoop.Case(name, inFlight, hot);
-        }
-    }
-
     /**
      * Runs every case of {@code s} (those whose name contains {@code --only}), peers alternating, for its rounds;
      * prints each run, the Redis table and where the time goes; adds the Redis rows to {@code targets}; answers the
@@ -59,13 +52,13 @@ final class TargetsRedis {
         for (int i = 0; i < keyNames.length; i++) {
             keyNames[i] = RedisBenchmark.randKey(i);
         }
-        List<Case> cases = List.of(
-                new Case("random keys, 16 in flight", 16, false, false, List.of(OURS, BUCKET4J, GCRA_P16)),
-                new Case("random keys, 64 in flight", 64, false, false, List.of(OURS, BUCKET4J, GCRA_P16)),
-                new Case("hot key, 64 in flight", 64, true, false, List.of(OURS, BUCKET4J, GCRA_P16)),
-                new Case("hot key, 400 in flight", 400, true, false, List.of(OURS, GCRA_P16)),
-                new Case("1 in flight, quiet", 1, false, false, List.of(OURS, OURS_SYNC, BUCKET4J)),
-                new Case("1 in flight, other core busy", 1, false, true, List.of(OURS, OURS_SYNC, BUCKET4J)))
+        List<TargetCase> cases = List.of(
+                new TargetCase("random keys, 16 in flight", 16, false, false, List.of(OURS, BUCKET4J, GCRA_P16)),
+                new TargetCase("random keys, 64 in flight", 64, false, false, List.of(OURS, BUCKET4J, GCRA_P16)),
+                new TargetCase("hot key, 64 in flight", 64, true, false, List.of(OURS, BUCKET4J, GCRA_P16)),
+                new TargetCase("hot key, 400 in flight", 400, true, false, List.of(OURS, GCRA_P16)),
+                new TargetCase("1 in flight, quiet", 1, false, false, List.of(OURS, OURS_SYNC, BUCKET4J)),
+                new TargetCase("1 in flight, other core busy", 1, false, true, List.of(OURS, OURS_SYNC, BUCKET4J)))
                 .stream().filter(c -> c.name().contains(s.only())).toList();
         Map<String, List<Measured>> results = new LinkedHashMap<>();
         Map<String, List<Double>> redisBenchmark = new LinkedHashMap<>();
@@ -88,7 +81,7 @@ final class TargetsRedis {
                     warm(p, keyNames);
                 }
                 for (int round = 1; round <= s.rounds(); round++) {
-                    for (Case c : cases) {
+                    for (TargetCase c : cases) {
                         List<String> order = new ArrayList<>(c.peers());
                         if (round % 2 == 0) {
                             java.util.Collections.reverse(order);

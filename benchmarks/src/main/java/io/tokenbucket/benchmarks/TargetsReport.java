@@ -11,7 +11,6 @@ import java.util.function.ToDoubleFunction;
 import io.tokenbucket.benchmarks.ClosedLoop.Run;
 import io.tokenbucket.benchmarks.Figures.Ratio;
 import io.tokenbucket.benchmarks.RunCosts.Measured;
-import io.tokenbucket.benchmarks.TargetsRedis.Case;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -25,7 +24,7 @@ final class TargetsReport {
     }
 
     /** One run's two lines: throughput, latency (ms), outcomes; then its costs per acquire (µs, bytes). */
-    static void print(int round, String peer, Case c, Measured m) {
+    static void print(int round, String peer, TargetCase c, Measured m) {
         Run r = m.run();
         System.out.printf("round %d  %-8s %-28s %,10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  granted %,d"
                 + "  rejected %,d  timeouts %,d  errors %,d%s%s  (ended %s)%n", round, peer, c.name(), r.opsPerSecond(),
@@ -40,7 +39,7 @@ final class TargetsReport {
     }
 
     /** The Redis table: each case and peer, median of the rounds, and redis-benchmark's runs. */
-    static void summary(List<Case> cases, Map<String, List<Measured>> results,
+    static void summary(List<TargetCase> cases, Map<String, List<Measured>> results,
                                 Map<String, List<Double>> redisBenchmark) {
         System.out.println();
         System.out.println("## Redis: median of the rounds (ratios: ours ÷ peer within each round, median and range);"
@@ -48,7 +47,7 @@ final class TargetsReport {
         System.out.println("| case | peer | ops/s | p50 / p99 ms | ours ÷ peer | client CPU µs | Redis CPU µs"
                 + " | Redis commandstats µs | allocated B | acquires per script call |");
         System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for (Case c : cases) {
+        for (TargetCase c : cases) {
             for (String p : c.peers()) {
                 List<Measured> m = results.get(p + " " + c.name());
                 Histogram h = merged(m);
@@ -69,7 +68,7 @@ final class TargetsReport {
     }
 
     /** Ours ÷ {@code peer}'s throughput on case {@code c}, round by round. */
-    static Ratio ratio(Map<String, List<Measured>> results, Case c, String peer) {
+    static Ratio ratio(Map<String, List<Measured>> results, TargetCase c, String peer) {
         List<Measured> o = results.get(OURS + " " + c.name());
         List<Measured> p = results.get(peer + " " + c.name());
         return Ratio.of(Figures.byRound(opsPerSecond(o), opsPerSecond(p)));
