@@ -140,6 +140,14 @@ public class FetchOutcome implements Processor {
     @Override
     public void process(Exchange exchange) {
         String proxy = exchange.getMessage().getHeader(ProxyStats.PROXY_HEADER, String.class);
+        if (proxy == null) {
+            // camel-http puts a new message on the exchange before it reads the body: a body that breaks off leaves
+            // an exchange without the attempt's headers. ProxyInUse noted the attempt's proxy last of those tried
+            @SuppressWarnings("unchecked")
+            List<String> tried = exchange.getProperty(Scrape.TRIED, List.class);
+            proxy = tried == null || tried.isEmpty() ? null : tried.get(tried.size() - 1);
+            exchange.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxy);
+        }
         // the throttle's wait of this attempt, for its proxy, pair and host together (0 without the throttle)
         long waited = Math.max(0, exchange.getMessage().getHeader(TokenBucketConstants.WAITED, 0L, Long.class));
         exchange.setProperty(Scrape.WAITED, exchange.getProperty(Scrape.WAITED, 0L, Long.class) + waited);

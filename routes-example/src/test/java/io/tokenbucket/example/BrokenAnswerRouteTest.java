@@ -1,0 +1,125 @@
+package io.tokenbucket.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+
+import io.tokenbucket.example.demo.DemoSite;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Answers that break off after their headers, forwarded by a proxy as they come: a body cut short (the target
+ * closed mid-page). Each attempt must fail, be retried, and the URL end with a
+ * reason a person understands; the other URLs are fetched. The proxy is a plain socket server on loopback that
+ * forwards such answers for their paths and a short page for the others, and counts the requests per path.
+ */
+class BrokenAnswerRouteTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aBodyCutShortFailsItsAttemptAndTheUrlIsTriedAgain() throws Exception {
+        try (BreakingProxy proxy = new BreakingProxy();
+             DemoSite site = new DemoSite(dir, 1, "10/100ms", 0, 1000, 1000)) {
+            Path proxies = Files.writeString(dir.resolve("breaking-proxies.txt"), proxy.line() + "\n");
+            try (ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of(
+                    "example.proxyFile", proxies.toString(), "example.maxAttempts", "2"))) {
+                String cut = site.target().baseUrl() + "/cut-short";
+                List<String> urls = List.of(cut, site.target().baseUrl() + "/page/1");
+                scraper.scrape(urls);
+
+                assertThat(Stream.concat(scraper.resultLines().stream(), scraper.deadLines().stream())
+                        .map(line -> line.getString("url"))).containsExactlyInAnyOrderElementsOf(urls);
+                // the proxy that forwarded what it got is not to blame for it; the URL had its two attempts
+                assertThat(scraper.deadLines()).singleElement().satisfies(line -> {
+                    assertThat(line.getString("url")).isEqualTo(cut);
+                    assertThat(line.getString("reason")).contains("Premature end of Content-Length delimited")
+                            .endsWith("via t1");
+                    assertThat(line.getInteger("attempts")).isEqualTo(2);
+                });
+                assertThat(proxy.requests).containsEntry("/cut-short", 2).containsEntry("/page/1", 1);
+                assertThat(scraper.pool().health()).containsEntry("t1", "healthy");
+            }
+        }
+    }
+
+    /**
+     * A forward proxy that answers {@code /cut-short} with 10 of the 100 bytes it announces and closes, anything
+     * else 200.
+     */
+    static final class BreakingProxy implements AutoCloseable {
+        final Map<String, Integer> requests = new ConcurrentHashMap<>();
+        private final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        private final AtomicInteger threads = new AtomicInteger();
+
+        BreakingProxy() throws IOException {
+            Thread accept = new Thread(this::accept, "breaking-proxy");
+            accept.setDaemon(true);
+            accept.start();
+        }
+
+        String line() {
+            return "http://127.0.0.1:" + server.getLocalPort() + " id=t1";
+        }
+
+        private void accept() {
+            while (!server.isClosed()) {
+                try {
+                    Socket socket = server.accept();
+                    Thread connection = new Thread(() -> serve(socket), "breaking-" + threads.incrementAndGet());
+                    connection.setDaemon(true);
+                    connection.start();
+                } catch (IOException closed) {
+                    return;
+                }
+            }
+        }
+
+        private void serve(Socket socket) {
+            try (socket) {
+                BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(),
+                        StandardCharsets.ISO_8859_1));
+                OutputStream out = socket.getOutputStream();
+                for (String request = in.readLine(); request != null; request = in.readLine()) {
+                    while (!in.readLine().isEmpty()) {
+                        // the request's headers
+                    }
+                    String target = request.split(" ")[1];
+                    String path = target.replaceFirst("^http://[^/]*", "");
+                    requests.merge(path, 1, Integer::sum);
+                    if (path.equals("/cut-short")) {
+                        out.write("HTTP/1.1 200 OK\r\nVia: 1.1 t1\r\nContent-Length: 100\r\n\r\nonly ten b"
+                                .getBytes(StandardCharsets.ISO_8859_1));
+                        return;
+                    }
+                    out.write("HTTP/1.1 200 OK\r\nVia: 1.1 t1\r\nContent-Length: 2\r\n\r\nok"
+                            .getBytes(StandardCharsets.ISO_8859_1));
+                    out.flush();
+                }
+            } catch (IOException | RuntimeException gone) {
+                // the client closed the connection
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+        }
+    }
+}
