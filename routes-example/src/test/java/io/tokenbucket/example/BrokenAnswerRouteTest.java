@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
@@ -24,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Answers that break off after their headers, forwarded by a proxy as they come: a body cut short (the target
- * closed mid-page). Each attempt must fail, be retried, and the URL end with a
+ * closed mid-page), and a body that never ends (a tarpit, a stuck stream: a chunk now and then, for ever, so no read
+ * ever waits {@code example.responseTimeout} for data). Each attempt must fail, be retried, and the URL end with a
  * reason a person understands; the other URLs are fetched. The proxy is a plain socket server on loopback that
  * forwards such answers for their paths and a short page for the others, and counts the requests per path.
  */
@@ -59,9 +61,38 @@ class BrokenAnswerRouteTest {
         }
     }
 
+    @Test
+    void anAnswerThatNeverEndsFailsItsAttemptAfterTheResponseTimeout() throws Exception {
+        try (BreakingProxy proxy = new BreakingProxy();
+             DemoSite site = new DemoSite(dir, 1, "10/100ms", 0, 1000, 1000)) {
+            Path proxies = Files.writeString(dir.resolve("breaking-proxies.txt"), proxy.line() + "\n");
+            try (ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of(
+                    "example.proxyFile", proxies.toString(), "example.responseTimeout", "1000",
+                    "example.maxAttempts", "2"))) {
+                String endless = site.target().baseUrl() + "/never-ends";
+                List<String> urls = List.of(endless, site.target().baseUrl() + "/page/1");
+                long start = System.nanoTime();
+                scraper.scrape(urls);
+
+                assertThat(Stream.concat(scraper.resultLines().stream(), scraper.deadLines().stream())
+                        .map(line -> line.getString("url"))).containsExactlyInAnyOrderElementsOf(urls);
+                assertThat(scraper.deadLines()).singleElement().satisfies(line -> {
+                    assertThat(line.getString("url")).isEqualTo(endless);
+                    assertThat(line.getString("reason")).contains("did not end within 1000 ms").endsWith("via t1");
+                    assertThat(line.getInteger("attempts")).isEqualTo(2);
+                });
+                assertThat(scraper.resultLines()).singleElement()
+                        .satisfies(line -> assertThat(line.getInteger("status")).isEqualTo(200));
+                assertThat(proxy.requests).containsEntry("/never-ends", 2).containsEntry("/page/1", 1);
+                // two attempts of about a second each; generous for a noisy machine
+                assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start)).isLessThan(20);
+            }
+        }
+    }
+
     /**
-     * A forward proxy that answers {@code /cut-short} with 10 of the 100 bytes it announces and closes, anything
-     * else 200.
+     * A forward proxy that answers {@code /cut-short} with 10 of the 100 bytes it announces and closes,
+     * {@code /never-ends} with a chunked body that never ends, anything else 200.
      */
     static final class BreakingProxy implements AutoCloseable {
         final Map<String, Integer> requests = new ConcurrentHashMap<>();
@@ -108,11 +139,22 @@ class BrokenAnswerRouteTest {
                                 .getBytes(StandardCharsets.ISO_8859_1));
                         return;
                     }
+                    if (path.equals("/never-ends")) {
+                        out.write(("HTTP/1.1 200 OK\r\nVia: 1.1 t1\r\nContent-Type: text/html\r\n"
+                                + "Transfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                        while (!server.isClosed()) {
+                            out.write("1\r\nx\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                            out.flush();
+                            // the target's pace, not a synchronisation: far below the response timeout
+                            Thread.sleep(100);
+                        }
+                        return;
+                    }
                     out.write("HTTP/1.1 200 OK\r\nVia: 1.1 t1\r\nContent-Length: 2\r\n\r\nok"
                             .getBytes(StandardCharsets.ISO_8859_1));
                     out.flush();
                 }
-            } catch (IOException | RuntimeException gone) {
+            } catch (IOException | InterruptedException | RuntimeException gone) {
                 // the client closed the connection
             }
         }

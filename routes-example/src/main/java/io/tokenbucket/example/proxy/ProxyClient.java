@@ -23,7 +23,8 @@ import org.apache.hc.core5.http.HttpHost;
  *     request (Basic, UTF-8) instead of after a 407 challenge: half the requests to the proxy, and no extra round
  *     trip between the token and the request (camel-http starts every request with a fresh context, so HttpClient
  *     would otherwise draw a 407 before every single fetch);</li>
- * <li>HttpClient's own retries off except a stale pooled connection ({@link StaleConnectionRetry}).</li>
+ * <li>HttpClient's own retries off except a stale pooled connection ({@link StaleConnectionRetry});</li>
+ * <li>the whole answer within the response timeout ({@link AnswerDeadline}).</li>
  * </ul>
  */
 public final class ProxyClient implements HttpClientConfigurer {
@@ -45,6 +46,7 @@ public final class ProxyClient implements HttpClientConfigurer {
         HttpHost proxyHost = new HttpHost("http", proxy.host(), proxy.port());
         builder.setProxy(proxyHost);
         builder.setRetryStrategy(new StaleConnectionRetry(onStaleConnection));
+        builder.addExecInterceptorFirst("tokenbucket-answer-deadline", new AnswerDeadline());
         if (proxy.hasCredentials()) {
             UsernamePasswordCredentials credentials = new UsernamePasswordCredentials(proxy.username(),
                     proxy.password().toCharArray());

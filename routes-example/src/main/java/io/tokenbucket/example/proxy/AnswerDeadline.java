@@ -1,0 +1,86 @@
+package io.tokenbucket.example.proxy;
+
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.SocketTimeoutException;
+
+import org.apache.hc.client5.http.classic.ExecChain;
+import org.apache.hc.client5.http.classic.ExecChainHandler;
+import org.apache.hc.client5.http.classic.ExecRuntime;
+import org.apache.hc.core5.http.ClassicHttpRequest;
+import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.HttpEntity;
+import org.apache.hc.core5.http.HttpException;
+import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
+import org.apache.hc.core5.util.Timeout;
+
+/**
+ * A deadline on the whole answer of a fetch: its body must end within the response timeout
+ * ({@code example.responseTimeout}, camel-http's, which HttpClient applies to each wait for data only) from the
+ * moment the request is sent. A target that trickles its body for ever (a tarpit, a stuck stream) never lets a
+ * wait for data reach that timeout, and camel-http reads the whole body: without a deadline the URL would never
+ * get an outcome. Past it, the next read discards the connection (closing the body would read it to its end) and
+ * fails with a {@link SocketTimeoutException} that says so; the route treats that as any response timeout.
+ */
+final class AnswerDeadline implements ExecChainHandler {
+
+    @Override
+    public ClassicHttpResponse execute(ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
+            throws IOException, HttpException {
+        Timeout timeout = scope.clientContext.getRequestConfigOrDefault().getResponseTimeout();
+        long start = System.nanoTime();
+        ClassicHttpResponse response = chain.proceed(request, scope);
+        HttpEntity entity = response.getEntity();
+        if (entity != null && entity.isStreaming() && timeout != null && !timeout.isDisabled()) {
+            response.setEntity(new Bounded(entity, scope.execRuntime, start, timeout.toMilliseconds()));
+        }
+        return response;
+    }
+
+    private static final class Bounded extends HttpEntityWrapper {
+        private final ExecRuntime runtime;
+        private final long start;
+        private final long millis;
+
+        Bounded(HttpEntity entity, ExecRuntime runtime, long start, long millis) {
+            super(entity);
+            this.runtime = runtime;
+            this.start = start;
+            this.millis = millis;
+        }
+
+        @Override
+        public InputStream getContent() throws IOException {
+            return new FilterInputStream(super.getContent()) {
+                @Override
+                public int read() throws IOException {
+                    check();
+                    return super.read();
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    check();
+                    return super.read(b, off, len);
+                }
+            };
+        }
+
+        @Override
+        public void writeTo(OutputStream out) throws IOException {
+            try (InputStream in = getContent()) {
+                in.transferTo(out);
+            }
+        }
+
+        private void check() throws SocketTimeoutException {
+            if (System.nanoTime() - start > millis * 1_000_000) {
+                runtime.discardEndpoint();
+                throw new SocketTimeoutException("the answer did not end within " + millis
+                        + " ms (example.responseTimeout)");
+            }
+        }
+    }
+}
