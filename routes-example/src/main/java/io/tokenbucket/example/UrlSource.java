@@ -34,7 +34,8 @@ public final class UrlSource {
              BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
             List<String> urls = new ArrayList<>();
             for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-                String url = line.strip();
+                // a byte order mark (Windows editors save UTF-8 with one) is no character of the first line
+                String url = (urls.isEmpty() && line.startsWith("\uFEFF") ? line.substring(1) : line).strip();
                 if (!url.isEmpty() && !url.startsWith("#")) {
                     urls.add(url);
                 }

@@ -37,6 +37,15 @@ class UrlSourceTest {
     }
 
     @Test
+    void aFileSavedWithAByteOrderMarkStartsWithItsFirstLine(@TempDir Path dir) throws Exception {
+        // Windows editors save UTF-8 with EF BB BF first; it is no character of the first line
+        Path comment = Files.writeString(dir.resolve("bom-comment.txt"), "\uFEFF# mine\nhttps://a.test/1\n");
+        Path url = Files.writeString(dir.resolve("bom-url.txt"), "\uFEFFhttps://a.test/1\nhttps://a.test/2\n");
+        assertThat(UrlSource.read(context, comment.toString())).containsExactly("https://a.test/1");
+        assertThat(UrlSource.read(context, url.toString())).containsExactly("https://a.test/1", "https://a.test/2");
+    }
+
+    @Test
     void aMissingFileFailsNamingIt(@TempDir Path dir) {
         String missing = dir.resolve("nope.txt").toString();
         assertThatIOException().isThrownBy(() -> UrlSource.read(context, missing)).withMessageContaining("nope.txt");

@@ -50,7 +50,8 @@ public abstract class ProxySource {
 
     static List<ProxyConfig> parseAll(String text) {
         List<ProxyConfig> configs = new ArrayList<>();
-        for (String line : text.split("\\R")) {
+        // a byte order mark (Windows editors save UTF-8 with one) is no character of the first line
+        for (String line : (text.startsWith("\uFEFF") ? text.substring(1) : text).split("\\R")) {
             String l = line.strip();
             if (!l.isEmpty() && !l.startsWith("#")) {
                 configs.add(ProxyConfig.parse(l));

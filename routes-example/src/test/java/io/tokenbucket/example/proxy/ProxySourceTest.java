@@ -1,0 +1,23 @@
+package io.tokenbucket.example.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The proxy list as a file and as {@code example.proxies}: the same lines. */
+class ProxySourceTest {
+
+    @Test
+    void aFileSavedWithAByteOrderMarkStartsWithItsFirstLine(@TempDir Path dir) throws Exception {
+        // Windows editors save UTF-8 with EF BB BF first; it is no character of the first line
+        Path comment = Files.writeString(dir.resolve("bom-comment.txt"), "\uFEFF# mine\nhttp://h:1 id=p1\n");
+        Path proxy = Files.writeString(dir.resolve("bom-proxy.txt"), "\uFEFFhttp://h:1 id=p1\nhttp://h:2 id=p2\n");
+
+        assertThat(ProxySource.file(comment).read()).extracting(ProxyConfig::id).containsExactly("p1");
+        assertThat(ProxySource.file(proxy).read()).extracting(ProxyConfig::id).containsExactly("p1", "p2");
+    }
+}
