@@ -27,9 +27,13 @@ public abstract class ProxySource {
         return new FileSource(file);
     }
 
-    /** A fixed source from a property value: proxies separated by commas or new lines. */
+    /**
+     * A fixed source from a property value: proxies separated by commas or new lines. A comma separates only where
+     * the next proxy's {@code scheme://} follows: a line's own commas ({@code limit=4/1s,8inflight}, one in a
+     * password) stay in it.
+     */
     public static ProxySource text(String text) {
-        List<ProxyConfig> configs = parseAll(String.valueOf(text).replace(',', '\n'));
+        List<ProxyConfig> configs = parseAll(String.join("\n", String.valueOf(text).split(NEXT_PROXY)));
         return new ProxySource() {
             @Override
             public List<ProxyConfig> read() {
@@ -47,6 +51,9 @@ public abstract class ProxySource {
             }
         };
     }
+
+    /** A comma that the next proxy's {@code scheme://} follows. */
+    private static final String NEXT_PROXY = ",(?=\\s*[A-Za-z][A-Za-z0-9+.-]*://)";
 
     static List<ProxyConfig> parseAll(String text) {
         List<ProxyConfig> configs = new ArrayList<>();

@@ -20,4 +20,19 @@ class ProxySourceTest {
         assertThat(ProxySource.file(comment).read()).extracting(ProxyConfig::id).containsExactly("p1");
         assertThat(ProxySource.file(proxy).read()).extracting(ProxyConfig::id).containsExactly("p1", "p2");
     }
+
+    @Test
+    void thePropertyTakesTheFileLinesCommaSeparatedTheirOwnCommasIncluded() {
+        // a line's limit= has a comma of its own (4/1s,8inflight), and so may a password (a comma needs no escape
+        // in a URL's user info): a comma separates proxies only where the next one starts
+        ProxySource source = ProxySource.text("http://u:a,b@h:1 id=p1 limit=4/1s,8inflight , http://h:2 id=p2,"
+                + "http://h:3 limit=5/2s");
+
+        assertThat(source.read()).extracting(ProxyConfig::id).containsExactly("p1", "p2", "h:3");
+        ProxyConfig first = source.read().get(0);
+        assertThat(first.password()).isEqualTo("a,b");
+        assertThat(first.capacity()).isEqualTo(4);
+        assertThat(first.inFlight()).isEqualTo(8);
+        assertThat(source.read().get(2).capacity()).isEqualTo(5);
+    }
 }
