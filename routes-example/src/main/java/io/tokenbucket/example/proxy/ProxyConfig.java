@@ -42,6 +42,13 @@ public record ProxyConfig(String id, String host, int port, String username, Str
      */
     public static ProxyConfig parse(String line) {
         String[] parts = line.strip().split("\\s+");
+        for (int i = 1; i < parts.length && parts[0].indexOf('@') < 0; i++) {
+            if (parts[i].indexOf('@') >= 0 && !parts[i].startsWith("id=")) {
+                // the user info went on past a space: every part of the line may hold some of the password
+                throw new IllegalArgumentException("A space in a proxy's user name or password must be written %20"
+                        + " (the line is not shown: it holds the password)");
+            }
+        }
         String shown = withoutPassword(parts[0]);
         URI uri;
         try {

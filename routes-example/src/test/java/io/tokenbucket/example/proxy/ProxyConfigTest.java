@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -51,6 +53,19 @@ class ProxyConfigTest {
         assertThatIllegalArgumentException().isThrownBy(() -> ProxyConfig.parse("u:s3cret@h:1"))
                 .withMessageNotContaining("s3cret");
         assertThat(ProxyConfig.withoutPassword("http://h:1/a@b")).isEqualTo("http://h:1/a@b");
+    }
+
+    @Test
+    void aSpaceInTheUserInfoIsRefusedWithoutShowingAnyPartOfThePassword() {
+        // the line splits at the space: neither half of the password may appear, as the URL or as an option
+        for (String line : List.of("http://scraper:pa55 w0rd@10.0.0.7:3128 id=p1", "http://scraper:1234 5678@h:1",
+                "http://scraper:pa55 w=rd@h:1", "http://scr aper:pa55w0rd@h:1")) {
+            assertThatIllegalArgumentException().as(line).isThrownBy(() -> ProxyConfig.parse(line))
+                    .withMessageContaining("%20").withMessageNotContaining("pa55").withMessageNotContaining("w0rd")
+                    .withMessageNotContaining("1234").withMessageNotContaining("5678");
+        }
+        // an id may hold an '@'
+        assertThat(ProxyConfig.parse("http://h:1 id=a@b").id()).isEqualTo("a@b");
     }
 
     @Test
