@@ -25,8 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Answers that break off after their headers, forwarded by a proxy as they come: a body cut short (the target
- * closed mid-page), and a body that never ends (a tarpit, a stuck stream: a chunk now and then, for ever, so no read
- * ever waits {@code example.responseTimeout} for data). Each attempt must fail, be retried, and the URL end with a
+ * closed mid-page), a body that never ends (a tarpit, a stuck stream: a chunk now and then, for ever, so no read
+ * ever waits {@code example.responseTimeout} for data), and one that streams without end as fast as it can (it
+ * would fill the heap long before any deadline). Each attempt must fail, be retried, and the URL end with a
  * reason a person understands; the other URLs are fetched. The proxy is a plain socket server on loopback that
  * forwards such answers for their paths and a short page for the others, and counts the requests per path.
  */
@@ -90,9 +91,35 @@ class BrokenAnswerRouteTest {
         }
     }
 
+    @Test
+    void anAnswerThatFloodsFailsItsAttemptPastEightMebibytes() throws Exception {
+        try (BreakingProxy proxy = new BreakingProxy();
+             DemoSite site = new DemoSite(dir, 1, "10/100ms", 0, 1000, 1000)) {
+            Path proxies = Files.writeString(dir.resolve("breaking-proxies.txt"), proxy.line() + "\n");
+            try (ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of(
+                    "example.proxyFile", proxies.toString(), "example.responseTimeout", "60000",
+                    "example.maxAttempts", "2"))) {
+                String floods = site.target().baseUrl() + "/floods";
+                List<String> urls = List.of(floods, site.target().baseUrl() + "/page/1");
+                scraper.scrape(urls);
+
+                assertThat(Stream.concat(scraper.resultLines().stream(), scraper.deadLines().stream())
+                        .map(line -> line.getString("url"))).containsExactlyInAnyOrderElementsOf(urls);
+                // the deadline is a minute away: only the size ends each attempt
+                assertThat(scraper.deadLines()).singleElement().satisfies(line -> {
+                    assertThat(line.getString("url")).isEqualTo(floods);
+                    assertThat(line.getString("reason")).contains("longer than 8388608 bytes").endsWith("via t1");
+                    assertThat(line.getInteger("attempts")).isEqualTo(2);
+                });
+                assertThat(proxy.requests).containsEntry("/floods", 2).containsEntry("/page/1", 1);
+            }
+        }
+    }
+
     /**
      * A forward proxy that answers {@code /cut-short} with 10 of the 100 bytes it announces and closes,
-     * {@code /never-ends} with a chunked body that never ends, anything else 200.
+     * {@code /never-ends} with a chunked body that never ends, {@code /floods} with one that never ends as fast as it
+     * can, anything else 200.
      */
     static final class BreakingProxy implements AutoCloseable {
         final Map<String, Integer> requests = new ConcurrentHashMap<>();
@@ -137,6 +164,15 @@ class BrokenAnswerRouteTest {
                     if (path.equals("/cut-short")) {
                         out.write("HTTP/1.1 200 OK\r\nVia: 1.1 t1\r\nContent-Length: 100\r\n\r\nonly ten b"
                                 .getBytes(StandardCharsets.ISO_8859_1));
+                        return;
+                    }
+                    if (path.equals("/floods")) {
+                        out.write(("HTTP/1.1 200 OK\r\nVia: 1.1 t1\r\nContent-Type: text/html\r\n"
+                                + "Transfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                        byte[] chunk = ("10000\r\n" + "x".repeat(65536) + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
+                        while (!server.isClosed()) {
+                            out.write(chunk);
+                        }
                         return;
                     }
                     if (path.equals("/never-ends")) {

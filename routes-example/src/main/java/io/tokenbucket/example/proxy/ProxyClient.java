@@ -24,7 +24,8 @@ import org.apache.hc.core5.http.HttpHost;
  *     trip between the token and the request (camel-http starts every request with a fresh context, so HttpClient
  *     would otherwise draw a 407 before every single fetch);</li>
  * <li>HttpClient's own retries off except a stale pooled connection ({@link StaleConnectionRetry});</li>
- * <li>the whole answer within the response timeout ({@link AnswerDeadline}).</li>
+ * <li>the whole answer within the response timeout and {@value AnswerBounds#MAX_BYTES} bytes
+ *     ({@link AnswerBounds}).</li>
  * </ul>
  */
 public final class ProxyClient implements HttpClientConfigurer {
@@ -46,7 +47,7 @@ public final class ProxyClient implements HttpClientConfigurer {
         HttpHost proxyHost = new HttpHost("http", proxy.host(), proxy.port());
         builder.setProxy(proxyHost);
         builder.setRetryStrategy(new StaleConnectionRetry(onStaleConnection));
-        builder.addExecInterceptorFirst("tokenbucket-answer-deadline", new AnswerDeadline());
+        builder.addExecInterceptorFirst("tokenbucket-answer-bounds", new AnswerBounds());
         if (proxy.hasCredentials()) {
             UsernamePasswordCredentials credentials = new UsernamePasswordCredentials(proxy.username(),
                     proxy.password().toCharArray());

@@ -17,14 +17,18 @@ import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
 import org.apache.hc.core5.util.Timeout;
 
 /**
- * A deadline on the whole answer of a fetch: its body must end within the response timeout
- * ({@code example.responseTimeout}, camel-http's, which HttpClient applies to each wait for data only) from the
- * moment the request is sent. A target that trickles its body for ever (a tarpit, a stuck stream) never lets a
- * wait for data reach that timeout, and camel-http reads the whole body: without a deadline the URL would never
- * get an outcome. Past it, the next read discards the connection (closing the body would read it to its end) and
- * fails with a {@link SocketTimeoutException} that says so; the route treats that as any response timeout.
+ * Bounds on the whole answer of a fetch, which camel-http reads into memory: its body must end within the response
+ * timeout ({@code example.responseTimeout}, camel-http's, which HttpClient applies to each wait for data only) from
+ * the moment the request is sent, and hold at most {@value #MAX_BYTES} bytes. A target that trickles its body for
+ * ever (a tarpit, a stuck stream) never lets a wait for data reach that timeout, so the URL would never get an
+ * outcome; one that streams without end fills the heap long before the deadline. Past either bound, the read
+ * discards the connection (closing the body would read it to its end) and fails with an {@link IOException} that
+ * says which ({@link SocketTimeoutException} for the deadline); the route treats it as any failed read.
  */
-final class AnswerDeadline implements ExecChainHandler {
+final class AnswerBounds implements ExecChainHandler {
+
+    /** The longest body read: 8 MiB, far above a web page, and 200 URLs in flight still fit a modest heap. */
+    static final long MAX_BYTES = 8L * 1024 * 1024;
 
     @Override
     public ClassicHttpResponse execute(ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
@@ -43,6 +47,7 @@ final class AnswerDeadline implements ExecChainHandler {
         private final ExecRuntime runtime;
         private final long start;
         private final long millis;
+        private long read;
 
         Bounded(HttpEntity entity, ExecRuntime runtime, long start, long millis) {
             super(entity);
@@ -57,13 +62,17 @@ final class AnswerDeadline implements ExecChainHandler {
                 @Override
                 public int read() throws IOException {
                     check();
-                    return super.read();
+                    int b = super.read();
+                    count(b < 0 ? 0 : 1);
+                    return b;
                 }
 
                 @Override
                 public int read(byte[] b, int off, int len) throws IOException {
                     check();
-                    return super.read(b, off, len);
+                    int n = super.read(b, off, len);
+                    count(Math.max(0, n));
+                    return n;
                 }
             };
         }
@@ -80,6 +89,14 @@ final class AnswerDeadline implements ExecChainHandler {
                 runtime.discardEndpoint();
                 throw new SocketTimeoutException("the answer did not end within " + millis
                         + " ms (example.responseTimeout)");
+            }
+        }
+
+        private void count(int bytes) throws IOException {
+            read += bytes;
+            if (read > MAX_BYTES) {
+                runtime.discardEndpoint();
+                throw new IOException("the answer is longer than " + MAX_BYTES + " bytes");
             }
         }
     }
