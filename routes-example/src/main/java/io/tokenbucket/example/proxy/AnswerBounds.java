@@ -27,7 +27,7 @@ import org.apache.hc.core5.util.Timeout;
  */
 final class AnswerBounds implements ExecChainHandler {
 
-    /** The longest body read: 8 MiB, far above a web page, and 200 URLs in flight still fit a modest heap. */
+    /** The longest body read: 8 MiB, far above a web page. */
     static final long MAX_BYTES = 8L * 1024 * 1024;
 
     @Override
@@ -37,8 +37,10 @@ final class AnswerBounds implements ExecChainHandler {
         long start = System.nanoTime();
         ClassicHttpResponse response = chain.proceed(request, scope);
         HttpEntity entity = response.getEntity();
-        if (entity != null && entity.isStreaming() && timeout != null && !timeout.isDisabled()) {
-            response.setEntity(new Bounded(entity, scope.execRuntime, start, timeout.toMilliseconds()));
+        if (entity != null && entity.isStreaming()) {
+            // a response timeout of 0 (none) sets no deadline; the size is bounded all the same
+            response.setEntity(new Bounded(entity, scope.execRuntime, start, timeout == null || timeout.isDisabled()
+                    ? Long.MAX_VALUE : timeout.toMilliseconds()));
         }
         return response;
     }
@@ -85,7 +87,7 @@ final class AnswerBounds implements ExecChainHandler {
         }
 
         private void check() throws SocketTimeoutException {
-            if (System.nanoTime() - start > millis * 1_000_000) {
+            if (millis != Long.MAX_VALUE && System.nanoTime() - start > millis * 1_000_000) {
                 runtime.discardEndpoint();
                 throw new SocketTimeoutException("the answer did not end within " + millis
                         + " ms (example.responseTimeout)");
