@@ -12,7 +12,8 @@ import io.tokenbucket.store.StoreRefusedException;
  * runs), {@code LOADING} (Redis is reading its data), {@code READONLY} (a master became a replica), {@code
  * MASTERDOWN}, {@code TRYAGAIN}, {@code CLUSTERDOWN}, {@code NOREPLICAS}, {@code OOM} (full until keys expire),
  * {@code MISCONF} (writes stopped until a snapshot can be written to disk again), {@code ERR max number of clients
- * reached} (to a connect, while other clients hold every connection {@code maxclients} allows). So
+ * reached} (to a connect, while other clients hold every connection {@code maxclients} allows), and a script an
+ * operator ended with {@code SCRIPT KILL} (the one slow call fails, as {@code BUSY} fails the calls behind it). So
  * {@code NOPERM} (an ACL without a command, key or channel), a script that cannot run (Redis 6.2 words a command
  * refused inside a script {@code The user executing the script can't run this command}), {@code NOSCRIPT} after the
  * reload, an unknown (renamed) command are refusals.
@@ -22,6 +23,8 @@ final class RedisRefusals {
     /** The error codes of an outage, as Redis starts an error reply with them (one {@code ERR} reply whole). */
     private static final List<String> TRANSIENT = List.of("BUSY", "LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN",
             "CLUSTERDOWN", "NOREPLICAS", "OOM", "MISCONF", "ERR max number of clients reached");
+    /** What Redis says, within its error reply, of a script {@code SCRIPT KILL} ended (6.2 and 7 word it alike). */
+    private static final String KILLED = "Script killed by user";
 
     private RedisRefusals() {
     }
@@ -36,6 +39,9 @@ final class RedisRefusals {
             return cause;
         }
         String reply = cause.getMessage();
+        if (reply.contains(KILLED)) {
+            return cause;
+        }
         for (String code : TRANSIENT) {
             if (reply.startsWith(code) || reply.contains("-" + code + " ") || reply.contains(": " + code + " ")) {
                 return cause;

@@ -15,6 +15,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.tokenbucket.math.Limit;
 import io.tokenbucket.math.Limits;
 import io.tokenbucket.math.Outcome;
+import io.tokenbucket.store.FallbackBucketStore;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.junit.jupiter.api.AfterAll;
@@ -171,6 +172,33 @@ class RedisMisbehaviourTest {
         assertThat(next.waitTicks()).isZero();
         assertThat(calls("evalsha")).isEqualTo(1);
         assertThat(next.remaining()).isEqualTo(1);
+    }
+
+    @Test
+    void aScriptKilledByAnOperatorIsAnOutageForThePolicyNotARefusal() throws Exception {
+        // a state Redis takes long to read (someone wrote a huge value): the script outlasts lua-time-limit
+        redis.command("EVAL", "local t = {} for i = 1, tonumber(ARGV[1]) do t[i] = 'x 1' end "
+                + "redis.call('SET', KEYS[1], '0 s ' .. table.concat(t, ' ')) return 1", "1", "slow:k", "1500000");
+        String limit = (String) ((List<?>) redis.command("CONFIG", "GET", "lua-time-limit")).get(1);
+        redis.command("CONFIG", "SET", "lua-time-limit", "10");
+        try {
+            FallbackBucketStore store = new FallbackBucketStore(store("slow:", Duration.ofSeconds(30), true),
+                    FallbackBucketStore.ALLOW_ALL, System::nanoTime);
+            reserve(store("warm:", Duration.ofSeconds(5), false), "k"); // the script is loaded: no EVAL below
+            CompletableFuture<Outcome> call = store.reserve("k", LIMITS, 1, 0).toCompletableFuture();
+            // SCRIPT KILL answers NOTBUSY until the script runs; once it has run past the limit, OK
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).ignoreExceptions()
+                    .until(() -> "OK".equals(redis.command("SCRIPT", "KILL")));
+            Outcome outcome = call.get(20, TimeUnit.SECONDS);
+            // an operator's SCRIPT KILL ends one slow call, as BUSY does the calls behind it: the next call may run,
+            // so the policy answers (here allow) instead of failing the exchange as for an ACL that refuses
+            assertThat(store.refusals()).isZero();
+            assertThat(store.failures()).isEqualTo(1);
+            assertThat(store.fallbacks()).isEqualTo(1);
+            assertThat(outcome.granted()).isTrue();
+        } finally {
+            redis.command("CONFIG", "SET", "lua-time-limit", limit);
+        }
     }
 
     @Test

@@ -59,7 +59,9 @@ class RedisRefusalsTest {
                     + " against a read only replica.",
             "OOM command not allowed when used memory > 'maxmemory'.",
             "MISCONF Redis is configured to save RDB snapshots, but it is currently not able to persist on disk.",
-            "ERR max number of clients reached"})
+            "ERR max number of clients reached",
+            "ERR Error running script (call to f_1): @user_script:130: Script killed by user with SCRIPT KILL...",
+            "ERR Script killed by user with SCRIPT KILL... script: 1, on @user_script:130."})
     void theRepliesOfAFailoverOrABusyServerAreOutages(String reply) {
         RedisCommandExecutionException e = new RedisCommandExecutionException(reply);
         assertThat(RedisRefusals.classify(e)).isSameAs(e);
