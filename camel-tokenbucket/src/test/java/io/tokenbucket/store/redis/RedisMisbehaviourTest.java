@@ -160,8 +160,8 @@ class RedisMisbehaviourTest {
         redis.command("CLIENT", "PAUSE", "5000", "WRITE");
         CompletableFuture<Outcome> call = store.reserve("k", LIMITS, 1, MAX_WAIT).toCompletableFuture();
         // the call is in Redis, held by the pause, when its connection is killed: its answer can never come
-        await().atMost(Duration.ofSeconds(5)).until(() -> ((String) redis.command("CLIENT", "LIST"))
-                .contains("cmd=evalsha"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> ((String) redis.command("INFO", "clients"))
+                .contains("blocked_clients:1"));
         redis.command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
         assertThatThrownBy(() -> call.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
         redis.command("CLIENT", "UNPAUSE");
