@@ -202,6 +202,42 @@ class RedisMisbehaviourTest {
     }
 
     @Test
+    void aBucketEvictedByVolatileTtlComesBackFull() throws Exception {
+        RedisBucketStore store = store("evicted:", Duration.ofSeconds(5), true);
+        Limits slow = Limits.of(Limit.of(2, 1, TimeUnit.SECONDS.toNanos(60))); // its key lives two minutes
+        store.reserve("k", slow, 2, 0).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(redis.command("PTTL", "evicted:k")).isInstanceOf(Long.class);
+        long used = Long.parseLong(((String) redis.command("INFO", "memory")).lines()
+                .filter(l -> l.startsWith("used_memory:")).findFirst().orElseThrow().substring(12).trim());
+        // volatile-ttl evicts only keys with a TTL: the bucket (it has one), not the keys written to fill memory
+        redis.command("CONFIG", "SET", "maxmemory-policy", "volatile-ttl");
+        redis.command("CONFIG", "SET", "maxmemory", Long.toString(used + 512 * 1024));
+        try {
+            String filler = "x".repeat(1024);
+            // until Redis is full: evicting the bucket frees too little, and the write that needed it is refused
+            for (int i = 0; ; i++) {
+                assertThat(i).as("Redis fills up").isLessThan(10_000);
+                try {
+                    redis.command("SET", "filler:" + i, filler);
+                } catch (RedisServers.RedisErrorReply full) {
+                    break;
+                }
+            }
+            assertThat(redis.command("EXISTS", "evicted:k")).isEqualTo(0L);
+            assertThat((String) redis.command("INFO", "stats")).doesNotContain("evicted_keys:0\r");
+            redis.command("EVAL", "for _, k in ipairs(redis.call('KEYS', 'filler:*')) do redis.call('DEL', k) end",
+                    "0");
+            // the bucket comes back full: the documented C more
+            Outcome after = store.reserve("k", slow, 2, 0).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertThat(after.granted()).isTrue();
+            assertThat(after.waitTicks()).isZero();
+        } finally {
+            redis.command("CONFIG", "SET", "maxmemory", "0");
+            redis.command("CONFIG", "SET", "maxmemory-policy", "noeviction");
+        }
+    }
+
+    @Test
     void keysAndNamesWithHashTagsColonsAndPercentsNeverShareABucket() throws Exception {
         String[][] pairs = {
                 {"a", "b:c"}, {"a:b", "c"}, {"a%3Ab", "c"}, {"{a}", "b"}, {"{a", "}b"}, {"a", "%probe"},
