@@ -293,10 +293,12 @@ public final class RedisConnections implements AutoCloseable {
         }
         if (RedisUris.isCluster(RedisUris.scheme(uri))) {
             RedisClusterClient client = RedisClusterClient.create(resources, RedisUris.clusterSeeds(uri));
-            // A cluster connection opens its node connections lazily, on the first command for each node:
-            // rejecting commands while disconnected would reject those first commands too. Commands are
-            // buffered instead, and the timeout bounds how long any of them waits.
+            // Commands are rejected while a node connection is down, as on a standalone Redis: otherwise Lettuce
+            // sends the commands a lost connection had in flight again once it reconnects, and a script that ran
+            // but whose answer was lost would run twice (charged twice). A node connection opened lazily, on the
+            // first command for its node, is connected before that command is written, so it is not rejected.
             client.setOptions(ClusterClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                     .timeoutOptions(TimeoutOptions.enabled(timeout))
                     .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                             .enableAllAdaptiveRefreshTriggers().build())
