@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A reservation that a Redis Cluster node ran but whose answer was lost (the connection killed between the run and
+ * A reservation that Redis (a standalone one, or a Redis Cluster node) ran but whose answer was lost (the connection killed between the run and
  * the reply) is charged once and refused, never run again after the reconnect: Lettuce re-sends the commands a lost
  * connection had in flight unless commands are rejected while disconnected. The order on the node is made certain
  * without sleeping: the node sleeps ({@code DEBUG SLEEP}) while the reservation and then the {@code CLIENT KILL}
@@ -35,49 +35,68 @@ import static org.awaitility.Awaitility.await;
  * the connection after the script ran and before its reply is written.
  */
 @EnabledOnOs(OS.LINUX)
-class RedisClusterLostAnswerTest {
+class RedisLostAnswerTest {
 
     private static final Limits LIMITS = Limits.of(Limit.of(5, 1, TimeUnit.SECONDS.toNanos(60)));
 
     @Test
-    void aReservationRunWhoseAnswerIsLostIsChargedOnceAndRefused() throws Exception {
-        try (RedisClusterHandle cluster = RedisServers.cluster()) {
+    void onAStandaloneRedis() throws Exception {
+        try (RedisHandle node = RedisServers.standalone()) {
             RedisConnections connections = new RedisConnections();
-            String seeds = String.join(",", cluster.uris()).replace("redis://", "");
-            RedisConnections.Lease lease = connections.acquire("redis-cluster://" + seeds, Duration.ofSeconds(5));
-            try (Socket admin = new Socket(RedisServers.HOST, cluster.nodeForSlot(SlotHash.getSlot("lost:k")).port())) {
-                RedisBucketStore store = new RedisBucketStore(lease::commands, true, "lost:", Duration.ofSeconds(10),
-                        true, size -> { });
-                RedisHandle node = cluster.nodeForSlot(SlotHash.getSlot("lost:k"));
-                await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() ->
-                        store.reserve("k", LIMITS, 1, 0).toCompletableFuture().get(5, TimeUnit.SECONDS).granted());
-                assertThat(send(admin, "PING")).isEqualTo("+PONG");
-                int component = clientPort((String) node.command("CLIENT", "LIST"), "cmd=eval");
-                node.command("CONFIG", "RESETSTAT");
-
-                CompletableFuture<Object> sleep = CompletableFuture.supplyAsync(() ->
-                        node.command("DEBUG", "SLEEP", "2"));
-                // the node took DEBUG SLEEP once it runs no other command (INFO waits until it wakes)
-                await().atMost(Duration.ofSeconds(5)).until(() -> sleeping(node.port()));
-                CompletableFuture<Outcome> call = store.reserve("k", LIMITS, 1, 0).toCompletableFuture();
-                await().atMost(Duration.ofSeconds(1)).until(() -> unread(node.port(), component) > 0);
-                admin.getOutputStream().write(resp("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"));
-                admin.getOutputStream().flush();
-                await().atMost(Duration.ofSeconds(1)).until(() -> unread(node.port(), admin.getLocalPort()) > 0);
-                assertThat(sleep).isNotDone();
-                assertThat(sleep.get(10, TimeUnit.SECONDS)).isEqualTo("OK");
-
-                // the script ran, its answer never came: the call fails (the policy answers) and is not re-sent
-                assertThatThrownBy(() -> call.get(15, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
-                // once reconnected (until then commands are rejected at once)
-                Outcome next = await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() ->
-                        store.reserve("k", LIMITS, 1, 0).toCompletableFuture().get(5, TimeUnit.SECONDS), o -> true);
-                assertThat(next.remaining()).as("tokens left of 5 after the warm-up, the lost call and this one")
-                        .isEqualTo(2);
-                assertThat((String) node.command("INFO", "commandstats")).contains("cmdstat_evalsha:calls=2,");
+            try {
+                RedisConnections.Lease lease = connections.acquire(node.uri(), Duration.ofSeconds(5));
+                chargedOnceAndRefused(new RedisBucketStore(lease::commands, false, "lost:", Duration.ofSeconds(10),
+                        true, size -> { }), node);
             } finally {
                 connections.close();
             }
+        }
+    }
+
+    @Test
+    void onARedisClusterNode() throws Exception {
+        try (RedisClusterHandle cluster = RedisServers.cluster()) {
+            RedisConnections connections = new RedisConnections();
+            try {
+                String seeds = String.join(",", cluster.uris()).replace("redis://", "");
+                RedisConnections.Lease lease = connections.acquire("redis-cluster://" + seeds, Duration.ofSeconds(5));
+                chargedOnceAndRefused(new RedisBucketStore(lease::commands, true, "lost:", Duration.ofSeconds(10),
+                        true, size -> { }), cluster.nodeForSlot(SlotHash.getSlot("lost:k")));
+            } finally {
+                connections.close();
+            }
+        }
+    }
+
+    /** The reservation on {@code lost:k}, run by {@code node}, its answer lost: charged once, refused. */
+    private static void chargedOnceAndRefused(RedisBucketStore store, RedisHandle node) throws Exception {
+        try (Socket admin = new Socket(RedisServers.HOST, node.port())) {
+            await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() ->
+                    store.reserve("k", LIMITS, 1, 0).toCompletableFuture().get(5, TimeUnit.SECONDS).granted());
+            assertThat(send(admin, "PING")).isEqualTo("+PONG");
+            int component = clientPort((String) node.command("CLIENT", "LIST"), "cmd=eval");
+            node.command("CONFIG", "RESETSTAT");
+
+            CompletableFuture<Object> sleep = CompletableFuture.supplyAsync(() ->
+                    node.command("DEBUG", "SLEEP", "2"));
+            // the node is in DEBUG SLEEP once a PING gets no answer
+            await().atMost(Duration.ofSeconds(5)).until(() -> sleeping(node.port()));
+            CompletableFuture<Outcome> call = store.reserve("k", LIMITS, 1, 0).toCompletableFuture();
+            await().atMost(Duration.ofSeconds(1)).until(() -> unread(node.port(), component) > 0);
+            admin.getOutputStream().write(resp("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"));
+            admin.getOutputStream().flush();
+            await().atMost(Duration.ofSeconds(1)).until(() -> unread(node.port(), admin.getLocalPort()) > 0);
+            assertThat(sleep).isNotDone();
+            assertThat(sleep.get(10, TimeUnit.SECONDS)).isEqualTo("OK");
+
+            // the script ran, its answer never came: the call fails (the policy answers) and is not re-sent
+            assertThatThrownBy(() -> call.get(15, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
+            // once reconnected (until then commands are rejected at once)
+            Outcome next = await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() ->
+                    store.reserve("k", LIMITS, 1, 0).toCompletableFuture().get(5, TimeUnit.SECONDS), o -> true);
+            assertThat(next.remaining()).as("tokens left of 5 after the warm-up, the lost call and this one")
+                    .isEqualTo(2);
+            assertThat((String) node.command("INFO", "commandstats")).contains("cmdstat_evalsha:calls=2,");
         }
     }
 
