@@ -136,7 +136,7 @@ class BenchSmokeTest {
         for (RunResult r : results) {
             assertThat(r.getPrimaryResult().getScore()).as(r.getParams().getBenchmark()).isPositive();
         }
-        Bench.report("smoke: " + type.getSimpleName(), List.of(type == LocalAcquire.class ? "ours" : "tokenbucket"),
+        JmhTable.report("smoke: " + type.getSimpleName(), List.of(type == LocalAcquire.class ? "ours" : "tokenbucket"),
                 results);
         return results;
     }
