@@ -61,7 +61,7 @@ class BenchSmokeTest {
 
     @Test
     void waitingDriverRuns() throws Exception {
-        WaitingWithoutThreads.main(new String[] {"200", "20"});
+        WaitingWithoutThreads.main(new String[] {"200", "20", "tokenbucket,throttleBlocking"}); // one of each kind
     }
 
     @Test
@@ -102,12 +102,12 @@ class BenchSmokeTest {
     }
 
     /**
-     * The Redis targets, half a second per run (the release lateness and the route step are the
+     * The Redis targets, 0.3 s per run (the release lateness and the route step are the
      * harnesses checked above): every peer completes acquires without errors, and the never-binding limit grants all.
      */
     @Test
     void targetsDriverRuns() throws Exception {
-        var results = Targets.run(new TargetSettings(0.4, 0.2, 1, 100, 0, false, false, 1, "", ""));
+        var results = Targets.run(new TargetSettings(0.2, 0.1, 1, 100, 0, false, false, 1, "", ""));
         assertThat(results).containsKeys("ours random keys, 64 in flight", "bucket4j random keys, 64 in flight",
                 "gcra-P16 random keys, 64 in flight", "ours hot key, 400 in flight", "bucket4j 1 in flight, quiet");
         results.forEach((name, runs) -> {
