@@ -206,7 +206,7 @@ class RedisMisbehaviourTest {
         RedisBucketStore store = store("evicted:", Duration.ofSeconds(5), true);
         Limits slow = Limits.of(Limit.of(2, 1, TimeUnit.SECONDS.toNanos(60))); // its key lives two minutes
         store.reserve("k", slow, 2, 0).toCompletableFuture().get(10, TimeUnit.SECONDS);
-        assertThat(redis.command("PTTL", "evicted:k")).isInstanceOf(Long.class);
+        assertThat((Long) redis.command("PTTL", "evicted:k")).as("the bucket has a TTL, so volatile-ttl may evict it").isPositive();
         long used = Long.parseLong(((String) redis.command("INFO", "memory")).lines()
                 .filter(l -> l.startsWith("used_memory:")).findFirst().orElseThrow().substring(12).trim());
         // volatile-ttl evicts only keys with a TTL: the bucket (it has one), not the keys written to fill memory
