@@ -197,7 +197,7 @@ public class ScraperRoute extends RouteBuilder {
                     .toD(FETCH)
                 .doCatch(Exception.class)
                     // the exception stays in property CamelExceptionCaught for FetchOutcome
-                    .log("${header." + ProxyStats.PROXY_HEADER + "}: ${exception.message}").id("fetch-error")
+                    .log("${exchangeProperty." + Scrape.PROXY + "}: ${exception.message}").id("fetch-error")
                 .end()
                 .process(FetchOutcome.BEAN)
                 // the attempt is over: the in-flight slots it took (a proxy's Ninflight, example.hostInFlight) go

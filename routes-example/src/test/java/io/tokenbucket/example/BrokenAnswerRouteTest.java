@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
@@ -22,6 +23,8 @@ import java.util.stream.Stream;
 import io.tokenbucket.example.demo.DemoSite;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Answers that break off after their headers, forwarded by a proxy as they come: a body cut short (the target
@@ -58,6 +61,37 @@ class BrokenAnswerRouteTest {
                 });
                 assertThat(proxy.requests).containsEntry("/cut-short", 2).containsEntry("/page/1", 1);
                 assertThat(scraper.pool().health()).containsEntry("t1", "healthy");
+            }
+        }
+    }
+
+    /**
+     * camel-http replaces the message before it reads the body, so a body that breaks off takes the attempt's
+     * headers with it: the proxy's id and the throttle's wait must come from what was noted before the fetch.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"java", "yaml"})
+    void aBodyCutShortKeepsItsAttemptsProxyAndWait(String dsl) throws Exception {
+        try (BreakingProxy proxy = new BreakingProxy();
+             DemoSite site = new DemoSite(dir, 1, "10/100ms", 0, 1000, 1000)) {
+            // one token a second: the second attempt waits for its token, most of a second
+            Path proxies = Files.writeString(dir.resolve("breaking-proxies.txt"), proxy.line() + " limit=1/1s\n");
+            List<String> logged = new CopyOnWriteArrayList<>();
+            try (ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of(
+                    "example.proxyFile", proxies.toString(), "example.maxAttempts", "2"),
+                    context -> context.getCamelContextExtension().addLogListener((exchange, logger, message) -> {
+                        logged.add(message);
+                        return message;
+                    }))) {
+                scraper.scrape(List.of(site.target().baseUrl() + "/cut-short"));
+
+                assertThat(proxy.requests).containsEntry("/cut-short", 2);
+                assertThat(scraper.deadLines()).singleElement().satisfies(line -> {
+                    assertThat(line.getInteger("attempts")).isEqualTo(2);
+                    assertThat(line.getLong("waitedMs")).isPositive();
+                });
+                assertThat(logged.stream().filter(m -> m.contains("Premature end"))).hasSize(2)
+                        .allSatisfy(m -> assertThat(m).startsWith("t1: "));
             }
         }
     }

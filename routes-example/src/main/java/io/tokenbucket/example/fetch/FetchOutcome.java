@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
-import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.example.proxy.BucketSteps;
 import io.tokenbucket.example.proxy.ProxyBuckets;
 import io.tokenbucket.example.proxy.ProxyConfig;
@@ -139,18 +138,10 @@ public class FetchOutcome implements Processor {
 
     @Override
     public void process(Exchange exchange) {
-        String proxy = exchange.getMessage().getHeader(ProxyStats.PROXY_HEADER, String.class);
-        if (proxy == null) {
-            // camel-http puts a new message on the exchange before it reads the body: a body that breaks off leaves
-            // an exchange without the attempt's headers. ProxyInUse noted the attempt's proxy last of those tried
-            @SuppressWarnings("unchecked")
-            List<String> tried = exchange.getProperty(Scrape.TRIED, List.class);
-            proxy = tried == null || tried.isEmpty() ? null : tried.get(tried.size() - 1);
-            exchange.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxy);
-        }
-        // the throttle's wait of this attempt, for its proxy, pair and host together (0 without the throttle)
-        long waited = Math.max(0, exchange.getMessage().getHeader(TokenBucketConstants.WAITED, 0L, Long.class));
-        exchange.setProperty(Scrape.WAITED, exchange.getProperty(Scrape.WAITED, 0L, Long.class) + waited);
+        // as noted before the fetch: a body that breaks off leaves an exchange without the attempt's headers
+        String proxy = exchange.getProperty(Scrape.PROXY, String.class);
+        exchange.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxy);
+        long waited = exchange.getProperty(Scrape.ATTEMPT_WAITED, 0L, Long.class);
         Exception error = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
         Integer status = error == null ? exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class)
                 : null;

@@ -2,6 +2,7 @@ package io.tokenbucket.example.fetch;
 
 import java.util.List;
 
+import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.example.proxy.ProxyClient;
 import io.tokenbucket.example.proxy.ProxyClients;
 import io.tokenbucket.example.proxy.ProxyConfig;
@@ -13,7 +14,8 @@ import org.apache.camel.Processor;
 /**
  * The step between the throttle and the fetch: reads the proxy id the attempt ended up with (header
  * {@value ProxyStats#PROXY_HEADER}: set by {@link ProxyChooser} in round robin, or by {@code tokenbucket:} when
- * it took the freest of the candidates), counts the attempt, names the proxy's {@link ProxyClient} for the fetch
+ * it took the freest of the candidates), notes it and the attempt's wait ({@link Scrape#PROXY}), counts the
+ * attempt, names the proxy's {@link ProxyClient} for the fetch
  * URI (property {@value Scrape#PROXY_CLIENT}) and gives camel-http the URL: header {@code CamelHttpUri} (scheme,
  * host, path) and {@code CamelHttpRawQuery} (the URL's own query), see {@link TargetUrl}. Bound as {@value #BEAN}.
  *
@@ -47,11 +49,16 @@ public class ProxyInUse implements Processor {
         exchange.removeProperty(Exchange.EXCEPTION_CAUGHT);
         exchange.setProperty(Scrape.FETCH_NANOS, System.nanoTime());
         String id = exchange.getMessage().getHeader(ProxyStats.PROXY_HEADER, String.class);
+        // the throttle's wait of this attempt, for its proxy, pair and host together (0 without the throttle)
+        long waited = Math.max(0, exchange.getMessage().getHeader(TokenBucketConstants.WAITED, 0L, Long.class));
+        exchange.setProperty(Scrape.PROXY, id);
+        exchange.setProperty(Scrape.ATTEMPT_WAITED, waited);
+        exchange.setProperty(Scrape.WAITED, exchange.getProperty(Scrape.WAITED, 0L, Long.class) + waited);
         @SuppressWarnings("unchecked")
         List<String> tried = exchange.getProperty(Scrape.TRIED, List.class);
         tried.add(String.valueOf(id));
         exchange.setProperty(Scrape.ATTEMPTS, tried.size());
-        exchange.getMessage().removeHeader(io.tokenbucket.camel.TokenBucketConstants.CANDIDATES);
+        exchange.getMessage().removeHeader(TokenBucketConstants.CANDIDATES);
         ProxyConfig proxy = id == null ? null : pool.config(id);
         String client = proxy == null ? null : clients.nameOf(proxy);
         if (client == null) {

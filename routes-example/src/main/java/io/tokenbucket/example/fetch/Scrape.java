@@ -29,6 +29,13 @@ public final class Scrape {
     public static final String TRIED = "scrapeTried";
     /** Milliseconds waited for tokens over all attempts. */
     public static final String WAITED = "scrapeWaited";
+    /**
+     * The current attempt's proxy id and its wait for tokens in milliseconds, noted before the fetch
+     * ({@link ProxyInUse}): camel-http replaces the message, headers and all, before it reads a body that may break off.
+     */
+    public static final String PROXY = "scrapeProxy";
+    /** See {@link #PROXY}. */
+    public static final String ATTEMPT_WAITED = "scrapeAttemptWaited";
     /** True once the URL has its outcome; ends the attempt loop. */
     public static final String DONE = "scrapeDone";
     /** {@value #FETCHED} or {@value #DEAD}. */

@@ -500,7 +500,7 @@ class FetchOutcomeTest {
         List<String> tried = url.getProperty(Scrape.TRIED, List.class);
         tried.add(proxy);
         url.setProperty(Scrape.ATTEMPTS, tried.size());
-        url.getMessage().setHeader(ProxyStats.PROXY_HEADER, proxy);
+        url.setProperty(Scrape.PROXY, proxy);
         return url;
     }
 

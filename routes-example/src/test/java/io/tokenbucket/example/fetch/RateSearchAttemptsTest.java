@@ -83,7 +83,7 @@ class RateSearchAttemptsTest {
         List<String> tried = url.getProperty(Scrape.TRIED, List.class);
         tried.add("p1");
         url.setProperty(Scrape.ATTEMPTS, tried.size());
-        url.getMessage().setHeader(ProxyStats.PROXY_HEADER, "p1");
+        url.setProperty(Scrape.PROXY, "p1");
         url.getMessage().setHeader(Exchange.HTTP_RESPONSE_CODE, 429);
         url.getMessage().setHeader("Via", "1.1 p1");
         if (proxyStatus != null) {
