@@ -1,10 +1,11 @@
 package io.tokenbucket.example;
 
-import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
-import io.lettuce.core.KeyValue;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.tokenbucket.example.broker.BrokerQueue;
 import io.tokenbucket.example.fetch.RedisLease;
@@ -16,9 +17,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The fleet's line under each progress table and the summary, with {@code example.broker}: the URLs left in the
  * broker queue ({@link BrokerQueue#urlsLeft}) and, with {@code example.redisUri}, the fleet's totals: every instance
- * adds what it counted since its last report to shared counters in the same Redis as the buckets
- * ({@link RedisLease}), and reads them back. The feeding instance sets the counters to zero as it starts: they are
- * the run's. Bound as {@value #BEAN}; a Camel service. A Redis or broker that does not answer leaves its part out;
+ * writes its own counts, whole, to its fields of one hash in the same Redis as the buckets ({@link RedisLease}), and
+ * sums every instance's. Whole counts, not increments: a call whose answer was lost, run by Redis and sent again
+ * with the next report, counts once, and a Redis started again empty has every live instance's counts back after
+ * their next reports. The feeding instance empties the hash as it starts: the totals are the run's. Bound as {@value #BEAN}; a Camel service. A Redis or broker that does not answer leaves its part out;
  * nothing waits on either longer than {@value RedisLease#TIMEOUT_MILLIS} ms.
  */
 public final class FleetTotals extends ServiceSupport {
@@ -27,14 +29,16 @@ public final class FleetTotals extends ServiceSupport {
     public static final String BEAN = "fleetTotals";
 
     private static final Logger LOG = LoggerFactory.getLogger(FleetTotals.class);
-    /** The counters, in {@link ProxyStats#counts()} order; one hash tag, so one slot on a cluster. */
-    private static final String[] NAMES = {"fetched", "failures", "429s", "reconnects", "dead"};
+    /** The counters, in {@link ProxyStats#counts()} order. */
+    private static final List<String> NAMES = List.of("fetched", "failures", "429s", "reconnects", "dead");
 
     private final RedisLease redis;
     private final BrokerQueue queue;
-    private final String prefix;
+    /** The hash of every instance's counts, fields {@code <instance> <counter>}; its hash tag picks a cluster slot. */
+    private final String key;
+    /** This instance's name in the hash. */
+    private final String instance = UUID.randomUUID().toString();
     private final long interval;
-    private final List<Long> published = new ArrayList<>(List.of(0L, 0L, 0L, 0L, 0L));
     private boolean reset;
     /** The fleet's fetched and dead-lettered URLs as last read; -1 until read. */
     private volatile long recorded = -1;
@@ -48,7 +52,7 @@ public final class FleetTotals extends ServiceSupport {
         this.redis = redis;
         this.queue = queue;
         this.interval = interval;
-        this.prefix = "{scraper}fleet:" + queue.settings().queue() + ":";
+        this.key = "{scraper}fleet:" + queue.settings().queue();
         this.reset = !queue.settings().feed();
     }
 
@@ -63,7 +67,7 @@ public final class FleetTotals extends ServiceSupport {
             return;
         }
         try {
-            commands.del(keys()).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+            commands.del(key).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
             reset = true;
         } catch (Exception e) {
             LOG.debug("Fleet counters not reset yet: {}", e.toString());
@@ -93,7 +97,7 @@ public final class FleetTotals extends ServiceSupport {
     }
 
     /**
-     * Adds what {@code stats} counted since the last call to the fleet's counters, and returns the fleet's line:
+     * Writes what {@code stats} counted so far as this instance's counts, and returns the fleet's line:
      * its totals and the URLs left; without an answer from Redis, the URLs left alone (or nothing).
      */
     public synchronized String report(ProxyStats stats) {
@@ -107,19 +111,18 @@ public final class FleetTotals extends ServiceSupport {
         try {
             resetOnce(commands);
             List<Long> counts = stats.counts();
-            for (int i = 0; i < NAMES.length; i++) {
-                long delta = counts.get(i) - published.get(i);
-                if (delta != 0) {
-                    commands.incrby(prefix + NAMES[i], delta).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
-                    published.set(i, counts.get(i));
+            Map<String, String> own = new HashMap<>();
+            for (int i = 0; i < NAMES.size(); i++) {
+                own.put(instance + " " + NAMES.get(i), Long.toString(counts.get(i)));
+            }
+            commands.hset(key, own).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+            long[] t = new long[NAMES.size()];
+            commands.hgetall(key).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS).forEach((field, count) -> {
+                int i = NAMES.indexOf(field.substring(field.lastIndexOf(' ') + 1));
+                if (i >= 0) {
+                    t[i] += Long.parseLong(count);
                 }
-            }
-            List<KeyValue<String, String>> totals = commands.mget(keys()).get(RedisLease.TIMEOUT_MILLIS,
-                    TimeUnit.MILLISECONDS);
-            long[] t = new long[NAMES.length];
-            for (int i = 0; i < t.length; i++) {
-                t[i] = totals.get(i).hasValue() ? Long.parseLong(totals.get(i).getValue()) : 0;
-            }
+            });
             recorded = t[0] + t[4];
             return "fleet: " + t[0] + " fetched, " + t[1] + " failed attempts, " + t[2] + " answered 429, " + t[4]
                     + " dead letters" + (leftText.isEmpty() ? "" : "; " + leftText) + System.lineSeparator();
@@ -127,13 +130,5 @@ public final class FleetTotals extends ServiceSupport {
             LOG.debug("No fleet totals from Redis: {}", e.toString());
             return leftLine;
         }
-    }
-
-    private String[] keys() {
-        String[] keys = new String[NAMES.length];
-        for (int i = 0; i < keys.length; i++) {
-            keys[i] = prefix + NAMES[i];
-        }
-        return keys;
     }
 }
