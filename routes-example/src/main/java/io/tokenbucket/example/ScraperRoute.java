@@ -189,8 +189,6 @@ public class ScraperRoute extends RouteBuilder {
                 // freest proxy with its pair and the host's token, atomically, at one release instant
                 .filter(simple("{{example.throttle}}"))
                     .to(THROTTLE)
-                    // the step passed: a later attempt that gets no token has its whole budget of time again
-                    .removeProperty(NoTokenRetry.SINCE)
                 .end()
                 .doTry()
                     .process(ProxyInUse.BEAN)

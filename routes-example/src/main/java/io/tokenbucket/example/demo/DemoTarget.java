@@ -38,8 +38,8 @@ import org.eclipse.jetty.util.Callback;
  * <p>Paths: {@code /page/...} answers 200 with a small page (the only paths that count against the limit);
  * {@code /status/NNN} answers that status; {@code /retry-after/VALUE} answers 429 with {@code Retry-After: VALUE}
  * (URL-decoded, so {@code /retry-after/Sun,%2006%20Nov%201994%2008:49:37%20GMT} sends a date); {@code /busy/N/...}
- * answers its first {@code N} requests (per path) 429 without {@code Retry-After}, then 200: a host whose rate is
- * being found; {@code /delay/MS}
+ * answers its first {@code N} requests (per path) 429 without {@code Retry-After} ({@code /busy/N/retry-after-S/...}:
+ * with {@code Retry-After: S}), then 200: a host whose rate is being found; {@code /delay/MS}
  * answers 200 after {@code MS} milliseconds (at most {@value #MAX_DELAY_MS}; recorded on arrival, since the client
  * may give up first); {@code /reset} closes the connection without an answer (its hit has status
  * {@value #NO_ANSWER}). The last three are the hostile or failing targets the scraper must not blame its proxies
@@ -272,9 +272,10 @@ public final class DemoTarget implements AutoCloseable {
             status = 429;
             retryAfter = URLDecoder.decode(path.substring("/retry-after/".length()), StandardCharsets.UTF_8);
         } else if (path.startsWith("/busy/")) {
-            String count = path.substring("/busy/".length()).split("/", 2)[0];
-            status = busy.merge(path, 1, Integer::sum) <= Integer.parseInt(count) ? 429 : 200;
-            retryAfter = null;
+            String[] parts = path.substring("/busy/".length()).split("/", 3);
+            status = busy.merge(path, 1, Integer::sum) <= Integer.parseInt(parts[0]) ? 429 : 200;
+            retryAfter = parts.length > 1 && parts[1].startsWith("retry-after-")
+                    ? parts[1].substring("retry-after-".length()) : null;
         } else if (path.startsWith("/page/")) {
             status = admit(perIp ? ip + " " + host : client, arrived) ? 200 : 429;
             retryAfter = this.retryAfter ? "1" : null;

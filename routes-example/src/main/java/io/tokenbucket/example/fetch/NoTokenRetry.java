@@ -30,8 +30,9 @@ public class NoTokenRetry implements Processor {
     public static final String BEAN = "noTokenRetry";
 
     /**
-     * The exchange property that holds when the throttle step first failed ({@link System#nanoTime()}); the route
-     * removes it once the step has passed, so the next attempt's budget starts afresh.
+     * The exchange property that holds when the throttle step first failed ({@link System#nanoTime()}); removed once
+     * the step has passed ({@link ProxyInUse}, which counts the time in the URL's wait), so the next attempt's budget
+     * starts afresh.
      */
     public static final String SINCE = "scrapeNoTokenSince";
 

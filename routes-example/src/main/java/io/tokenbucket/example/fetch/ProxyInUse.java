@@ -1,6 +1,7 @@
 package io.tokenbucket.example.fetch;
 
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.camel.TokenBucketConstants;
 import io.tokenbucket.example.proxy.ProxyClient;
@@ -49,8 +50,12 @@ public class ProxyInUse implements Processor {
         exchange.removeProperty(Exchange.EXCEPTION_CAUGHT);
         exchange.setProperty(Scrape.FETCH_NANOS, System.nanoTime());
         String id = exchange.getMessage().getHeader(ProxyStats.PROXY_HEADER, String.class);
-        // the throttle's wait of this attempt, for its proxy, pair and host together (0 without the throttle)
-        long waited = Math.max(0, exchange.getMessage().getHeader(TokenBucketConstants.WAITED, 0L, Long.class));
+        // the throttle's wait of this attempt, for its proxy, pair and host together (0 without the throttle), after
+        // the time it went without a token before the step passed (NoTokenRetry), which starts afresh
+        Long since = exchange.getProperty(NoTokenRetry.SINCE, Long.class);
+        exchange.removeProperty(NoTokenRetry.SINCE);
+        long waited = Math.max(0, exchange.getMessage().getHeader(TokenBucketConstants.WAITED, 0L, Long.class))
+                + (since == null ? 0 : Math.max(0, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)));
         exchange.setProperty(Scrape.PROXY, id);
         exchange.setProperty(Scrape.ATTEMPT_WAITED, waited);
         exchange.setProperty(Scrape.WAITED, exchange.getProperty(Scrape.WAITED, 0L, Long.class) + waited);

@@ -27,7 +27,7 @@ public final class Scrape {
     public static final String RATE_CUTS = "scrapeRateCuts";
     /** The ids of the proxies tried so far, in order ({@code List<String>}). */
     public static final String TRIED = "scrapeTried";
-    /** Milliseconds waited for tokens over all attempts. */
+    /** Milliseconds waited for tokens over all attempts, the time refused for want of one included. */
     public static final String WAITED = "scrapeWaited";
     /**
      * The current attempt's proxy id and its wait for tokens in milliseconds, noted before the fetch
