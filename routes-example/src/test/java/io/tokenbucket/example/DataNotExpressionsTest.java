@@ -103,20 +103,21 @@ class DataNotExpressionsTest {
              ScraperHarness scraper = new ScraperHarness(dsl, dir, site, Map.of())) {
             List<String> refused = List.of("ftp://127.0.0.1/file", "file:///etc/passwd", "javascript:alert(1)",
                     "mailto:someone@example.test", "http:///no-host", "not a url", "   ",
-                    "http://user:s3cret-url@127.0.0.1/page/1");
+                    "http://user:s3cret-url@127.0.0.1/page/1", "http://127.0.0.1/" + "x".repeat(1 << 20));
             scraper.scrape(refused);
 
             assertThat(scraper.deadLines()).hasSize(refused.size()).allSatisfy(dead -> {
                 assertThat(dead.getString("reason")).startsWith("not fetched: ");
                 assertThat(dead.getInteger("attempts")).isZero();
                 assertThat((java.util.Collection<?>) dead.getCollection("proxies")).isEmpty();
-                assertThat(dead.getString("url")).doesNotContain("s3cret-url");
+                assertThat(dead.getString("url")).doesNotContain("s3cret-url").hasSizeLessThan(200);
             });
             assertThat(scraper.deadLines()).extracting(l -> l.getString("reason")).contains(
                     "not fetched: only http and https URLs are fetched, not ftp:",
                     "not fetched: only http and https URLs are fetched, not file:",
                     "not fetched: only http and https URLs are fetched, not javascript:",
-                    "not fetched: a user name or password in the URL is not sent");
+                    "not fetched: a user name or password in the URL is not sent",
+                    "not fetched: longer than 8192 characters");
             assertThat(scraper.deadLines()).extracting(l -> l.getString("url"))
                     .contains("http://user:***@127.0.0.1/page/1", "file:///etc/passwd");
             assertThat(scraper.stats().deadLetters()).isEqualTo(refused.size());

@@ -50,4 +50,23 @@ class UrlSourceTest {
         String missing = dir.resolve("nope.txt").toString();
         assertThatIOException().isThrownBy(() -> UrlSource.read(context, missing)).withMessageContaining("nope.txt");
     }
+
+    @Test
+    void tenThousandLinesWithCrlfBlankLinesAndAMebibyteLineAreReadAsTheyAre(@TempDir Path dir) throws Exception {
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < 10_000; i++) {
+            text.append("https://a.test/").append(i).append("?q=").append(i).append("\r\n");
+            if (i % 1000 == 0) {
+                text.append("\r\n   \r\n# a comment\r\n");
+            }
+            if (i == 5000) {
+                text.append("https://a.test/").append("x".repeat(1 << 20)).append("\r\n");
+            }
+        }
+        List<String> urls = UrlSource.read(context, Files.writeString(dir.resolve("big.txt"), text).toString());
+        assertThat(urls).hasSize(10_001).noneMatch(u -> u.contains("\r") || u.isBlank() || u.startsWith("#"));
+        assertThat(urls.get(0)).isEqualTo("https://a.test/0?q=0");
+        assertThat(urls.get(5001)).hasSize("https://a.test/".length() + (1 << 20));
+        assertThat(urls.get(10_000)).isEqualTo("https://a.test/9999?q=9999");
+    }
 }
