@@ -20,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * writes its own counts, whole, to its fields of one hash in the same Redis as the buckets ({@link RedisLease}), and
  * sums every instance's. Whole counts, not increments: a call whose answer was lost, run by Redis and sent again
  * with the next report, counts once, and a Redis started again empty has every live instance's counts back after
- * their next reports. The feeding instance empties the hash as it starts: the totals are the run's. Bound as {@value #BEAN}; a Camel service. A Redis or broker that does not answer leaves its part out;
+ * their next reports. The feeding instance empties the hash as it starts: the totals are the run's. The URLs fetched
+ * and dead-lettered are the recording instance's lines ({@link BrokerQueue#recorded}), written once each: an instance
+ * killed mid-run neither loses the counts it had not written yet nor counts twice the URLs it had not committed. Bound as {@value #BEAN}; a Camel service. A Redis or broker that does not answer leaves its part out;
  * nothing waits on either longer than {@value RedisLease#TIMEOUT_MILLIS} ms.
  */
 public final class FleetTotals extends ServiceSupport {
@@ -32,6 +34,9 @@ public final class FleetTotals extends ServiceSupport {
     /** The counters, in {@link ProxyStats#counts()} order. */
     private static final List<String> NAMES = List.of("fetched", "failures", "429s", "reconnects", "dead");
 
+    /** The recording instance's name in the hash, for its lines: fetched (results) and dead. */
+    private static final String LINES = "lines";
+
     private final RedisLease redis;
     private final BrokerQueue queue;
     /** The hash of every instance's counts, fields {@code <instance> <counter>}; its hash tag picks a cluster slot. */
@@ -40,7 +45,7 @@ public final class FleetTotals extends ServiceSupport {
     private final String instance = UUID.randomUUID().toString();
     private final long interval;
     private boolean reset;
-    /** The fleet's fetched and dead-lettered URLs as last read; -1 until read. */
+    /** The instances' own fetched and dead-lettered counts, summed, as last read; -1 until read. */
     private volatile long recorded = -1;
 
     /**
@@ -115,15 +120,25 @@ public final class FleetTotals extends ServiceSupport {
             for (int i = 0; i < NAMES.size(); i++) {
                 own.put(instance + " " + NAMES.get(i), Long.toString(counts.get(i)));
             }
+            if (queue.settings().record()) {
+                own.put(LINES + " fetched", Long.toString(queue.recordedResults()));
+                own.put(LINES + " dead", Long.toString(queue.recorded() - queue.recordedResults()));
+            }
             commands.hset(key, own).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
             long[] t = new long[NAMES.size()];
-            commands.hgetall(key).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS).forEach((field, count) -> {
+            Map<String, String> all = commands.hgetall(key).get(RedisLease.TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+            all.forEach((field, count) -> {
                 int i = NAMES.indexOf(field.substring(field.lastIndexOf(' ') + 1));
-                if (i >= 0) {
+                if (i >= 0 && !field.startsWith(LINES + " ")) {
                     t[i] += Long.parseLong(count);
                 }
             });
+            // the instances' own counts tell when each has published its last (summary); the lines are the totals
             recorded = t[0] + t[4];
+            if (all.containsKey(LINES + " fetched")) {
+                t[0] = Long.parseLong(all.get(LINES + " fetched"));
+                t[4] = Long.parseLong(all.getOrDefault(LINES + " dead", "0"));
+            }
             return "fleet: " + t[0] + " fetched, " + t[1] + " failed attempts, " + t[2] + " answered 429, " + t[4]
                     + " dead letters" + (leftText.isEmpty() ? "" : "; " + leftText) + System.lineSeparator();
         } catch (Exception e) {

@@ -103,6 +103,7 @@ public final class BrokerQueue extends ServiceSupport {
     private final ActiveMQConnectionFactory factory;
     private final String instance = ManagementFactory.getRuntimeMXBean().getName();
     private final AtomicLong recorded = new AtomicLong();
+    private final AtomicLong recordedResults = new AtomicLong();
     private final AtomicBoolean allRecorded = new AtomicBoolean();
     private volatile long expected = Long.MAX_VALUE;
     private volatile Runnable whenAllRecorded = () -> { };
@@ -297,6 +298,11 @@ public final class BrokerQueue extends ServiceSupport {
         return recorded.get();
     }
 
+    /** Of {@link #recorded()}, the result lines; the rest are dead-letter lines. */
+    public long recordedResults() {
+        return recordedResults.get();
+    }
+
     /** The settings it runs with. */
     public BrokerSettings settings() {
         return settings;
@@ -308,7 +314,10 @@ public final class BrokerQueue extends ServiceSupport {
         }
     }
 
-    private void written(Exchange exchange) {
+    private void written(boolean result) {
+        if (result) {
+            recordedResults.incrementAndGet();
+        }
         recorded.incrementAndGet();
         checkAllRecorded();
     }
@@ -324,12 +333,12 @@ public final class BrokerQueue extends ServiceSupport {
                     .filter(PredicateBuilder.not(new AlreadyWritten(results)))
                         .to(results)
                     .end()
-                    .process(BrokerQueue.this::written);
+                    .process(exchange -> written(true));
                 from(consumer(settings.deadLetterQueue(), 1)).routeId("broker-dead-letters")
                     .filter(PredicateBuilder.not(new AlreadyWritten(deadLetter)))
                         .to(deadLetter)
                     .end()
-                    .process(BrokerQueue.this::written);
+                    .process(exchange -> written(false));
                 // the broker gave up on these: a dead-letter line, sent in the same transaction as their removal
                 from(consumer(settings.undeliveredQueue(), 1)).routeId("broker-undelivered")
                     .process(BrokerQueue.this::undeliveredLine)
