@@ -270,6 +270,36 @@ class ScraperRouteTest {
         }
     }
 
+    @Test
+    void aRedisDownAtStartThenKilledMidRunAndStartedAgainLosesNoUrlAndFetchesNoneTwice() throws Exception {
+        // onStoreError=fail (the default): a URL waits for Redis, trying again every 50 ms for up to 60 s
+        try (RedisHandle redis = RedisServers.standalone();
+             DemoSite site = new DemoSite(dir, 2, "5/1s", 0, 1000, 1000)) {
+            redis.stop();
+            try (ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.redisUri",
+                    redis.uri(), "example.storeRetries", "1200", "example.storeRetryDelay", "50"))) {
+                List<String> urls = scraper.pages(30);
+                org.apache.camel.builder.NotifyBuilder done = scraper.send(urls);
+                ScraperHarness.awaitUntil("every URL in the route, waiting for Redis", () -> scraper.context
+                        .getInflightRepository().size(ScraperRoute.ROUTE_ID), n -> n == urls.size(),
+                        java.time.Duration.ofSeconds(20));
+                assertThat(site.target().hits()).as("fetched without Redis").isEmpty();
+                redis.start();
+                ScraperHarness.awaitUntil("10 pages fetched", () -> scraper.resultLines().size(), n -> n >= 10,
+                        java.time.Duration.ofSeconds(60));
+                redis.stop();
+                int atKill = site.target().hits().size();
+                redis.start();
+                scraper.await(done, urls.size());
+
+                assertEachUrlExactlyOnce(scraper, urls);
+                assertThat(scraper.resultLines()).as("every URL fetched").hasSize(urls.size());
+                assertThat(site.target().hits()).as("requests at the target (%d when Redis was killed)", atKill)
+                        .hasSize(urls.size());
+            }
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = { "java", "yaml" })
     void aUrlWhoseRouteFailsUnexpectedlyGoesToTheDeadLetterWithTheError(String dsl) throws Exception {
