@@ -22,7 +22,10 @@ public abstract class ProxySource {
     /** Whether {@link #read()} would now give something else than last time. */
     public abstract boolean changed();
 
-    /** A source for a proxy file: re-read when its modification time or size changes. */
+    /**
+     * A source for a proxy file: re-read when its modification time or size changes, but not while it has no bytes
+     * (being rewritten in place; a list emptied on purpose has a comment line).
+     */
     public static ProxySource file(Path file) {
         return new FileSource(file);
     }
@@ -87,9 +90,11 @@ public abstract class ProxySource {
             }
         }
 
+        /** A file of no bytes is one being written in place (truncated, then written): not changed yet. */
         @Override
         public boolean changed() {
-            return !Objects.equals(stamp, stamp());
+            Object now = stamp();
+            return !Objects.equals(stamp, now) && !(now instanceof List<?> l && Long.valueOf(0).equals(l.get(1)));
         }
 
         private Object stamp() {

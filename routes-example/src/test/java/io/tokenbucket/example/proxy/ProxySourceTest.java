@@ -35,4 +35,29 @@ class ProxySourceTest {
         assertThat(first.inFlight()).isEqualTo(8);
         assertThat(source.read().get(2).capacity()).isEqualTo(5);
     }
+
+    @Test
+    void aFileRewrittenInPlaceIsNotTakenForAnEmptyListWhileItIsZeroBytes(@TempDir Path dir) throws Exception {
+        // an editor or a shell redirection truncates the file, then writes it: a pool refreshed between the two
+        // would lose every proxy, and each URL booked on one would spend an attempt ("left the pool")
+        Path file = Files.writeString(dir.resolve("proxies.txt"), "http://h:1 id=p1\nhttp://h:2 id=p2\n");
+        ProxyPool pool = new ProxyPool(ProxySource.file(file), 3, 1000, ProxyBuckets.NONE, System::nanoTime);
+        Files.writeString(file, "");
+        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()
+                + 5_000));
+        pool.refresh();
+        assertThat(pool.configs()).extracting(ProxyConfig::id).containsExactly("p1", "p2");
+
+        Files.writeString(file, "http://h:2 id=p2\n");
+        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()
+                + 10_000));
+        pool.refresh();
+        assertThat(pool.configs()).extracting(ProxyConfig::id).containsExactly("p2");
+        // a list emptied on purpose: a comment, no proxy
+        Files.writeString(file, "# none for now\n");
+        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()
+                + 15_000));
+        pool.refresh();
+        assertThat(pool.configs()).isEmpty();
+    }
 }
