@@ -65,4 +65,20 @@ class UrlVerdictsTest {
             }
         }
     }
+
+    @Test
+    void aVerdictExpiresOnRedisOwnClockWhateverTheInstancesClockSays() throws Exception {
+        // the expiry is relative (SET ... PX), counted by Redis: an instance whose clock is hours off sets the same
+        try (RedisHandle redis = RedisServers.standalone()) {
+            RedisLease lease = new RedisLease(redis.uri());
+            lease.start();
+            try {
+                new UrlVerdicts(lease, 60_000).tell("http://target.example/page");
+                assertThat(lease.commands().keys("{scraper}url429:*").get(5, TimeUnit.SECONDS)).singleElement()
+                        .satisfies(key -> assertThat((Long) redis.command("PTTL", key)).isBetween(1L, 60_000L));
+            } finally {
+                lease.stop();
+            }
+        }
+    }
 }
