@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * with the next report, counts once, and a Redis started again empty has every live instance's counts back after
  * their next reports. The feeding instance empties the hash as it starts: the totals are the run's. The URLs fetched
  * and dead-lettered are the recording instance's lines ({@link BrokerQueue#recorded}), written once each: an instance
- * killed mid-run neither loses the counts it had not written yet nor counts twice the URLs it had not committed. Bound as {@value #BEAN}; a Camel service. A Redis or broker that does not answer leaves its part out;
- * nothing waits on either longer than {@value RedisLease#TIMEOUT_MILLIS} ms.
+ * killed mid-run neither loses the counts it had not written yet nor counts twice the URLs it had not committed.
+ * Bound as {@value #BEAN}; a Camel service. A Redis or broker that does not answer leaves its part out; nothing waits
+ * on either longer than {@value RedisLease#TIMEOUT_MILLIS} ms.
  */
 public final class FleetTotals extends ServiceSupport {
 

@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * leaves nothing that keeps its JVM alive; the other instance says once that the broker is gone and ends by itself
  * after {@code example.brokerWait}, with one line, instead of logging a reconnection failure every few seconds. The
  * progress tables end with the fleet's line (totals shared in Redis, the URLs left in the queue) and are not printed
- * again while nothing changes.
+ * again while nothing changes. A second run kills the second instance mid-run ({@code SIGKILL}): every URL still
+ * has one line, and the fleet's line counts each of them once.
  */
 class BrokerFleetTest {
 

@@ -26,9 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The fleet's totals ({@link FleetTotals}) against a real {@code redis-server} that misbehaves between two reports:
  * an answer that comes too late (the server paused longer than the command timeout, so the call fails here while
- * the server still runs it), a connection killed, and a server killed and started again empty. Each instance's totals must come out
- * exact: counted once, never twice, and not lost with the server's data. The broker is not reachable here (the URLs
- * left are not part of the line).
+ * the server still runs it), a connection killed, and a server killed and started again empty. Each instance's
+ * totals must come out exact: counted once, never twice, and not lost with the server's data. The broker is not
+ * reachable here (the URLs left are not part of the line).
  */
 class FleetTotalsTest {
 

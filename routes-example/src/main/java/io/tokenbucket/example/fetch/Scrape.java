@@ -31,7 +31,8 @@ public final class Scrape {
     public static final String WAITED = "scrapeWaited";
     /**
      * The current attempt's proxy id and its wait for tokens in milliseconds, noted before the fetch
-     * ({@link ProxyInUse}): camel-http replaces the message, headers and all, before it reads a body that may break off.
+     * ({@link ProxyInUse}): camel-http replaces the message, headers and all, before it reads a body that may break
+     * off.
      */
     public static final String PROXY = "scrapeProxy";
     /** See {@link #PROXY}. */
