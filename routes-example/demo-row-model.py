@@ -13,20 +13,22 @@ does (429s in all, after 10 s, used, time), per seed.
                                    of a slow start's cut and its deeper cut below the last one)] [hold=0.2 (s)]
                                    [delay=0 (s, a reply's signal late by up to this)] [settle=0 (s: a candidate
                                    rule, not in AdaptiveMath: a signal this soon after the last cut is not cut deeper)]
-                                   [memory=0.65 (the share a slow start's cut remembers)] [accepted= (candidates, not
+                                   [memory=0.7 (the share a slow start's cut remembers)] [accepted= (candidates, not
                                    in AdaptiveMath: remember memory x the pair's rate of 2xx answers since the start,
                                    `since`, or over the last `window=1` s, `last`, instead of memory x the factor)]
-                                   [between= (a candidate, not in AdaptiveMath: a cut past the slow start with more
-                                   than `minsent=0` requests sent since the last cut measures the limit as (requests
-                                   sent since then - `less=1`) over the time, the host's bucket full at both 429s, and
-                                   goes to between x that, remembering `over=1` x it)] [fast=1 (below the plateau a
-                                   step goes all the way)] [trace=1 (print every cut)]
+                                   [between=0.9 (a cut past the slow start, below the ceiling, with more than
+                                   `minsent=4` requests sent since the last cut measures the limit as (requests sent
+                                   since then - `less=1`) over the time, the host's bucket full at both 429s, and goes
+                                   to between x the lower of that and the rate, remembering `over=1.05` x it, at most
+                                   the ceiling; 0: no measure)] [fast=1 (below the plateau a step goes all the way;
+                                   0: half the way)] [trace=1 (print every cut)]
                                    [share=1 (a slow start's cut is adopted by the host's pairs still in theirs, a
                                    measure (between=) by those with none)] [together=1 (a cut of one pair cuts the
                                    host's others)] [stagger= (s: the host's k-th pair's slow start waits k x this, at
                                    the start rate, or until it adopts a cut; 100: one scout per host)] [wait= (s: a
                                    slow start's cut adopted holds its rate, no climb, until a measure, at most this)]
                                    [weak= (the host's pair `weakpair=0` has this share of the hidden limit)]
+The defaults are AdaptiveMath as built; the options that say "not in AdaptiveMath" are candidates.
 """
 import random
 import sys
@@ -47,12 +49,12 @@ class Rate:
 
 class Tuning:
     def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000, before=False,
-                 settle=0.0, memory=650_000, accepted='', window=1.0, between=0, over=PPM, less=1, minsent=0,
-                 fast=False, trace=False, share=False, together=False, stagger=0.0, wait=0.0, weak=0.0, weak_pair=0):
+                 settle=0.0, memory=700_000, accepted='', window=1.0, between=900_000, over=1_050_000, less=1,
+                 minsent=4, fast=True, trace=False, share=False, together=False, stagger=0.0, wait=0.0, weak=0.0, weak_pair=0):
         # candidates, not in AdaptiveMath: what one of a host's pairs learns, its other pairs use (host())
         self.share, self.together, self.stagger, self.wait = share, together, stagger, wait
         self.weak, self.weak_pair = weak, weak_pair  # one address's limit a share of the others'
-        # a later cut to between x the rate sent since the last one, remembering over x it (a candidate)
+        # a later cut to between x the rate sent since the last one (or the rate), remembering over x it
         self.between, self.over, self.less, self.minsent = between, over, less, minsent
         self.fast, self.trace = fast, trace  # below the plateau a step all the way; print every cut
         self.memory, self.accepted, self.window = memory, accepted, window  # a slow start's cut remembers
@@ -68,11 +70,11 @@ def holding(r, now, a):
 def cut(r, now, a, accepted=None, sent=None):  # AdaptiveMath.cut; accepted: a factor, or None
     if holding(r, now, a):
         return r
-    if a.between and not r.starting and sent is not None:
+    if a.between and not r.starting and r.f < PPM and sent is not None:
         # the host's bucket was full at the last 429 and is full again at this one: what passed in between, over
         # the time, is at most its limit (equal to it when its bucket never emptied in between)
         m = min(r.f, sent)  # both factors
-        return Rate(max(a.floor, m * a.between // PPM), 0, now, False, m * a.over // PPM)
+        return Rate(max(a.floor, m * a.between // PPM), 0, now, False, min(PPM, m * a.over // PPM))
     if a.before:
         halved = r.starting and r.f > a.start
         f = (r.f // 2 if halved else r.f) * a.decrease // PPM
@@ -172,11 +174,11 @@ class Pair:
             accepted = round(answered / (at - max(since, 0.0)) / self.ceiling * PPM)
         rate_sent = None
         if self.full and at > self.cut_at and self.sent > a.minsent:
-            rate_sent = round(max(0, self.sent - a.less) / (at - self.cut_at) / self.ceiling * PPM)
+            rate_sent = int(max(0, self.sent - a.less) / (at - self.cut_at) / self.ceiling * PPM)
         after = cut(r, at, a, accepted, rate_sent)
         if after is r:
             return
-        kind = 'first' if r.starting else 'between' if a.between and rate_sent is not None else 'later'
+        kind = 'first' if r.starting else 'between' if a.between and rate_sent is not None and r.f < PPM else 'later'
         if a.trace:
             print(f"  host {self.host} pair {self.index} cut ({kind}) at {at:6.2f} s: {r.f / PPM * self.ceiling:5.2f}/s"
                   f" -> {after.f / PPM * self.ceiling:5.2f}/s, remembers {after.mx / PPM * self.ceiling:5.2f}/s"
@@ -271,10 +273,10 @@ if __name__ == '__main__':
     a = Tuning(increase=round(float(opts.get('increase', 0.012)) * PPM),
                start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM),
                before=opts.get('rule') == 'before', hold=float(opts.get('hold', 0.2)),
-               settle=float(opts.get('settle', 0)), memory=round(float(opts.get('memory', 0.65)) * PPM),
+               settle=float(opts.get('settle', 0)), memory=round(float(opts.get('memory', 0.7)) * PPM),
                accepted=opts.get('accepted', ''), window=float(opts.get('window', 1)),
-               between=round(float(opts.get('between', 0)) * PPM), over=round(float(opts.get('over', 1)) * PPM),
-               less=int(opts.get('less', 1)), minsent=int(opts.get('minsent', 0)), fast=opts.get('fast') == '1',
+               between=round(float(opts.get('between', 0.9)) * PPM), over=round(float(opts.get('over', 1.05)) * PPM),
+               less=int(opts.get('less', 1)), minsent=int(opts.get('minsent', 4)), fast=opts.get('fast', '1') == '1',
                trace=opts.get('trace') == '1', share=opts.get('share') == '1', together=opts.get('together') == '1',
                stagger=float(opts.get('stagger', 0)), weak=float(opts.get('weak', 0)),
                weak_pair=int(opts.get('weakpair', 0)), wait=float(opts.get('wait', 0)))

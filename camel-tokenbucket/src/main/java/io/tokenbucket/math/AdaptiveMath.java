@@ -14,6 +14,13 @@ package io.tokenbucket.math;
  *     {@code f = max(floor, f × decrease)}, and the bucket is emptied at the new rate ({@link #emptied}): the
  *     next token comes one new interval later, so no burst follows a signal that says "too much". Reservations
  *     already booked beyond that keep their slots.</li>
+ * <li><b>The rate measured between two signals.</b> At a signal the target's allowance is used up; at the next
+ *     one it is used up again, so what was sent in between, over that time, is its limit (less if the key sent
+ *     less than it could). A cut past the slow start after more than {@link #MEASURE_TOKENS} tokens granted since
+ *     the last cut ({@link RateState#granted()}) measures {@code r = (granted - 1) / (now - cutAt)} as a factor of
+ *     the configured rate (of the limit that binds a sustained rate, {@link #sustainedInterval}) and goes to
+ *     {@code max(floor, 0.9 × min(f, r))} ({@link #MEASURED_SHARE_PPM}), remembering {@code 1.05 × min(f, r)}
+ *     ({@link #MEASURED_MEMORY_PPM}, at most the ceiling) instead of the factor it came at.</li>
  * <li><b>The hold.</b> Many exchanges are in flight when the target starts refusing, and each brings its own 429
  *     back; they all report the one overload. As TCP cuts at most once per round trip, a cut within {@code hold}
  *     of the last cut is ignored, and no increase is earned during the hold either (what was admitted then was
@@ -27,8 +34,8 @@ package io.tokenbucket.math;
  *     success because a failure would come back as a {@code throttled} signal.</li>
  * <li><b>The memory of the last cut</b> ({@link RateState#maxPpm()}, TCP CUBIC's {@code W_max}): a cut
  *     remembers the factor {@code m} it came at, where the target's limit was met (a slow start's cut less: see
- *     below). Below
- *     {@code 0.9 m} ({@link #PLATEAU_PPM}) a step is at least half the way there (back fast after a cut deeper
+ *     below; a measured cut its measure). Below
+ *     {@code 0.9 m} ({@link #PLATEAU_PPM}) one step goes all the way there (back fast after a cut deeper
  *     than that); from there to {@code m} a step is a quarter of the increase (it holds just below the limit it
  *     found, where a target's burst refills); beyond {@code m} a step is at least a quarter of the way past it,
  *     so it probes slowly at first and then faster (the limit moved up). A target whose burst hides a rate above
@@ -51,8 +58,9 @@ package io.tokenbucket.math;
  * above. The decrease matters there: the signal says the target's own allowance (its burst) is used up, and a rate
  * at the last one that drew no signal, which may be the target's limit itself, never lets it refill, so the next
  * requests that arrive a little early are refused too. That cut remembers {@link #START_MEMORY_PPM} of the factor
- * the signal came at (the limit lies between half of it and it): the climb goes fast to 1.17 times the halved
- * factor, so a limit up to there is used within a few steps and one below it draws its signal early.
+ * the signal came at (the limit lies between half of it and it): the climb goes in one step to 1.26 times the halved
+ * factor, so a limit up to there is used at once and one below it draws its signal early, where the next cut
+ * measures it.
  * Reaching the ceiling by doubling does not end the start. With {@code start = 1} (the default) a key starts at the ceiling, not starting: AIMD alone.
  *
  * <p><b>Forgetting.</b> A rate state lapses back to {@link Adaptive#fresh()} ({@link #current}) when the bucket has
@@ -90,12 +98,30 @@ public final class AdaptiveMath {
     public static final long PLATEAU_PPM = 900_000;
 
     /**
-     * What a slow start's cut remembers, in parts per million of the factor it came at: 0.65. Its doubling drew the
-     * signal, so the limit lies between half that factor (the last one that drew none) and it; the climb goes fast
-     * to {@link #PLATEAU_PPM} of this, 1.17 times the last factor that drew none ({@link #climb}), so a limit up to
-     * there is used in a few steps and one below it draws its signal early, where the next cut finds it.
+     * What a slow start's cut remembers, in parts per million of the factor it came at: 0.7. Its doubling drew the
+     * signal, so the limit lies between half that factor (the last one that drew none) and it; the climb goes in one
+     * step to {@link #PLATEAU_PPM} of this, 1.26 times the last factor that drew none ({@link #climb}), so a limit up
+     * to there is used at once and one below it draws its signal early, where the next cut measures it.
      */
-    public static final long START_MEMORY_PPM = 650_000;
+    public static final long START_MEMORY_PPM = 700_000;
+
+    /**
+     * A cut measures the rate sent since the last cut when more than this many tokens were granted since then: 4
+     * ({@link #cut}). Fewer say too little: the measure is off by up to one token over the time.
+     */
+    public static final long MEASURE_TOKENS = 4;
+
+    /** Where a measured cut puts the factor: 0.9 of the measure (or of the factor, if lower), in parts per million. */
+    public static final long MEASURED_SHARE_PPM = 900_000;
+
+    /** What a measured cut remembers: 1.05 of the measure (or of the factor, if lower), in parts per million. */
+    public static final long MEASURED_MEMORY_PPM = 1_050_000;
+
+    /**
+     * The most tokens a rate state counts since its last cut ({@link RateState#granted()}): 10^15; more count as
+     * this many. It keeps the count and a grant added to it below 2^53 for the script.
+     */
+    public static final long MAX_GRANTED = 1_000_000_000_000_000L;
 
     /**
      * A cut below this share of the remembered factor {@code m} goes one decrease deeper: 0.95, half the way from
@@ -135,7 +161,8 @@ public final class AdaptiveMath {
         if (stored.factorPpm() < adaptive.floorPpm()) {
             // written under a lower adaptiveFloor (an instance not yet changed on the same Redis): this key's
             // limits never go below their floor; its credit is below the threshold at the higher factor too
-            return new RateState(adaptive.floorPpm(), stored.credit(), stored.cutAtTicks(), false, stored.maxPpm());
+            return new RateState(adaptive.floorPpm(), stored.credit(), stored.cutAtTicks(), false, stored.maxPpm(),
+                    stored.granted());
         }
         return stored;
     }
@@ -195,18 +222,34 @@ public final class AdaptiveMath {
 
     /**
      * A {@code throttled} signal at {@code nowTicks}: the factor times the decrease, never below the floor, a hold
-     * from now, no credit, the factor it came at remembered ({@link RateState#maxPpm()}). Below the remembered
-     * factor's {@link #DEEPER_BELOW_PPM} (the last cut did not get below the limit) the cut is taken from the factor
-     * times the decrease, which it remembers. While starting, the factor halved if it has doubled since the start (above
-     * {@link Adaptive#startPpm()}: back to the last rate that drew no signal) and then times the decrease (at least
-     * the floor), remembering {@link #START_MEMORY_PPM} of the factor it came at; this ends the start.
+     * from now, no credit, no tokens counted, the factor it came at remembered ({@link RateState#maxPpm()}). Below
+     * the remembered factor's {@link #DEEPER_BELOW_PPM} (the last cut did not get below the limit) the cut is taken
+     * from the factor times the decrease, which it remembers. While starting, the factor halved if it has doubled
+     * since the start (above {@link Adaptive#startPpm()}: back to the last rate that drew no signal) and then times
+     * the decrease (at least the floor), remembering {@link #START_MEMORY_PPM} of the factor it came at; this ends
+     * the start. Past the start and below the ceiling, with more than {@link #MEASURE_TOKENS} tokens granted since
+     * the last cut and time passed since it, the cut is measured instead: with {@code m} the lower of the factor
+     * and {@link #measuredPpm}{@code (granted - 1, intervalTicks, now - cutAt)} (at least 1 ppm), the factor becomes
+     * {@code max(floor, m × MEASURED_SHARE_PPM / PPM)} and remembers {@code min(PPM, m × MEASURED_MEMORY_PPM / PPM)}.
      * Answers {@code rate} itself (the same instance) while the last cut holds: then the signal is ignored.
+     *
+     * @param intervalTicks the configured interval of the limit that binds a sustained rate
+     *                      ({@link #sustainedInterval}), in the ticks of {@code nowTicks}; 0 for none (no measure)
      */
-    public static RateState cut(RateState rate, long nowTicks, Adaptive adaptive) {
+    public static RateState cut(RateState rate, long nowTicks, Adaptive adaptive, long intervalTicks) {
         if (holding(rate, nowTicks, adaptive)) {
             return rate;
         }
         long f = rate.factorPpm();
+        long elapsed = nowTicks - rate.cutAtTicks();
+        if (!rate.starting() && !rate.isCeiling() && rate.granted() > MEASURE_TOKENS && intervalTicks > 0
+                && elapsed > 0) {
+            // the target's allowance was used up at the last cut and is again now: what the key sent in between,
+            // over the time, is the target's limit (less if the key sent less than it could), within one token
+            long m = Math.max(1, Math.min(f, measuredPpm(rate.granted() - 1, intervalTicks, elapsed)));
+            return new RateState(Math.max(adaptive.floorPpm(), m * MEASURED_SHARE_PPM / PPM), 0, nowTicks, false,
+                    Math.min(PPM, m * MEASURED_MEMORY_PPM / PPM)); // m at most 10^6: products below 2^53
+        }
         long from = f;
         long remembered = f;
         if (rate.starting() && f > adaptive.startPpm()) {
@@ -228,6 +271,37 @@ public final class AdaptiveMath {
     }
 
     /**
+     * The rate of {@code tokens} in {@code elapsedTicks} as parts per million of one token per {@code intervalTicks},
+     * at most {@link Adaptive#PPM}: {@code min(PPM, floor(tokens × intervalTicks × PPM / elapsedTicks))}, with
+     * {@code tokens × intervalTicks} and {@code elapsedTicks} both shifted right until the time is below 2^32 first
+     * (a measure to 2^-31), so that no product passes 2^53 whatever the interval, the tokens and the time.
+     *
+     * @param tokens        from 0
+     * @param intervalTicks from 1
+     * @param elapsedTicks  from 1
+     */
+    public static long measuredPpm(long tokens, long intervalTicks, long elapsedTicks) {
+        if (tokens >= Limit.ceilDiv(elapsedTicks, intervalTicks)) {
+            return PPM; // tokens × interval >= elapsed: at least the configured rate
+        }
+        long sent = tokens * intervalTicks; // below elapsedTicks: no overflow
+        int shift = Math.max(0, 32 - Long.numberOfLeadingZeros(elapsedTicks));
+        return (sent >> shift) * PPM / (elapsedTicks >> shift); // (sent >> shift) < 2^32: the product below 2^53
+    }
+
+    /**
+     * The configured interval of the limit of {@code limits} that binds a sustained rate: the longest (every limit
+     * is scaled by the same factor, so the slowest refill is the key's rate); 0 for none (in-flight limit only).
+     */
+    public static long sustainedInterval(Limits limits) {
+        long longest = 0;
+        for (int i = 0; i < limits.size(); i++) {
+            longest = Math.max(longest, limits.get(i).interval());
+        }
+        return longest;
+    }
+
+    /**
      * The states of a bucket just cut to the rate of {@code scaledLimits}: each limit empty (its debt at least its
      * scaled burst), so its next token comes one scaled interval from now; a longer debt is kept.
      */
@@ -245,14 +319,19 @@ public final class AdaptiveMath {
      * factor; while starting, each {@code ceil(START_STEPS × stepTokens × f)} (at most
      * {@link Adaptive#MAX_STEP_TOKENS}) double it,
      * up to the ceiling (where the state is {@link RateState#CEILING}, or the ceiling still starting, without
-     * credit). Nothing is earned at the ceiling or while a cut holds.
+     * credit). Nothing is earned at the ceiling or while a cut holds. Past the start and below the ceiling the tokens
+     * are counted ({@link RateState#granted()}, at most {@link #MAX_GRANTED}), during the hold too.
      *
      * @param tokens     the tokens granted, from 1
      * @param stepTokens {@link Adaptive#stepTokens}: at most {@link Adaptive#MAX_STEP_TOKENS}
      */
     public static RateState earn(RateState rate, long tokens, long stepTokens, long nowTicks, Adaptive adaptive) {
-        if (rate.isCeiling() || holding(rate, nowTicks, adaptive)) {
+        if (rate.isCeiling()) {
             return rate;
+        }
+        long granted = rate.starting() ? rate.granted() : counted(rate.granted(), tokens);
+        if (holding(rate, nowTicks, adaptive)) {
+            return new RateState(rate.factorPpm(), rate.credit(), rate.cutAtTicks(), false, rate.maxPpm(), granted);
         }
         // while starting, a doubling takes START_STEPS steps' worth (rounded up once): long enough to drain a
         // target's burst of up to a refill period at its limit, which would hide a rate twice the limit for one step
@@ -263,25 +342,31 @@ public final class AdaptiveMath {
         long credit = rate.credit() + tokens; // a credit below 10^9 plus a capacity: no overflow
         long steps = credit / threshold;
         if (steps == 0) {
-            return new RateState(rate.factorPpm(), credit, rate.cutAtTicks(), rate.starting(), rate.maxPpm());
+            return new RateState(rate.factorPpm(), credit, rate.cutAtTicks(), rate.starting(), rate.maxPpm(),
+                    granted);
         }
         if (rate.starting()) {
             long f = rate.factorPpm();
             for (long s = 0; s < steps && f < PPM; s++) { // at most 20 doublings from 1 ppm to the ceiling
                 f = Math.min(PPM, 2 * f);
             }
-            return new RateState(f, f >= PPM ? 0 : credit % threshold, rate.cutAtTicks(), true, rate.maxPpm());
+            return new RateState(f, f >= PPM ? 0 : credit % threshold, rate.cutAtTicks(), true, rate.maxPpm(),
+                    granted);
         }
         long f = climb(rate, steps, adaptive);
         return f >= PPM ? RateState.CEILING
-                : new RateState(f, credit % threshold, rate.cutAtTicks(), false, rate.maxPpm());
+                : new RateState(f, credit % threshold, rate.cutAtTicks(), false, rate.maxPpm(), granted);
+    }
+
+    /** {@code granted + tokens}, at most {@link #MAX_GRANTED}. */
+    private static long counted(long granted, long tokens) {
+        return tokens >= MAX_GRANTED - granted ? MAX_GRANTED : granted + tokens;
     }
 
     /**
      * The factor after {@code steps} increase steps from {@code rate} past its slow start, each the step at the
      * factor where the call starts: without a remembered cut ({@link RateState#maxPpm()} 0) {@link #increaseStep};
-     * with one at {@code m}, below {@code p = m × PLATEAU_PPM / PPM} the larger of that and half the way to
-     * {@code p}, not beyond {@code p}; from {@code p} to {@code m} a quarter of it (at least 1 ppm), not beyond
+     * with one at {@code m}, below {@code p = m × PLATEAU_PPM / PPM} all the way to {@code p} in one step; from {@code p} to {@code m} a quarter of it (at least 1 ppm), not beyond
      * {@code m}; from {@code m} on the larger of it and a quarter of the way past {@code m}. At most the ceiling.
      */
     public static long climb(RateState rate, long steps, Adaptive adaptive) {
@@ -293,7 +378,7 @@ public final class AdaptiveMath {
         if (m > 0) {
             long plateau = m * PLATEAU_PPM / PPM; // at most 10^12
             if (f < plateau) {
-                step = Math.max(base, (plateau - f) / 2);
+                step = plateau - f; // one step all the way
                 upTo = plateau;
             } else if (f < m) {
                 step = Math.max(1, base / HOLD_SHARE);

@@ -116,7 +116,8 @@ public final class BucketMath {
      *     {@link Step.Op#REFUND}: {@code tats[i] = }{@link #refund}{@code (tats[i], amount)} on {@code M[i]}; answer
      *     granted, no wait, the fewest tokens of any key remaining ({@link #available} on {@code M[i]}), done.
      *     {@link Step.Op#PENALIZE}: {@code tats[i] = }{@link #penalize}{@code (tats[i], amount)} on {@code M[i]}.
-     *     {@link Step.Op#THROTTLE}: {@code after = }{@link AdaptiveMath#cut}{@code (r[i])}; unless the cut holds
+     *     {@link Step.Op#THROTTLE}: {@code after = }{@link AdaptiveMath#cut}{@code (r[i])} (measured on
+     *     {@link AdaptiveMath#sustainedInterval}{@code (L[i])}); unless the cut holds
      *     ({@code after} is {@code r[i]}): {@code r[i] = after}, {@code M[i]} rescaled to it,
      *     {@code tats[i] = }{@link AdaptiveMath#emptied}{@code (tats[i], M[i])}, and the answer says {@code cut}.
      *     The others change nothing here.</li>
@@ -223,7 +224,8 @@ public final class BucketMath {
             case THROTTLE -> {
                 for (int i = 0; i < keys; i++) {
                     Limits configured = step.limits().get(i);
-                    RateState after = AdaptiveMath.cut(rate[i], nowTicks, configured.adaptive());
+                    RateState after = AdaptiveMath.cut(rate[i], nowTicks, configured.adaptive(),
+                            AdaptiveMath.sustainedInterval(configured));
                     if (after != rate[i]) {
                         rate[i] = after;
                         rates[i] = storable(after, configured.adaptive());

@@ -38,8 +38,9 @@ class AdaptiveMathAllOfTest {
         assertThat(d.tatTicks(0)).containsExactly(1200); // the proxy, charged at the release 200
         assertThat(d.tatTicks(1)).containsExactly(400); // the pair: 200 ms a token, not 100
         assertThat(d.tatTicks(2)).containsExactly(300); // the host
-        // a step per ceil(10 × 0.5) = 5 tokens: one token of credit; fixed keys keep what they had (none)
-        assertThat(a.rates()).containsExactly(null, new RateState(500_000, 1, -5000), null);
+        // a step per ceil(10 × 0.5) = 5 tokens: one token of credit, one counted since the cut; fixed keys keep what
+        // they had (none)
+        assertThat(a.rates()).containsExactly(null, new RateState(500_000, 1, -5000, false, 0, 1), null);
     }
 
     @Test
@@ -64,7 +65,7 @@ class AdaptiveMathAllOfTest {
         Steps.All before = Steps.reserveAll(new long[][][] {{{0}}}, new RateState[][] {{HALF}},
                 List.of(List.of(PAIR)), new long[0][], new RateState[0], List.of(), 59_999, 1, NO_LIMIT);
         assertThat(before.decision().tatTicks(0)).containsExactly(60_199);
-        assertThat(before.rates()[0]).isEqualTo(new RateState(500_000, 1, -5000));
+        assertThat(before.rates()[0]).isEqualTo(new RateState(500_000, 1, -5000, false, 0, 1));
     }
 
     /**

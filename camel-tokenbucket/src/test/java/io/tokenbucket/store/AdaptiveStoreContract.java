@@ -135,28 +135,46 @@ public interface AdaptiveStoreContract {
 
     @Test
     default void grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher() {
-        // a step per refill amount (4) at the current rate (2 tokens at 0.5, 3 at 0.7, 4 from 0.875); the cut came
-        // at the ceiling: each step half the way back to 0.9 of it or 0.25 of the current rate, whichever is more, up
-        // to 0.9; from there a quarter of 0.25 of the current rate
+        // a step per refill amount (4) at the current rate (2 tokens at 0.5, 4 from 0.9); the cut came at the
+        // ceiling: one step all the way back to 0.9 of it; from there a quarter of 0.25 of the current rate
         Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)))
                 .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
         get(contractStore().throttle("up", slow));
         assertThat(get(contractStore().reserve("up", slow, 1, BucketMath.NO_LIMIT)).granted()).isTrue();
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(500_000);
         get(contractStore().reserve("up", slow, 1, BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(700_000);
-        get(contractStore().reserve("up", slow, 3, BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(875_000);
-        // 5 tokens: one step of 4 (218,750, but not past 0.9), one token of credit left
-        get(contractStore().reserve("up", slow, 5, BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(900_000);
+        // 3 tokens: credit, no step yet
         get(contractStore().reserve("up", slow, 3, BucketMath.NO_LIMIT));
+        assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(900_000);
+        get(contractStore().reserve("up", slow, 1, BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(956_250);
         // the next step would pass the ceiling: the ceiling
         get(contractStore().reserve("up", slow, 5, BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(Adaptive.PPM);
         get(contractStore().reserve("up", slow, 5, BucketMath.NO_LIMIT));
         assertThat(get(contractStore().rate("up", slow)).factorPpm()).isEqualTo(Adaptive.PPM);
+    }
+
+    @Test
+    default void aCutAfterMoreThanFourTokensIsMeasuredOnTheTokensTheStoreCountedSinceTheLastCut() {
+        // 100 an hour (36 s a token, a step per 50 tokens at 0.5), no hold: the tokens granted since a cut, kept in
+        // the store's rate state, are far more than the configured rate over the milliseconds the test takes, so
+        // the measured cut takes the factor (0.5) as the lower: 0.9 of it. Four tokens are the cut as before: from
+        // below 0.95 of the remembered ceiling one decrease deeper, 0.5 × 0.5 × 0.5
+        Limits hourly = Limits.of(Limit.of(100, 100, TimeUnit.HOURS.toNanos(1)))
+                .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
+        for (int tokens : new int[] {5, 4}) {
+            String key = "measured" + tokens;
+            assertThat(get(contractStore().throttle(key, hourly)).factorPpm()).isEqualTo(500_000);
+            for (int i = 0; i < tokens; i++) {
+                assertThat(get(contractStore().reserve(key, hourly, 1, BucketMath.NO_LIMIT)).granted()).isTrue();
+            }
+            assertThat(get(contractStore().rate(key, hourly)).factorPpm()).isEqualTo(500_000);
+            Outcome cut = get(contractStore().throttle(key, hourly));
+            assertThat(cut.cut()).isTrue();
+            assertThat(cut.factorPpm()).as("%d tokens since the cut", tokens).isEqualTo(tokens > 4 ? 450_000 : 125_000);
+        }
     }
 
     @Test
@@ -286,7 +304,7 @@ public interface AdaptiveStoreContract {
 
     @Test
     default void anAllOfReservationEarnsIncreaseCreditAsASingleOneWould() {
-        // as grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher: a step per 2 tokens at 0.5, per 3 at 0.7
+        // as grantedTokensRaiseTheRateBackToTheCeilingAndNoHigher: a step per 2 tokens at 0.5, per 4 at 0.9
         Limits slow = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)))
                 .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
         Limits fixed = Limits.of(Limit.of(100, 4, TimeUnit.HOURS.toNanos(1)));
@@ -298,10 +316,10 @@ public interface AdaptiveStoreContract {
         get(Reservations.reserveAll(contractStore(), List.of("{aimd}up"), List.of(slow), List.of("{aimd}fixed"),
                 List.of(fixed), 1,
                 BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(700_000);
-        get(Reservations.reserveAll(contractStore(), List.of("{aimd}up"), List.of(slow), List.of(), List.of(), 3,
+        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(900_000);
+        get(Reservations.reserveAll(contractStore(), List.of("{aimd}up"), List.of(slow), List.of(), List.of(), 4,
                 BucketMath.NO_LIMIT));
-        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(875_000);
+        assertThat(get(contractStore().rate("{aimd}up", slow)).factorPpm()).isEqualTo(956_250);
         assertThat(get(contractStore().rate("{aimd}fixed", fixed)).factorPpm()).isEqualTo(Adaptive.PPM);
     }
 

@@ -48,7 +48,9 @@
   -- AdaptiveMath, step for step; a rate is nil for fixed limits, which have none
 
   -- the ceiling past (or without) a slow start: RateState.CEILING
-  local CEILING = { f = PPM, credit = 0, cut_us = 0, starting = false, max = 0 }
+  local CEILING = { f = PPM, credit = 0, cut_us = 0, starting = false, max = 0, granted = 0 }
+  -- AdaptiveMath.MAX_GRANTED: the most tokens counted since the last cut
+  local MAX_GRANTED = 1e15
 
   -- AdaptiveMath.current: the stored rate, or the fresh one when there is none or the bucket has been full for the
   -- memory (now - the latest tat); a starting one raised to the start (the ceiling's when there is no slow start),
@@ -73,7 +75,7 @@
         return fresh(adapt)
       end
       if rate.f < adapt.start then
-        return { f = adapt.start, credit = rate.credit, cut_us = rate.cut_us, starting = true, max = 0 }
+        return { f = adapt.start, credit = rate.credit, cut_us = rate.cut_us, starting = true, max = 0, granted = 0 }
       end
       return rate
     end
@@ -81,7 +83,8 @@
       return CEILING
     end
     if rate.f < adapt.floor then
-      return { f = adapt.floor, credit = rate.credit, cut_us = rate.cut_us, starting = false, max = rate.max }
+      return { f = adapt.floor, credit = rate.credit, cut_us = rate.cut_us, starting = false, max = rate.max,
+               granted = rate.granted }
     end
     return rate
   end
@@ -118,10 +121,19 @@
   end
 
   -- AdaptiveMath.earn: credit for n granted tokens, a step per ceil(step * f / PPM) of them, which adds the increase
-  -- of the current factor (while starting, a doubling per two steps' worth)
+  -- of the current factor (while starting, a doubling per two steps' worth); past the start the tokens counted since
+  -- the last cut (at most MAX_GRANTED), during its hold too
   local function earn(rate, n, adapt)
-    if rate == nil or rate.f >= PPM or holding(rate, adapt) then
+    if rate == nil or rate.f >= PPM then
       return rate
+    end
+    local granted = rate.granted
+    if not rate.starting then
+      granted = n >= MAX_GRANTED - granted and MAX_GRANTED or granted + n -- below 2^53: n is at most 2^51
+    end
+    if holding(rate, adapt) then
+      return { f = rate.f, credit = rate.credit, cut_us = rate.cut_us, starting = false, max = rate.max,
+               granted = granted }
     end
     -- while starting AdaptiveMath.START_STEPS (2) steps' worth, rounded up once, at most Adaptive.MAX_STEP_TOKENS
     local periods = rate.starting and 2 or 1
@@ -129,7 +141,8 @@
     local credit = rate.credit + n
     local steps = math.floor(credit / threshold)
     if steps == 0 then
-      return { f = rate.f, credit = credit, cut_us = rate.cut_us, starting = rate.starting, max = rate.max }
+      return { f = rate.f, credit = credit, cut_us = rate.cut_us, starting = rate.starting, max = rate.max,
+               granted = granted }
     end
     if rate.starting then
       local f, s = rate.f, 0
@@ -138,17 +151,17 @@
         s = s + 1
       end
       return { f = f, credit = f >= PPM and 0 or credit - steps * threshold, cut_us = rate.cut_us, starting = true,
-               max = rate.max }
+               max = rate.max, granted = granted }
     end
     -- AdaptiveMath.climb: AdaptiveMath.increaseStep (the increase of the current factor, at least 1 ppm); with a
-    -- remembered cut at m, half the way to 0.9 m (AdaptiveMath.PLATEAU_PPM) below it, a quarter of the step from
+    -- remembered cut at m, all the way to 0.9 m (AdaptiveMath.PLATEAU_PPM) below it, a quarter of the step from
     -- there to m (AdaptiveMath.HOLD_SHARE), at least a quarter of the way past m beyond it
     local base = math.max(1, math.floor(rate.f * adapt.increase / PPM))
     local step, up_to, m = base, PPM, rate.max
     if m > 0 then
       local plateau = math.floor(m * 900000 / PPM)
       if rate.f < plateau then
-        step, up_to = math.max(base, math.floor((plateau - rate.f) / 2)), plateau
+        step, up_to = plateau - rate.f, plateau
       elseif rate.f < m then
         step, up_to = math.max(1, math.floor(base / 4)), m
       else
@@ -162,27 +175,59 @@
     if f >= PPM then
       return CEILING
     end
-    return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false, max = m }
+    return { f = f, credit = credit - steps * threshold, cut_us = rate.cut_us, starting = false, max = m,
+             granted = granted }
+  end
+
+  -- AdaptiveMath.measuredPpm: the rate of tokens in elapsed_us as ppm of one token per interval_us, at most PPM;
+  -- tokens * interval_us (below elapsed_us) and elapsed_us halved until the time is below 2^32, each exactly
+  local function measured_ppm(tokens, interval_us, elapsed_us)
+    if tokens >= math.ceil(elapsed_us / interval_us) then -- exact: elapsed_us < 2^52, interval_us <= 2^51
+      return PPM
+    end
+    local sent, e = tokens * interval_us, elapsed_us
+    while e >= 4294967296 do
+      sent, e = math.floor(sent / 2), math.floor(e / 2)
+    end
+    return math.floor(sent * PPM / e)
+  end
+
+  -- AdaptiveMath.sustainedInterval: the longest configured interval, 0 for none
+  local function sustained_interval(l)
+    local longest = 0
+    for i = 1, #l do
+      longest = math.max(longest, l[i].interval_us)
+    end
+    return longest
   end
 
   -- AdaptiveMath.cut: the factor times the decrease, at least the floor, held, the factor it came at remembered;
   -- below AdaptiveMath.DEEPER_BELOW_PPM (0.95) of the remembered factor, from the factor times the decrease, which
   -- it remembers; while starting, the factor
   -- halved if it has doubled since the start, then times the decrease, which ends the start, remembering
-  -- AdaptiveMath.START_MEMORY_PPM (0.65) of the factor it came at; answers rate itself while holding
-  local function cut(rate, adapt)
+  -- AdaptiveMath.START_MEMORY_PPM (0.7) of the factor it came at; past the start, below the ceiling, with more than
+  -- AdaptiveMath.MEASURE_TOKENS (4) tokens since the last cut, measured: to 0.9 (MEASURED_SHARE_PPM) of the lower of
+  -- the factor and the rate sent since (of the limit of interval_us), remembering 1.05 of it (MEASURED_MEMORY_PPM);
+  -- answers rate itself while holding
+  local function cut(rate, adapt, interval_us)
     if holding(rate, adapt) then
       return rate
     end
+    local elapsed_us = now_us - rate.cut_us
+    if not rate.starting and rate.f < PPM and rate.granted > 4 and interval_us > 0 and elapsed_us > 0 then
+      local m = math.max(1, math.min(rate.f, measured_ppm(rate.granted - 1, interval_us, elapsed_us)))
+      return { f = math.max(adapt.floor, math.floor(m * 900000 / PPM)), credit = 0, cut_us = now_us,
+               starting = false, max = math.min(PPM, math.floor(m * 1050000 / PPM)), granted = 0 }
+    end
     local from, m = rate.f, rate.f
     if rate.starting and rate.f > adapt.start then
-      from, m = math.floor(rate.f / 2), math.floor(rate.f * 650000 / PPM)
+      from, m = math.floor(rate.f / 2), math.floor(rate.f * 700000 / PPM)
     elseif not rate.starting and rate.f < math.floor(rate.max * 950000 / PPM) then
       from = math.floor(rate.f * adapt.decrease / PPM)
       m = from
     end
     return { f = math.max(adapt.floor, math.floor(from * adapt.decrease / PPM)), credit = 0, cut_us = now_us,
-             starting = false, max = m }
+             starting = false, max = m, granted = 0 }
   end
 
   -- A reservation on several keys (BucketMath.decide's RESERVE, steps 1, 3 to 5): the freest candidate group and

@@ -29,8 +29,8 @@
   end
 
   -- a stored state, every number of it, bounded (a word that is no number: a full limit), its rate state after
-  -- 'r' (nil: none; one that is not three numbers, an optional 0 or 1 and after it an optional factor or 0, or a
-  -- factor out of range, counts as none)
+  -- 'r' (nil: none; one that is not three numbers, an optional 0 or 1, after it an optional factor or 0 and after
+  -- that optional tokens counted (0 to AdaptiveMath.MAX_GRANTED), or a factor out of range, counts as none)
   -- and its in-flight slots after 's': pairs of a lease id and its expiry in microseconds of the Redis clock, the
   -- expired ones (and any that is no such pair) dropped
   local function parse(stored)
@@ -59,16 +59,20 @@
       end
       local f, credit, cut_us = tonumber(words[i + 1]), tonumber(words[i + 2]), tonumber(words[i + 3])
       local starting = e - i >= 5 and words[i + 4] or nil
-      local max = 0
-      if e - i == 6 then
+      local max, granted = 0, 0
+      if e - i >= 6 then
         max = tonumber(words[i + 5])
+      end
+      if e - i == 7 then
+        granted = tonumber(words[i + 6])
       end
       if f and credit and cut_us and f >= 1 and f <= PPM and f == math.floor(f) and credit >= 0
           and credit < 1e9 and credit == math.floor(credit) and cut_us == cut_us
           and math.abs(cut_us - now_us) < MAX_DEBT_US
-          and (e - i == 4 or starting == '0' or starting == '1') and e - i <= 6
-          and max and max >= 0 and max <= PPM and max == math.floor(max) then
-        rate = { f = f, credit = credit, cut_us = cut_us, starting = starting == '1', max = max }
+          and (e - i == 4 or starting == '0' or starting == '1') and e - i <= 7
+          and max and max >= 0 and max <= PPM and max == math.floor(max)
+          and granted and granted >= 0 and granted <= 1e15 and granted == math.floor(granted) then
+        rate = { f = f, credit = credit, cut_us = cut_us, starting = starting == '1', max = max, granted = granted }
       end
       i = e
     end
@@ -135,7 +139,7 @@
 
   -- Adaptive.fresh: the rate state of a key without one, which is never written
   local function fresh(adapt)
-    return { f = adapt.start, credit = 0, cut_us = 0, starting = adapt.start < PPM, max = 0 }
+    return { f = adapt.start, credit = 0, cut_us = 0, starting = adapt.start < PPM, max = 0, granted = 0 }
   end
 
   -- the state, with a TTL at the moment every limit is full again, so an idle key costs nothing; a full bucket is
@@ -149,14 +153,17 @@
       latest_tat_us = latest_tat_us and math.max(latest_tat_us, tats_us[i]) or tats_us[i]
     end
     if rate and adapt and not (rate.f == adapt.start and rate.credit == 0 and rate.cut_us == 0 -- Adaptive.isFresh
-        and rate.starting == (adapt.start < PPM) and rate.max == 0) then
+        and rate.starting == (adapt.start < PPM) and rate.max == 0 and rate.granted == 0) then
       parts[m + 1] = 'r'
       parts[m + 2] = string.format('%.0f', rate.f)
       parts[m + 3] = string.format('%.0f', rate.credit)
       parts[m + 4] = string.format('%.0f', rate.cut_us)
       parts[m + 5] = rate.starting and '1' or '0'
-      if rate.max > 0 then -- the factor of the last cut (AdaptiveMath.climb), none written as none
+      if rate.max > 0 or rate.granted > 0 then -- the factor of the last cut (AdaptiveMath.climb), none as none
         parts[m + 6] = string.format('%.0f', rate.max)
+      end
+      if rate.granted > 0 then -- the tokens granted since the last cut (AdaptiveMath.cut), none written as none
+        parts[m + 7] = string.format('%.0f', rate.granted)
       end
       latest_us = latest_tat_us + adapt.memory_us
     end

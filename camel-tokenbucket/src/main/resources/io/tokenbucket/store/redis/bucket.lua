@@ -48,8 +48,9 @@
 --
 -- An adaptive key's state is its tats followed by 'r' and its rate state: factor (ppm), credit (tokens towards
 -- the next step), the instant of the last cut (microseconds of the Redis clock), 1 while starting, else 0 (a
--- state written before the slow start has no fourth number: not starting), and the factor the last cut past the
--- slow start came at (ppm; none written when there is none). No 'r' is a key without rate state
+-- state written before the slow start has no fourth number: not starting), the factor the last cut past the
+-- slow start came at (ppm; none written when there is none nor tokens counted), and the tokens granted since the
+-- last cut (none written for none). No 'r' is a key without rate state
 -- (Adaptive.fresh: at the start, starting; the ceiling without a slow start), and a rate state equal to that one
 -- is not written. Its TTL is the latest tat plus the memory: the key expires when AdaptiveMath.current would forget
 -- the rate (the bucket full for the memory).
@@ -87,7 +88,8 @@ local function general()
 --#include bucket-math.lua
 
   return { read_limits = read_limits, parse = parse, align = align, available = available, reserve = reserve,
-           store = store, current = current, scaled = scaled, cut = cut, reserve_all = reserve_all, full = full }
+           store = store, current = current, scaled = scaled, cut = cut, reserve_all = reserve_all, full = full,
+           sustained_interval = sustained_interval }
 end
 
 -- 'reserve': BucketMath.decide for each reservation in turn; each key's state as the reservations before left it
@@ -232,8 +234,9 @@ if op == 'reserve' then
 end
 
 local g = general()
-local read_limits, parse, align, available, reserve, store, current, scaled, cut, full =
-    g.read_limits, g.parse, g.align, g.available, g.reserve, g.store, g.current, g.scaled, g.cut, g.full
+local read_limits, parse, align, available, reserve, store, current, scaled, cut, full, sustained_interval =
+    g.read_limits, g.parse, g.align, g.available, g.reserve, g.store, g.current, g.scaled, g.cut, g.full,
+    g.sustained_interval
 local tokens = tonumber(ARGV[2])
 local arg_us = tonumber(ARGV[3])
 
@@ -370,7 +373,7 @@ elseif op == 'throttle' or op == 'rate' then
   end
   local was_cut = 0
   if op == 'throttle' then
-    local after = cut(rate, l.adapt)
+    local after = cut(rate, l.adapt, sustained_interval(limits[1]))
     if after ~= rate then
       -- AdaptiveMath.emptied: each limit empty at the new rate, a longer debt kept
       rate, l, was_cut = after, scaled(limits[1], after), 1

@@ -28,13 +28,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Redis: the guard that the script's AIMD is the Java step for step.
  *
  * <p>Each case SETs a state (no key; tats about now, in debt, beyond the burst; with or without a rate state of a
- * random factor, credit and last cut around the hold and the memory, starting or not, in the form the script
- * writes or the three-number one of before the slow start), runs one operation on adaptive limits (1 or 2 limits
+ * random factor, credit, last cut around the hold and the memory and tokens counted since it, starting or not, in
+ * the form the script writes or the three-number one of before the slow start), runs one operation on adaptive limits (1 or 2 limits
  * from {@link BucketScriptDifferentialTest}'s generator, in microseconds, up to a burst of 2^51; a random floor,
  * decrease, increase, hold, memory, step and start, a third of them without a slow start) and reads the key back.
  * The expected outcome is the Java steps in microsecond ticks at the {@code now} the script returned: the current rate ({@link AdaptiveMath#current}), the
  * limits scaled by it ({@link AdaptiveMath#scaledInterval}, saturating at the script's 2^51), the bucket step, then
- * {@link AdaptiveMath#earn} on a grant or {@link AdaptiveMath#cut} and {@link AdaptiveMath#emptied} on a signal.
+ * {@link AdaptiveMath#earn} on a grant or {@link AdaptiveMath#cut} (measured on the tokens counted since the last cut)
+ * and {@link AdaptiveMath#emptied} on a signal.
  * Compared: the reply (every number) and the stored text (every number, the rate after 'r', none when it is
  * {@link Adaptive#fresh()}; no key when the math says full and forgotten; the SET text untouched when nothing is
  * written). States the script never writes
@@ -92,6 +93,7 @@ class BucketScriptAdaptiveDifferentialTest {
         int doublings = 0;
         int startingCuts = 0;
         int deeperCuts = 0;
+        int measuredCuts = 0;
         int remembered = 0;
         for (int id = 0; id < CASES; id++) {
             String key = "adapt:" + id;
@@ -101,7 +103,8 @@ class BucketScriptAdaptiveDifferentialTest {
             long[] tats = tats(limits, now);
             RateState rate = random.nextInt(4) == 0 ? null : rateState(adapt, now);
             String stored = text(tats, rate, tats == null ? 0 : tats.length);
-            if (rate != null && !rate.starting() && rate.maxPpm() == 0 && random.nextInt(4) == 0) {
+            if (rate != null && !rate.starting() && rate.maxPpm() == 0 && rate.granted() == 0
+                    && random.nextInt(4) == 0) {
                 stored = stored.substring(0, stored.length() - 2); // as written before the slow start: not starting
             }
             put(key, stored);
@@ -171,12 +174,13 @@ class BucketScriptAdaptiveDifferentialTest {
                     expectedText = stored(next, current, a, scriptNow);
                 }
                 case "throttle" -> {
-                    RateState cut = AdaptiveMath.cut(current, scriptNow, a);
+                    RateState cut = AdaptiveMath.cut(current, scriptNow, a, AdaptiveMath.sustainedInterval(limits));
                     long[] next = states;
                     Limits atCut = scaled;
                     if (cut != current) {
                         cuts++;
                         startingCuts += current.starting() ? 1 : 0;
+                        measuredCuts += measured(current, scriptNow) ? 1 : 0;
                         deeperCuts += !current.starting() && current.factorPpm()
                                 < current.maxPpm() * AdaptiveMath.DEEPER_BELOW_PPM / PPM ? 1 : 0;
                         atCut = scaled(limits, cut.factorPpm());
@@ -217,9 +221,10 @@ class BucketScriptAdaptiveDifferentialTest {
             }
         }
         System.out.printf("bucket.lua's adaptive rate against AdaptiveMath: %d cases, %d granted, %d increases"
-                + " (%d doublings, %d with a remembered cut), %d cuts (%d while starting, %d below a remembered cut),"
-                + " %d ignored, %d forgotten, %d written keys expired before the GET%n", CASES, granted, steps,
-                doublings, remembered, cuts, startingCuts, deeperCuts, ignored, forgotten, expiredKeys);
+                + " (%d doublings, %d with a remembered cut), %d cuts (%d while starting, %d below a remembered cut,"
+                + " %d measured), %d ignored, %d forgotten, %d written keys expired before the GET%n", CASES, granted,
+                steps, doublings, remembered, cuts, startingCuts, deeperCuts, measuredCuts, ignored, forgotten,
+                expiredKeys);
         assertThat(mismatches).as("%d of %d cases differ; the first:%n%s", mismatches.size(), CASES,
                 String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size())))).isEmpty();
         // the generator reaches what it is meant to
@@ -230,6 +235,7 @@ class BucketScriptAdaptiveDifferentialTest {
         assertThat(remembered).isGreaterThan(CASES / 200);
         assertThat(startingCuts).isGreaterThan(CASES / 200);
         assertThat(deeperCuts).isGreaterThan(CASES / 400);
+        assertThat(measuredCuts).isGreaterThan(CASES / 200);
         assertThat(forgotten).isGreaterThan(CASES / 100);
         assertThat(expiredKeys).as("written keys gone before they were read").isLessThan(CASES / 20);
     }
@@ -448,6 +454,135 @@ class BucketScriptAdaptiveDifferentialTest {
     }
 
     /**
+     * Cuts after grants: keys driven through 10 to 40 operations each (reserves of one token mostly, throttled
+     * signals, peeks and rates), one call each, every call compared with the math from the state the script stored
+     * before it (read back and parsed): the tokens counted since a cut, during its hold too, and the cut measured on
+     * them at the Redis clock's own intervals. Adaptations of the generator with short holds (0 to 3 ms), so that
+     * signals both fall in the hold and pass it.
+     */
+    @Test
+    void cutsAfterGrantsMeasureTheRateSentAsTheMath() {
+        List<String> mismatches = new ArrayList<>();
+        int calls = 0;
+        int measuredCuts = 0;
+        int counted = 0;
+        for (int id = 0; id < CASES / 10; id++) {
+            String key = "seq-adapt:" + id;
+            commands.del(key);
+            Limits limits = generators.limits(1 + random.nextInt(2));
+            Adapt drawn = adaptation();
+            Adapt adapt = new Adapt(drawn.floor(), drawn.decrease(), drawn.increase(),
+                    random.nextInt(3) == 0 ? 0 : generators.logUniform(1, 3_000), drawn.memoryMicros() == 0
+                    ? TimeUnit.DAYS.toMicros(1) : drawn.memoryMicros(), drawn.step(), drawn.start());
+            Adaptive a = adapt.adaptive();
+            for (int n = 10 + random.nextInt(31); n > 0; n--) {
+                String before = commands.get(key);
+                String op = switch (random.nextInt(10)) {
+                    case 0, 1 -> "throttle";
+                    case 2 -> random.nextBoolean() ? "peek" : "rate";
+                    default -> "reserve";
+                };
+                long tokens = op.equals("reserve") && random.nextInt(4) == 0 ? generators.cost(limits.capacity()) : 1;
+                long arg = op.equals("reserve") ? YEAR_MICROS : -1;
+                List<String> argv = new ArrayList<>(List.of(op, Long.toString(tokens), Long.toString(arg)));
+                argv.addAll(limitsArgv(limits.withAdaptive(a), adapt.step()));
+                List<Long> reply = commands.evalsha(BucketScript.DIGEST, ScriptOutputType.MULTI, new String[] {key},
+                        argv.toArray(String[]::new));
+                if (op.equals("reserve")) {
+                    reply = ReserveReplies.fiveEach(reply, 1);
+                    if (reply.size() == 6 && reply.get(5) >= reply.get(4)) {
+                        reply = reply.subList(0, 5);
+                    }
+                }
+                String after = commands.get(key);
+                long scriptNow = reply.get(4);
+                calls++;
+
+                long[] tats = tatsOf(before);
+                RateState rate = rateOf(before);
+                long[] states = BucketMath.align(tats, scriptNow, limits);
+                RateState current = AdaptiveMath.current(rate, states, scriptNow, a);
+                Limits scaled = scaled(limits, current.factorPpm());
+                List<Long> expected;
+                String expectedText = before;
+                switch (op) {
+                    case "reserve" -> {
+                        Steps.One d = Steps.reserve(states, scriptNow, tokens, scaled, arg);
+                        expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow);
+                        if (d.granted()) {
+                            RateState earned = AdaptiveMath.earn(current, tokens, adapt.step(), scriptNow, a);
+                            counted += earned.granted() > current.granted() ? 1 : 0;
+                            expectedText = stored(d.tatTicks(), earned, a, scriptNow);
+                        }
+                    }
+                    case "throttle" -> {
+                        RateState cut = AdaptiveMath.cut(current, scriptNow, a, AdaptiveMath.sustainedInterval(limits));
+                        long[] next = states;
+                        Limits atCut = scaled;
+                        if (cut != current) {
+                            measuredCuts += measured(current, scriptNow) ? 1 : 0;
+                            atCut = scaled(limits, cut.factorPpm());
+                            next = AdaptiveMath.emptied(states, scriptNow, atCut);
+                            expectedText = stored(next, cut, a, scriptNow);
+                        }
+                        Steps.One d = Steps.peek(next, scriptNow, 1, atCut);
+                        expected = List.of(cut != current ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow,
+                                cut.factorPpm(), cut.starting() ? 1L : 0L);
+                    }
+                    case "peek" -> {
+                        Steps.One d = Steps.peek(states, scriptNow, tokens, scaled);
+                        expected = List.of(d.granted() ? 1L : 0L, d.waitTicks(), d.remaining(), 1L, scriptNow);
+                    }
+                    default -> {
+                        Steps.One d = Steps.peek(states, scriptNow, 1, scaled);
+                        expected = List.of(0L, d.waitTicks(), d.remaining(), 1L, scriptNow, current.factorPpm(),
+                                current.starting() ? 1L : 0L);
+                    }
+                }
+                // a key rewritten with a PX of a few ms may be gone by the GET (as in the cases above)
+                boolean expired = after == null && expectedText != null
+                        && latest(expectedText, a.memoryTicks()) - scriptNow < 100_000;
+                if (!reply.equals(expected) || !expired && !java.util.Objects.equals(after, expectedText)) {
+                    mismatches.add(mismatches.size() >= 8 ? "" : String.format("key %d: %s on '%s', limits %s, %s,"
+                            + " ARGV %s:%n  script %s -> '%s'%n  math   %s -> '%s'", id, op, before, limits, adapt,
+                            argv, reply, after, expected, expectedText));
+                }
+            }
+        }
+        System.out.printf("bucket.lua's cuts after grants against AdaptiveMath: %d calls, %d grants counted, %d"
+                + " measured cuts%n", calls, counted, measuredCuts);
+        assertThat(mismatches).as("%d of %d calls differ; the first:%n%s", mismatches.size(), calls,
+                String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size())))).isEmpty();
+        assertThat(measuredCuts).isGreaterThan(CASES / 40);
+        assertThat(counted).isGreaterThan(CASES / 2);
+    }
+
+    /** The tats of a stored text (null: none). */
+    private static long[] tatsOf(String text) {
+        if (text == null) {
+            return null;
+        }
+        List<Long> tats = new ArrayList<>();
+        for (String word : text.split(" ")) {
+            if (word.equals("r") || word.equals("s")) {
+                break;
+            }
+            tats.add(Long.parseLong(word));
+        }
+        return tats.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** The rate state of a stored text as the script writes it (null: none). */
+    private static RateState rateOf(String text) {
+        if (text == null || !text.contains(" r ") && !text.startsWith("r ")) {
+            return null;
+        }
+        String[] w = text.substring(text.indexOf("r ") + 2).split(" ");
+        return new RateState(Long.parseLong(w[0]), Long.parseLong(w[1]), Long.parseLong(w[2]), w[3].equals("1"),
+                w.length > 4 ? Long.parseLong(w[4]) : 0, w.length > 5 ? Long.parseLong(w[5]) : 0);
+    }
+
+    /**
      * A key of an all-of case: limits of the generator, adaptive two times in three (unless they would saturate at
      * the lowest factor it may be decided at), a state about now and, often, a rate state (fixed keys too: one written while they adapted).
      */
@@ -586,7 +721,19 @@ class BucketScriptAdaptiveDifferentialTest {
             case 5 -> Math.min(PPM, f * PPM / AdaptiveMath.DEEPER_BELOW_PPM + random.nextInt(3) - 1);
             default -> generators.logUniform(1, PPM);
         };
-        return new RateState(f, credit, now - ago, false, max);
+        long granted = switch (random.nextInt(6)) {
+            case 0, 1 -> 0;
+            case 2 -> 1 + random.nextInt(10); // about AdaptiveMath.MEASURE_TOKENS
+            case 3 -> AdaptiveMath.MAX_GRANTED - random.nextInt(2);
+            default -> generators.logUniform(1, AdaptiveMath.MAX_GRANTED);
+        };
+        return new RateState(f, credit, now - ago, false, max, f == PPM ? 0 : granted);
+    }
+
+    /** True when {@link AdaptiveMath#cut} measures: past the start, below the ceiling, more than 4 tokens, time. */
+    private static boolean measured(RateState rate, long now) {
+        return !rate.starting() && !rate.isCeiling() && rate.granted() > AdaptiveMath.MEASURE_TOKENS
+                && now - rate.cutAtTicks() > 0;
     }
 
     /** The limits at factor {@code f}, as the script scales them: saturating at its 2^51 µs burst. */
@@ -635,8 +782,11 @@ class BucketScriptAdaptiveDifferentialTest {
         if (rate != null) {
             text.add("r").add(Long.toString(rate.factorPpm())).add(Long.toString(rate.credit()))
                     .add(Long.toString(rate.cutAtTicks())).add(rate.starting() ? "1" : "0");
-            if (rate.maxPpm() > 0) {
+            if (rate.maxPpm() > 0 || rate.granted() > 0) {
                 text.add(Long.toString(rate.maxPpm()));
+            }
+            if (rate.granted() > 0) {
+                text.add(Long.toString(rate.granted()));
             }
         }
         return text.toString();
