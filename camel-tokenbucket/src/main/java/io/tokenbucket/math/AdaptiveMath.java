@@ -8,7 +8,7 @@ package io.tokenbucket.math;
  * <p><b>The model.</b> A bucket with an {@link Adaptive} has, besides its {@code tat}s, a {@link RateState}: a
  * factor {@code f} in parts per million of the configured rate, from {@code floor} to 1. Every decision on the
  * bucket uses its limits {@link #scaled} by {@code f}: each limit keeps its capacity and refills at {@code f} times
- * its configured rate, its interval {@code T / f} rounded up. Three things change {@code f}:
+ * its configured rate, its interval {@code T / f} rounded up. What changes {@code f}:
  * <ul>
  * <li><b>A cut</b> ({@link #cut}), on a {@code throttled} signal (the target answered 429 or 503):
  *     {@code f = max(floor, f × decrease)}, and the bucket is emptied at the new rate ({@link #emptied}): the

@@ -692,7 +692,7 @@ class AdaptiveMathTest {
         // from below 0.95 of it: the last cut did not get below the limit; taken from the factor times the decrease
         assertThat(AdaptiveMath.cut(new RateState(759_999, 0, 5000, false, 800_000), 6000, AIMD, 100))
                 .isEqualTo(new RateState(189_999, 0, 6000, false, 379_999));
-        // while starting the factor passed the limit by up to twice: 0.65 of where it came remembered
+        // while starting the factor passed the limit by up to twice: 0.7 of where it came remembered
         assertThat(AdaptiveMath.cut(new RateState(500_000, 0, 0, true), 5000, SLOW, 100).maxPpm()).isEqualTo(350_000);
         // credit towards a step keeps the memory, and an idle key forgets it with the rest
         RateState kept = AdaptiveMath.earn(cut, 1, 10, 6001, AIMD);
