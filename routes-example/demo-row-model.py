@@ -2,7 +2,7 @@
 """A model of routes-example/demo-row.sh's rows, in seconds instead of a real-time run: the 6 (proxy, host)
 pairs, 3 addresses x 2 hosts, each host's 3 run together from 0 s as in the demo (their first requests within
 25 ms), each saturated behind its adaptive bucket (AdaptiveMath step for step: slow start, cut, hold, the memory of
-the last cut, the climb) against nginx's limit_req per address (DemoTarget.LimitReq). Bookings up to 100 ms
+the last cut, the rate measured between two cuts, the climb) against nginx's limit_req per address (DemoTarget.LimitReq). Bookings up to 100 ms
 ahead (example.pairMaxWait), a few ms of jitter before the target, a 429's signal 3 ms (plus up to `delay` s) after
 it. It leaves out the host and proxy limits (the rows set them out of the way), the JVM's stalls and the machine's
 load: it shows what the algorithm does, not what a loaded machine adds. Prints the row's figures as demo-row.sh
