@@ -171,18 +171,18 @@ class TokenBucketRedisInFlightTest {
     @Test
     void aLongExchangeKeepsItsSlotPastTheLeaseTimeAndAReleaseReachesAnotherInstance() throws Exception {
         var holders = new ArrayList<java.util.concurrent.CompletableFuture<Exchange>>();
+        long start = System.nanoTime(); // before the holders: no holder ends sooner than 2.5 s after it
         for (int i = 0; i < 4; i++) { // four exchanges of 2.5 s, two and a half lease times
             holders.add(instances.get(0).createProducerTemplate().asyncSend("direct:hold",
                     e -> e.getMessage().setBody(2500L)));
         }
         await().atMost(10, TimeUnit.SECONDS).until(() -> freeSlots(instances.get(2)) == 0);
-        long start = System.nanoTime();
         Exchange waiter = instances.get(2).createProducerTemplate().request("direct:hold",
                 e -> e.getMessage().setBody(0L));
         long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         assertThat(waiter.getException()).isNull();
         assertThat(waitedMs).as("admitted only when a holder ended, not when a lease time passed")
-                .isGreaterThanOrEqualTo(1500);
+                .isGreaterThanOrEqualTo(2500);
         for (var h : holders) {
             assertThat(h.get(10, TimeUnit.SECONDS).getException()).isNull();
         }
