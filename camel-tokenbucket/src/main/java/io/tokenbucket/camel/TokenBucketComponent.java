@@ -1,9 +1,11 @@
 package io.tokenbucket.camel;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import io.tokenbucket.camel.producer.TokenBucketKeyLists;
 import io.tokenbucket.camel.producer.TokenBucketLimitSource;
@@ -34,10 +36,16 @@ import org.apache.camel.util.URISupport;
 @Component("tokenbucket")
 public class TokenBucketComponent extends DefaultComponent {
 
+    /**
+     * The keywords that make Camel mask the redisUri option in URIs and property summaries: both spellings that
+     * Camel binds to it ({@code redisUri}, {@code redis-uri}, in any case).
+     */
+    static final List<String> SENSITIVE_KEYWORDS = List.of("redisuri", "redis-uri");
+
     static {
         // Camel masks option values whose names hold a known keyword (password, token...) when it shows a URI;
-        // a redisUri may carry a password in its user info, so its value is masked too.
-        URISupport.addSanitizeKeywords("redisUri");
+        // a redisUri may carry a password in its user info, so its value is masked too (doInit keeps them)
+        URISupport.addSanitizeKeywords(String.join(",", SENSITIVE_KEYWORDS));
     }
 
     /**
@@ -130,21 +138,21 @@ public class TokenBucketComponent extends DefaultComponent {
         return TokenBucketOptionText.reading(super.getComponentPropertyConfigurer());
     }
 
-    /** The keyword that makes Camel mask {@code camel.component.tokenbucket.redis-uri} in property summaries. */
-    static final String SENSITIVE_KEYWORD = "redisuri";
-
     @Override
     protected void doInit() throws Exception {
         super.doInit();
         // Camel Main logs every property it applied ("Auto-configuration summary") and masks a value only when the
         // key is a known secret (password, token...): a redis-uri with a password would be printed in clear. The
         // context's own list of further sensitive keywords covers it, before Main configures the component.
+        // Camel hands that list to URISupport.addSanitizeKeywords, which replaces the keywords given before: the
+        // list must hold every keyword of ours, or a URI's redis-uri goes unmasked.
         ExtendedCamelContext context = getCamelContext().getCamelContextExtension();
         String words = context.getAdditionalSensitiveKeywords();
-        if (words == null || words.isBlank()) {
-            context.setAdditionalSensitiveKeywords(SENSITIVE_KEYWORD);
-        } else if (!words.toLowerCase(Locale.ROOT).contains(SENSITIVE_KEYWORD)) {
-            context.setAdditionalSensitiveKeywords(words + "," + SENSITIVE_KEYWORD);
+        String missing = SENSITIVE_KEYWORDS.stream()
+                .filter(k -> words == null || !words.toLowerCase(Locale.ROOT).contains(k))
+                .collect(Collectors.joining(","));
+        if (!missing.isEmpty()) {
+            context.setAdditionalSensitiveKeywords(words == null || words.isBlank() ? missing : words + "," + missing);
         }
         // Told before the graceful shutdown begins (Camel Main, Spring Boot and a plain stop() all pass here): the
         // producers stop only after it has waited for every in-flight exchange, so the bound on waiting

@@ -11,6 +11,7 @@ import java.util.Map;
 import io.tokenbucket.testsupport.redis.RedisHandle;
 import io.tokenbucket.testsupport.redis.RedisServers;
 import org.apache.camel.Exchange;
+import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.console.DevConsole;
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckHelper;
@@ -21,10 +22,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -193,6 +195,35 @@ class TokenBucketRedisSecretsTest extends TokenBucketTestSupport {
             assertShowsNoPassword("the start failure", messages, user.password());
         }
         assertThat(messages).containsIgnoringCase("WRONGPASS");
+    }
+
+    /**
+     * {@code redis-uri}, the spelling Camel Main and YAML use, binds as {@code redisUri} in an endpoint URI too: Camel
+     * must mask it there as well. A URI given in an endpoint URI (not RAW) is percent-encoded in the endpoint's key,
+     * where no user info pattern finds the password: only the option's name can mask it.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"redis-uri", "REDIS-URI", "Redis-Uri"})
+    void theDashedSpellingIsMaskedAsRedisUriIs(String spelling) throws Exception {
+        String password = "PlainPassw0rdQ9";
+        redis.command("ACL", "SETUSER", "plain", "on", ">" + password, "~*", "&*", "+@all");
+        String uri = "tokenbucket:d" + Math.abs(spelling.hashCode()) + "?store=redis&capacity=1&refillPeriod=1h&mode=reject&" + spelling
+                + "=redis://plain:" + password + "@127.0.0.1:" + redis.port();
+        context.addRoutes(new RouteBuilder() {
+            @Override
+            public void configure() {
+                from("direct:dashed").to(uri);
+            }
+        });
+        assertThat(template.request("direct:dashed", e -> { }).getException()).isNull();
+        assertThat(String.valueOf(redis.command("CLIENT", "LIST"))).contains("user=plain");
+        TokenBucketEndpoint endpoint = context.getEndpoints().stream().filter(TokenBucketEndpoint.class::isInstance)
+                .map(TokenBucketEndpoint.class::cast).findFirst().orElseThrow();
+        for (String text : List.of(endpoint.toString(), URISupport.sanitizeUri(endpoint.getEndpointUri()),
+                URISupport.sanitizeUri(endpoint.getEndpointKey()), URISupport.sanitizeUri(uri),
+                String.valueOf(context.getEndpoints()))) {
+            assertShowsNoPassword("'" + text + "'", text, password);
+        }
     }
 
     @Test
