@@ -22,7 +22,9 @@ public interface TokenBucketLimitResolver {
      * <p>A bucket's state is, per limit (by position), the time until that limit is full again, and it carries
      * over a change of limits: a bucket that was full stays full, and one that would have been full in two
      * seconds is full in two seconds under the new limits too, holding what the new limits allow then. With
-     * {@code adaptive=true} the endpoint's adaptation is added to the answer; the answer's own is ignored.
+     * {@code adaptive=true} the endpoint's adaptation is added to the answer; the answer's own is ignored. An answer
+     * the store would not keep as written (a rate its clock slows by more than 1 %, as the {@code limits} option is
+     * refused for) fails the exchange with an {@link IllegalArgumentException} naming the key and the limits.
      *
      * @param key the bucket key as the exchange sent it (never its stored form, which is hashed past 128
      *            characters)

@@ -5,6 +5,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.tokenbucket.camel.TokenBucketAdaptiveOptions;
 import io.tokenbucket.camel.TokenBucketConfiguration;
+import io.tokenbucket.camel.TokenBucketException;
 import io.tokenbucket.camel.TokenBucketLimitResolver;
 import io.tokenbucket.camel.TokenBucketMode;
 import io.tokenbucket.camel.TokenBucketStoreType;
@@ -37,6 +38,8 @@ public final class TokenBucketLimitSource {
     private volatile Adaptive adaptive;
     /** The keyLimits option, parsed: each pattern with its limits at a fixed rate and with the adaptation. */
     private volatile Parsed<List<KeyLimit>> keyLimits;
+    /** The limit resolver's last answer that passed {@link #requireKept}: the same answer is not checked again. */
+    private volatile Limits kept;
     /** The adaptiveKeys option, parsed. */
     private volatile Parsed<List<TokenBucketLimitSpec.Glob>> adaptiveKeys;
 
@@ -165,6 +168,14 @@ public final class TokenBucketLimitSource {
             throw new IllegalArgumentException(source + ": cost " + c.getCost() + " is more than its capacity "
                     + limits.capacity() + ": no exchange could pass");
         }
+        requireRate(limits, c, source);
+    }
+
+    /**
+     * Refuses limits whose rate the store of {@code c} would not keep (its clock slows it by more than 1 %, or, in
+     * Redis, a burst beyond its script), naming {@code source}.
+     */
+    private static void requireRate(Limits limits, TokenBucketConfiguration c, String source) {
         try {
             if (c.getStore() == TokenBucketStoreType.redis) {
                 RedisBucketStore.check(limits);
@@ -281,7 +292,8 @@ public final class TokenBucketLimitSource {
      * The limits of {@code key}, the key as the exchange sent it (never its stored, possibly hashed, form): the
      * limit resolver's answer, else the first keyLimits entry that matches, else the endpoint's.
      *
-     * @throws IllegalArgumentException when the resolver's answer is not limits, naming the key
+     * @throws IllegalArgumentException naming the key when the resolver's answer is not limits, or limits the store
+     *                                  would not keep as written (as {@link #check} refuses them in options)
      */
     public Limits limitsFor(String key) {
         boolean adapts = adapts(key);
@@ -289,6 +301,11 @@ public final class TokenBucketLimitSource {
         if (resolver != null) {
             Limits own = resolver.resolve(key);
             if (own != null) {
+                if (own != kept) { // as an option's limits are: the store would serve a slowed rate silently
+                    requireRate(own, configuration, "the limits the limitResolver gave key '"
+                            + TokenBucketException.shown(key) + "' (" + describe(own) + ")");
+                    kept = own;
+                }
                 return withMaxInFlight(own, configuration).withAdaptive(adapts ? adaptive : null);
             }
         }
