@@ -35,6 +35,11 @@ final class TokenBucketShared {
     private final Map<String, LocalBucketStore> localStores = new ConcurrentHashMap<>();
     /** The wait queues of the started endpoints. */
     private final Set<TokenBucketWaitQueue> queues = ConcurrentHashMap.newKeySet();
+    /**
+     * The wait queues of endpoints stopped while exchanges waited in them (a producer cache let the endpoint go, its
+     * route running on): still told of releases and of the context's stop, and swept, until no exchange waits.
+     */
+    private final Set<TokenBucketWaitQueue> retired = ConcurrentHashMap.newKeySet();
     private RedisConnections redisConnections;
     private TokenBucketTimer timer;
     private ExecutorService timerThread;
@@ -137,9 +142,15 @@ final class TokenBucketShared {
         }
     }
 
-    /** Drops idle buckets of every limiter; runs on the worker pool once a second. */
+    /**
+     * Drops idle buckets of every limiter, and abandons the waiters whose producer and then route stopped
+     * ({@link TokenBucketWaitQueue#abandonOrphans}); runs on the worker pool once a second.
+     */
     void sweep() {
         localStores.values().forEach(LocalBucketStore::sweep);
+        queues.forEach(TokenBucketWaitQueue::abandonOrphans);
+        retired.forEach(TokenBucketWaitQueue::abandonOrphans);
+        retired.removeIf(q -> q.waiting() == 0);
     }
 
     /**
@@ -147,16 +158,28 @@ final class TokenBucketShared {
      * stopping, until {@link #unregister}.
      */
     void register(TokenBucketWaitQueue queue) {
+        retired.remove(queue);
         queues.add(queue);
     }
 
+    /** The endpoint of {@code queue} stopped; exchanges that still wait in it keep it known until they are gone. */
     void unregister(TokenBucketWaitQueue queue) {
         queues.remove(queue);
+        if (queue.waiting() > 0) {
+            retired.add(queue);
+        }
     }
 
     /** An exchange of the limiter {@code name} gave its in-flight slots back: the waiters of that name try again. */
     void slotsReleased(String name) {
-        for (TokenBucketWaitQueue queue : queues) { // on every release: no stream; each endpoint's queue once
+        slotsReleased(queues, name);
+        if (!retired.isEmpty()) {
+            slotsReleased(retired, name);
+        }
+    }
+
+    private static void slotsReleased(Set<TokenBucketWaitQueue> in, String name) {
+        for (TokenBucketWaitQueue queue : in) { // on every release: no stream; each endpoint's queue once
             if (queue.name().equals(name)) {
                 queue.drain();
             }
@@ -166,6 +189,7 @@ final class TokenBucketShared {
     /** The Camel context began to stop at {@code now} ({@link System#nanoTime()}): every queue bounds its waiting. */
     void stopping(long now) {
         queues.forEach(q -> q.stopping(now));
+        retired.forEach(q -> q.stopping(now));
     }
 
     /** The local buckets of the limiter {@code name}, shared by every endpoint with that name. */

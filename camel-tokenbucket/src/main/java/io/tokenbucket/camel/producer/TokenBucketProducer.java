@@ -37,7 +37,7 @@ import org.apache.camel.support.DefaultAsyncProducer;
  * waiting ({@link TokenBucketWaitQueue}), except with {@code synchronous=true} or when it is transacted: then its
  * caller waits, and continues the route itself. Every exchange's callback is called exactly once, also when the
  * producer stops with its route while it waits: it then fails with {@link io.tokenbucket.camel.TokenBucketException}
- * and its tokens are refunded (a producer that a cache lets go, its route running on, leaves it waiting). With all-of keys (header {@code CamelTokenBucketAllOf} or the {@code allOf} option), or candidate
+ * and its tokens are refunded (a producer that a cache lets go, its route running on, leaves it waiting until that route stops). With all-of keys (header {@code CamelTokenBucketAllOf} or the {@code allOf} option), or candidate
  * groups (header {@code CamelTokenBucketCandidates} with collections as entries), an acquire charges them with its own
  * key (or its chosen candidate and that candidate's group) in one store step, and a refund or an abandoned wait gives
  * back to each. The other operations never wait and never fail for a lack of tokens.

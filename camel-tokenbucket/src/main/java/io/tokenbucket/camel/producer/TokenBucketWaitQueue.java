@@ -80,6 +80,8 @@ public final class TokenBucketWaitQueue {
     private volatile long stopDeadline; // meaningful once stopping
     private volatile boolean stopping;
     private volatile boolean deadlinePassed;
+    /** Whether a waiter may wait on after its producer stopped (its route running on): see abandonOrphans. */
+    private volatile boolean orphans;
 
     /** The wait queue of the endpoint of {@code services}, whose waiters retry by {@code reservation}. */
     public TokenBucketWaitQueue(TokenBucketServices services, Reservation reservation) {
@@ -334,16 +336,42 @@ public final class TokenBucketWaitQueue {
      * ({@link TokenBucketWaiter#ownerStopped}), or every waiter ({@code owner} null), saying {@code why}.
      */
     void abandonAll(Object owner, String why) {
+        for (TokenBucketWaiter w : waiters()) {
+            if (owner == null || w.owner == owner && w.ownerStopped()) {
+                w.abandon(why);
+            } else if (w.owner == owner) {
+                orphans = true; // a cache let its producer go, its route running on: abandonOrphans looks again
+            }
+        }
+    }
+
+    /**
+     * Abandons the waiters whose producer a cache let go ({@code toD}, a recipient list) once the route they wait in
+     * has stopped: their producer stopped before the route did, so its stop did not abandon them, and the route's own
+     * stop abandons only the waiters of the producers it stops. Runs once a second with the sweep.
+     */
+    public void abandonOrphans() {
+        if (!orphans) {
+            return;
+        }
+        orphans = false;
+        for (TokenBucketWaiter w : waiters()) {
+            if (w.orphaned()) {
+                w.abandon("its route stopped");
+            } else if (!w.owner.isRunAllowed()) {
+                orphans = true; // its route runs on: looked at again next time
+            }
+        }
+    }
+
+    /** Every waiter, for a slot or for its time. */
+    private List<TokenBucketWaiter> waiters() {
         List<TokenBucketWaiter> all;
         synchronized (this) {
             all = new ArrayList<>(queue);
         }
         all.addAll(timed);
-        for (TokenBucketWaiter w : all) {
-            if (owner == null || w.owner == owner && w.ownerStopped()) {
-                w.abandon(why);
-            }
-        }
+        return all;
     }
 
     /**

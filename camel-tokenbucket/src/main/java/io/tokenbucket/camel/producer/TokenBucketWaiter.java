@@ -23,6 +23,7 @@ import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Route;
+import org.apache.camel.ServiceStatus;
 import org.apache.camel.StatefulService;
 import org.apache.camel.spi.UnitOfWork;
 
@@ -269,6 +270,23 @@ final class TokenBucketWaiter {
         // a consumer suspended (TokenBucketBackPressure, a route suspended) is not one stopped
         return route == null || !(route.getConsumer() instanceof StatefulService consumer && !consumer.isStopping()
                 && !consumer.isStopped());
+    }
+
+    /**
+     * Whether its producer stopped and then the route it waits in did too (its producer was let go by a cache while
+     * the route ran on): nothing else would end its wait.
+     */
+    boolean orphaned() {
+        if (owner.isRunAllowed()) {
+            return false;
+        }
+        UnitOfWork uow = exchange.getUnitOfWork();
+        Route route = uow == null ? null : uow.getRoute();
+        if (route == null) {
+            return true;
+        }
+        ServiceStatus status = route.getCamelContext().getRouteController().getRouteStatus(route.getRouteId());
+        return status == null || status.isStopped();
     }
 
     /** Fails it, refunding its tokens or withdrawing its tickets, unless it left already. */
