@@ -154,6 +154,12 @@ public class TokenBucketComponent extends DefaultComponent {
         if (!missing.isEmpty()) {
             context.setAdditionalSensitiveKeywords(words == null || words.isBlank() ? missing : words + "," + missing);
         }
+        // Camel Main binds camel.component.tokenbucket.* after this; spellings that differ in dashes it merges into one
+        // key before binding (the later line wins), so only its properties show both
+        String prefix = "camel.component." + getDefaultName() + ".";
+        TokenBucketOptionText.refuseTwice(getCamelContext().getPropertiesComponent()
+                .loadProperties(k -> k.regionMatches(true, 0, prefix, 0, prefix.length())).stringPropertyNames()
+                .stream().map(k -> k.substring(prefix.length())).sorted().toList(), prefix);
         // Told before the graceful shutdown begins (Camel Main, Spring Boot and a plain stop() all pass here): the
         // producers stop only after it has waited for every in-flight exchange, so the bound on waiting
         // (stopTimeout) must start here.

@@ -278,4 +278,35 @@ class TokenBucketCountOptionTest extends TokenBucketTestSupport {
             main.stop();
         }
     }
+
+    /**
+     * An option named twice among Camel Main's properties, in spellings that differ in case or dashes, is refused as
+     * in an endpoint URI: Main would bind one of the two silently (the later line, or the spelling it sees last),
+     * naming both keys and neither value.
+     */
+    @ParameterizedTest
+    @CsvSource({"maxWait, max-wait, 5s", "max-wait, maxwait, 5s", "redisUri, redis-uri, redis://u:Secret-Pa55@h:1"})
+    void anOptionNamedTwiceAsACamelMainPropertyIsRefused(String one, String other, String value) {
+        Main main = new Main();
+        main.configure().withJmxEnabled(false);
+        main.addInitialProperty("camel.component.tokenbucket." + one, value);
+        main.addInitialProperty("camel.component.tokenbucket." + other, value.replace('5', '7'));
+        try {
+            assertThatThrownBy(main::start).hasStackTraceContaining("camel.component.tokenbucket." + one)
+                    .hasStackTraceContaining("camel.component.tokenbucket." + other)
+                    .hasStackTraceContaining("give it once")
+                    .satisfies(e -> assertThat(messagesOf(e)).doesNotContain("Secret").doesNotContain("Pa55")
+                            .doesNotContain("Pa57"));
+        } finally {
+            main.stop();
+        }
+    }
+
+    private static String messagesOf(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            all.append(t.getMessage()).append(" | ");
+        }
+        return all.toString();
+    }
 }

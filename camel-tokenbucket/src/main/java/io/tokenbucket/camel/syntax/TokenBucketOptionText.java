@@ -72,20 +72,33 @@ public final class TokenBucketOptionText {
      *                                  twice (and its values, but those of {@code redisUri}, which may hold a password)
      */
     public static void check(Map<String, Object> parameters) {
-        Map<String, String> seen = new HashMap<>();
+        refuseTwice(parameters.keySet(), "");
         parameters.forEach((name, value) -> {
-            String option = name.replace("-", "").toLowerCase(Locale.ROOT);
-            String earlier = seen.putIfAbsent(option, name);
-            if (earlier != null) {
-                throw new IllegalArgumentException(name + " is given twice, as " + earlier + " and " + name
-                        + "; give it once");
-            }
             if (value instanceof Collection<?> values) {
                 throw new IllegalArgumentException(name + " is given " + values.size() + " times"
-                        + (option.equals("redisuri") ? "" : " (" + values + ")") + "; give it once");
+                        + (name.replace("-", "").equalsIgnoreCase("redisuri") ? "" : " (" + values + ")")
+                        + "; give it once");
             }
         });
         parameters.replaceAll(TokenBucketOptionText::bind);
+    }
+
+    /**
+     * Refuses an option among {@code names} given in two spellings that differ in case or dashes
+     * ({@code maxWait}, {@code max-wait}), of which Camel would bind one and drop the other silently; the message
+     * names both, each after {@code prefix}, and no value.
+     *
+     * @throws IllegalArgumentException naming the two spellings
+     */
+    public static void refuseTwice(Iterable<String> names, String prefix) {
+        Map<String, String> seen = new HashMap<>();
+        for (String name : names) {
+            String earlier = seen.putIfAbsent(name.replace("-", "").toLowerCase(Locale.ROOT), name);
+            if (earlier != null) {
+                throw new IllegalArgumentException(prefix + name + " is given twice, as " + prefix + earlier + " and "
+                        + prefix + name + "; give it once");
+            }
+        }
     }
 
     /**
