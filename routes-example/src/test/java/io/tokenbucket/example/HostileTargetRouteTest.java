@@ -165,8 +165,9 @@ class HostileTargetRouteTest {
             assertThat(hits).hasSize(2);
             assertThat(hits.get(1).status()).isEqualTo(200);
             long restedMs = TimeUnit.NANOSECONDS.toMillis(hits.get(1).nanos() - hits.get(0).nanos());
-            // the rest starts once the 429 is read, so no slack below; generous above for a noisy machine
-            assertThat(restedMs).as("ms between the 429 and the next request via p1").isBetween(1000L, 4000L);
+            // the rest starts once the 429 is read, so no slack below; above, seconds for a loaded machine, far
+            // from the year asked (or the default cap's minute)
+            assertThat(restedMs).as("ms between the 429 and the next request via p1").isBetween(1000L, 10_000L);
             JsonObject page = scraper.resultLines().get(0);
             assertThat(page.getString("proxy")).isEqualTo("p1");
         }

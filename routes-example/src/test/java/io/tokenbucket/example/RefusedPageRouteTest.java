@@ -98,7 +98,9 @@ class RefusedPageRouteTest {
             assertThat(perUrl).as("requests per URL at the target").hasSize(60)
                     .allSatisfy((path, n) -> assertThat(n).as(path).isEqualTo(path.startsWith("/retry-after/")
                             ? 4L : 1L));
-            assertThat(took).as("seconds for the run, %.1f s allowed", allowed).isLessThan(1.4 * allowed + 3);
+            // a host stalled by the refused page would take its pairs' capped minute of rest; a loaded machine adds
+            // seconds, not that
+            assertThat(took).as("seconds for the run, %.1f s allowed", allowed).isLessThan(allowed + 30);
             // no pair is left resting for the year's capped minute in its bucket (with the throttle, where its rest is)
             for (String proxy : List.of("p1", "p2", "p3")) {
                 assertThat(scraper.millisUntilPairToken(proxy)).as("ms until the bucket of %s's pair gives a token",

@@ -43,6 +43,7 @@ class ScraperRouteTest {
         try (DemoSite site = new DemoSite(dir, 3, "2/500ms", 30, 20, 1000);
              ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.choose", "roundrobin"))) {
             List<String> urls = scraper.pages(30);
+            long sent = System.nanoTime();
             scraper.scrape(urls);
 
             assertEachUrlExactlyOnce(scraper, urls);
@@ -59,12 +60,10 @@ class ScraperRouteTest {
             for (String proxy : List.of("p1", "p2", "p3")) {
                 List<Long> times = hits.stream().filter(h -> h.client().equals(proxy)).map(Hit::nanos).toList();
                 assertThat(times).as("requests via %s", proxy).hasSize(10);
-                // never more than burst + rate * window (+1 for rounding) in any second, measured at the target
-                assertThat(maxInAnyWindow(times, 1000)).as("most requests via %s in a second", proxy)
-                        .isLessThanOrEqualTo(2 + 4 + 1);
-                // and the 8 after the burst really took their 250 ms each (generous for a noisy machine)
-                assertThat(TimeUnit.NANOSECONDS.toMillis(times.get(9) - times.get(0))).as("span of %s", proxy)
-                        .isGreaterThanOrEqualTo(1600);
+                // the bucket's schedule, measured at the target: 2 at once, then 250 ms each (so the 10th no
+                // sooner than 2 s after the URLs were sent)
+                assertThat(aheadOfBucket(times, 2, 500, sent)).as("requests via %s ahead of its bucket (most in a"
+                        + " second: %d)", proxy, maxInAnyWindow(times, 1000)).isLessThanOrEqualTo(0);
             }
             assertThat(scraper.resultLines()).allMatch(l -> l.getLong("waitedMs") >= 0);
             // the route's bookkeeping stays with the route: the proxy id is no header the target gets
@@ -99,8 +98,8 @@ class ScraperRouteTest {
                 List<Hit> hits = site.target().hits();
                 for (String proxy : List.of("p2", "p3")) {
                     List<Long> times = hits.stream().filter(h -> h.client().equals(proxy)).map(Hit::nanos).toList();
-                    assertThat(maxInAnyWindow(times, 1000)).as("most requests via %s in a second", proxy)
-                            .isLessThanOrEqualTo(4 + 4 + 1);
+                    assertThat(aheadOfBucket(times, 4, 1000, start)).as("requests via %s ahead of its bucket (most"
+                            + " in a second: %d)", proxy, maxInAnyWindow(times, 1000)).isLessThanOrEqualTo(0);
                 }
             }
         }
@@ -170,12 +169,13 @@ class ScraperRouteTest {
     @Test
     void withTheThrottleA429RestsThePairInItsBucketAndTheOtherProxiesServeTheHost() throws Exception {
         // the throttle on (the default): the pair's bucket is its rest, the pool keeps none beside it. One URL
-        // refused with Retry-After: 2, then pages of the same host: none goes through the refused pair for the 2 s
+        // refused with Retry-After: 5, then pages of the same host: none goes through the refused pair for the 5 s, and
+        // the others serve them meanwhile (5 s: room for a loaded machine between the 429 and the pages)
         try (DemoSite site = new DemoSite(dir, 3, "5/1s", 0, 1000, 1000);
              ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.maxAttempts", "1"))) {
-            scraper.scrape(List.of(site.target().baseUrl() + "/retry-after/2"));
+            scraper.scrape(List.of(site.target().baseUrl() + "/retry-after/5"));
             assertThat(scraper.deadLines()).singleElement().satisfies(line -> assertThat(line.getString("reason"))
-                    .startsWith("HTTP 429 (rests 2000 ms) via "));
+                    .startsWith("HTTP 429 (rests 5000 ms) via "));
             List<String> pages = scraper.pages(20);
             scraper.scrape(pages);
 
@@ -186,9 +186,9 @@ class ScraperRouteTest {
             assertThat(hits).filteredOn(h -> h.client().equals(refused.client()) && h != refused)
                     .as("requests via %s while its pair rests", refused.client())
                     .allSatisfy(h -> assertThat(TimeUnit.NANOSECONDS.toMillis(h.nanos() - refused.nanos()))
-                            .isGreaterThanOrEqualTo(2000));
+                            .isGreaterThanOrEqualTo(5000));
             assertThat(hits).filteredOn(h -> !h.client().equals(refused.client())
-                    && h.nanos() - refused.nanos() < TimeUnit.SECONDS.toNanos(2))
+                    && h.nanos() - refused.nanos() < TimeUnit.SECONDS.toNanos(5))
                     .as("pages through the other proxies meanwhile").isNotEmpty();
             assertThat(scraper.pool().candidates(List.of(), scraper.host()))
                     .as("the pool keeps no rest beside the bucket's").hasSize(3);
@@ -356,6 +356,41 @@ class ScraperRouteTest {
         });
         assertThat((long) answeredVia.size())
                 .isEqualTo(scraper.resultLines().stream().filter(l -> l.getInteger("status") == 200).count());
+    }
+
+    /**
+     * How far the requests at {@code nanos} ran ahead of a bucket of {@code capacity} at once, then
+     * {@code capacity} per {@code periodMillis}, whose first token was given no earlier than {@code notBeforeNanos}:
+     * the largest {@code k - (capacity + (t_k - notBefore) / interval)} over the {@code k}-th request, at
+     * {@code t_k}. Not positive when the bucket held: the {@code k}-th request cannot arrive before the {@code k}-th
+     * token is due. A late release or a slow forward only delays an arrival, so a loaded machine needs no allowance
+     * here, unlike a count per window (requests held up reach the target bunched with the next ones). A millisecond
+     * is taken off {@code notBeforeNanos} for a store that counts on a clock of its own.
+     */
+    static int aheadOfBucket(List<Long> nanos, int capacity, long periodMillis, long notBeforeNanos) {
+        List<Long> sortedNanos = nanos.stream().sorted().toList();
+        long intervalNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis) / capacity;
+        long first = notBeforeNanos - TimeUnit.MILLISECONDS.toNanos(1);
+        int worst = Integer.MIN_VALUE;
+        for (int k = 1; k <= sortedNanos.size(); k++) {
+            long since = Math.max(0, sortedNanos.get(k - 1) - first);
+            worst = Math.max(worst, k - (capacity + (int) (since / intervalNanos)));
+        }
+        return worst;
+    }
+
+    /**
+     * A moment no later than the first token of any URL of {@code lines}: a URL takes its tokens after it entered
+     * the route, {@code elapsedMs} before its line, and its line comes after its last request reached the target.
+     * So the earliest {@code last request - elapsedMs} (less a millisecond: the line truncates) will do.
+     */
+    static long firstTokenNotAfter(List<Hit> hits, List<JsonObject> lines) {
+        return lines.stream().mapToLong(line -> {
+            String path = java.net.URI.create(line.getString("url")).getPath();
+            long last = hits.stream().filter(h -> h.path().equals(path)).mapToLong(Hit::nanos).max()
+                    .orElseThrow(() -> new AssertionError("no request at the target for " + path));
+            return last - TimeUnit.MILLISECONDS.toNanos(line.getLong("elapsedMs") + 1);
+        }).min().orElseThrow();
     }
 
     static int maxInAnyWindow(List<Long> sortedNanos, long windowMillis) {

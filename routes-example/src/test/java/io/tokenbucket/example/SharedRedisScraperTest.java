@@ -1,6 +1,7 @@
 package io.tokenbucket.example;
 
 import static io.tokenbucket.example.ScraperHarness.awaitUntil;
+import static io.tokenbucket.example.ScraperRouteTest.aheadOfBucket;
 import static io.tokenbucket.example.ScraperRouteTest.maxInAnyWindow;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -68,6 +69,7 @@ class SharedRedisScraperTest {
             for (int i = 0; i < pages.size(); i++) {
                 (i % 2 == 0 ? forA : forB).add(pages.get(i));
             }
+            long sent = System.nanoTime();
             NotifyBuilder aDone = a.send(forA);
             NotifyBuilder bDone = b.send(forB);
             a.await(aDone, forA.size());
@@ -85,19 +87,11 @@ class SharedRedisScraperTest {
                 // both instances used every proxy: the limit really was shared, not just split
                 assertThat(Stream.of(a, b).map(s -> s.stats().fetchedByProxy().getOrDefault(proxy, 0L)))
                         .as("URLs via %s per instance", proxy).allMatch(n -> n > 0);
-                // never more than burst + rate * window in any second, both instances together (+1 for rounding,
-                // +2 for requests held up on their way on a loaded machine, which reach the target bunched: 8 seen);
-                // two instances each with a bucket of its own would allow twice the 6
-                assertThat(maxInAnyWindow(times, 1000)).as("most requests via %s in a second", proxy)
-                        .isLessThanOrEqualTo(2 + 4 + 3);
-                // and the requests after the burst took their 250 ms each (generous for a noisy machine)
-                assertThat(TimeUnit.NANOSECONDS.toMillis(times.get(times.size() - 1) - times.get(0)))
-                        .as("span of the %d requests via %s", times.size(), proxy)
-                        .isGreaterThanOrEqualTo((times.size() - 2) * 250L * 8 / 10);
+                // the shared bucket's schedule, both instances together, measured at the target: 2 at once, then
+                // 250 ms each; two instances each with a bucket of its own would run a burst and more ahead of it
+                assertThat(aheadOfBucket(times, 2, 500, sent)).as("requests via %s ahead of its bucket (most in a"
+                        + " second: %d)", proxy, maxInAnyWindow(times, 1000)).isLessThanOrEqualTo(0);
             }
-            // 36 URLs, 6 at once, then 12 per second over the three proxies: at least 2.5 s in all
-            long span = TimeUnit.NANOSECONDS.toMillis(hits.get(hits.size() - 1).nanos() - hits.get(0).nanos());
-            assertThat(span).as("span of all requests, ms").isGreaterThanOrEqualTo(2_000);
         }
     }
 
