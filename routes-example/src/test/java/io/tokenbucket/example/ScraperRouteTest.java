@@ -42,6 +42,7 @@ class ScraperRouteTest {
         // example.choose=roundrobin: the proxies in turn, so the proxy of each URL is known in advance
         try (DemoSite site = new DemoSite(dir, 3, "2/500ms", 30, 20, 1000);
              ScraperHarness scraper = new ScraperHarness("java", dir, site, Map.of("example.choose", "roundrobin"))) {
+            site.warmUp(); // the proxies' first forwards load Jetty's client: late, they would flatter the check below
             List<String> urls = scraper.pages(30);
             long sent = System.nanoTime();
             scraper.scrape(urls);
@@ -55,7 +56,7 @@ class ScraperRouteTest {
                 assertThat(line.getInteger("attempts")).isEqualTo(1);
                 assertThat(line.getLong("bytes")).isPositive();
             }
-            List<Hit> hits = site.target().hits();
+            List<Hit> hits = site.target().hits().stream().filter(h -> h.path().startsWith("/page/")).toList();
             assertThat(hits).allMatch(h -> h.status() == 200);
             for (String proxy : List.of("p1", "p2", "p3")) {
                 List<Long> times = hits.stream().filter(h -> h.client().equals(proxy)).map(Hit::nanos).toList();
