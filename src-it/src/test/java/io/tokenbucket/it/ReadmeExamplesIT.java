@@ -144,8 +144,9 @@ class ReadmeExamplesIT {
                 x.getMessage().setHeader("Retry-After", "30");
             });
             assertThat(e.getException()).isNull();
+            // the 30 s asked, less the time since the penalty (up to seconds on a loaded machine)
             assertThat(e.getMessage().getHeader("CamelTokenBucketWaitEstimate", Long.class))
-                    .isBetween(29_000L, 30_000L);
+                    .isBetween(25_000L, 30_000L);
         }
     }
 

@@ -18,9 +18,9 @@ import io.tokenbucket.example.demo.DemoTarget.Hit;
  * the hand-off to a worker (late when the machine is busy), then the fetch through camel-http and the proxy. Neither
  * delay can make a request arrive before its token, and the target cannot tell one from the other, so the check
  * that holds whatever the delays is the bucket's schedule from its first token ({@link #worstLead}): by any moment
- * {@code t}, at most {@code bound(t - first)} requests can have arrived. A window check
- * ({@link #worstExcess}) must instead allow for the delays of the requests in the window; it uses each fetch's
- * duration, which leaves out a late release, so it is kept for the tests that run alone ({@code BrokerQueueIT}).
+ * {@code t}, at most {@code bound(t - first)} requests can have arrived. A count per window
+ * ({@link #maxInAnyWindow}) would have to allow for the delays of the requests in it, and a release held up on a
+ * loaded machine has no bound: it is printed, not asserted.
  */
 record TargetLoad(int capacity, long periodMillis) {
 
@@ -71,29 +71,6 @@ record TargetLoad(int capacity, long periodMillis) {
         }).min().orElse(Long.MIN_VALUE);
     }
 
-    /**
-     * The largest excess over the bound of the hits that {@code which} takes, over every window of
-     * {@code windowMillis} at the target: {@code count - bound(windowMillis + longest transit in it)}. Not positive
-     * when the limit held.
-     *
-     * @param transitMillis each fetched path's upper bound of transit (0 for a path not in it)
-     */
-    int worstExcess(List<Hit> hits, Predicate<Hit> which, long windowMillis, Map<String, Long> transitMillis) {
-        List<Hit> taken = hits.stream().filter(which).sorted(java.util.Comparator.comparingLong(Hit::nanos)).toList();
-        long window = TimeUnit.MILLISECONDS.toNanos(windowMillis);
-        int worst = Integer.MIN_VALUE;
-        for (int start = 0; start < taken.size(); start++) {
-            long transit = 0;
-            for (int end = start; end < taken.size() && taken.get(end).nanos() - taken.get(start).nanos() <= window;
-                    end++) {
-                // +1: the example's milliseconds are truncated
-                transit = Math.max(transit, transitMillis.getOrDefault(taken.get(end).path(), 0L) + 1);
-                worst = Math.max(worst, end - start + 1 - bound(windowMillis + transit));
-            }
-        }
-        return worst;
-    }
-
     /** The most of the hits that {@code which} takes in any window of {@code windowMillis} (both ends included). */
     static int maxInAnyWindow(List<Hit> hits, Predicate<Hit> which, long windowMillis) {
         long[] times = hits.stream().filter(which).mapToLong(Hit::nanos).sorted().toArray();
@@ -109,7 +86,7 @@ record TargetLoad(int capacity, long periodMillis) {
         return max;
     }
 
-    /** Each fetched URL's path and its {@code fetchMs}: the transit allowance of {@link #worstExcess}. */
+    /** Each fetched URL's path and its {@code fetchMs}, from the step right after the throttle to the answer. */
     static Map<String, Long> fetchMillisByPath(List<org.apache.camel.util.json.JsonObject> results) {
         return results.stream().collect(Collectors.toMap(l -> java.net.URI.create(l.getString("url")).getPath(),
                 l -> l.getLong("fetchMs")));
