@@ -41,9 +41,9 @@ import org.junit.jupiter.api.Test;
  * against what this set-up allows: the politeness here lets the fleet use at most 10 of each host's 12 hidden
  * requests per second (83 %), and the kill takes away half of the fleet's consumers. So at least
  * {@value #MIN_SHARE_USED} of the hidden limit used (a rate stuck at its floor, a quarter of the ceiling, could use
- * at most about a third) and at most {@value #MAX_SHARE_429} of the requests answered 429; quiet runs on this 2-core machine measured 67-83 %
- * and 0-1.5 %, and a machine loaded beyond its cores lowers the one and raises the other (a second of stall costs a
- * sixth of the steady windows, and requests it bunches draw 429s from the hidden burst of 2).
+ * at most about a third) and at most {@value #MAX_SHARE_429} of the requests answered 429; quiet runs on this 2-core
+ * machine measured 67-83 % and 0-1.5 %, and a machine loaded beyond its cores lowers the one and raises the other (a
+ * second of stall costs a sixth of the steady windows, and requests it bunches draw 429s from the hidden burst of 2).
  *
  * <p>Each instance has the example's {@value #CONSUMERS} listeners. A transacted listener holds its URL through the
  * throttle's retries, and a URL booked out (its pair's next turn further than {@code example.pairMaxWait}'s 100 ms) is

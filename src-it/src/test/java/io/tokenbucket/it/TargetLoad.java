@@ -35,15 +35,21 @@ record TargetLoad(int capacity, long periodMillis) {
      * the limit held: the {@code k}-th request to arrive cannot come before the {@code k}-th token is due, and no more
      * than {@code bound(t - firstGrant)} tokens are due by {@code t}. Late releases and slow fetches only delay
      * arrivals, so no allowance is needed; {@code firstGrantNanos} must be at most the bucket's first token
-     * ({@link #firstGrantNoEarlierThan}).
+     * ({@link #firstGrantNoEarlierThan}). With several moments, the hits took their tokens from as many buckets of
+     * this limit, each started no earlier than its moment: by {@code t}, the sum of their bounds.
      */
-    int worstLead(List<Hit> hits, Predicate<Hit> which, long firstGrantNanos) {
+    int worstLead(List<Hit> hits, Predicate<Hit> which, long... firstGrantNanos) {
         long[] times = hits.stream().filter(which).mapToLong(Hit::nanos).sorted().toArray();
         long intervalNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis) / capacity;
         int worst = Integer.MIN_VALUE;
         for (int k = 1; k <= times.length; k++) {
-            long since = Math.max(0, times[k - 1] - firstGrantNanos);
-            worst = Math.max(worst, k - (capacity + (int) (since / intervalNanos)));
+            int due = 0;
+            for (long first : firstGrantNanos) {
+                if (times[k - 1] - first >= 0) {
+                    due += capacity + (int) ((times[k - 1] - first) / intervalNanos);
+                }
+            }
+            worst = Math.max(worst, k - due);
         }
         return worst;
     }
