@@ -13,7 +13,7 @@ does (429s in all, after 10 s, used, time), per seed.
                                    of a slow start's cut and its deeper cut below the last one)] [hold=0.2 (s)]
                                    [delay=0 (s, a reply's signal late by up to this)] [settle=0 (s: a candidate
                                    rule, not in AdaptiveMath: a signal this soon after the last cut is not cut deeper)]
-                                   [memory=0.7 (the share a slow start's cut remembers)] [accepted= (candidates, not
+                                   [memory=0.67 (the share a slow start's cut remembers)] [accepted= (candidates, not
                                    in AdaptiveMath: remember memory x the pair's rate of 2xx answers since the start,
                                    `since`, or over the last `window=1` s, `last`, instead of memory x the factor)]
                                    [between=0.9 (a cut past the slow start, below the ceiling, with more than
@@ -49,7 +49,7 @@ class Rate:
 
 class Tuning:
     def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000, before=False,
-                 settle=0.0, memory=700_000, accepted='', window=1.0, between=900_000, over=1_050_000, less=1,
+                 settle=0.0, memory=670_000, accepted='', window=1.0, between=900_000, over=1_050_000, less=1,
                  minsent=4, fast=True, trace=False, share=False, together=False, stagger=0.0, wait=0.0, weak=0.0, weak_pair=0):
         # candidates, not in AdaptiveMath: what one of a host's pairs learns, its other pairs use (host())
         self.share, self.together, self.stagger, self.wait = share, together, stagger, wait
@@ -273,7 +273,7 @@ if __name__ == '__main__':
     a = Tuning(increase=round(float(opts.get('increase', 0.012)) * PPM),
                start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM),
                before=opts.get('rule') == 'before', hold=float(opts.get('hold', 0.2)),
-               settle=float(opts.get('settle', 0)), memory=round(float(opts.get('memory', 0.7)) * PPM),
+               settle=float(opts.get('settle', 0)), memory=round(float(opts.get('memory', 0.67)) * PPM),
                accepted=opts.get('accepted', ''), window=float(opts.get('window', 1)),
                between=round(float(opts.get('between', 0.9)) * PPM), over=round(float(opts.get('over', 1.05)) * PPM),
                less=int(opts.get('less', 1)), minsent=int(opts.get('minsent', 4)), fast=opts.get('fast', '1') == '1',

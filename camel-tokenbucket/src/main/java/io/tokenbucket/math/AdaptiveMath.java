@@ -58,7 +58,7 @@ package io.tokenbucket.math;
  * above. The decrease matters there: the signal says the target's own allowance (its burst) is used up, and a rate
  * at the last one that drew no signal, which may be the target's limit itself, never lets it refill, so the next
  * requests that arrive a little early are refused too. That cut remembers {@link #START_MEMORY_PPM} of the factor
- * the signal came at (the limit lies between half of it and it): the climb goes in one step to 1.26 times the halved
+ * the signal came at (the limit lies between half of it and it): the climb goes in one step to 1.21 times the halved
  * factor, so a limit up to there is used at once and one below it draws its signal early, where the next cut
  * measures it.
  * Reaching the ceiling by doubling does not end the start. With {@code start = 1} (the default) a key starts at the ceiling, not starting: AIMD alone.
@@ -98,12 +98,12 @@ public final class AdaptiveMath {
     public static final long PLATEAU_PPM = 900_000;
 
     /**
-     * What a slow start's cut remembers, in parts per million of the factor it came at: 0.7. Its doubling drew the
+     * What a slow start's cut remembers, in parts per million of the factor it came at: 0.67. Its doubling drew the
      * signal, so the limit lies between half that factor (the last one that drew none) and it; the climb goes in one
-     * step to {@link #PLATEAU_PPM} of this, 1.26 times the last factor that drew none ({@link #climb}), so a limit up
+     * step to {@link #PLATEAU_PPM} of this, 1.21 times the last factor that drew none ({@link #climb}), so a limit up
      * to there is used at once and one below it draws its signal early, where the next cut measures it.
      */
-    public static final long START_MEMORY_PPM = 700_000;
+    public static final long START_MEMORY_PPM = 670_000;
 
     /**
      * A cut measures the rate sent since the last cut when more than this many tokens were granted since then: 4

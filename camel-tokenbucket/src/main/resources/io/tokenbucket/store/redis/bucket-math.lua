@@ -205,7 +205,7 @@
   -- below AdaptiveMath.DEEPER_BELOW_PPM (0.95) of the remembered factor, from the factor times the decrease, which
   -- it remembers; while starting, the factor
   -- halved if it has doubled since the start, then times the decrease, which ends the start, remembering
-  -- AdaptiveMath.START_MEMORY_PPM (0.7) of the factor it came at; past the start, below the ceiling, with more than
+  -- AdaptiveMath.START_MEMORY_PPM (0.67) of the factor it came at; past the start, below the ceiling, with more than
   -- AdaptiveMath.MEASURE_TOKENS (4) tokens since the last cut, measured: to 0.9 (MEASURED_SHARE_PPM) of the lower of
   -- the factor and the rate sent since (of the limit of interval_us), remembering 1.05 of it (MEASURED_MEMORY_PPM);
   -- answers rate itself while holding
@@ -221,7 +221,7 @@
     end
     local from, m = rate.f, rate.f
     if rate.starting and rate.f > adapt.start then
-      from, m = math.floor(rate.f / 2), math.floor(rate.f * 700000 / PPM)
+      from, m = math.floor(rate.f / 2), math.floor(rate.f * 670000 / PPM)
     elseif not rate.starting and rate.f < math.floor(rate.max * 950000 / PPM) then
       from = math.floor(rate.f * adapt.decrease / PPM)
       m = from
