@@ -2,7 +2,6 @@ package io.tokenbucket.example;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,8 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
  * leaves nothing that keeps its JVM alive; the other instance says once that the broker is gone and ends by itself
  * after {@code example.brokerWait}, with one line, instead of logging a reconnection failure every few seconds. The
  * progress tables end with the fleet's line (totals shared in Redis, the URLs left in the queue) and are not printed
- * again while nothing changes. A second run kills the second instance mid-run ({@code SIGKILL}): every URL still
- * has one line, and the fleet's line counts each of them once.
+ * again while nothing changes. (An instance killed mid-run, and the fleet's line after it: {@code src-it}'s
+ * {@code BrokerQueueIT}.)
  */
 class BrokerFleetTest {
 
@@ -131,55 +130,6 @@ class BrokerFleetTest {
                             URLS, peerMillis, WAIT);
                 }
             }
-        }
-    }
-
-    @Test
-    void anInstanceKilledMidRunLeavesEveryUrlRecordedOnceAndTheFleetsTotalsRight() throws Exception {
-        int port = freePort();
-        try (DemoSite site = new DemoSite(dir, 2, "4/1s", URLS, 1000, 1000)) {
-            Map<String, String> common = Map.of("example.proxyFile", site.proxyFile().toString(),
-                    "example.urlFile", site.urlFile().toString(), "example.redisUri", redis.uri(),
-                    "example.progressInterval", "1s");
-            try (ExampleJvm holder = ExampleJvm.start("holder", dir, CLASS_PATH, with(common, Map.of("example.broker",
-                         "embedded", "example.brokerPort", String.valueOf(port), "example.brokerConsumers", "2")))) {
-                holder.awaitLine("Sending " + URLS + " URLs", RUN_TIMEOUT);
-                Path results = holder.dir().resolve("results.jsonl");
-                try (ExampleJvm peer = ExampleJvm.start("peer", dir, CLASS_PATH, with(common, Map.of("example.broker",
-                        "tcp://127.0.0.1:" + port, "example.brokerWait", WAIT)))) {
-                    String byPeer = "\"instance\":\"" + peer.pid() + "@";
-                    // killed once it has lines recorded and a table or two published: it holds URLs it is fetching
-                    ScraperHarness.awaitUntil("20 lines of the peer", () -> linesOf(results).stream()
-                            .filter(l -> l.contains(byPeer)).count(), n -> n >= 20, RUN_TIMEOUT);
-                    peer.kill();
-                    holder.awaitLine("== summary ==", RUN_TIMEOUT);
-                    assertThat(holder.awaitExit(Duration.ofSeconds(15))).as("holder's exit code%s", holder.logTail())
-                            .isZero();
-
-                    List<String> lines = linesOf(results);
-                    Path deadFile = holder.dir().resolve("dead-letter.jsonl");
-                    List<String> dead = Files.exists(deadFile) ? linesOf(deadFile) : List.of();
-                    assertThat(java.util.stream.Stream.concat(lines.stream(), dead.stream())
-                            .map(l -> l.replaceAll("^\\{\"url\":\"([^\"]*)\".*", "$1")))
-                            .as("one line per URL").hasSize(URLS).doesNotHaveDuplicates();
-                    String holderLog = holder.log();
-                    long fleet = lastNumber(holderLog, "fleet: (\\d+) fetched");
-                    long fleetDead = lastNumber(holderLog, "fleet: .* (\\d+) dead letters");
-                    System.out.printf("[fleet] killed peer: %d result and %d dead lines; fleet line %d fetched, %d dead"
-                            + "%n", lines.size(), dead.size(), fleet, fleetDead);
-                    assertThat(fleet + fleetDead).as("the fleet's fetched and dead letters in the holder's summary%s",
-                            holder.logTail()).isEqualTo(URLS);
-                }
-            }
-        }
-    }
-
-    private static List<String> linesOf(Path file) {
-        try {
-            return Files.exists(file) ? Files.readAllLines(file).stream().filter(l -> !l.isBlank()).toList()
-                    : List.of();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
         }
     }
 

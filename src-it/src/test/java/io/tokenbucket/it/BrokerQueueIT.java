@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -53,7 +55,9 @@ import org.junit.jupiter.api.Test;
  * <p>How it makes sure the killed instance held URLs: its {@value #CONSUMERS} listeners each hold one, with the
  * hosts' and the proxies' tokens the bottleneck (about 20 per second for 200 URLs), and it is killed only once 5 of its
  * lines have been written, so it is in full swing with the queue far from empty; afterwards, the URLs it held show up
- * as result lines whose broker delivery count is above 1, and the test requires some.
+ * as result lines whose broker delivery count is above 1, and the test requires some. Both report every second
+ * ({@code example.progressInterval}): the survivor's last {@code fleet:} line must count every URL once, fetched or
+ * dead-lettered, though the killed instance never sent its last counts.
  */
 class BrokerQueueIT {
 
@@ -100,7 +104,7 @@ class BrokerQueueIT {
                     // the pairs' ceiling is a quarter above the hidden limit: no slow start from below it, and an
                     // increase of 0.01 of the current rate a step (about what 0.01 of a ceiling that close was)
                     "camel.component.tokenbucket.adaptive-start", "1.0",
-                    "camel.component.tokenbucket.adaptive-increase", "0.01");
+                    "camel.component.tokenbucket.adaptive-increase", "0.01", "example.progressInterval", "1s");
             long began = System.nanoTime();
             try (ExampleInstance first = ExampleInstance.start("broker-1", DIR, with(common, Map.of(
                          "example.broker", "embedded", "example.brokerPort", String.valueOf(port),
@@ -132,6 +136,14 @@ class BrokerQueueIT {
                 assertThat(results).map(l -> l.getString("url")).as("result lines")
                         .containsExactlyInAnyOrderElementsOf(urls);
                 assertThat(dead).as("dead letters").isEmpty();
+                // the fleet's totals: the recording instance's lines, whatever the killed one had counted
+                Matcher fleet = Pattern.compile("fleet: (\\d+) fetched.* (\\d+) dead letters").matcher(first.log());
+                String lastFleet = null;
+                while (fleet.find()) {
+                    lastFleet = fleet.group(1) + "+" + fleet.group(2);
+                }
+                assertThat(lastFleet).as("the survivor's last fleet line, fetched+dead letters%s", first.logTail())
+                        .isEqualTo(urls.size() + "+0");
                 // fetched at least once at the target: a URL the killed instance had fetched but not committed was
                 // fetched again by the other
                 Map<String, Long> fetches = TargetLoad.fetchesPerPath(hits);
