@@ -94,9 +94,19 @@ class TokenBucketInFlightLeakTest {
                 }
             }
             SedaEndpoint seda = camel.getEndpoint("seda:leak", SedaEndpoint.class);
-            await().atMost(120, TimeUnit.SECONDS).until(() -> seda.getCurrentQueueSize() == 0
-                    && camel.getInflightRepository().size() == 0 && ended.get() == count);
             TokenBucketEndpoint endpoint = camel.getEndpoint(uri, TokenBucketEndpoint.class);
+            await().atMost(120, TimeUnit.SECONDS).alias("all ended").conditionEvaluationListener(c -> {
+                if (!c.isSatisfied() && c.getRemainingTimeInMS() < 1000) { // what is left, on a failure
+                    System.out.printf("%s: queued %d, in flight %d (%s), ended %d of %d; endpoint: in flight %d,"
+                            + " waiting for a slot %d, for tokens %d%n", store, seda.getCurrentQueueSize(),
+                            camel.getInflightRepository().size(), camel.getInflightRepository().browse("leak", 5, true)
+                                    .stream().map(i -> i.getExchange().getMessage().getBody() + " at "
+                                            + i.getNodeId() + " for " + i.getElapsed() + " ms").toList(),
+                            ended.get(), count, endpoint.getInFlightCount(), endpoint.getSlotWaitingCount(),
+                            endpoint.getWaitingCount());
+                }
+            }).until(() -> seda.getCurrentQueueSize() == 0 && camel.getInflightRepository().size() == 0
+                    && ended.get() == count);
             assertThat(most.get()).isLessThanOrEqualTo(2);
             assertThat(ended.get()).as("every exchange ended, admitted or refused").isEqualTo(count);
             assertThat(endpoint.getRejectedCount()).as("some waits ran out").isPositive();
