@@ -464,6 +464,20 @@ class AdaptiveMathTest {
     }
 
     @Test
+    void aLimitFarBelowTheRememberedCutIsFoundThoughFewTokensPassBetweenItsSignals() {
+        // the example's tuning (cut by 0.9, +0.012, hold 200 ms) under a ceiling of 10/s against a target of 1/s,
+        // burst 1 (a limit a tenth of the ceiling, or one that dropped there): a second or so between 429s, 1 to 3
+        // tokens, never enough to measure. The memory of the cut from the ceiling must not bring every cut back to
+        // 0.9 of the ceiling in one step: after the first 30 s the key settles below the limit
+        Limits tenPerSecond = Limits.of(Limit.of(1, 10, 1000)).withAdaptive(Adaptive.of(50_000, 900_000, 12_000, 200,
+                60_000));
+        Run first = againstAHiddenLimit(tenPerSecond, 1000, 30);
+        Run all = againstAHiddenLimit(tenPerSecond, 1000, 60);
+        System.out.printf("hidden limit 1/s under 10/s, example tuning: 0-30 s %s, 0-60 s %s%n", first, all);
+        assertThat(all.refused() - first.refused()).as("refused from 30 to 60 s").isLessThanOrEqualTo(3);
+    }
+
+    @Test
     void aSlowStartFindsALimitFarBelowTheCeilingWithFewerRefusals() {
         // the ceiling 10 per second (the defaults: floor 0.1, cut by half, +0.1 a step, hold 1 s); the target's
         // hidden limit 2 per second (five times below) or 5 (twice below); a slow start from the floor
