@@ -10,8 +10,9 @@ does (429s in all, after 10 s, used, time), per seed.
 
   routes-example/demo-row-model.py LIMIT BURST FACTOR [increase=0.012] [start=0.2] [decrease=0.9] [seeds=3]
                                    [run=20 (seconds of pages at the limit)] [rule=before (the cut before its memory
-                                   of a slow start's cut and the cut too early to measure keeping the memory)] [hold=0.2 (s)]
-                                   [delay=0 (s, a reply's signal late by up to this)]
+                                   of a slow start's cut and its deeper cut below the last one)] [hold=0.2 (s)]
+                                   [delay=0 (s, a reply's signal late by up to this)] [settle=0 (s: a candidate
+                                   rule, not in AdaptiveMath: a signal this soon after the last cut is not cut deeper)]
                                    [memory=0.67 (the share a slow start's cut remembers)] [accepted= (candidates, not
                                    in AdaptiveMath: remember memory x the pair's rate of 2xx answers since the start,
                                    `since`, or over the last `window=1` s, `last`, instead of memory x the factor)]
@@ -34,6 +35,7 @@ import sys
 
 PPM = 1_000_000
 PLATEAU, HOLD_SHARE, START_STEPS = 900_000, 4, 2
+DEEPER_BELOW = 950_000
 
 
 def ceil_div(a, b):
@@ -47,7 +49,7 @@ class Rate:
 
 class Tuning:
     def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000, before=False,
-                 memory=670_000, accepted='', window=1.0, between=900_000, over=1_050_000, less=1,
+                 settle=0.0, memory=670_000, accepted='', window=1.0, between=900_000, over=1_050_000, less=1,
                  minsent=4, fast=True, trace=False, share=False, together=False, stagger=0.0, wait=0.0, weak=0.0, weak_pair=0):
         # candidates, not in AdaptiveMath: what one of a host's pairs learns, its other pairs use (host())
         self.share, self.together, self.stagger, self.wait = share, together, stagger, wait
@@ -57,7 +59,8 @@ class Tuning:
         self.fast, self.trace = fast, trace  # below the plateau a step all the way; print every cut
         self.memory, self.accepted, self.window = memory, accepted, window  # a slow start's cut remembers
         self.floor, self.decrease, self.increase, self.hold, self.start = floor, decrease, increase, hold, start
-        self.before = before  # the cut as it was before the memory
+        self.settle = settle  # a signal within this long of the last cut is not cut deeper
+        self.before = before  # the cut as it was before memory and DEEPER_BELOW
 
 
 def holding(r, now, a):
@@ -79,8 +82,8 @@ def cut(r, now, a, accepted=None, sent=None):  # AdaptiveMath.cut; accepted: a f
     frm, m = r.f, r.f
     if r.starting and r.f > a.start:
         frm, m = r.f // 2, min(r.f, (r.f if accepted is None else accepted) * a.memory // PPM)
-    elif not r.starting and r.f < PPM:  # too few requests since the last cut to measure: the memory kept
-        m = r.mx
+    elif not r.starting and r.f < r.mx * DEEPER_BELOW // PPM and now - r.cut >= a.settle:
+        frm = m = r.f * a.decrease // PPM
     return Rate(max(a.floor, frm * a.decrease // PPM), 0, now, False, m)
 
 
@@ -270,7 +273,7 @@ if __name__ == '__main__':
     a = Tuning(increase=round(float(opts.get('increase', 0.012)) * PPM),
                start=round(float(opts.get('start', 0.2)) * PPM), decrease=round(float(opts.get('decrease', 0.9)) * PPM),
                before=opts.get('rule') == 'before', hold=float(opts.get('hold', 0.2)),
-               memory=round(float(opts.get('memory', 0.67)) * PPM),
+               settle=float(opts.get('settle', 0)), memory=round(float(opts.get('memory', 0.67)) * PPM),
                accepted=opts.get('accepted', ''), window=float(opts.get('window', 1)),
                between=round(float(opts.get('between', 0.9)) * PPM), over=round(float(opts.get('over', 1.05)) * PPM),
                less=int(opts.get('less', 1)), minsent=int(opts.get('minsent', 4)), fast=opts.get('fast', '1') == '1',

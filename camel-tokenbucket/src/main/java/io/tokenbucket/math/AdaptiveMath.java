@@ -38,9 +38,11 @@ package io.tokenbucket.math;
  *     {@code 0.9 m} ({@link #PLATEAU_PPM}) one step goes all the way there (back fast after a cut deeper
  *     than that); from there to {@code m} a step is a quarter of the increase (it holds just below the limit it
  *     found, where a target's burst refills); beyond {@code m} a step is at least a quarter of the way past it,
- *     so it probes slowly at first and then faster (the limit moved up). A cut with too few tokens granted since
- *     the last one to measure ({@link #MEASURE_TOKENS} or fewer) mostly answers requests booked before that cut (or
- *     a stall that released requests together): it is the decrease alone and keeps {@code m}.</li>
+ *     so it probes slowly at first and then faster (the limit moved up). A target whose burst hides a rate above
+ *     its limit draws its 429 above the limit, and {@code 0.9} of that can still be above it: a cut below
+ *     {@code 0.95 m} ({@link #DEEPER_BELOW_PPM}) is taken from the factor times the decrease and remembers that (as
+ *     is a 429 the rate did not cause, such as requests a stall released together), so one more signal gets below
+ *     the limit; a cut from higher moves {@code m} to where it came.</li>
  * </ul>
  * <b>Slow start.</b> A key without rate state is at {@link Adaptive#fresh()}: factor {@code start}
  * ({@link Adaptive#startPpm()}), <em>starting</em>. While starting there is no hold, and each {@link #START_STEPS}
@@ -120,6 +122,13 @@ public final class AdaptiveMath {
      * this many. It keeps the count and a grant added to it below 2^53 for the script.
      */
     public static final long MAX_GRANTED = 1_000_000_000_000_000L;
+
+    /**
+     * A cut below this share of the remembered factor {@code m} goes one decrease deeper: 0.95, half the way from
+     * where the last cut put the factor ({@code 0.9 m}, the slow part of the climb) back to {@code m}. A signal that
+     * soon says the last cut did not get below the limit; one later, a limit that moved ({@link #cut}).
+     */
+    public static final long DEEPER_BELOW_PPM = 950_000;
 
     private AdaptiveMath() {
     }
@@ -213,8 +222,9 @@ public final class AdaptiveMath {
 
     /**
      * A {@code throttled} signal at {@code nowTicks}: the factor times the decrease, never below the floor, a hold
-     * from now, no credit, no tokens counted, the factor it came at remembered ({@link RateState#maxPpm()}); past
-     * the start and below the ceiling, the remembered factor kept. While starting, the factor halved if it has doubled
+     * from now, no credit, no tokens counted, the factor it came at remembered ({@link RateState#maxPpm()}). Below
+     * the remembered factor's {@link #DEEPER_BELOW_PPM} (the last cut did not get below the limit) the cut is taken
+     * from the factor times the decrease, which it remembers. While starting, the factor halved if it has doubled
      * since the start (above {@link Adaptive#startPpm()}: back to the last rate that drew no signal) and then times
      * the decrease (at least the floor), remembering {@link #START_MEMORY_PPM} of the factor it came at; this ends
      * the start. Past the start and below the ceiling, with more than {@link #MEASURE_TOKENS} tokens granted since
@@ -249,11 +259,12 @@ public final class AdaptiveMath {
             // no such rate, and the signal says no more than any other: cut as it does
             from = f / 2;
             remembered = f * START_MEMORY_PPM / PPM; // < 10^12
-        } else if (!rate.starting() && !rate.isCeiling()) {
-            // too few tokens since the last cut to measure: the signal mostly answers requests booked before that
-            // cut and says nothing new about the limit, so the memory stays where that cut put it (remembering
-            // this lower factor would hold the key below the limit long after the overload passed)
-            remembered = rate.maxPpm();
+        } else if (!rate.starting() && f < rate.maxPpm() * DEEPER_BELOW_PPM / PPM) {
+            // a signal before the climb from the last cut is half the way back to where that one came: that cut,
+            // taken from a rate the target's burst hid, did not get below the limit; one more decrease does (a
+            // rate many decreases above it would draw one signal each)
+            from = f * adaptive.decreasePpm() / PPM;
+            remembered = from;
         }
         return new RateState(Math.max(adaptive.floorPpm(), from * adaptive.decreasePpm() / PPM), 0, nowTicks, false,
                 remembered);

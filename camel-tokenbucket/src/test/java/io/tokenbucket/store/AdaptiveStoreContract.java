@@ -160,8 +160,8 @@ public interface AdaptiveStoreContract {
     default void aCutAfterMoreThanFourTokensIsMeasuredOnTheTokensTheStoreCountedSinceTheLastCut() {
         // 100 an hour (36 s a token, a step per 50 tokens at 0.5), no hold: the tokens granted since a cut, kept in
         // the store's rate state, are far more than the configured rate over the milliseconds the test takes, so
-        // the measured cut takes the factor (0.5) as the lower: 0.9 of it. Four tokens are too few to measure: the
-        // decrease alone, 0.5 × 0.5, the remembered ceiling kept
+        // the measured cut takes the factor (0.5) as the lower: 0.9 of it. Four tokens are the cut as before: from
+        // below 0.95 of the remembered ceiling one decrease deeper, 0.5 × 0.5 × 0.5
         Limits hourly = Limits.of(Limit.of(100, 100, TimeUnit.HOURS.toNanos(1)))
                 .withAdaptive(Adaptive.of(100_000, 500_000, 250_000, 0, TimeUnit.HOURS.toNanos(1)));
         for (int tokens : new int[] {5, 4}) {
@@ -173,7 +173,7 @@ public interface AdaptiveStoreContract {
             assertThat(get(contractStore().rate(key, hourly)).factorPpm()).isEqualTo(500_000);
             Outcome cut = get(contractStore().throttle(key, hourly));
             assertThat(cut.cut()).isTrue();
-            assertThat(cut.factorPpm()).as("%d tokens since the cut", tokens).isEqualTo(tokens > 4 ? 450_000 : 250_000);
+            assertThat(cut.factorPpm()).as("%d tokens since the cut", tokens).isEqualTo(tokens > 4 ? 450_000 : 125_000);
         }
     }
 

@@ -201,8 +201,9 @@
     return longest
   end
 
-  -- AdaptiveMath.cut: the factor times the decrease, at least the floor, held, the factor it came at remembered
-  -- (past the start and below the ceiling, the remembered factor kept); while starting, the factor
+  -- AdaptiveMath.cut: the factor times the decrease, at least the floor, held, the factor it came at remembered;
+  -- below AdaptiveMath.DEEPER_BELOW_PPM (0.95) of the remembered factor, from the factor times the decrease, which
+  -- it remembers; while starting, the factor
   -- halved if it has doubled since the start, then times the decrease, which ends the start, remembering
   -- AdaptiveMath.START_MEMORY_PPM (0.67) of the factor it came at; past the start, below the ceiling, with more than
   -- AdaptiveMath.MEASURE_TOKENS (4) tokens since the last cut, measured: to 0.9 (MEASURED_SHARE_PPM) of the lower of
@@ -221,8 +222,9 @@
     local from, m = rate.f, rate.f
     if rate.starting and rate.f > adapt.start then
       from, m = math.floor(rate.f / 2), math.floor(rate.f * 670000 / PPM)
-    elseif not rate.starting and rate.f < PPM then
-      m = rate.max
+    elseif not rate.starting and rate.f < math.floor(rate.max * 950000 / PPM) then
+      from = math.floor(rate.f * adapt.decrease / PPM)
+      m = from
     end
     return { f = math.max(adapt.floor, math.floor(from * adapt.decrease / PPM)), credit = 0, cut_us = now_us,
              starting = false, max = m, granted = 0 }

@@ -92,7 +92,7 @@ class BucketScriptAdaptiveDifferentialTest {
         int expiredKeys = 0;
         int doublings = 0;
         int startingCuts = 0;
-        int keptCuts = 0;
+        int deeperCuts = 0;
         int measuredCuts = 0;
         int remembered = 0;
         for (int id = 0; id < CASES; id++) {
@@ -181,8 +181,8 @@ class BucketScriptAdaptiveDifferentialTest {
                         cuts++;
                         startingCuts += current.starting() ? 1 : 0;
                         measuredCuts += measured(current, scriptNow) ? 1 : 0;
-                        keptCuts += !current.starting() && !current.isCeiling() && !measured(current, scriptNow)
-                                && current.maxPpm() > 0 ? 1 : 0;
+                        deeperCuts += !current.starting() && current.factorPpm()
+                                < current.maxPpm() * AdaptiveMath.DEEPER_BELOW_PPM / PPM ? 1 : 0;
                         atCut = scaled(limits, cut.factorPpm());
                         next = AdaptiveMath.emptied(states, scriptNow, atCut);
                         expectedText = stored(next, cut, a, scriptNow);
@@ -221,9 +221,9 @@ class BucketScriptAdaptiveDifferentialTest {
             }
         }
         System.out.printf("bucket.lua's adaptive rate against AdaptiveMath: %d cases, %d granted, %d increases"
-                + " (%d doublings, %d with a remembered cut), %d cuts (%d while starting, %d keeping a remembered cut,"
+                + " (%d doublings, %d with a remembered cut), %d cuts (%d while starting, %d below a remembered cut,"
                 + " %d measured), %d ignored, %d forgotten, %d written keys expired before the GET%n", CASES, granted,
-                steps, doublings, remembered, cuts, startingCuts, keptCuts, measuredCuts, ignored, forgotten,
+                steps, doublings, remembered, cuts, startingCuts, deeperCuts, measuredCuts, ignored, forgotten,
                 expiredKeys);
         assertThat(mismatches).as("%d of %d cases differ; the first:%n%s", mismatches.size(), CASES,
                 String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size())))).isEmpty();
@@ -234,7 +234,7 @@ class BucketScriptAdaptiveDifferentialTest {
         assertThat(doublings).isGreaterThan(CASES / 200);
         assertThat(remembered).isGreaterThan(CASES / 200);
         assertThat(startingCuts).isGreaterThan(CASES / 200);
-        assertThat(keptCuts).isGreaterThan(CASES / 400);
+        assertThat(deeperCuts).isGreaterThan(CASES / 400);
         assertThat(measuredCuts).isGreaterThan(CASES / 200);
         assertThat(forgotten).isGreaterThan(CASES / 100);
         assertThat(expiredKeys).as("written keys gone before they were read").isLessThan(CASES / 20);
@@ -687,7 +687,7 @@ class BucketScriptAdaptiveDifferentialTest {
 
     /**
      * A rate state: below the ceiling or at it, its last cut around the hold and the memory ago, most of them
-     * remembering the factor of that cut (below, at, just above or above the factor, or anywhere); a
+     * remembering the factor of that cut (below, at or above the factor, where a cut goes deeper, or anywhere); a
      * third of them starting (at, below or above the start, the cut at 0 as the script writes it, or anywhere).
      */
     private RateState rateState(Adapt adapt, long now) {
@@ -717,7 +717,8 @@ class BucketScriptAdaptiveDifferentialTest {
             case 2 -> f;
             case 3 -> Math.min(PPM, f + generators.logUniform(1, PPM));
             case 4 -> Math.max(1, f - generators.logUniform(1, f));
-            case 5 -> Math.min(PPM, f + random.nextInt(3)); // at the factor or just above it
+            // where a cut goes one decrease deeper (AdaptiveMath.DEEPER_BELOW_PPM), give or take 1 ppm
+            case 5 -> Math.min(PPM, f * PPM / AdaptiveMath.DEEPER_BELOW_PPM + random.nextInt(3) - 1);
             default -> generators.logUniform(1, PPM);
         };
         long granted = switch (random.nextInt(6)) {
