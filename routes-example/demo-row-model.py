@@ -19,7 +19,7 @@ does (429s in all, after 10 s, used, time), per seed.
                                    [between=0.9 (a cut past the slow start, below the ceiling, with more than
                                    `minsent=4` requests sent since the last cut measures the limit as (requests sent
                                    since then - `less=1`) over the time, the host's bucket full at both 429s, and goes
-                                   to between x the lower of that and the rate, remembering `over=1.05` x it, at most
+                                   to between x the lower of that and the rate, remembering `over=1.1` x it, at most
                                    the ceiling; 0: no measure)] [fast=1 (below the plateau a step goes all the way;
                                    0: half the way)] [trace=1 (print every cut)]
                                    [share=1 (a slow start's cut is adopted by the host's pairs still in theirs, a
@@ -49,7 +49,7 @@ class Rate:
 
 class Tuning:
     def __init__(self, floor=50_000, decrease=900_000, increase=12_000, hold=0.2, start=200_000, before=False,
-                 settle=0.0, memory=670_000, accepted='', window=1.0, between=900_000, over=1_050_000, less=1,
+                 settle=0.0, memory=670_000, accepted='', window=1.0, between=900_000, over=1_100_000, less=1,
                  minsent=4, fast=True, trace=False, share=False, together=False, stagger=0.0, wait=0.0, weak=0.0, weak_pair=0):
         # candidates, not in AdaptiveMath: what one of a host's pairs learns, its other pairs use (host())
         self.share, self.together, self.stagger, self.wait = share, together, stagger, wait
@@ -275,7 +275,7 @@ if __name__ == '__main__':
                before=opts.get('rule') == 'before', hold=float(opts.get('hold', 0.2)),
                settle=float(opts.get('settle', 0)), memory=round(float(opts.get('memory', 0.67)) * PPM),
                accepted=opts.get('accepted', ''), window=float(opts.get('window', 1)),
-               between=round(float(opts.get('between', 0.9)) * PPM), over=round(float(opts.get('over', 1.05)) * PPM),
+               between=round(float(opts.get('between', 0.9)) * PPM), over=round(float(opts.get('over', 1.1)) * PPM),
                less=int(opts.get('less', 1)), minsent=int(opts.get('minsent', 4)), fast=opts.get('fast', '1') == '1',
                trace=opts.get('trace') == '1', share=opts.get('share') == '1', together=opts.get('together') == '1',
                stagger=float(opts.get('stagger', 0)), weak=float(opts.get('weak', 0)),

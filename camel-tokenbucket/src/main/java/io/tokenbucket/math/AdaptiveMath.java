@@ -19,7 +19,7 @@ package io.tokenbucket.math;
  *     less than it could). A cut past the slow start after more than {@link #MEASURE_TOKENS} tokens granted since
  *     the last cut ({@link RateState#granted()}) measures {@code r = (granted - 1) / (now - cutAt)} as a factor of
  *     the configured rate (of the limit that binds a sustained rate, {@link #sustainedInterval}) and goes to
- *     {@code max(floor, 0.9 × min(f, r))} ({@link #MEASURED_SHARE_PPM}), remembering {@code 1.05 × min(f, r)}
+ *     {@code max(floor, 0.9 × min(f, r))} ({@link #MEASURED_SHARE_PPM}), remembering {@code 1.1 × min(f, r)}
  *     ({@link #MEASURED_MEMORY_PPM}, at most the ceiling) instead of the factor it came at.</li>
  * <li><b>The hold.</b> Many exchanges are in flight when the target starts refusing, and each brings its own 429
  *     back; they all report the one overload. As TCP cuts at most once per round trip, a cut within {@code hold}
@@ -114,8 +114,8 @@ public final class AdaptiveMath {
     /** Where a measured cut puts the factor: 0.9 of the measure (or of the factor, if lower), in parts per million. */
     public static final long MEASURED_SHARE_PPM = 900_000;
 
-    /** What a measured cut remembers: 1.05 of the measure (or of the factor, if lower), in parts per million. */
-    public static final long MEASURED_MEMORY_PPM = 1_050_000;
+    /** What a measured cut remembers: 1.1 of the measure (or of the factor, if lower), in parts per million. */
+    public static final long MEASURED_MEMORY_PPM = 1_100_000;
 
     /**
      * The most tokens a rate state counts since its last cut ({@link RateState#granted()}): 10^15; more count as

@@ -207,7 +207,7 @@
   -- halved if it has doubled since the start, then times the decrease, which ends the start, remembering
   -- AdaptiveMath.START_MEMORY_PPM (0.67) of the factor it came at; past the start, below the ceiling, with more than
   -- AdaptiveMath.MEASURE_TOKENS (4) tokens since the last cut, measured: to 0.9 (MEASURED_SHARE_PPM) of the lower of
-  -- the factor and the rate sent since (of the limit of interval_us), remembering 1.05 of it (MEASURED_MEMORY_PPM);
+  -- the factor and the rate sent since (of the limit of interval_us), remembering 1.1 of it (MEASURED_MEMORY_PPM);
   -- answers rate itself while holding
   local function cut(rate, adapt, interval_us)
     if holding(rate, adapt) then
@@ -217,7 +217,7 @@
     if not rate.starting and rate.f < PPM and rate.granted > 4 and interval_us > 0 and elapsed_us > 0 then
       local m = math.max(1, math.min(rate.f, measured_ppm(rate.granted - 1, interval_us, elapsed_us)))
       return { f = math.max(adapt.floor, math.floor(m * 900000 / PPM)), credit = 0, cut_us = now_us,
-               starting = false, max = math.min(PPM, math.floor(m * 1050000 / PPM)), granted = 0 }
+               starting = false, max = math.min(PPM, math.floor(m * 1100000 / PPM)), granted = 0 }
     end
     local from, m = rate.f, rate.f
     if rate.starting and rate.f > adapt.start then
