@@ -12,8 +12,9 @@ package io.tokenbucket.math;
  * @param starting   true from a key's first decision until its first cut: every two steps double the factor, and
  *                   the first cut halves it once it has doubled ({@link AdaptiveMath})
  * @param maxPpm     the factor the last cut came at (less for a slow start's cut or a cut below the one before,
- *                   {@link AdaptiveMath#cut}), 0 to {@link Adaptive#PPM}: the climb after it slows down just below
- *                   it and probes beyond it ({@link AdaptiveMath#climb}); 0 for none
+ *                   1.1 of the measure for a measured cut, {@link AdaptiveMath#cut}), 0 to {@link Adaptive#PPM}: the
+ *                   climb after it slows down just below it and probes beyond it ({@link AdaptiveMath#climb}); 0 for
+ *                   none
  * @param granted    the tokens granted since the last cut, during its hold too, 0 to {@link AdaptiveMath#MAX_GRANTED}
  *                   (counted up to there): the next cut measures the rate sent between the two signals by them
  *                   ({@link AdaptiveMath#cut}); 0 while starting and at the ceiling, where nothing is counted
