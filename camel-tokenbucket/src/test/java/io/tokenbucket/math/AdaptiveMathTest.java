@@ -630,7 +630,7 @@ class AdaptiveMathTest {
         assertThat(AdaptiveMath.cut(new RateState(800_000, 0, 0, true, 0, 100), now, EXAMPLE.withStart(200_000),
                 interval))
                 .isEqualTo(new RateState(360_000, 0, now, false, 536_000));
-        // no limit to measure with (in-flight only), or no time since the cut (a clock gone back): as before
+        // no time since the cut (a hold of 0), or no limit to measure with (in-flight only): as before
         assertThat(AdaptiveMath.cut(new RateState(800_000, 0, now, false, PPM, 100), now, Adaptive.of(50_000,
                 900_000, 12_000, 0, SECOND), interval)).isEqualTo(new RateState(648_000, 0, now, false, 720_000));
         assertThat(AdaptiveMath.cut(new RateState(800_000, 0, 0, false, PPM, 100), now, EXAMPLE, 0))
