@@ -34,7 +34,7 @@ package io.tokenbucket.math;
  *     success because a failure would come back as a {@code throttled} signal.</li>
  * <li><b>The memory of the last cut</b> ({@link RateState#maxPpm()}, TCP CUBIC's {@code W_max}): a cut
  *     remembers the factor {@code m} it came at, where the target's limit was met (a slow start's cut less: see
- *     below; a measured cut its measure). Below
+ *     below; a measured cut 1.1 of its measure). Below
  *     {@code 0.9 m} ({@link #PLATEAU_PPM}) one step goes all the way there (back fast after a cut deeper
  *     than that); from there to {@code m} a step is a quarter of the increase (it holds just below the limit it
  *     found, where a target's burst refills); beyond {@code m} a step is at least a quarter of the way past it,
